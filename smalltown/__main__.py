@@ -1,0 +1,3 @@
+from smalltown.cli.main import main
+
+raise SystemExit(main())

@@ -1,0 +1,124 @@
+"""The `smalltown` command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sqlite3
+import sys
+from datetime import datetime
+from pathlib import Path
+
+from smalltown import __version__
+from smalltown.llm.registry import BACKENDS
+from smalltown.store.save import SaveError
+from smalltown.world.errors import WorldError
+
+BUNDLED = "worlds/smallville.toml"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="smalltown", description="A town of generative agents in your terminal.")
+    p.add_argument("--version", action="version", version=f"smalltown {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = sub.add_parser("run", help="run a world or continue a save (the TUI, or --headless)",
+                         description="Open the TUI on a world or a save; --headless runs without it.")
+    run.add_argument("target", nargs="?", metavar="WORLD|SAVE",
+                     help=f"a world file or a save (default: {BUNDLED})")
+    run.add_argument("--headless", action="store_true", help="run without the TUI, with a progress bar")
+    run.add_argument("--until", metavar="WHEN",
+                     help="stop at this game time: '2023-02-14 08:00' or relative '+6h', '+1d'")
+    run.add_argument("--save", metavar="FILE",
+                     help="the save file (default: a new file under saves/, or the save being continued)")
+    run.add_argument("--backend", choices=BACKENDS, default="scripted", help="who answers the agents' questions")
+    run.add_argument("--overwrite", action="store_true", help="replace an existing file named by --save")
+
+    world = sub.add_parser("world", help="world files").add_subparsers(dest="world_command", required=True, metavar="ACTION")
+    check = world.add_parser("check", help="validate a world and its map, print a summary")
+    check.add_argument("path", metavar="PATH")
+    check.add_argument("--json", action="store_true", help="print the summary as JSON")
+
+    save = sub.add_parser("save", help="save files").add_subparsers(dest="save_command", required=True, metavar="ACTION")
+    info = save.add_parser("info", help="what a save holds, and its state digest")
+    info.add_argument("path", metavar="SAVE")
+    info.add_argument("--json", action="store_true", help="print as JSON")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "run":
+            from smalltown.cli.run import run
+
+            return run(args)
+        if args.command == "world":
+            return world_check(args.path, args.json)
+        if args.command == "save":
+            return save_info(args.path, args.json)
+    except WorldError as e:
+        for problem in e.problems:
+            print(problem, file=sys.stderr)
+        n = len(e.problems)
+        print(f"{n} problem{'s' if n != 1 else ''} found", file=sys.stderr)
+        return 1
+    except SaveError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except (OSError, sqlite3.OperationalError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    return 2
+
+
+def world_check(path: str, as_json: bool) -> int:
+    from smalltown.world.load import load_world
+
+    w = load_world(path)
+    summary = {
+        "sectors": len(w.sectors), "arenas": len(w.arenas), "objects": len(w.objects),
+        "agents": len(w.agents), "width": w.map.width, "height": w.map.height,
+    }
+    if as_json:
+        print(json.dumps(summary))
+    else:
+        print(f"{path}: ok — {w.name!r} on {w.map_source}")
+        print(f"  {summary['width']}x{summary['height']} tiles, {summary['sectors']} sectors, "
+              f"{summary['arenas']} arenas, {summary['objects']} objects, {summary['agents']} agents")
+        print(f"  starts {w.start:%Y-%m-%d %H:%M}, {w.step_seconds} game seconds per tick, seed {w.seed}")
+    return 0
+
+
+def save_info(path: str, as_json: bool) -> int:
+    from smalltown.store.save import Save
+
+    save = Save.open(path)
+    try:
+        info = {
+            "world": save.meta("world"), "game_time": save.meta("game_time"), "tick": save.meta("tick"),
+            "agents": save.count("agents"), "objects": save.count("objects"),
+            "memories": save.count("memories"), "events": save.count("events"),
+            "llm_calls": save.count("llm_calls"), "schema_version": save.meta("schema_version"),
+            "digest": save.digest(),
+        }
+    finally:
+        save.close()
+    if as_json:
+        print(json.dumps(info))
+    else:
+        width = max(map(len, info))
+        for k, v in info.items():
+            print(f"{k:>{width}}  {v}")
+    return 0
+
+
+def default_target() -> Path:
+    for base in (Path.cwd(), Path(__file__).resolve().parents[2]):
+        if (base / BUNDLED).exists():
+            return base / BUNDLED
+    return Path(BUNDLED)
+
+
+def default_save(world_path: Path) -> Path:
+    return Path("saves") / f"{world_path.stem}-{datetime.now():%Y%m%d-%H%M%S}.sqlite"

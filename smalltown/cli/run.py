@@ -1,0 +1,125 @@
+"""`smalltown run`: start or continue a simulation, in the TUI or headless."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sqlite3
+import sys
+import threading
+import time
+from collections import Counter
+from datetime import datetime
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from smalltown.cli.main import default_save, default_target
+from smalltown.cli.when import parse_when
+from smalltown.llm.registry import make_backend
+from smalltown.sim.simulation import TIME_FMT, Simulation
+from smalltown.store.save import is_save
+from smalltown.world.load import load_world
+
+
+def run(args: argparse.Namespace) -> int:
+    target = Path(args.target) if args.target else default_target()
+    if not target.exists():
+        print(f"error: {target}: no such world or save", file=sys.stderr)
+        return 1
+    if args.headless and not args.until:
+        print("error: --headless needs --until WHEN (e.g. --until +1d)", file=sys.stderr)
+        return 2
+    sim = open_simulation(target, args)
+    try:
+        until = parse_when(args.until, sim.now) if args.until else None
+    except ValueError as e:
+        sim.close()
+        print(f"error: --until: {e}", file=sys.stderr)
+        return 2
+    if args.headless:
+        return run_headless(sim, until)
+    from smalltown.tui.app import run_tui
+
+    run_tui(sim, until)
+    return 0
+
+
+def open_simulation(target: Path, args: argparse.Namespace) -> Simulation:
+    if is_save(target):
+        path = target
+        if args.save and Path(args.save).resolve() != target.resolve():
+            path = Path(args.save)
+            if path.exists() and not args.overwrite:
+                raise FileExistsError(f"{path}: a file is already there (pass --overwrite)")
+            copy_save(target, path)
+        backend = make_backend(args.backend, seed=0)
+        sim = Simulation.open(path, backend)
+        backend.seed = sim.world.seed
+        return sim
+    world = load_world(target)
+    path = Path(args.save) if args.save else default_save(target)
+    return Simulation.create(world, path, make_backend(args.backend, world.seed), overwrite=args.overwrite)
+
+
+def copy_save(src: Path, dst: Path) -> None:
+    """Copy through SQLite's backup API, so a save being written is copied consistently."""
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{dst}{suffix}").unlink(missing_ok=True)
+    with sqlite3.connect(src) as a, sqlite3.connect(dst) as b:
+        a.backup(b)
+
+
+def run_headless(sim: Simulation, until: datetime) -> int:
+    console = Console(stderr=True)
+    stop = threading.Event()
+
+    def on_signal(signum, frame):  # first Ctrl-C: finish the tick in flight, then stop
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+        console.print("[yellow]stopping after this tick… (Ctrl-C again to abort it)[/]")
+
+    old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    start_tick, start_time = sim.tick, sim.now
+    total = max(0, int((until - sim.now).total_seconds() // sim.world.step_seconds))
+    kinds: Counter[str] = Counter()
+    t0 = time.perf_counter()
+    try:
+        with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.percentage:>5.1f}%"),
+                      TimeElapsedColumn(), console=console, transient=False) as progress:
+            bar = progress.add_task(sim.now.strftime(TIME_FMT), total=total or 1)
+
+            def on_tick(events):
+                kinds.update(e.kind for e in events)
+                if sim.tick % 30 == 0 or sim.now >= until:
+                    progress.update(bar, completed=sim.tick - start_tick, description=sim.now.strftime(TIME_FMT))
+
+            sim.run_until(until, stop=stop.is_set, on_tick=on_tick)
+            progress.update(bar, completed=sim.tick - start_tick, description=sim.now.strftime(TIME_FMT))
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+        wall = time.perf_counter() - t0
+        summarise(console, sim, start_time, start_tick, wall, kinds, interrupted=stop.is_set())
+        sim.close()
+    return 130 if stop.is_set() else 0
+
+
+def summarise(console: Console, sim: Simulation, start: datetime, start_tick: int, wall: float,
+              kinds: Counter[str], interrupted: bool) -> None:
+    game = (sim.tick - start_tick) * sim.world.step_seconds
+    t = Table(title="stopped early (Ctrl-C); the save is intact" if interrupted else "run complete",
+              show_header=False, box=None)
+    t.add_row("world", sim.world.name)
+    t.add_row("save", str(sim.save.path))
+    t.add_row("backend", sim.backend.name)
+    t.add_row("game time", f"{start:%Y-%m-%d %H:%M:%S} → {sim.now:%Y-%m-%d %H:%M:%S} ({sim.tick - start_tick} ticks)")
+    t.add_row("wall time", f"{wall:.1f} s ({game / wall if wall else 0:,.0f} game seconds per second)")
+    t.add_row("events", ", ".join(f"{k} {v}" for k, v in kinds.most_common()) or "none")
+    console.print(t)
+    if not interrupted:
+        console.print(f"continue it: smalltown run {sim.save.path}")

@@ -1,0 +1,69 @@
+"""The Backend seam: anything that can answer a Task, and the recorder every call goes through."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable, Protocol
+
+from smalltown.llm.tasks import Output, Task
+
+
+@dataclass
+class Answer:
+    output: Output
+    raw: str  # the backend's answer text, before parsing
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+
+
+class Backend(Protocol):
+    name: str
+    model: str
+
+    def answer(self, task: Task, prompt: str) -> Answer: ...
+
+
+@dataclass
+class CallRecord:
+    """One answered task, as stored in the save's `llm_calls` table."""
+
+    agent: str
+    task: str
+    prompt: str
+    raw_answer: str
+    parsed_answer: str  # JSON
+    prompt_tokens: int
+    completion_tokens: int
+    cached_tokens: int
+    ms: float
+    backend: str
+    model: str
+    note: str = ""  # e.g. why a fallback was used
+
+
+class Asker:
+    """What the mind holds: asks a task of the backend and records the call."""
+
+    def __init__(self, backend: Backend, record: Callable[[CallRecord], None]):
+        self.backend = backend
+        self._record = record
+
+    def ask(self, agent: str, task: Task) -> Output:
+        prompt = task.render()
+        t0 = time.perf_counter()
+        ans = self.backend.answer(task, prompt)
+        ms = (time.perf_counter() - t0) * 1000
+        self.last = CallRecord(
+            agent=agent, task=task.name, prompt=prompt, raw_answer=ans.raw,
+            parsed_answer=ans.output.model_dump_json(), prompt_tokens=ans.prompt_tokens,
+            completion_tokens=ans.completion_tokens, cached_tokens=ans.cached_tokens,
+            ms=round(ms, 3), backend=self.backend.name, model=self.backend.model,
+        )
+        self._record(self.last)
+        return ans.output
+
+    def note(self, text: str) -> None:
+        """Attach a note (a fallback, a rejected answer) to the last recorded call."""
+        self.last.note = f"{self.last.note}; {text}" if self.last.note else text

@@ -1,0 +1,56 @@
+"""Spatial memory (the known tree) and the recursive choice of where to do an activity."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from smalltown.llm.backend import Asker
+from smalltown.llm.tasks import ChoosePlace, Persona
+from smalltown.world.model import World, address, pretty
+
+
+@dataclass
+class KnownTree:
+    """sector -> arena -> object names the agent knows (it grows as the agent explores)."""
+
+    tree: dict[str, dict[str, list[str]]]
+
+    @classmethod
+    def from_world(cls, world: World, sectors: tuple[str, ...]) -> "KnownTree":
+        return cls({
+            s: {a.name: list(a.objects) for a in world.sectors[s].arenas.values()}
+            for s in sectors if s in world.sectors
+        })
+
+    def to_json(self) -> dict:
+        return self.tree
+
+    def describe(self) -> list[str]:
+        return list(self.tree)
+
+
+def choose_place(asker: Asker, agent: str, persona: Persona, tree: KnownTree, activity: str,
+                 current: str) -> str:
+    """Sector, then arena, then object: each level one task over what the agent knows there.
+
+    An answer outside the options is not trusted: the fallback (stay in the current area if it
+    is known, else home, else the first option) is used and noted in the call log.
+    """
+
+    def pick(level: str, within: str, options: list[str], prefer: str) -> str:
+        task = ChoosePlace(persona=persona, activity=activity, level=level, within=within,
+                           current=pretty(current) or "the street", options=options)
+        choice = asker.ask(agent, task).choice.strip()
+        if choice in options:
+            return choice
+        fallback = prefer if prefer in options else options[0]
+        asker.note(f"fallback: {choice!r} is not a known {level}; used {fallback!r}")
+        return fallback
+
+    cur = current.split(":") + ["", ""]
+    options = [s for s in tree.tree if any(tree.tree[s].values())]  # somewhere to act on
+    sector = pick("sector", "", options, cur[0] if cur[0] in options else persona.home)
+    arenas = [a for a, objs in tree.tree[sector].items() if objs]
+    arena = pick("arena", f"in {sector}", arenas, cur[1] if cur[0] == sector else "")
+    obj = pick("object", f"in {sector}: {arena}", tree.tree[sector][arena], "")
+    return address(sector, arena, obj)

@@ -1,0 +1,134 @@
+"""The town as data: the tile map and the area tree (world -> sector -> arena -> object)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+
+Tile = tuple[int, int]  # (x, y): column, row
+
+BLOCKED_KINDS = frozenset({"wall", "water", "tree"})
+TILE_KINDS = ("wall", "floor", "door", "ground", "street", "grass", "water", "tree", "object")
+
+
+def address(*parts: str) -> str:
+    """Canonical address `sector:arena:object` (as far as given)."""
+    return ":".join(parts)
+
+
+def pretty(addr: str) -> str:
+    """The address as shown to people and models: `sector: arena: object`."""
+    return ": ".join(addr.split(":"))
+
+
+@dataclass
+class TileMap:
+    name: str
+    rows: list[str]
+    kinds: dict[str, str]  # glyph -> kind
+    walkable: np.ndarray  # (height, width) bool
+    arena_at: np.ndarray  # (height, width) int32: index into World.arenas, -1 for none
+
+    @property
+    def width(self) -> int:
+        return len(self.rows[0]) if self.rows else 0
+
+    @property
+    def height(self) -> int:
+        return len(self.rows)
+
+    def in_bounds(self, tile: Tile) -> bool:
+        x, y = tile
+        return 0 <= x < self.width and 0 <= y < self.height
+
+    def is_walkable(self, tile: Tile) -> bool:
+        return self.in_bounds(tile) and bool(self.walkable[tile[1], tile[0]])
+
+
+@dataclass
+class Object:
+    sector: str
+    arena: str
+    name: str
+    tiles: list[Tile]
+    initial_state: str = "idle"
+
+    @property
+    def address(self) -> str:
+        return address(self.sector, self.arena, self.name)
+
+
+@dataclass
+class Arena:
+    sector: str
+    name: str
+    code: str
+    index: int
+    tiles: list[Tile] = field(default_factory=list)
+    objects: dict[str, Object] = field(default_factory=dict)
+
+    @property
+    def address(self) -> str:
+        return address(self.sector, self.name)
+
+
+@dataclass
+class Sector:
+    name: str
+    arenas: dict[str, Arena] = field(default_factory=dict)
+
+
+@dataclass
+class AgentSpec:
+    name: str
+    age: int
+    traits: str
+    description: str
+    home: str
+    spawn: Tile
+    knows: tuple[str, ...]
+
+    @property
+    def seed_memories(self) -> list[str]:
+        """The description's ";"-separated phrases: the agent's first memories."""
+        return [p.strip() for p in self.description.split(";") if p.strip()]
+
+    @property
+    def first_name(self) -> str:
+        return self.name.split()[0]
+
+
+@dataclass
+class World:
+    name: str
+    source: str  # the world file's name, for messages
+    text: str  # the world file's text, kept so a save is self-contained
+    map_source: str
+    map_text: str
+    map: TileMap
+    start: datetime
+    step_seconds: int
+    seed: int
+    sectors: dict[str, Sector]
+    agents: list[AgentSpec]
+    arenas: list[Arena] = field(default_factory=list)
+    objects: dict[str, Object] = field(default_factory=dict)
+
+    def arena_at(self, tile: Tile) -> Arena | None:
+        if not self.map.in_bounds(tile):
+            return None
+        i = int(self.map.arena_at[tile[1], tile[0]])
+        return self.arenas[i] if i >= 0 else None
+
+    def arena(self, addr: str) -> Arena | None:
+        sector, _, name = addr.partition(":")
+        s = self.sectors.get(sector)
+        return s.arenas.get(name.split(":")[0]) if s else None
+
+    def agent(self, name: str) -> AgentSpec:
+        for a in self.agents:
+            if a.name == name:
+                return a
+        raise KeyError(name)
