@@ -29,7 +29,7 @@ from smalltown.llm.tasks import (
 LEXICON: dict[str, tuple[str, ...]] = {
     "sleep": ("bed", "bedroom", "room"), "sleeping": ("bed", "bedroom", "room"),
     "bed": ("bed", "bedroom", "room"), "nap": ("bed", "sofa", "couch"),
-    "morning": ("bathroom", "shower", "sink"), "routine": ("bathroom", "shower", "sink"),
+    "morning": ("bathroom", "shower", "sink"),
     "shower": ("bathroom", "shower"), "wash": ("bathroom", "sink"),
     "breakfast": ("kitchen", "table", "dining"), "lunch": ("kitchen", "table", "dining", "seating"),
     "dinner": ("kitchen", "table", "dining", "stove"), "cook": ("kitchen", "stove"),
@@ -39,12 +39,13 @@ LEXICON: dict[str, tuple[str, ...]] = {
     "class": ("classroom", "desks", "desk", "student"), "classes": ("classroom", "desks", "student"),
     "teach": ("classroom", "lecture", "blackboard", "podium"), "lectures": ("library", "desk", "office", "table"),
     "study": ("library", "desk", "table"), "research": ("library", "desk", "office", "table"),
-    "read": ("library", "bookshelf", "shelf", "desk", "sofa", "couch", "table"), "book": ("library", "bookshelf", "table"),
+    "read": ("library", "bookshelf", "armchair", "sofa", "couch", "chair", "desk"), "book": ("library", "bookshelf", "table"),
     "serve": ("counter", "behind", "bar", "cafe", "pub"), "open": ("counter", "behind", "cashier"),
     "customers": ("counter", "behind", "cashier", "cafe"), "counter": ("counter", "cashier", "behind"),
     "buy": ("shelves", "grocery", "store", "market"), "groceries": ("shelves", "grocery", "store"),
     "browse": ("shelves", "store", "supply"), "shop": ("shelves", "store", "shop"),
-    "walk": ("park", "garden", "path", "bench"), "relax": ("common", "living", "sofa", "couch", "bench", "room"),
+    "walk": ("park", "garden", "path", "bench"),
+    "relax": ("common", "living", "sofa", "couch", "armchair", "chair", "bench", "room", "bed"),
     "paint": ("studio", "easel"), "painting": ("studio", "easel"), "painter": ("studio", "easel"),
     "write": ("desk", "study"), "writing": ("desk", "study"), "novel": ("desk", "study"), "writer": ("desk",),
     "poem": ("desk",), "poetry": ("desk",), "poet": ("desk",), "book's": ("desk",),
@@ -180,6 +181,9 @@ class ScriptedBackend:
         first = task.persona.name.split()[0].lower()
         act_words = words(task.activity)
         current_last = task.current.split(":")[-1].strip()
+        restful = any(w in act_words for w in ("sleep", "sleeping", "nap", "relax", "rest", "bed"))
+        eating = any(w in act_words for w in ("eat", "lunch", "breakfast", "dinner", "coffee", "meal", "drink"))
+        away = not task.within.removeprefix("in ").startswith(task.persona.home)
 
         def score(option: str) -> tuple[float, int]:
             ow = words(option)
@@ -194,10 +198,14 @@ class ScriptedBackend:
             s -= 0.25 * len(set(ow) - matched)  # "cafe" fits "serve at the cafe" better than "cafe kitchen"
             low = option.lower()
             if "'s" in low:
-                s += 2 if first in low else -4  # someone else's room or bed
-            if option == current_last:
-                s += 0.5  # prefer to stay in the current area
-            return (s, -(stable_int(self.seed, task.persona.name, task.activity, option) % 1000))
+                if first not in low:
+                    s -= 4  # someone else's room or bed
+                elif restful:
+                    s += 2  # one's own room, to sleep or rest
+            if away and "kitchen" in ow and eating:
+                s -= 2  # away from home one eats where the guests sit, not in the staff kitchen
+            # staying in the current area only breaks ties
+            return (s, option == current_last, -(stable_int(self.seed, task.persona.name, task.activity, option) % 1000))
 
         return ChoosePlaceOut(choice=max(opts, key=score))
 

@@ -1,0 +1,122 @@
+"""The command line as a user meets it: exit codes, messages, JSON outputs."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from datetime import datetime
+
+import pytest
+
+from conftest import ROOT, TINY, query, save_info, smalltown
+from smalltown.cli.when import parse_when
+
+
+def test_world_check_json_reports_sizes():
+    out = smalltown("world", "check", TINY, "--json", check=True).stdout
+    assert json.loads(out) == {"sectors": 3, "arenas": 6, "objects": 19, "agents": 3, "width": 40, "height": 14}
+
+
+def test_world_check_error_names_file_line_and_exits_1_without_traceback():
+    bad = ROOT / "tests" / "worlds_bad" / "bad_unknown_home.toml"
+    proc = smalltown("world", "check", bad)
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr
+    assert "bad_unknown_home.toml:" in proc.stderr and "unknown home" in proc.stderr
+
+
+def test_world_check_missing_file_is_a_clear_error():
+    proc = smalltown("world", "check", "worlds/nope.toml")
+    assert proc.returncode == 1 and "file not found" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_headless_run_writes_a_save_that_save_info_reads(tmp_path):
+    save = tmp_path / "two-hours.sqlite"
+    proc = smalltown("run", "--headless", TINY, "--until", "+2h", "--save", save)
+    assert proc.returncode == 0, proc.stderr
+    assert "run complete" in proc.stderr
+    info = save_info(save)
+    assert info["tick"] == 720 and info["game_time"] == "2023-02-13 08:00:00"
+    assert info["world"] == "The tiny town" and info["agents"] == 3
+    assert info["memories"] > 0 and info["events"] > 0 and len(info["digest"]) == 64
+
+
+def test_headless_needs_until(tmp_path):
+    proc = smalltown("run", "--headless", TINY, "--save", tmp_path / "x.sqlite")
+    assert proc.returncode == 2 and "--until" in proc.stderr
+
+
+def test_bad_until_is_a_clear_error(tmp_path):
+    proc = smalltown("run", "--headless", TINY, "--until", "tomorrow", "--save", tmp_path / "x.sqlite")
+    assert proc.returncode == 2 and "cannot read the time 'tomorrow'" in proc.stderr
+
+
+def test_new_run_refuses_to_overwrite_an_existing_file(tmp_path):
+    save = tmp_path / "s.sqlite"
+    smalltown("run", "--headless", TINY, "--until", "+10m", "--save", save, check=True)
+    before = save_info(save)
+    proc = smalltown("run", "--headless", TINY, "--until", "+10m", "--save", save)
+    assert proc.returncode == 1 and "--overwrite" in proc.stderr
+    assert save_info(save) == before  # nothing lost
+
+
+def test_running_a_save_continues_it_in_place(tmp_path):
+    save = tmp_path / "s.sqlite"
+    smalltown("run", "--headless", TINY, "--until", "+1h", "--save", save, check=True)
+    smalltown("run", "--headless", save, "--until", "+1h", check=True)
+    assert save_info(save)["game_time"] == "2023-02-13 08:00:00"
+
+
+def test_running_a_save_with_another_save_name_forks_it(tmp_path):
+    a, b = tmp_path / "a.sqlite", tmp_path / "b.sqlite"
+    smalltown("run", "--headless", TINY, "--until", "+1h", "--save", a, check=True)
+    smalltown("run", "--headless", a, "--until", "+1h", "--save", b, check=True)
+    assert save_info(a)["game_time"] == "2023-02-13 07:00:00"
+    assert save_info(b)["game_time"] == "2023-02-13 08:00:00"
+
+
+def test_save_info_on_something_else_is_a_clear_error(tmp_path):
+    proc = smalltown("save", "info", TINY)
+    assert proc.returncode == 1 and "not a smalltown save" in proc.stderr
+    proc = smalltown("save", "info", tmp_path / "missing.sqlite")
+    assert proc.returncode == 1 and "no such save" in proc.stderr
+
+
+def test_ctrl_c_stops_after_the_tick_in_flight_with_the_save_intact(tmp_path):
+    save = tmp_path / "s.sqlite"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "smalltown", "run", "--headless", str(TINY),
+                             "--until", "+3d", "--save", str(save)], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if query(save, "select value from meta where key='tick'")[0][0] != "0":
+                break
+        except Exception:
+            pass  # not created yet
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "save is intact" in err and "Traceback" not in err
+    info = save_info(save)
+    assert 0 < info["tick"] < 3 * 8640
+    assert query(save, "pragma integrity_check") == [("ok",)]
+    assert query(save, "select max(tick) from events")[0][0] <= info["tick"]
+
+
+def test_parse_when():
+    now = datetime(2023, 2, 13, 6)
+    assert parse_when("+6h", now) == datetime(2023, 2, 13, 12)
+    assert parse_when("+1d", now) == datetime(2023, 2, 14, 6)
+    assert parse_when("+1d6h30m", now) == datetime(2023, 2, 14, 12, 30)
+    assert parse_when("2023-02-14 08:00", now) == datetime(2023, 2, 14, 8)
+    assert parse_when("2023-02-14 08:00:30", now) == datetime(2023, 2, 14, 8, 0, 30)
+    for bad in ("+", "+6", "soon", "2023-13-01 08:00"):
+        with pytest.raises(ValueError):
+            parse_when(bad, now)
