@@ -1,0 +1,61 @@
+"""Benchmark: one full game day of a world (default Smallville, 25 agents) with the scripted
+backend. Prints wall time, game seconds per wall second, ticks per second and peak memory.
+
+    python benchmarks/day.py [WORLD] [--days N]
+
+Target (issue 2): a Smallville day in under 30 s on a 2-core machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import sys
+import tempfile
+import time
+from collections import Counter
+from datetime import timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from smalltown.llm.scripted import ScriptedBackend  # noqa: E402
+from smalltown.sim.simulation import Simulation  # noqa: E402
+from smalltown.world.load import load_world  # noqa: E402
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("world", nargs="?", default=str(ROOT / "worlds" / "smallville.toml"))
+    p.add_argument("--days", type=float, default=1.0)
+    args = p.parse_args()
+
+    t0 = time.perf_counter()
+    world = load_world(args.world)
+    load_s = time.perf_counter() - t0
+    with tempfile.TemporaryDirectory() as d:
+        sim = Simulation.create(world, Path(d) / "bench.sqlite", ScriptedBackend(world.seed))
+        kinds: Counter[str] = Counter()
+        until = sim.now + timedelta(days=args.days)
+        t1 = time.perf_counter()
+        sim.run_until(until, on_tick=lambda evs: kinds.update(e.kind for e in evs))
+        wall = time.perf_counter() - t1
+        game = sim.tick * world.step_seconds
+        calls = sim.save.count("llm_calls")
+        size = (Path(d) / "bench.sqlite").stat().st_size + (Path(d) / "bench.sqlite-wal").stat().st_size
+        sim.close()
+    peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"world            {world.name} ({len(world.agents)} agents, {world.map.width}x{world.map.height})")
+    print(f"load             {load_s * 1000:.0f} ms")
+    print(f"game time        {args.days:g} day(s), {sim.tick} ticks of {world.step_seconds} s")
+    print(f"wall time        {wall:.2f} s")
+    print(f"speed            {game / wall:,.0f} game seconds per wall second, {sim.tick / wall:,.0f} ticks/s")
+    print(f"peak memory      {peak_mib:.0f} MiB (max RSS)")
+    print(f"save size        {size / 1e6:.1f} MB")
+    print(f"tasks asked      {calls} ({calls / len(world.agents) / args.days:.1f} per agent-day)")
+    print(f"events           {sum(kinds.values())}: " + ", ".join(f"{k} {v}" for k, v in kinds.most_common()))
+
+
+if __name__ == "__main__":
+    main()
