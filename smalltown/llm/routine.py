@@ -5,7 +5,6 @@ Used by the scripted backend, which answers planning tasks without a model.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass
 
@@ -15,12 +14,6 @@ WORK_CUES = re.compile(
     r"barista|studies|colleagues?|employed|manages|cashier|clerk|job)\b")
 _OCCUPATION = re.compile(r"\bis (?:an? |the )?(.+?)(?= who\b| at\b| and\b| in\b| with\b|,|;|$)")
 _PROJECT = re.compile(r"\b(?:working on|works on|writing|is composing|is preparing) (.+?)(?= at\b| for\b| in\b|,|;|$)")
-
-
-def stable_int(*parts: object) -> int:
-    """A hash that is the same in every process (Python's hash() of a str is not)."""
-    h = hashlib.blake2b("\x1f".join(map(str, parts)).encode(), digest_size=8)
-    return int.from_bytes(h.digest(), "big")
 
 
 def phrases(description: str) -> list[str]:

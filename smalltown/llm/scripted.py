@@ -10,7 +10,8 @@ import re
 from datetime import datetime
 
 from smalltown.llm.backend import Answer
-from smalltown.llm.routine import leisure, read_routine, stable_int
+from smalltown.llm.routine import leisure, read_routine
+from smalltown.seeded import stable_int
 from smalltown.llm.tasks import (
     Block,
     ChoosePlace,

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Callable
 
 from smalltown.config import Settings
+from smalltown.seeded import stable_int
 from smalltown.llm.backend import Asker, Backend, CallRecord
 from smalltown.mind.agent import Action, Mind
 from smalltown.sim.events import Event
@@ -18,7 +19,6 @@ from smalltown.world.load import load_world_text
 from smalltown.world.model import AgentSpec, Tile, World, pretty
 from smalltown.world.paths import Paths
 from smalltown.world.perception import Body, perceive
-from smalltown.llm.routine import stable_int
 
 TIME_FMT = "%Y-%m-%d %H:%M:%S"
 
