@@ -1,0 +1,59 @@
+"""Colours: how each tile kind looks, and one stable colour per agent."""
+
+from __future__ import annotations
+
+from rich.color import Color
+from rich.style import Style
+
+# (foreground, background) per tile kind (docs/world-format.md). Backgrounds carry the shape of the
+# town (rooms, streets, park) so it reads at a glance; glyphs stay as the map author wrote them.
+TILE_COLOURS: dict[str, tuple[str, str]] = {
+    "wall": ("#c8c8c8", "#5a5a5a"),
+    "floor": ("#6e6052", "#2b2520"),
+    "door": ("#f0b050", "#4a3520"),
+    "ground": ("#8c7b5e", "#221f19"),
+    "street": ("#8a8a95", "#34343c"),
+    "grass": ("#4f9a3a", "#17280f"),
+    "water": ("#74a9e0", "#123058"),
+    "tree": ("#3fbf55", "#17280f"),
+    "object": ("#ffd43b", "#2b2520"),  # background replaced by the surroundings' (see map_view)
+}
+UNKNOWN_TILE = ("#ff00ff", "#000000")
+
+# Open Color shades: distinct from each other and from the tile backgrounds. Agents beyond the
+# palette reuse it in order (a world with more than 24 agents gets repeats).
+AGENT_COLOURS: tuple[str, ...] = (
+    "#ff6b6b", "#74c0fc", "#ffe066", "#69db7c", "#e599f7", "#ffa94d", "#66d9e8", "#faa2c1",
+    "#c0eb75", "#b197fc", "#38d9a9", "#ff8787", "#4dabf7", "#fcc419", "#a9e34b", "#da77f2",
+    "#ff922b", "#3bc9db", "#f783ac", "#94d82d", "#9775fa", "#20c997", "#ced4da", "#ffc9c9",
+)
+
+
+def tile_style(kind: str, bg: str | None = None) -> Style:
+    fg, default_bg = TILE_COLOURS.get(kind, UNKNOWN_TILE)
+    return Style(color=fg, bgcolor=bg or default_bg, bold=kind in ("wall", "object", "tree", "door"))
+
+
+def tile_background(kind: str) -> str:
+    return TILE_COLOURS.get(kind, UNKNOWN_TILE)[1]
+
+
+def agent_colours(names: list[str]) -> dict[str, str]:
+    """By position in the world file: the same world always gives the same colours."""
+    return {name: AGENT_COLOURS[i % len(AGENT_COLOURS)] for i, name in enumerate(names)}
+
+
+def agent_glyph(name: str) -> str:
+    """One map cell per tile, so one letter: the first name's initial."""
+    return (name.strip()[:1] or "?").upper()
+
+
+def on_colour(colour: str) -> Style:
+    """The map marker of an agent: its letter on its colour, in black or white for contrast."""
+    r, g, b = Color.parse(colour).get_truecolor()
+    luma = 0.299 * r + 0.587 * g + 0.114 * b
+    return Style(color="#000000" if luma > 140 else "#ffffff", bgcolor=colour, bold=True)
+
+
+# Several agents on one tile: their count, in a colour no agent has.
+CROWD_STYLE = Style(color="#ffffff", bgcolor="#c2255c", bold=True)

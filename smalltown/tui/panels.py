@@ -1,0 +1,213 @@
+"""The panels around the map: the clock bar, the agents list and the event log."""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Iterable
+
+from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+from textual.widgets import RichLog, Static
+
+from smalltown.sim.events import Event
+from smalltown.tui.palette import agent_glyph, on_colour
+from smalltown.tui.snapshot import AgentView, Frame, speed_label
+
+DIM = Style(dim=True)
+
+
+def _segments(console: Console, line: Text) -> Iterable[Segment]:
+    """A one-line Text as segments. Text.render leaves out the Text's own (base) style: the
+    console adds it when it renders a Text, and these lines are rendered by hand."""
+    segments = line.render(console)
+    return Segment.apply_style(segments, console.get_style(line.style)) if line.style else segments
+
+
+class ClockBar(Horizontal):
+    """Game date and time and tick on the left; run state, speed, backend and save on the right."""
+
+    DEFAULT_CSS = """
+    ClockBar { dock: top; height: 1; background: $panel; }
+    ClockBar #clock { width: auto; padding: 0 1; text-style: bold; text-wrap: nowrap; }
+    ClockBar #status { width: 1fr; padding: 0 1; text-align: right; text-wrap: nowrap;
+                       text-overflow: ellipsis; }
+    """
+
+    def __init__(self, backend: str, save_name: str) -> None:
+        super().__init__()
+        self._backend = backend
+        self._save_name = save_name
+        self._clock_len = 0
+        self.stopping = False  # set by the app while the tick in flight finishes before quitting
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="clock")
+        yield Static(id="status")
+
+    def show(self, frame: Frame) -> None:
+        clock = Text.assemble(f"{frame.now:%a %Y-%m-%d %H:%M:%S}", ("  tick ", "dim"), str(frame.tick))
+        # Re-layout only when the width changes (the tick gains a digit), not every frame.
+        self.query_one("#clock", Static).update(clock, layout=len(clock) != self._clock_len)
+        self._clock_len = len(clock)
+        if self.stopping:
+            state = (" saving… ", "bold black on #ffa94d")
+        elif frame.running:
+            state = (" running ", "bold black on #69db7c")
+        else:
+            state = (" paused ", "bold black on #ffe066")
+        parts: list[str | tuple[str, str]] = [state, " ", speed_label(frame.speed)]
+        if frame.until is not None:
+            same_day = frame.until.date() == frame.now.date()
+            parts += [("  until ", "dim"), f"{frame.until:%H:%M}" if same_day else f"{frame.until:%a %H:%M}"]
+        parts += [("  ", ""), (self._backend, "italic"), ("  ", ""), self._save_name]
+        self.query_one("#status", Static).update(Text.assemble(*parts), layout=False)
+
+
+class AgentsPanel(ScrollView, can_focus=True):
+    """Who is doing what: each agent's map marker, name and current action, the action wrapped
+    under the name. Line API like the map: an agent's lines are re-wrapped only when its entry
+    changes (or the width does), so a frame in which one agent changes costs one entry."""
+
+    DEFAULT_CSS = """
+    AgentsPanel { scrollbar-size-vertical: 1; overflow-x: hidden; }
+    """
+    INDENT = 2  # the marker column: the agent's letter and a space
+
+    def __init__(self, colours: dict[str, str], *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._colours = colours
+        self._entries: list[tuple] = []  # per agent: (name, action, asleep, walking)
+        self._strips: list[list[Strip]] = []  # per agent, its wrapped lines at _width
+        self._lines: list[Strip] = []  # all the lines, in order
+        self._width = 0
+        self.border_title = f"Agents ({len(colours)})"
+
+    def show(self, agents: tuple[AgentView, ...]) -> None:
+        entries = [(a.name, a.action, a.asleep, a.walking) for a in agents]
+        if entries == self._entries:
+            return  # most frames change nobody's action
+        old = self._entries
+        self._entries = entries
+        if len(old) != len(entries):
+            self._strips = []
+        self._rebuild(changed={i for i, e in enumerate(entries) if i >= len(old) or old[i] != e})
+
+    def _rebuild(self, changed: set[int] | None = None) -> None:
+        """Re-wrap the entries in `changed` (all when None) and lay the lines out again."""
+        width = self.scrollable_content_region.width
+        if width <= 0:
+            return  # not laid out yet: on_resize does it
+        if changed is None or width != self._width or len(self._strips) != len(self._entries):
+            self._width = width
+            changed = set(range(len(self._entries)))
+            self._strips = [[] for _ in self._entries]
+        console = self.app.console
+        for i in changed:
+            self._strips[i] = self._wrap(console, self._entries[i], width)
+        self._lines = [line for strips in self._strips for line in strips]
+        self.virtual_size = Size(width, len(self._lines))
+        self.refresh()
+
+    def _wrap(self, console: Console, entry: tuple, width: int) -> list[Strip]:
+        name, action, asleep, walking = entry
+        colour = self._colours.get(name, "white")
+        head = Text(name, f"bold {colour}")
+        if asleep:
+            head.append(" zz", "bold #74c0fc")
+        elif walking:
+            head.append(" →", "bold")
+        body = Text(action or "—", "dim" if asleep else "")
+        text_width = max(4, width - self.INDENT)
+        strips: list[Strip] = []
+        for k, line in enumerate([*head.wrap(console, text_width), *body.wrap(console, text_width)]):
+            lead = [Segment(agent_glyph(name), on_colour(colour)), Segment(" ")] if k == 0 \
+                else [Segment(" " * self.INDENT)]
+            strips.append(Strip([*lead, *_segments(console, line)]).extend_cell_length(width))
+        return strips
+
+    def render_line(self, y: int) -> Strip:
+        row = y + self.scroll_offset.y
+        width = self.scrollable_content_region.width
+        if row >= len(self._lines):
+            return Strip.blank(width, self.rich_style)
+        return self._lines[row].crop_extend(0, width, None).apply_style(self.rich_style)
+
+    def on_resize(self) -> None:
+        self._rebuild()
+
+
+class EventLog(RichLog):
+    """Recent events, newest at the bottom. "perceived" events are hidden unless asked for: every
+    agent perceives every tick, and they drown out the rest."""
+
+    DEFAULT_CSS = """
+    EventLog { scrollbar-size-vertical: 1; }
+    """
+    KEEP = 1000  # lines kept, and re-wrapped when the width changes
+
+    def __init__(self, colours: dict[str, str], *, id: str | None = None) -> None:
+        # min_width: the default 78 would crop lines in a narrow column.
+        super().__init__(id=id, max_lines=self.KEEP, wrap=True, markup=False, auto_scroll=True,
+                         min_width=20)
+        self._colours = colours
+        self._kept: deque[RenderableType] = deque(maxlen=self.KEEP)
+        self._width = 0
+        self.show_perceived = False
+        self.border_title = "Events"
+
+    def add_frame(self, frame: Frame) -> None:
+        if frame.dropped:
+            self._add(Text(f"… {frame.dropped} events not shown (all are in the save)", "dim italic"))
+        for e in frame.events:
+            if e.kind == "perceived" and not self.show_perceived:
+                continue
+            self._add(self._line(e))
+        if frame.note:
+            self.note(frame.note)
+
+    def note(self, message: str) -> None:
+        self._add(Text(message, "italic #ffe066"))
+
+    def _add(self, line: RenderableType) -> None:
+        self._kept.append(line)
+        self.write(line)
+
+    def on_resize(self) -> None:
+        # RichLog wraps a line once, when written: re-wrap what is kept at the new width.
+        width = self.scrollable_content_region.width
+        if width != self._width and self._kept:
+            self.clear()
+            for line in self._kept:
+                self.write(line)
+        self._width = width
+
+    def _line(self, e: Event) -> RenderableType:
+        text = Text(e.text, "dim" if e.kind == "perceived" else "")
+        if e.agent and e.agent in self._colours and e.text.startswith(e.agent):
+            # only the leading name: agents' names also occur inside place names
+            text.stylize(self._colours[e.agent], 0, len(e.agent))
+        return LogLine(e.time[11:], text)
+
+
+class LogLine:
+    """A time column and the event's text, wrapped lines indented under the text. Hand-rolled:
+    a rich Table per line costs ~3x more, and at full speed the log writes hundreds a second."""
+
+    def __init__(self, stamp: str, text: Text) -> None:
+        self.stamp = stamp
+        self.text = text
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        indent = len(self.stamp) + 1
+        lines = self.text.wrap(console, max(8, options.max_width - indent))
+        for i, line in enumerate(lines):
+            yield Segment(self.stamp + " " if i == 0 else " " * indent, DIM)
+            yield from _segments(console, line)
+            yield Segment.line()

@@ -1,0 +1,124 @@
+"""The TUI: keys drive the simulation through its worker, and the screen looks as it should.
+
+Snapshots (tests/__snapshots__/test_tui/) are of the tiny town paused at tick 0; regenerate them
+with `python3 -m pytest tests/test_tui.py --snapshot-update` and look at the SVGs before committing.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from datetime import timedelta
+from pathlib import Path
+from typing import Callable
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import Static
+
+from smalltown.llm.scripted import ScriptedBackend
+from smalltown.sim.simulation import Simulation
+from smalltown.tui.app import SmalltownApp
+from smalltown.tui.help import HelpScreen
+from smalltown.world.load import load_world
+
+ROOT = Path(__file__).resolve().parent.parent
+TINY = ROOT / "worlds" / "tiny.toml"
+
+
+def tiny_sim(tmp_path: Path) -> Simulation:
+    world = load_world(TINY)
+    # A fixed file name: the header shows it, and the snapshots must not depend on tmp_path.
+    return Simulation.create(world, tmp_path / "tiny.sqlite", ScriptedBackend(world.seed), overwrite=True)
+
+
+async def wait_until(pilot: Pilot, cond: Callable[[], bool], seconds: float = 5.0) -> None:
+    """Poll while letting the app process messages; the worker ticks on its own thread."""
+    deadline = time.monotonic() + seconds
+    while not cond():
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out waiting for the app")
+        await pilot.pause(0.02)
+
+
+def clock_text(app: SmalltownApp) -> str:
+    return str(app.query_one("#clock", Static).content)
+
+
+def saved_tick(path: Path) -> int:
+    conn = sqlite3.connect(path)
+    try:
+        (value,) = conn.execute("SELECT value FROM meta WHERE key='tick'").fetchone()
+    finally:
+        conn.close()
+    return json.loads(value)
+
+
+@pytest.mark.asyncio
+async def test_keys_step_run_pause_help_and_quit_saving(tmp_path: Path) -> None:
+    sim = tiny_sim(tmp_path)
+    app = SmalltownApp(sim, start_paused=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert "06:00:00" in clock_text(app) and "tick 0" in clock_text(app)
+
+        for _ in range(3):
+            await pilot.press("n")
+        await wait_until(pilot, lambda: app.frame.tick == 3)
+        assert sim.tick == 3
+        assert "2023-02-13 06:00:30" in clock_text(app) and "tick 3" in clock_text(app)
+        assert not app.frame.running
+
+        await pilot.press("space")
+        await wait_until(pilot, lambda: app.frame.tick > 3)
+        assert app.frame.running
+
+        await pilot.press("space")
+        await wait_until(pilot, lambda: not app.frame.running)
+        paused_at = app.frame.tick
+        await pilot.pause(0.5)
+        assert sim.tick == paused_at == app.frame.tick  # paused: no tick in the meantime
+
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        assert not isinstance(app.screen, HelpScreen)
+
+        await pilot.press("q")
+        await wait_until(pilot, lambda: app.return_code is not None)
+    assert not app.is_running
+    with pytest.raises(sqlite3.ProgrammingError):
+        sim.save.conn.execute("SELECT 1")  # the app closed the save
+    assert saved_tick(tmp_path / "tiny.sqlite") == paused_at
+
+
+@pytest.mark.asyncio
+async def test_running_pauses_by_itself_at_the_until_time(tmp_path: Path) -> None:
+    sim = tiny_sim(tmp_path)
+    until = sim.now + timedelta(seconds=5 * sim.world.step_seconds)
+    app = SmalltownApp(sim, until=until)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: app.frame.tick >= 5 and not app.frame.running)
+        await pilot.pause(0.3)
+        assert sim.tick == app.frame.tick == 5
+        await pilot.press("q")
+        await wait_until(pilot, lambda: app.return_code is not None)
+    assert saved_tick(tmp_path / "tiny.sqlite") == 5
+
+
+@pytest.mark.asyncio
+async def test_speed_keys_step_through_the_speeds(tmp_path: Path) -> None:
+    app = SmalltownApp(tiny_sim(tmp_path), start_paused=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert app.frame.speed == 10
+        await pilot.press("plus")
+        await wait_until(pilot, lambda: app.frame.speed == 30)
+        for _ in range(5):
+            await pilot.press("minus")
+        await wait_until(pilot, lambda: app.frame.speed == 1)  # the slowest, no lower
+        assert not app.frame.running and app.frame.tick == 0  # speed changes do not tick
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 50)], ids=["80x24", "160x50"])
+def test_screen_paused_at_tick_0(snap_compare, tmp_path: Path, size: tuple[int, int]) -> None:
+    assert snap_compare(SmalltownApp(tiny_sim(tmp_path), start_paused=True), terminal_size=size)
