@@ -160,3 +160,20 @@ def test_seed_memories_come_from_the_description(tiny_sim):
         "select description from memories where agent='Isabella Rodriguez' order by id").fetchall()
     spec = tiny_sim.world.agent("Isabella Rodriguez")
     assert [r[0] for r in rows] == spec.seed_memories and len(rows) == 4
+
+
+def test_object_state_follows_the_activity():
+    backend = ScriptedBackend(1)
+    persona = Persona(name="Ann Lee", age=30, traits="x", description="y", home="Home")
+    from smalltown.llm.tasks import ObjectState
+
+    def state(obj: str, activity: str) -> str:
+        task = ObjectState(persona=persona, activity=activity, object=obj)
+        return backend.answer(task, task.render()).output.state
+
+    assert state("bed", "sleeping") == "being slept in"
+    assert state("bed", "relax at home and read") == "in use"  # awake on the bed
+    assert state("bedside table", "sleeping") != "being slept in"
+    assert state("coffee machine", "open Hobbs Cafe and serve customers") == "brewing coffee"
+    assert state("pub tables", "have a drink with friends") == "in use"
+    assert state("supply shelves", "browse the shelves") == "being browsed"

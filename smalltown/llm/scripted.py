@@ -67,7 +67,8 @@ _WORD = re.compile(r"[a-z']+")
 
 OBJECT_STATES: tuple[tuple[str, str, str], ...] = (
     # (object word, activity word or "", state)
-    ("bed", "", "being slept in"),
+    ("bed", "sleep", "being slept in"),
+    ("bed", "", "in use"),
     ("stove", "", "cooking"),
     ("coffee", "", "brewing coffee"),
     ("shower", "", "running"),
@@ -211,9 +212,10 @@ class ScriptedBackend:
         return ChoosePlaceOut(choice=max(opts, key=score))
 
     def _object_state(self, task: ObjectState) -> ObjectStateOut:
-        obj, act = task.object.lower(), task.activity.lower()
+        obj, act = words(task.object), task.activity.lower()
         for word, cue, state in OBJECT_STATES:
-            if word in obj and (not cue or cue in act):
+            # whole words ("bed" is not in "bedside table"), plurals too ("pub tables")
+            if (word in obj or word + "s" in obj) and (not cue or cue in act):
                 return ObjectStateOut(state=state)
         return ObjectStateOut(state="in use")
 
