@@ -76,7 +76,7 @@ class AgentsPanel(ScrollView, can_focus=True):
     changes (or the width does), so a frame in which one agent changes costs one entry."""
 
     DEFAULT_CSS = """
-    AgentsPanel { scrollbar-size-vertical: 1; overflow-x: hidden; }
+    AgentsPanel { scrollbar-size-vertical: 1; overflow-x: hidden; scrollbar-gutter: stable; }
     """
     INDENT = 2  # the marker column: the agent's letter and a space
 
