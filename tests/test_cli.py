@@ -120,3 +120,43 @@ def test_parse_when():
     for bad in ("+", "+6", "soon", "2023-13-01 08:00"):
         with pytest.raises(ValueError):
             parse_when(bad, now)
+
+
+from test_world_load import BAD_WORLDS, _expectation  # noqa: E402
+from smalltown.cli.main import main  # noqa: E402
+
+
+@pytest.mark.parametrize("path", BAD_WORLDS, ids=[p.stem for p in BAD_WORLDS])
+def test_world_check_prints_file_line_and_exits_1_for_every_bad_world(path, capsys):
+    file, line, col, text = _expectation(path)
+    assert main(["world", "check", str(path)]) == 1
+    err = capsys.readouterr().err
+    where = f"{file}:{line}:{col}:" if col else f"{file}:{line}:"
+    assert any(where in l and text in l for l in err.splitlines()), err
+    assert "Traceback" not in err and "problem" in err.splitlines()[-1]
+
+
+def test_smallville_is_the_papers_town():
+    info = json.loads(smalltown("world", "check", ROOT / "worlds" / "smallville.toml", "--json", check=True).stdout)
+    assert info["sectors"] >= 10 and info["arenas"] >= 30 and info["objects"] >= 80 and info["agents"] == 25
+    assert info["width"] >= 100 and info["height"] >= 60
+
+    from smalltown.world.load import load_world
+
+    world = load_world(ROOT / "worlds" / "smallville.toml")
+    assert world.start == datetime(2023, 2, 13, 6, 0)
+    for place in ("Lin family's house", "Moreno family's house", "Moore family's house", "Hobbs Cafe",
+                  "Isabella Rodriguez's apartment", "artist's co-living space", "The Rose and Crown Pub",
+                  "The Willows Market and Pharmacy", "Harvey Oak Supply Store", "Johnson Park",
+                  "Oak Hill College", "Oak Hill College dorm"):
+        assert place in world.sectors
+    assert {"library", "classroom"} <= set(world.sectors["Oak Hill College"].arenas)
+    memories = {a.name: " ".join(a.seed_memories) for a in world.agents}
+    assert "Valentine's Day party at Hobbs Cafe on February 14 from 5 pm to 7 pm" in memories["Isabella Rodriguez"]
+    assert "running for mayor" in memories["Sam Moore"]
+    assert "crush on Klaus Mueller" in memories["Maria Lopez"]
+    assert "Latoya" not in memories["Sam Moore"]  # they meet in the park, as in the paper
+    homes = {a.name: a.home for a in world.agents}
+    assert homes["John Lin"] == homes["Mei Lin"] == homes["Eddy Lin"] == "Lin family's house"
+    assert homes["Sam Moore"] == homes["Jennifer Moore"] == "Moore family's house"
+    assert homes["Tom Moreno"] == homes["Jane Moreno"] == "Moreno family's house"
