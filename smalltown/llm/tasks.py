@@ -19,8 +19,9 @@ class Persona(BaseModel):
     name: str
     age: int
     traits: str
-    description: str
+    description: str  # the seed description from the world file
     home: str
+    summary: str = ""  # the summary description (SPEC 6), once made; prompts lead with it
 
 
 class Output(BaseModel):
@@ -30,18 +31,22 @@ class Output(BaseModel):
 class Task(BaseModel):
     name: ClassVar[str]
     output: ClassVar[type[Output]]
+    numbered: ClassVar[frozenset[str]] = frozenset()  # list fields shown as "1. ...", "2. ..."
     persona: Persona
 
     def render(self) -> str:
         """The prompt: the template file filled with `$field` values (no code is executed)."""
-        values = {k: _text(v) for k, v in self.model_dump().items()}
+        values = {k: _text(v, k in self.numbered) for k, v in self.model_dump().items()}
         values.update({f"persona_{k}": v for k, v in self.persona.model_dump().items()})
+        values["persona_card"] = self.persona.summary or (
+            f"{self.persona.name}, age {self.persona.age}. Innate traits: {self.persona.traits}.\n"
+            f"{self.persona.description}\nLives in: {self.persona.home}.")
         return _template(self.name).safe_substitute(values)
 
 
-def _text(v: object) -> str:
+def _text(v: object, numbered: bool = False) -> str:
     if isinstance(v, list):
-        return "\n".join(f"- {x}" for x in v)
+        return "\n".join(f"{i}. {x}" if numbered else f"- {x}" for i, x in enumerate(v, 1)) or "(none)"
     return str(v)
 
 
@@ -63,6 +68,8 @@ class DailyPlan(Task):
     output: ClassVar[type[Output]] = DailyPlanOut
     date: str  # "Monday February 13, 2023"
     known_places: list[str]
+    yesterday: list[str] = []  # yesterday's plan in broad strokes
+    context: list[str] = []  # memories retrieved for "plans for <date>": events, promises, whispers
 
 
 class Block(BaseModel):
@@ -77,7 +84,8 @@ class HourlyScheduleOut(Output):
 
 
 class HourlySchedule(Task):
-    """Decompose the daily plan into hour-long blocks that cover the waking day."""
+    """Decompose the daily plan into hour-long blocks that cover the waking day; after a
+    reaction, the same task re-plans the rest of the day from `from_time`."""
 
     name: ClassVar[str] = "hourly_schedule"
     output: ClassVar[type[Output]] = HourlyScheduleOut
@@ -85,6 +93,170 @@ class HourlySchedule(Task):
     wake_up_hour: int
     daily_plan: list[str]
     known_places: list[str]
+    from_time: str = ""  # "HH:MM": re-plan from here on ("" = the whole waking day)
+    done: list[str] = []  # the blocks already lived today, when re-planning
+    context: list[str] = []  # what prompted a re-plan: a conversation, a reaction, a whisper
+
+
+class SubAction(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    activity: str = Field(min_length=1, max_length=200)
+    minutes: int = Field(ge=5, le=15)
+
+
+class DecomposeOut(Output):
+    actions: list[SubAction] = Field(min_length=1, max_length=12)
+
+
+class Decompose(Task):
+    """Break one hour-long block into 5-15 minute actions, just before it starts."""
+
+    name: ClassVar[str] = "decompose"
+    output: ClassVar[type[Output]] = DecomposeOut
+    activity: str
+    start: str  # "HH:MM"
+    minutes: int
+    place: str  # "sector: arena"
+
+
+class NextActionOut(Output):
+    activity: str = Field(min_length=1, max_length=200)
+    minutes: int = Field(ge=5, le=120)
+
+
+class NextAction(Task):
+    """The no-planning ablation: decide the next action from the moment only."""
+
+    name: ClassVar[str] = "next_action"
+    output: ClassVar[type[Output]] = NextActionOut
+    time: str  # "Monday February 13, 2023, 08:30"
+    status: str
+    recent: list[str]
+    known_places: list[str]
+
+
+# --- memory -----------------------------------------------------------------------------------
+
+
+class RateImportanceOut(Output):
+    ratings: list[int] = Field(description="1 (mundane) to 10 (poignant), one per memory, in order")
+
+
+class RateImportance(Task):
+    """SPEC 2's poignancy rating, for all of a tick's new memories of one agent at once."""
+
+    name: ClassVar[str] = "rate_importance"
+    output: ClassVar[type[Output]] = RateImportanceOut
+    memories: list[str]
+
+
+class ReflectionQuestionsOut(Output):
+    questions: list[str] = Field(min_length=3, max_length=3)
+
+
+class ReflectionQuestions(Task):
+    name: ClassVar[str] = "reflection_questions"
+    output: ClassVar[type[Output]] = ReflectionQuestionsOut
+    statements: list[str]  # the 100 most recent records
+
+
+class Insight(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    insight: str = Field(min_length=1, max_length=400)
+    because: list[int] = Field(min_length=1, description="numbers of the statements it rests on")
+
+
+class ReflectionInsightsOut(Output):
+    insights: list[Insight] = Field(min_length=5, max_length=5)
+
+
+class ReflectionInsights(Task):
+    name: ClassVar[str] = "reflection_insights"
+    output: ClassVar[type[Output]] = ReflectionInsightsOut
+    questions: list[str]
+    statements: list[str]  # numbered from 1 in the prompt
+
+    numbered: ClassVar[frozenset[str]] = frozenset({"statements"})
+
+
+class SummaryOut(Output):
+    core: str = Field(min_length=1, max_length=600)
+    occupation: str = Field(min_length=1, max_length=600)
+    feeling: str = Field(min_length=1, max_length=600)
+
+
+class SummaryDescription(Task):
+    """SPEC 6: three retrievals summarised into the paragraph that opens most prompts."""
+
+    name: ClassVar[str] = "summary_description"
+    output: ClassVar[type[Output]] = SummaryOut
+    core: list[str]  # retrieved for "<name>'s core characteristics"
+    occupation: list[str]  # "<name>'s current daily occupation"
+    feeling: list[str]  # "<name>'s feeling about his/her recent progress in life"
+
+
+# --- reacting and talking ---------------------------------------------------------------------
+
+
+class ReactOut(Output):
+    context_summary: str = Field(max_length=800)
+    react: bool
+    talk: bool = Field(description="the reaction is to start a conversation with the observed agent")
+    reaction: str = Field(default="", max_length=200, description="what to do instead, when reacting without talking")
+
+
+class React(Task):
+    """SPEC 5: continue the plan, or react to an observation (talk, or do something else)."""
+
+    name: ClassVar[str] = "react"
+    output: ClassVar[type[Output]] = ReactOut
+    time: str
+    status: str  # the agent's current action
+    observation: str
+    observed: str  # the observed agent's name, or the object's address
+    observed_is_agent: bool
+    context: list[str]  # retrieved for the relationship and for the observed's action
+
+
+class UtteranceOut(Output):
+    utterance: str = Field(min_length=1, max_length=600)
+    end: bool = Field(description="the speaker ends the conversation with this line")
+
+
+class Utterance(Task):
+    name: ClassVar[str] = "utterance"
+    output: ClassVar[type[Output]] = UtteranceOut
+    listener: str
+    time: str
+    place: str
+    memories: list[str]  # the speaker's retrieval about the listener and the last utterance
+    transcript: list[str]  # "Name: line", so far
+
+
+class ConversationOut(Output):
+    summary: str = Field(min_length=1, max_length=400)
+    learned: list[str] = Field(default=[], max_length=5, description="new facts heard from the other")
+
+
+class SummarizeConversation(Task):
+    name: ClassVar[str] = "summarize_conversation"
+    output: ClassVar[type[Output]] = ConversationOut
+    other: str
+    transcript: list[str]
+
+
+class InterviewOut(Output):
+    answer: str = Field(min_length=1, max_length=1500)
+
+
+class Interview(Task):
+    """The user talks to an agent in a persona of their choosing; the town does not advance."""
+
+    name: ClassVar[str] = "interview"
+    output: ClassVar[type[Output]] = InterviewOut
+    interviewer: str  # "a news reporter"
+    question: str
+    memories: list[str]
 
 
 # --- places and objects -----------------------------------------------------------------------
@@ -119,4 +291,7 @@ class ObjectState(Task):
     object: str
 
 
-TASKS: dict[str, type[Task]] = {t.name: t for t in (DailyPlan, HourlySchedule, ChoosePlace, ObjectState)}
+TASKS: dict[str, type[Task]] = {t.name: t for t in (
+    DailyPlan, HourlySchedule, Decompose, NextAction, ChoosePlace, ObjectState, RateImportance,
+    ReflectionQuestions, ReflectionInsights, SummaryDescription, React, Utterance,
+    SummarizeConversation, Interview)}
