@@ -78,12 +78,15 @@ def test_retention_skips_what_was_just_perceived(tiny_sim):
 
 
 def test_a_plan_always_covers_the_whole_day():
-    blocks = normalise_blocks([(7 * 60, 60, "a"), (9 * 60, 120, "b"), (8 * 60 + 30, 60, "overlap"),
-                               (23 * 60, 300, "too long")], wake_minute=7 * 60)
+    blocks = normalise_blocks([(7 * 60, 60, "a"), (9 * 60, 240, "b"), (8 * 60 + 30, 60, "overlap"),
+                               (23 * 60, 300, "too long")], 7 * 60, sleep_until=7 * 60)
     assert blocks[0].activity == "sleeping" and blocks[0].start == 0
     for prev, nxt in zip(blocks, blocks[1:]):
         assert prev.end == nxt.start  # no gaps, no overlaps
     assert blocks[-1].end == 24 * 60
+    # level 2 is hour-long blocks: a 4-hour block is cut into hours; sleep is never cut
+    assert [b.minutes for b in blocks if b.activity == "b"][:4] == [60, 60, 60, 60]
+    assert all(b.minutes < 90 for b in blocks if b.activity != "sleeping")
 
 
 def test_routine_reads_the_workplace_from_the_description():

@@ -10,6 +10,7 @@ from datetime import datetime
 from pathlib import Path
 
 from smalltown import __version__
+from smalltown.config import SettingsError
 from smalltown.llm.registry import BACKENDS
 from smalltown.store.save import SaveError
 from smalltown.world.errors import WorldError
@@ -33,6 +34,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="the save file (default: a new file under saves/, or the save being continued)")
     run.add_argument("--backend", choices=BACKENDS, default="scripted", help="who answers the agents' questions")
     run.add_argument("--overwrite", action="store_true", help="replace an existing file named by --save")
+    run.add_argument("--set", action="append", metavar="NAME=VALUE",
+                     help="override a setting (repeatable), e.g. --set reflection=false")
 
     world = sub.add_parser("world", help="world files").add_subparsers(dest="world_command", required=True, metavar="ACTION")
     check = world.add_parser("check", help="validate a world and its map, print a summary")
@@ -43,6 +46,29 @@ def build_parser() -> argparse.ArgumentParser:
     info = save.add_parser("info", help="what a save holds, and its state digest")
     info.add_argument("path", metavar="SAVE")
     info.add_argument("--json", action="store_true", help="print as JSON")
+
+    ins = sub.add_parser("inspect", help="an agent's summary, plan at each level and latest memories")
+    ins.add_argument("save", metavar="SAVE")
+    ins.add_argument("agent", metavar="AGENT", help="full or first name")
+    ins.add_argument("--retrieve", metavar="QUERY", help="run a retrieval and show each record's scores")
+    ins.add_argument("-k", type=int, default=10, help="records a retrieval returns (default 10)")
+    ins.add_argument("--memories", type=int, default=20, metavar="N", help="latest memories shown (default 20)")
+    ins.add_argument("--json", action="store_true")
+
+    wh = sub.add_parser("whisper", help="an inner voice: the agent takes TEXT as its own thought")
+    wh.add_argument("save", metavar="SAVE")
+    wh.add_argument("agent", metavar="AGENT")
+    wh.add_argument("text", metavar="TEXT")
+    wh.add_argument("--backend", choices=BACKENDS, default="scripted")
+
+    iv = sub.add_parser("interview", help="ask an agent a question, in a persona of your choosing")
+    iv.add_argument("save", metavar="SAVE")
+    iv.add_argument("agent", metavar="AGENT")
+    iv.add_argument("question", metavar="QUESTION")
+    iv.add_argument("--as", dest="persona", default="the interviewer", metavar="PERSONA",
+                    help='who is asking, e.g. "a news reporter"')
+    iv.add_argument("--backend", choices=BACKENDS, default="scripted")
+    iv.add_argument("--json", action="store_true")
     return p
 
 
@@ -57,6 +83,14 @@ def main(argv: list[str] | None = None) -> int:
             return world_check(args.path, args.json)
         if args.command == "save":
             return save_info(args.path, args.json)
+        if args.command in ("inspect", "whisper", "interview"):
+            from smalltown.cli import agents
+
+            try:
+                return getattr(agents, args.command)(args)
+            except agents.UnknownAgent as e:
+                print(f"error: {e}", file=sys.stderr)
+                return 1
     except WorldError as e:
         for problem in e.problems:
             print(problem, file=sys.stderr)
@@ -66,6 +100,9 @@ def main(argv: list[str] | None = None) -> int:
     except SaveError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
+    except SettingsError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     except (OSError, sqlite3.OperationalError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

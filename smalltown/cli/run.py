@@ -56,12 +56,13 @@ def open_simulation(target: Path, args: argparse.Namespace) -> Simulation:
                 raise FileExistsError(f"{path}: a file is already there (pass --overwrite)")
             copy_save(target, path)
         backend = make_backend(args.backend, seed=0)
-        sim = Simulation.open(path, backend)
+        sim = Simulation.open(path, backend, sets=args.set or [])
         backend.seed = sim.world.seed
         return sim
     world = load_world(target)
     path = Path(args.save) if args.save else default_save(target)
-    return Simulation.create(world, path, make_backend(args.backend, world.seed), overwrite=args.overwrite)
+    return Simulation.create(world, path, make_backend(args.backend, world.seed), overwrite=args.overwrite,
+                             sets=args.set or [])
 
 
 def copy_save(src: Path, dst: Path) -> None:

@@ -1,29 +1,49 @@
 """The scripted backend: deterministic answers computed from a task's inputs, no model.
 
 It is plain but plausible: routines from the persona, places chosen by matching the words of
-the activity against the options. Same seed and inputs, same answers.
+the activity against the options, importance from a keyword lexicon, template dialogue that
+passes news on word for word. Same seed and inputs, same answers. Places and object states are
+here; planning is in `scripted_plan`, memory in `scripted_memory`, talk in `scripted_talk`.
 """
 
 from __future__ import annotations
 
 import re
-from datetime import datetime
 
+from smalltown.llm import scripted_memory, scripted_plan, scripted_talk
 from smalltown.llm.backend import Answer
-from smalltown.llm.routine import leisure, read_routine
 from smalltown.seeded import stable_int
 from smalltown.llm.tasks import (
-    Block,
     ChoosePlace,
     ChoosePlaceOut,
+    ConversationOut,
     DailyPlan,
     DailyPlanOut,
+    Decompose,
+    DecomposeOut,
     HourlySchedule,
     HourlyScheduleOut,
+    Interview,
+    InterviewOut,
+    NextAction,
+    NextActionOut,
     ObjectState,
     ObjectStateOut,
     Output,
+    RateImportance,
+    RateImportanceOut,
+    React,
+    ReactOut,
+    ReflectionInsights,
+    ReflectionInsightsOut,
+    ReflectionQuestions,
+    ReflectionQuestionsOut,
+    SummarizeConversation,
+    SummaryDescription,
+    SummaryOut,
     Task,
+    Utterance,
+    UtteranceOut,
 )
 
 # activity word -> words of places where it is done
@@ -40,13 +60,13 @@ LEXICON: dict[str, tuple[str, ...]] = {
     "class": ("classroom", "desks", "desk", "student"), "classes": ("classroom", "desks", "student"),
     "teach": ("classroom", "lecture", "blackboard", "podium"), "lectures": ("library", "desk", "office", "table"),
     "study": ("library", "desk", "table"), "research": ("library", "desk", "office", "table"),
-    "read": ("library", "bookshelf", "armchair", "sofa", "couch", "chair", "desk"), "book": ("library", "bookshelf", "table"),
+    "read": ("library", "bookshelf", "armchair", "sofa", "couch", "chair", "desk", "bedroom"), "book": ("library", "bookshelf", "table"),
     "serve": ("counter", "behind", "bar", "cafe", "pub"), "open": ("counter", "behind", "cashier"),
     "customers": ("counter", "behind", "cashier", "cafe"), "counter": ("counter", "cashier", "behind"),
     "buy": ("shelves", "grocery", "store", "market"), "groceries": ("shelves", "grocery", "store"),
     "browse": ("shelves", "store", "supply"), "shop": ("shelves", "store", "shop"),
     "walk": ("park", "garden", "path", "bench"),
-    "relax": ("common", "living", "sofa", "couch", "armchair", "chair", "bench", "room", "bed"),
+    "relax": ("common", "living", "sofa", "couch", "armchair", "chair", "bench"),  # not the bed: that is for sleep
     "paint": ("studio", "easel"), "painting": ("studio", "easel"), "painter": ("studio", "easel"),
     "write": ("desk", "study"), "writing": ("desk", "study"), "novel": ("desk", "study"), "writer": ("desk",),
     "poem": ("desk",), "poetry": ("desk",), "poet": ("desk",), "book's": ("desk",),
@@ -58,6 +78,9 @@ LEXICON: dict[str, tuple[str, ...]] = {
     "campaign": ("desk", "living", "office", "table"), "mayor": ("desk", "office"),
     "law": ("desk", "office"), "lawyer": ("desk", "office"), "tax": ("desk", "office"),
     "mathematician": ("desk",), "math": ("desk",), "philosopher": ("desk", "study"), "philosophy": ("desk",),
+    "party": ("cafe", "seating", "tables", "common", "bar", "living"), "guests": ("cafe", "seating", "tables", "common"),
+    "decorate": ("cafe", "tables", "common", "living"), "election": ("desk", "office", "living"),
+    "fire": ("stove", "kitchen"), "leaking": ("sink", "bathroom", "kitchen", "shower"),
     "house": ("garden", "living", "kitchen"), "garden": ("garden",), "tend": ("garden",),
     "work": ("desk", "counter", "studio", "office", "shelves"),
 }
@@ -101,69 +124,64 @@ class ScriptedBackend:
         handler = {
             DailyPlan: self._daily_plan,
             HourlySchedule: self._hourly,
+            Decompose: self._decompose,
+            NextAction: self._next_action,
             ChoosePlace: self._choose_place,
             ObjectState: self._object_state,
+            RateImportance: self._rate,
+            ReflectionQuestions: self._questions,
+            ReflectionInsights: self._insights,
+            SummaryDescription: self._summary,
+            React: self._react,
+            Utterance: self._utterance,
+            SummarizeConversation: self._summarize,
+            Interview: self._interview,
         }[type(task)]
         out: Output = handler(task)
+        out = type(out).model_validate(out.model_dump())  # what a model's answer would go through
         return Answer(output=out, raw=out.model_dump_json())
 
-    # --- planning ---------------------------------------------------------------------------
-
-    def _day(self, task: DailyPlan | HourlySchedule) -> tuple[list[tuple[int, int, str]], int]:
-        """(start minute, minutes, activity) for the waking day, and the wake-up hour."""
-        p = task.persona
-        r = read_routine(p.name, p.description, p.home, task.known_places)
-        roll = stable_int(self.seed, p.name, task.date)
-        wake = 6 + roll % 2 + (1 if r.role == "student" else 0) + (2 if r.role == "bartender" else 0)
-        bed_min = 22 * 60 + 30 * (roll // 7 % 4)  # 22:00 .. 23:30
-        others = [s for s in task.known_places if s not in (p.home, r.workplace)]
-        outings = [a for a in map(leisure, others) if a]
-        outing = outings[roll // 11 % len(outings)] if outings else "read a book at home"
-        cafes = [s for s in others if "cafe" in s.lower()]
-        at_home = r.workplace == p.home
-        if at_home:
-            lunch = "have lunch at home"
-        elif cafes and roll // 13 % 2:
-            lunch = f"have lunch at {cafes[0]}"
-        else:
-            lunch = f"eat lunch at {r.workplace}"
-        blocks: list[tuple[int, int, str]] = []
-
-        def add(end: int, activity: str) -> None:
-            start = blocks[-1][0] + blocks[-1][1] if blocks else wake * 60
-            if end > start:
-                blocks.append((start, end - start, activity))
-
-        t = wake * 60
-        add(t + 60, "wake up and complete the morning routine")
-        add(t + 90, "eat breakfast at home")
-        if r.role == "bartender":
-            add(12 * 60, "tidy up the house at home")
-            add(13 * 60, "have lunch at home")
-            add(15 * 60, outing)
-            add(16 * 60, "cook and eat an early dinner at home")
-            add(bed_min, r.work(p.home, afternoon=False))
-        else:
-            add(12 * 60, r.work(p.home, afternoon=False))
-            add(13 * 60, lunch)
-            add(17 * 60, r.work(p.home, afternoon=True))
-            add(18 * 60 + 30, outing)
-            add(19 * 60 + 30, "cook and eat dinner at home")
-            add(bed_min, "relax at home and read")
-        add(24 * 60, "sleeping")
-        return blocks, wake
+    # --- planning (scripted_plan) ----------------------------------------------------------
 
     def _daily_plan(self, task: DailyPlan) -> DailyPlanOut:
-        blocks, wake = self._day(task)
-        items = [f"{a} at {_clock(s)}" for s, _, a in blocks]
-        # broad strokes: merge to at most 8 items
-        while len(items) > 8:
-            items.pop(len(items) // 2)
-        return DailyPlanOut(wake_up_hour=wake, items=items)
+        return scripted_plan.daily_plan(self.seed, task)
 
     def _hourly(self, task: HourlySchedule) -> HourlyScheduleOut:
-        blocks, _ = self._day(task)
-        return HourlyScheduleOut(blocks=[Block(start=_hhmm(s), minutes=m, activity=a) for s, m, a in blocks])
+        return scripted_plan.hourly(self.seed, task)
+
+    def _decompose(self, task: Decompose) -> DecomposeOut:
+        return scripted_plan.decompose(task)
+
+    def _next_action(self, task: NextAction) -> NextActionOut:
+        return scripted_plan.next_action(self.seed, task)
+
+    # --- memory (scripted_memory) -------------------------------------------------------------
+
+    def _rate(self, task: RateImportance) -> RateImportanceOut:
+        return scripted_memory.rate_importance(task)
+
+    def _questions(self, task: ReflectionQuestions) -> ReflectionQuestionsOut:
+        return scripted_memory.reflection_questions(task)
+
+    def _insights(self, task: ReflectionInsights) -> ReflectionInsightsOut:
+        return scripted_memory.reflection_insights(task)
+
+    def _summary(self, task: SummaryDescription) -> SummaryOut:
+        return scripted_memory.summary_description(self.seed, task)
+
+    # --- reacting and talking (scripted_talk) -------------------------------------------------
+
+    def _react(self, task: React) -> ReactOut:
+        return scripted_talk.react(self.seed, task)
+
+    def _utterance(self, task: Utterance) -> UtteranceOut:
+        return scripted_talk.utterance(self.seed, task)
+
+    def _summarize(self, task: SummarizeConversation) -> ConversationOut:
+        return scripted_talk.summarize_conversation(task)
+
+    def _interview(self, task: Interview) -> InterviewOut:
+        return scripted_talk.interview(task)
 
     # --- places -----------------------------------------------------------------------------
 
@@ -183,7 +201,7 @@ class ScriptedBackend:
         first = task.persona.name.split()[0].lower()
         act_words = words(task.activity)
         current_last = task.current.split(":")[-1].strip()
-        restful = any(w in act_words for w in ("sleep", "sleeping", "nap", "relax", "rest", "bed"))
+        restful = any(w in act_words for w in ("sleep", "sleeping", "nap", "bed"))
         eating = any(w in act_words for w in ("eat", "lunch", "breakfast", "dinner", "coffee", "meal", "drink"))
         away = not task.within.removeprefix("in ").startswith(task.persona.home)
 
@@ -203,7 +221,7 @@ class ScriptedBackend:
                 if first not in low:
                     s -= 4  # someone else's room or bed
                 elif restful:
-                    s += 2  # one's own room, to sleep or rest
+                    s += 2  # one's own room, to sleep
             if away and "kitchen" in ow and eating:
                 s -= 2  # away from home one eats where the guests sit, not in the staff kitchen
             # staying in the current area only breaks ties
@@ -219,10 +237,3 @@ class ScriptedBackend:
                 return ObjectStateOut(state=state)
         return ObjectStateOut(state="in use")
 
-
-def _hhmm(minute: int) -> str:
-    return f"{minute // 60 % 24:02d}:{minute % 60:02d}"
-
-
-def _clock(minute: int) -> str:
-    return datetime(2000, 1, 1, minute // 60 % 24, minute % 60).strftime("%-I:%M %p").lower()

@@ -1,15 +1,40 @@
-"""One agent's cognition for the day: plan it, follow it block by block, pick where to act."""
+"""One agent's cognition: its memory stream, plans, reflections, reactions (SPEC 1-6).
+
+The mind asks typed tasks through its Asker and knows nothing of who answers them. The
+simulation calls it each tick: observe -> (reflect) -> (react) -> next action when due.
+"""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from datetime import datetime, time, timedelta
 
+from smalltown.config import Settings
 from smalltown.llm.backend import Asker
-from smalltown.llm.tasks import DailyPlan, HourlySchedule, ObjectState, Persona
+from smalltown.llm.tasks import (
+    DailyPlan,
+    Decompose,
+    HourlySchedule,
+    Interview,
+    NextAction,
+    ObjectState,
+    Output,
+    Persona,
+    RateImportance,
+    React,
+    ReactOut,
+    SummaryDescription,
+    Task,
+)
+from smalltown.mind.memory import Memory, MemoryStream, Retrieval
 from smalltown.mind.places import KnownTree, choose_place
-from smalltown.mind.plan import DayPlan, normalise_blocks
+from smalltown.mind.plan import SLEEPING, DayPlan, PlanItem, fit_actions, normalise_blocks
+from smalltown.lang import gerund
+from smalltown.mind.reflect import reflect
 from smalltown.world.model import AgentSpec, World, pretty
+from smalltown.world.perception import Seen
+
+TALKING = "talking with "
 
 
 @dataclass
@@ -35,63 +60,311 @@ class Action:
 
     @property
     def asleep(self) -> bool:
-        return self.activity == "sleeping"
+        return self.activity == SLEEPING
+
+    @property
+    def talking(self) -> bool:
+        return self.activity.startswith(TALKING)
+
+
+@dataclass
+class Reaction:
+    """What the mind decided about one observation."""
+
+    observed: str  # an agent's name or an object's address
+    is_agent: bool
+    answer: ReactOut
+
+
+def hhmm(minute: int) -> str:
+    return f"{minute // 60 % 24:02d}:{minute % 60:02d}"
+
+
+def minute_of(now: datetime) -> int:
+    return now.hour * 60 + now.minute
 
 
 class Mind:
-    def __init__(self, spec: AgentSpec, world: World, asker: Asker, state: dict | None = None):
+    def __init__(self, spec: AgentSpec, world: World, asker: Asker, memory: MemoryStream,
+                 importance_cache: dict[str, int], settings: Settings, state: dict | None = None):
         self.name = spec.name
+        self.spec = spec
         self.asker = asker
-        self.persona = Persona(name=spec.name, age=spec.age, traits=spec.traits,
-                               description=spec.description, home=spec.home)
+        self.memory = memory
+        self.settings = settings
+        self._importance = importance_cache
         state = state or {}
-        self.known = KnownTree(state["known"]) if "known" in state else KnownTree.from_world(world, spec.knows)
+        self.persona = Persona(name=spec.name, age=spec.age, traits=spec.traits,
+                               description=spec.description, home=spec.home,
+                               summary=state.get("summary", ""))
+        self.summary_date: str = state.get("summary_date", "")
+        self.known = KnownTree(state["known"], state.get("states", {})) if "known" in state \
+            else KnownTree.from_world(world, spec.knows)
         self.plan = DayPlan.from_json(state["plan"]) if state.get("plan") else None
         self.action = Action.from_json(state["action"]) if state.get("action") else None
+        self.since_reflection: int = state.get("since_reflection", 0)
+        self.last_chat: dict[str, str] = state.get("last_chat", {})
+        self.schedule_memory: int | None = state.get("schedule_memory")
 
     def to_json(self) -> dict:
         return {
-            "known": self.known.to_json(),
+            "known": self.known.tree, "states": self.known.states,
             "plan": self.plan.to_json() if self.plan else None,
             "action": self.action.to_json() if self.action else None,
+            "summary": self.persona.summary, "summary_date": self.summary_date,
+            "since_reflection": self.since_reflection, "last_chat": self.last_chat,
+            "schedule_memory": self.schedule_memory,
         }
+
+    # --- asking -------------------------------------------------------------------------------
+
+    def ask(self, task: Task) -> Output:
+        return self.asker.ask(self.name, task)
+
+    def note(self, text: str) -> None:
+        self.asker.note(text)
+
+    def importance(self, texts: list[str]) -> list[int]:
+        """Ratings for new records: cached by description (identical texts score the same), the
+        rest asked in one task. A missing or out-of-range rating is fixed and noted."""
+        todo = list(dict.fromkeys(t for t in texts if t not in self._importance))
+        if todo:
+            ratings = self.ask(RateImportance(persona=self.persona, memories=todo)).ratings
+            if len(ratings) != len(todo):
+                self.note(f"{len(ratings)} ratings for {len(todo)} memories; missing ones rated 3")
+            for i, text in enumerate(todo):
+                r = ratings[i] if i < len(ratings) else 3
+                if not 1 <= r <= 10:
+                    self.note(f"rating {r} for {text[:40]!r} clamped to 1-10")
+                    r = max(1, min(10, r))
+                self._importance[text] = r
+        return [self._importance[t] for t in texts]
+
+    def remember(self, kind: str, texts: list[str], now: datetime, evidence: list[int] = ()) -> list[Memory]:
+        """Store records of one kind, rated in one call."""
+        if not texts:
+            return []
+        ratings = self.importance(texts)
+        out = [self.memory.add(kind, t, now, r, evidence) for t, r in zip(texts, ratings)]
+        if kind in ("observation", "chat"):
+            self.since_reflection += sum(ratings)
+        return out
+
+    # --- perceiving and reflecting --------------------------------------------------------------
+
+    def enter(self, sector: str, arena: str, objects: list[str]) -> None:
+        """Spatial memory grows: an arena the agent walks into becomes known, with its objects."""
+        self.known.visit(sector, arena, objects)
+
+    def observe(self, seen: list[Seen], now: datetime, object_states: dict[str, str]) -> list[Memory]:
+        """Remember what was newly seen, and object states as last seen."""
+        for s in seen:
+            if s.subject in object_states:
+                self.known.states[s.subject] = object_states[s.subject]
+        if not self.settings.observation_memory:
+            return []
+        return self.remember("observation", [s.description for s in seen], now)
+
+    def should_reflect(self) -> bool:
+        return self.settings.reflection and self.since_reflection > self.settings.reflection_threshold
+
+    def reflect(self, now: datetime) -> list[Memory]:
+        self.since_reflection = 0
+        return reflect(self, now)
+
+    # --- reacting -------------------------------------------------------------------------------
+
+    def may_talk_to(self, other: str, now: datetime) -> bool:
+        last = self.last_chat.get(other)
+        return last is None or now - datetime.fromisoformat(last) >= timedelta(hours=self.settings.chat_cooldown_hours)
+
+    def consider(self, seen: Seen, is_agent: bool, now: datetime) -> Reaction:
+        """SPEC 5: continue or react, given a context summary from two retrievals."""
+        k = self.settings.react_k
+        what = seen.description.removeprefix(f"{seen.subject} is ").strip() if is_agent else seen.description
+        queries = [f"What is {self.name}'s relationship with {seen.subject}?" if is_agent else seen.description,
+                   seen.description if is_agent else f"{self.name} and the {what}"]
+        context: dict[int, str] = {}
+        for q in queries:
+            for s in self.memory.retrieve(q, now, k, purpose="react").results:
+                context.setdefault(s.memory.id, s.memory.description)
+        status = self.action.activity if self.action else "idle"
+        answer = self.ask(React(persona=self.persona, time=now.strftime("%A %B %-d, %Y, %H:%M"),
+                                status=status, observation=seen.description, observed=seen.subject,
+                                observed_is_agent=is_agent, context=list(context.values())))
+        return Reaction(seen.subject, is_agent, answer)
+
+    # --- acting ---------------------------------------------------------------------------------
 
     def due(self, now: datetime) -> bool:
         """Zero thinking mid-action: the mind is asked only when its action has ended."""
         return self.action is None or now >= self.action.end
 
     def next_action(self, now: datetime, current: str) -> tuple[Action, bool]:
-        """The action for `now`, and whether it is new (False: the same activity goes on)."""
-        today = now.date().isoformat()
-        if self.plan is None or self.plan.date != today:
+        """The action for `now`, and whether it is new (False: the same action goes on)."""
+        if not self.settings.planning:
+            return self._unplanned(now, current)
+        if self.plan is None or self.plan.date != now.date().isoformat():
             self.plan = self._plan_day(now)
-        minute = now.hour * 60 + now.minute
+        minute = minute_of(now)
         block = self.plan.block_at(minute)
         assert block is not None  # normalise_blocks covers the whole day
         midnight = datetime.combine(now.date(), time())
-        end = midnight + timedelta(minutes=block.end)
-        if self.action and self.action.activity == block.activity:
-            self.action = Action(block.activity, self.action.address, self.action.start, end)
+        if block.activity == SLEEPING:
+            if not block.address and self.action and self.action.asleep:
+                block.address = self.action.address  # sleep on through midnight, same bed
+            activity, end = SLEEPING, midnight + timedelta(minutes=block.end)
+        else:
+            if block.actions is None:
+                self._decompose(block, now)
+            sub = next((a for a in block.actions if a.start <= minute < a.end), block.actions[-1])
+            activity, end = sub.activity, midnight + timedelta(minutes=max(sub.end, minute + 1))
+        if not block.address:
+            block.address = choose_place(self.asker, self.name, self.persona, self.known, block.activity, current)
+        if self.action and self.action.activity == activity and self.action.address == block.address:
+            self.action = Action(activity, block.address, self.action.start, end)
             return self.action, False
-        where = choose_place(self.asker, self.name, self.persona, self.known, block.activity, current)
-        self.action = Action(block.activity, where, now, end)
-        return self.action, True
+        return self._start(activity, block.address, now, end), True
+
+    def _start(self, activity: str, address: str, now: datetime, end: datetime) -> Action:
+        self.action = Action(activity, address, now, end)
+        if self.settings.observation_memory:
+            self.remember("observation", [f"{self.name} is {gerund(activity)}"], now)
+        return self.action
+
+    def talk(self, other: str, now: datetime, minutes: int) -> Action:
+        """Stop for a conversation; the plan picks up again when it ends."""
+        address = self.action.address if self.action else ""
+        self.last_chat[other] = now.isoformat(" ")
+        self.action = Action(f"{TALKING}{other}", address, now, now + timedelta(minutes=minutes))
+        return self.action
 
     def object_state(self, obj: str) -> str:
         assert self.action is not None
         task = ObjectState(persona=self.persona, activity=self.action.activity, object=obj)
-        return self.asker.ask(self.name, task).state
+        return self.ask(task).state
+
+    # --- planning -------------------------------------------------------------------------------
+
+    def _date(self, now: datetime) -> str:
+        return now.strftime("%A %B %-d, %Y")
 
     def _plan_day(self, now: datetime) -> DayPlan:
-        date = now.strftime("%A %B %-d, %Y")
-        places = self.known.describe()
-        daily = self.asker.ask(self.name, DailyPlan(persona=self.persona, date=date, known_places=places))
-        hourly = self.asker.ask(self.name, HourlySchedule(
-            persona=self.persona, date=date, wake_up_hour=daily.wake_up_hour,
-            daily_plan=daily.items, known_places=places))
+        """The morning: refresh the summary description, plan the day, break it into hours."""
+        self.refresh_summary(now)
+        date = self._date(now)
+        places = list(self.known.tree)
+        context = [s.memory.description for s in self.memory.retrieve(
+            f"{self.name}'s plans, appointments and events on {date}", now,
+            self.settings.plan_context_k, purpose="plan").results]
+        yesterday = self.plan.items if self.plan else []
+        daily = self.ask(DailyPlan(persona=self.persona, date=date, known_places=places,
+                                   yesterday=yesterday, context=context))
+        level1 = self.remember("plan", [f"{self.name}'s plan for {date}: wake up at "
+                                        f"{daily.wake_up_hour}:00, then " + "; ".join(daily.items)], now)
+        hourly = self.ask(HourlySchedule(persona=self.persona, date=date, wake_up_hour=daily.wake_up_hour,
+                                         daily_plan=daily.items, known_places=places, context=context))
+        blocks = normalise_blocks(self._raw(hourly.blocks, 0), daily.wake_up_hour * 60,
+                                  sleep_until=daily.wake_up_hour * 60)
+        plan = DayPlan(now.date().isoformat(), daily.wake_up_hour, daily.items, blocks)
+        self._remember_schedule(plan, f"{self.name}'s schedule for {date}", now, [level1[0].id])
+        return plan
+
+    def _raw(self, blocks, from_minute: int) -> list[tuple[int, int, str]]:
         raw = []
-        for b in hourly.blocks:
+        for b in blocks:
             h, m = map(int, b.start.split(":"))
-            raw.append((h * 60 + m, b.minutes, b.activity))
-        blocks = normalise_blocks(raw, daily.wake_up_hour * 60)
-        return DayPlan(now.date().isoformat(), daily.wake_up_hour, daily.items, blocks)
+            if h * 60 + m < from_minute:
+                self.note(f"block at {b.start} is before {hhmm(from_minute)}: moved to it")
+            raw.append((max(h * 60 + m, from_minute), b.minutes, b.activity))
+        return raw
+
+    def _remember_schedule(self, plan: DayPlan, title: str, now: datetime, evidence: list[int],
+                           start: int = 0) -> None:
+        lines = [f"{hhmm(b.start)} {b.activity} ({b.minutes} min)" for b in plan.blocks if b.start >= start]
+        self.schedule_memory = self.remember("plan", [f"{title}: " + "; ".join(lines)], now, evidence)[0].id
+
+    def _decompose(self, block: PlanItem, now: datetime) -> None:
+        """Just in time: the hour about to start, into 5-15 minute actions."""
+        place = pretty(":".join(block.address.split(":")[:2])) if block.address else "home"
+        out = self.ask(Decompose(persona=self.persona, activity=block.activity, start=hhmm(block.start),
+                                 minutes=block.minutes, place=place))
+        block.actions, fixed = fit_actions([(a.activity, a.minutes) for a in out.actions], block)
+        if fixed:
+            self.note(fixed)
+        steps = "; ".join(f"{a.activity} ({a.minutes} min)" for a in block.actions)
+        self.remember("plan", [f"From {hhmm(block.start)} to {hhmm(block.end)} {self.name} will: {steps}"],
+                      now, [self.schedule_memory] if self.schedule_memory else [])
+
+    def replan(self, now: datetime, context: list[str], evidence: list[int], first_address: str = "") -> None:
+        """After a reaction: the rest of the day is planned again from this moment (SPEC 4)."""
+        if not self.settings.planning or self.plan is None or self.plan.date != now.date().isoformat():
+            return
+        minute = minute_of(now)
+        done = []
+        for b in self.plan.blocks:
+            if b.start >= minute:
+                break
+            kept = PlanItem(b.start, min(b.minutes, minute - b.start), b.activity, b.address)
+            if kept.minutes >= 5 or not done:
+                done.append(kept)
+            else:
+                done[-1].minutes += kept.minutes
+        hourly = self.ask(HourlySchedule(
+            persona=self.persona, date=self._date(now), wake_up_hour=self.plan.wake_up_hour,
+            daily_plan=self.plan.items, known_places=list(self.known.tree), from_time=hhmm(minute),
+            done=[f"{hhmm(b.start)} {b.activity}" for b in done], context=context))
+        self.plan.blocks = normalise_blocks(self._raw(hourly.blocks, minute), minute, before=done)
+        if first_address:
+            nxt = self.plan.block_at(minute)
+            if nxt is not None and nxt.start == minute:
+                nxt.address = first_address
+        self._remember_schedule(self.plan, f"{self.name}'s revised schedule from {hhmm(minute)}", now,
+                                evidence + ([self.schedule_memory] if self.schedule_memory else []), minute)
+        if self.action is not None:
+            self.action.end = now  # decide again now
+
+    def _unplanned(self, now: datetime, current: str) -> tuple[Action, bool]:
+        """The no-planning ablation: the next action from the moment only."""
+        recent = [m.description for m in self.memory.recent(10)]
+        out = self.ask(NextAction(persona=self.persona, time=now.strftime("%A %B %-d, %Y, %H:%M"),
+                                  status=self.action.activity if self.action else "just woke up",
+                                  recent=recent, known_places=list(self.known.tree)))
+        end = now + timedelta(minutes=out.minutes)
+        if self.action and self.action.activity == out.activity:
+            self.action.end = end
+            return self.action, False
+        where = choose_place(self.asker, self.name, self.persona, self.known, out.activity, current)
+        return self._start(out.activity, where, now, end), True
+
+    # --- the summary description (SPEC 6) -------------------------------------------------------
+
+    def refresh_summary(self, now: datetime) -> None:
+        """Regenerated once each game morning, then cached in the agent's state."""
+        if self.summary_date == now.date().isoformat():
+            return
+        k = 10
+        n = self.name
+        parts = [[s.memory.description for s in self.memory.retrieve(q, now, k, purpose="summary").results]
+                 for q in (f"{n}'s core characteristics", f"{n}'s current daily occupation",
+                           f"{n}'s feeling about their recent progress in life")]
+        out = self.ask(SummaryDescription(persona=self.persona, core=parts[0], occupation=parts[1], feeling=parts[2]))
+        self.persona = self.persona.model_copy(update={"summary": (
+            f"Name: {n} (age: {self.spec.age})\nInnate traits: {self.spec.traits}\n"
+            f"{out.core}\n{out.occupation}\n{out.feeling}\nLives in: {self.spec.home}.")})
+        self.summary_date = now.date().isoformat()
+
+    # --- interventions ----------------------------------------------------------------------------
+
+    def whisper(self, text: str, now: datetime) -> Memory:
+        """An inner voice: stored as the agent's own thought, and acted on (the plan is redone)."""
+        thought = self.remember("reflection", [f"Thought: {text}"], now)[0]
+        self.replan(now, [thought.description], [thought.id])
+        return thought
+
+    def interview(self, question: str, interviewer: str, now: datetime) -> tuple[str, Retrieval]:
+        retrieval = self.memory.retrieve(question, now, self.settings.interview_k, purpose="interview")
+        answer = self.ask(Interview(persona=self.persona, interviewer=interviewer, question=question,
+                                    memories=[s.memory.description for s in retrieval.results])).answer
+        self.remember("chat", [f"{interviewer} asked {self.name}: {question} {self.name} answered: {answer}"], now)
+        return answer, retrieval

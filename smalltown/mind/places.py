@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from smalltown.llm.backend import Asker
 from smalltown.llm.tasks import ChoosePlace, Persona
@@ -11,9 +11,11 @@ from smalltown.world.model import World, address, pretty
 
 @dataclass
 class KnownTree:
-    """sector -> arena -> object names the agent knows (it grows as the agent explores)."""
+    """sector -> arena -> object names the agent knows (it grows as the agent explores), and
+    the states of objects as the agent last saw them."""
 
     tree: dict[str, dict[str, list[str]]]
+    states: dict[str, str] = field(default_factory=dict)  # object address -> state last seen
 
     @classmethod
     def from_world(cls, world: World, sectors: tuple[str, ...]) -> "KnownTree":
@@ -22,11 +24,12 @@ class KnownTree:
             for s in sectors if s in world.sectors
         })
 
-    def to_json(self) -> dict:
-        return self.tree
-
-    def describe(self) -> list[str]:
-        return list(self.tree)
+    def visit(self, sector: str, arena: str, objects: list[str]) -> bool:
+        """The agent is in this arena: it now knows it and what is in it. True if it is new."""
+        arenas = self.tree.setdefault(sector, {})
+        new = arena not in arenas or set(objects) - set(arenas[arena])
+        arenas[arena] = list(dict.fromkeys([*arenas.get(arena, []), *objects]))
+        return bool(new)
 
 
 def choose_place(asker: Asker, agent: str, persona: Persona, tree: KnownTree, activity: str,

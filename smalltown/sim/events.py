@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-KINDS = ("started", "moved", "arrived", "entered", "object", "perceived", "said", "planned")
+KINDS = ("started", "moved", "arrived", "entered", "object", "perceived", "said", "reflected",
+         "reacted", "whispered", "interviewed")
 
 
 @dataclass

@@ -9,16 +9,22 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Callable
 
-from smalltown.config import Settings
-from smalltown.seeded import stable_int
+import numpy as np
+
+from smalltown.config import Settings, parse_sets
 from smalltown.llm.backend import Asker, Backend, CallRecord
+from smalltown.llm.embed import Embedder, HashEmbedder
 from smalltown.mind.agent import Action, Mind
+from smalltown.mind.dialogue import converse
+from smalltown.mind.memory import Memory, MemoryStream, Retrieval, RetrievalWeights
+from smalltown.lang import gerund
+from smalltown.seeded import stable_int
 from smalltown.sim.events import Event
-from smalltown.store.save import Save
+from smalltown.store.save import Save, SaveError
 from smalltown.world.load import load_world_text
 from smalltown.world.model import AgentSpec, Tile, World, pretty
 from smalltown.world.paths import Paths
-from smalltown.world.perception import Body, perceive
+from smalltown.world.perception import Body, Seen, perceive
 
 TIME_FMT = "%Y-%m-%d %H:%M:%S"
 
@@ -46,10 +52,13 @@ class Agent:
 
     @property
     def doing(self) -> str:
+        """What others see it doing: "wiping the tables", "walking to the cafe to ..." """
         a = self.mind.action
         if a is None:
             return "idle"
-        return f"walking to {pretty(a.address)} to {a.activity}" if self.path else a.activity
+        if self.path:
+            return f"walking to the {a.address.split(':')[1]} to {a.activity}"
+        return gerund(a.activity)
 
     @property
     def asleep(self) -> bool:
@@ -62,66 +71,111 @@ class Agent:
 
 
 class Simulation:
-    def __init__(self, world: World, save: Save, backend: Backend, settings: Settings, tick: int):
+    def __init__(self, world: World, save: Save, backend: Backend, settings: Settings, tick: int,
+                 embedder: Embedder | None = None):
         self.world = world
         self.save = save
         self.backend = backend
         self.settings = settings
         self.tick = tick
         self.paths = Paths(world.map.walkable)
+        self.embedder = embedder or HashEmbedder()
         self._calls: list[tuple[int, CallRecord]] = []
         self.asker = Asker(backend, lambda rec: self._calls.append((self.tick, rec)))
         self.objects: dict[str, str] = {a: o.initial_state for a, o in world.objects.items()}
         self.users: dict[str, set[str]] = {}
         self.agents: list[Agent] = []
+        self._by_name: dict[str, Agent] = {}
+        self._next_memory_id = 1
+        self.importance_cache: dict[str, int] = {}
+        self.weights = RetrievalWeights(settings.weight_recency, settings.weight_importance,
+                                        settings.weight_relevance, settings.recency_decay)
+
+    def _new_id(self) -> int:
+        self._next_memory_id += 1
+        return self._next_memory_id - 1
+
+    def _mind(self, spec: AgentSpec, state: dict | None = None) -> Mind:
+        stream = MemoryStream(spec.name, self.embedder, self._new_id, self.weights)
+        return Mind(spec, self.world, self.asker, stream, self.importance_cache, self.settings, state)
+
+    def _add(self, agent: Agent) -> None:
+        self.agents.append(agent)
+        self._by_name[agent.name] = agent
 
     # --- creating and opening -----------------------------------------------------------------
 
     @classmethod
-    def create(cls, world: World, path: str | Path, backend: Backend,
-               settings: Settings | None = None, overwrite: bool = False) -> "Simulation":
+    def create(cls, world: World, path: str | Path, backend: Backend, settings: Settings | None = None,
+               overwrite: bool = False, sets: list[str] = ()) -> "Simulation":
+        """A new run of `world`. Settings: the defaults (or `settings`), then the world file's
+        [settings], then `--set` options; the result is recorded in the save."""
+        settings = (settings or Settings()).override(**world.settings).override(**parse_sets(sets))
         save = Save.create(path, {
             "world": world.name, "world_source": world.source, "world_text": world.text,
             "map_source": world.map_source, "map_text": world.map_text,
             "tick": 0, "game_time": world.start.strftime(TIME_FMT),
-            "created_with": backend.name,
+            "created_with": backend.name, "settings": settings.changes(),
         }, overwrite=overwrite)
-        sim = cls(world, save, backend, settings or Settings(), tick=0)
-        start = sim.now.strftime(TIME_FMT)
-        with save.transaction():
-            for spec in world.agents:
-                arena = world.arena_at(spec.spawn)
-                sim.agents.append(Agent(spec, Mind(spec, world, sim.asker), spec.spawn,
-                                        arena.index if arena else -1))
-                save.add_memories(
-                    (spec.name, "observation", m, start, start, None, None, "[]")
-                    for m in spec.seed_memories)
-            save.upsert_agents(sim._agent_row(a) for a in sim.agents)
-            save.set_objects(sim.objects.items())
+        sim = cls(world, save, backend, settings, tick=0)
+        save.set_meta({"embedder": sim.embedder.name})
+        for spec in world.agents:
+            arena = world.arena_at(spec.spawn)
+            agent = Agent(spec, sim._mind(spec), spec.spawn, arena.index if arena else -1)
+            sim._add(agent)
+            agent.mind.remember("observation", spec.seed_memories, sim.now)  # seed memories
+            if arena:
+                agent.mind.enter(arena.sector, arena.name, list(arena.objects))
+        sim._flush([], {a.name for a in sim.agents}, set(), set(sim.objects))
         return sim
 
     @classmethod
-    def open(cls, path: str | Path, backend: Backend, settings: Settings | None = None) -> "Simulation":
+    def open(cls, path: str | Path, backend: Backend, settings: Settings | None = None,
+             sets: list[str] = ()) -> "Simulation":
+        """Continue a save from its last committed tick, with the settings it was run with
+        (plus `--set` options, which are then recorded)."""
         save = Save.open(path)
+        extra = parse_sets(sets)
+        settings = (settings or Settings()).override(**save.meta("settings", {})).override(**extra)
+        if extra:
+            with save.transaction():
+                save.set_meta({"settings": settings.changes()})
         world = load_world_text(save.meta("world_source"), save.meta("world_text"),
                                 save.meta("map_source"), save.meta("map_text"))
-        sim = cls(world, save, backend, settings or Settings(), tick=save.meta("tick"))
+        embedder = HashEmbedder()
+        if save.meta("embedder") != embedder.name:
+            raise SaveError(f"{path}: its memories were embedded with {save.meta('embedder')!r}, "
+                            f"not {embedder.name!r}; embeddings of two embedders cannot be mixed")
+        sim = cls(world, save, backend, settings, tick=save.meta("tick"), embedder=embedder)
         sim.objects.update(save.objects())
+        embedder.preload((text, np.frombuffer(vec, dtype=np.float32)) for text, vec in save.embeddings())
+        streams: dict[str, tuple[list[Memory], list[np.ndarray]]] = {}
+        last_id = 0
+        for mid, agent_name, kind, desc, created, accessed, importance, emb, evidence in save.memories():
+            mems, embs = streams.setdefault(agent_name, ([], []))
+            mems.append(Memory(mid, agent_name, kind, desc, datetime.fromisoformat(created),
+                               datetime.fromisoformat(accessed), importance, tuple(json.loads(evidence))))
+            embs.append(np.frombuffer(emb, dtype=np.float32))
+            sim.importance_cache.setdefault(desc, importance)
+            last_id = mid
+        sim._next_memory_id = last_id + 1
         rows = {r[0]: r for r in save.agents()}
         for spec in world.agents:
             name, x, y, dest, _action, _address, state = rows[spec.name]
             state = json.loads(state)
             tile = (x, y)
             arena = world.arena_at(tile)
-            agent = Agent(spec, Mind(spec, world, sim.asker, state), tile,
+            agent = Agent(spec, sim._mind(spec, state), tile,
                           arena.index if arena else -1, using=state.get("using"),
                           recent=deque(state.get("recent", [])))
+            mems, embs = streams.get(spec.name, ([], []))
+            agent.mind.memory.load(mems, np.vstack(embs) if embs else np.zeros((0, embedder.dim), np.float32))
             if dest:
                 agent.dest = tuple(json.loads(dest))
                 agent.path = deque(sim.paths.path(tile, agent.dest))
             if agent.using:
                 sim.users.setdefault(agent.using, set()).add(agent.name)
-            sim.agents.append(agent)
+            sim._add(agent)
         return sim
 
     def close(self) -> None:
@@ -134,15 +188,12 @@ class Simulation:
         return self.world.start + timedelta(seconds=self.tick * self.world.step_seconds)
 
     def agent(self, name: str) -> Agent:
-        for a in self.agents:
-            if a.name == name:
-                return a
-        raise KeyError(name)
+        return self._by_name[name]
 
     # --- the tick -----------------------------------------------------------------------------
 
     def step(self) -> list[Event]:
-        """Advance one tick and commit it: perceive, decide, move, use objects."""
+        """Advance one tick and commit it: perceive and remember, reflect, react, act, move."""
         self.tick += 1
         now = self.now
         stamp = now.strftime(TIME_FMT)
@@ -154,7 +205,16 @@ class Simulation:
         def emit(agent: str | None, kind: str, text: str, **data: object) -> None:
             events.append(Event(self.tick, stamp, agent, kind, text, data))
 
-        self._perceive(emit, changed)
+        seen = self._perceive(emit, changed)
+        for agent in self.agents:
+            if seen.get(agent.name):
+                agent.mind.observe(seen[agent.name], now, self.objects)
+            if agent.mind.should_reflect():
+                insights = agent.mind.reflect(now)
+                emit(agent.name, "reflected", f"{agent.name} reflects: " + " / ".join(m.description for m in insights),
+                     memories=[m.id for m in insights])
+                changed.add(agent.name)
+        self._react(seen, now, emit, changed)
         for agent in self.agents:
             if agent.mind.due(now):
                 self._decide(agent, now, emit, dirty_objects)
@@ -165,25 +225,49 @@ class Simulation:
                 moved.add(agent.name)
                 if not agent.path:
                     changed.add(agent.name)
+        self._flush(events, changed, moved, dirty_objects)
+        return events
 
+    def _flush(self, events: list[Event], changed: set[str], moved: set[str], dirty_objects: set[str]) -> None:
+        """One transaction: everything this tick (or intervention) changed."""
+        stamp = self.now.strftime(TIME_FMT)
+        new_memories, touched, retrievals = [], [], []
+        for agent in self.agents:
+            n, t, r = agent.mind.memory.drain()
+            new_memories += n
+            touched += t
+            retrievals += r
+        fresh = self.embedder.take_fresh()
         with self.save.transaction():
-            self.save.upsert_agents(self._agent_row(self.agent(n)) for n in sorted(changed))
+            self.save.upsert_agents(self._agent_row(self._by_name[n]) for n in sorted(changed))
             self.save.move_agents((a.tile[0], a.tile[1], a.name) for a in self.agents
                                   if a.name in moved and a.name not in changed)
             self.save.set_objects((o, self.objects[o]) for o in sorted(dirty_objects))
             self.save.add_events((e.tick, e.time, e.agent, e.kind, e.text, json.dumps(e.data))
                                  for e in events)
+            self.save.add_memories(
+                (m.id, m.agent, m.kind, m.description, m.created.strftime(TIME_FMT),
+                 m.last_accessed.strftime(TIME_FMT), m.importance, emb.astype(np.float32).tobytes(),
+                 json.dumps(list(m.evidence))) for m, emb in new_memories)
+            self.save.touch_memories((when.strftime(TIME_FMT), mid) for mid, when in touched)
+            self.save.add_retrievals(
+                (self.tick, r.time.strftime(TIME_FMT), r.agent, r.purpose, r.query, json.dumps([
+                    {"id": s.memory.id, "recency": round(s.recency, 4), "importance": round(s.importance, 4),
+                     "relevance": round(s.relevance, 4), "total": round(s.total, 4)} for s in r.results]))
+                for r in retrievals)
+            self.save.add_embeddings((text, vec.astype(np.float32).tobytes()) for text, vec in fresh)
             self.save.add_calls(
                 (t, stamp, c.agent, c.task, c.prompt, c.raw_answer, c.parsed_answer, c.prompt_tokens,
                  c.completion_tokens, c.cached_tokens, c.ms, c.backend, c.model, c.note)
                 for t, c in self._calls)
             self.save.set_meta({"tick": self.tick, "game_time": stamp})
         self._calls.clear()
-        return events
 
-    def _perceive(self, emit, changed: set[str]) -> None:
+    def _perceive(self, emit, changed: set[str]) -> dict[str, list[Seen]]:
+        """What each awake agent newly sees this tick (retention drops what it just saw)."""
         s = self.settings
         bodies = [Body(a.name, a.tile, a.arena, a.doing) for a in self.agents]
+        new: dict[str, list[Seen]] = {}
         for agent, body in zip(self.agents, bodies):
             if agent.asleep:
                 continue
@@ -194,20 +278,72 @@ class Simulation:
                 agent.recent.append(seen.description)
                 while len(agent.recent) > s.retention:
                     agent.recent.popleft()
+                new.setdefault(agent.name, []).append(seen)
                 emit(agent.name, "perceived", f"{agent.name} sees: {seen.description}",
                      subject=seen.subject, distance=seen.distance)
                 changed.add(agent.name)
+        return new
+
+    def _react(self, seen: dict[str, list[Seen]], now: datetime, emit, changed: set[str]) -> None:
+        """Each awake agent may react to one new observation: another agent it may talk to, or
+        something that matters (importance 6 or more, such as a burning stove)."""
+        talked: set[str] = set()
+        for agent in self.agents:
+            if agent.asleep or agent.name in talked or (agent.action and agent.action.talking):
+                continue
+            for s in seen.get(agent.name, []):
+                other = self._by_name.get(s.subject)
+                if other is not None:
+                    if (other.asleep or other.name in talked or (other.action and other.action.talking)
+                            or not agent.mind.may_talk_to(other.name, now)):
+                        continue
+                elif agent.mind.importance([s.description])[0] < 6:
+                    continue
+                reaction = agent.mind.consider(s, other is not None, now)
+                changed.add(agent.name)
+                answer = reaction.answer
+                if answer.react and answer.talk and other is not None:
+                    self._converse(agent, other, now, emit, changed)
+                    talked |= {agent.name, other.name}
+                elif answer.react and answer.reaction:
+                    emit(agent.name, "reacted", f"{agent.name} reacts to {s.description}: {answer.reaction}",
+                         observed=s.subject, reaction=answer.reaction)
+                    agent.mind.replan(now, [f"Reaction: {answer.reaction}"], [],
+                                      first_address="" if other else s.subject)
+                break  # one observation considered per tick
+
+    def _converse(self, a: Agent, b: Agent, now: datetime, emit, changed: set[str]) -> None:
+        arena = self.world.arena_at(a.tile)
+        place = pretty(arena.address) if arena else "the street"
+        conv = converse(a.mind, b.mind, now, place)
+        for speaker, text in conv.lines:
+            listener = b.name if speaker == a.name else a.name
+            emit(speaker, "said", f"{speaker}: {text}", to=listener, place=place)
+        for me, other in ((a, b), (b, a)):
+            learned = conv.learned[me.name]
+            if learned:  # something new to act on: the rest of the day is planned again
+                chat = conv.chats[me.name]
+                me.mind.replan(now, [m.description for m in learned], [chat.id] + [m.id for m in learned])
+            me.path.clear()
+            me.dest = None
+            action = me.mind.talk(other.name, now, conv.minutes)
+            emit(me.name, "started", f"{me.name}: {action.activity}", activity=action.activity,
+                 address=action.address, end=action.end.strftime(TIME_FMT))
+            changed.add(me.name)
 
     def _decide(self, agent: Agent, now: datetime, emit, dirty: set[str]) -> None:
         here = self.world.arena_at(agent.tile)
         current = here.address if here else ""
         action, new = agent.mind.next_action(now, current)
-        if not new:
-            return
+        if new:
+            emit(agent.name, "started", f"{agent.name}: {action.describe()}",
+                 activity=action.activity, address=action.address, end=action.end.strftime(TIME_FMT))
+        if agent.using == action.address:
+            return  # the next step of the same activity, in the same place
         self._release(agent, emit, dirty)
-        emit(agent.name, "started", f"{agent.name}: {action.describe()}",
-             activity=action.activity, address=action.address, end=action.end.strftime(TIME_FMT))
         goal = self._tile_for(agent, action.address)
+        if agent.path and agent.dest == goal:
+            return  # still on the way there
         agent.dest = goal
         agent.path = deque(self.paths.path(agent.tile, goal))
         if agent.path:
@@ -227,6 +363,8 @@ class Simulation:
         index = arena.index if arena else -1
         if index != agent.arena:
             agent.arena = index
+            if arena:
+                agent.mind.enter(arena.sector, arena.name, list(arena.objects))
             where = pretty(arena.address) if arena else "the street"
             emit(agent.name, "entered", f"{agent.name} enters {where}",
                  arena=arena.address if arena else None)
@@ -266,6 +404,40 @@ class Simulation:
         act = a.action
         return (a.name, a.tile[0], a.tile[1], json.dumps(list(a.dest)) if a.dest else None,
                 act.describe() if act else None, act.address if act else None, a.state_json())
+
+    # --- interventions: the user's hand in the town (committed at once; time does not move) ---
+
+    def whisper(self, name: str, text: str) -> Memory:
+        """An inner voice: the agent takes `text` as its own thought and re-plans around it."""
+        agent = self._by_name[name]
+        stamp = self.now.strftime(TIME_FMT)
+        thought = agent.mind.whisper(text, self.now)
+        event = Event(self.tick, stamp, name, "whispered", f"{name} hears an inner voice: {text}",
+                      {"memory": thought.id})
+        self._flush([event], {name}, set(), set())
+        return thought
+
+    def interview(self, name: str, question: str, interviewer: str = "the interviewer") -> tuple[str, Retrieval]:
+        """Ask an agent a question in a persona; the answer comes from its memory and is
+        remembered by it. The town does not advance."""
+        agent = self._by_name[name]
+        answer, retrieval = agent.mind.interview(question, interviewer, self.now)
+        event = Event(self.tick, self.now.strftime(TIME_FMT), name, "interviewed",
+                      f"{interviewer} asks {name}: {question} — {answer}",
+                      {"interviewer": interviewer, "question": question, "answer": answer})
+        self._flush([event], {name}, set(), set())
+        return answer, retrieval
+
+    def edit_object(self, address: str, state: str) -> None:
+        """The user rewrites an object's state ("stove is burning"); agents who see it notice."""
+        if address not in self.objects:
+            raise KeyError(f"no object {address!r} (addresses look like 'sector:arena:object')")
+        events: list[Event] = []
+        self._set_object(address, state, None,
+                         lambda agent, kind, text, **data: events.append(
+                             Event(self.tick, self.now.strftime(TIME_FMT), agent, kind, text, {**data, "by": "user"})),
+                         set())
+        self._flush(events, set(), set(), {address})
 
     # --- running ------------------------------------------------------------------------------
 

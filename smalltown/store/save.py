@@ -11,7 +11,7 @@ from typing import Any, Iterable, Iterator
 
 import sqlite_utils
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
@@ -53,6 +53,20 @@ def _create_schema(db: sqlite_utils.Database) -> None:
         pk="id",
     )
     db["llm_calls"].create_index(["agent", "task"])
+    _create_v2(db)
+
+
+def _create_v2(db: sqlite_utils.Database) -> None:
+    """Added in schema 2: the embedding cache and the retrieval log."""
+    db["embeddings"].create({"text": str, "vector": bytes}, pk="text")  # texts that are not memories (queries)
+    db["retrievals"].create(
+        {"id": int, "tick": int, "time": str, "agent": str, "purpose": str, "query": str, "results": str},
+        pk="id",
+    )
+    db["retrievals"].create_index(["agent", "id"])
+
+
+MIGRATIONS = {1: _create_v2}  # from version N to N + 1
 
 
 class Save:
@@ -93,8 +107,14 @@ class Save:
             raise SaveError(f"{path}: not a smalltown save ({e})") from None
         if version is None:
             raise SaveError(f"{path}: not a smalltown save (no schema version in meta)")
-        if version != SCHEMA_VERSION:
-            raise SaveError(f"{path}: save schema version {version}, this smalltown reads {SCHEMA_VERSION}")
+        if not isinstance(version, int) or version > SCHEMA_VERSION or (version < SCHEMA_VERSION and version not in MIGRATIONS):
+            raise SaveError(f"{path}: save schema version {version}; this smalltown reads versions "
+                            f"up to {SCHEMA_VERSION} (a newer smalltown wrote it?)")
+        while version < SCHEMA_VERSION:
+            with save.transaction():
+                MIGRATIONS[version](sqlite_utils.Database(save.conn))
+                version += 1
+                save.set_meta({"schema_version": version})
         return save
 
     @staticmethod
@@ -152,10 +172,31 @@ class Save:
             "INSERT INTO events(tick, time, agent, kind, text, data) VALUES (?,?,?,?,?,?)", rows)
 
     def add_memories(self, rows: Iterable[tuple]) -> None:
-        """rows: (agent, kind, description, created, last_accessed, importance, embedding, evidence)"""
+        """rows: (id, agent, kind, description, created, last_accessed, importance, embedding, evidence)"""
         self.conn.executemany(
-            "INSERT INTO memories(agent, kind, description, created, last_accessed, importance, "
-            "embedding, evidence) VALUES (?,?,?,?,?,?,?,?)", rows)
+            "INSERT INTO memories(id, agent, kind, description, created, last_accessed, importance, "
+            "embedding, evidence) VALUES (?,?,?,?,?,?,?,?,?)", rows)
+
+    def touch_memories(self, rows: Iterable[tuple[str, int]]) -> None:
+        """rows: (last_accessed, id): retrieval updates a record's last access."""
+        self.conn.executemany("UPDATE memories SET last_accessed=? WHERE id=?", rows)
+
+    def memories(self) -> Iterator[tuple]:
+        """(id, agent, kind, description, created, last_accessed, importance, embedding, evidence)"""
+        yield from self.conn.execute(
+            "SELECT id, agent, kind, description, created, last_accessed, importance, embedding, "
+            "evidence FROM memories ORDER BY id")
+
+    def add_embeddings(self, rows: Iterable[tuple[str, bytes]]) -> None:
+        self.conn.executemany("INSERT OR IGNORE INTO embeddings(text, vector) VALUES (?, ?)", rows)
+
+    def embeddings(self) -> Iterator[tuple[str, bytes]]:
+        yield from self.conn.execute("SELECT text, vector FROM embeddings")
+
+    def add_retrievals(self, rows: Iterable[tuple]) -> None:
+        """rows: (tick, time, agent, purpose, query, results-json)"""
+        self.conn.executemany(
+            "INSERT INTO retrievals(tick, time, agent, purpose, query, results) VALUES (?,?,?,?,?,?)", rows)
 
     def add_calls(self, rows: Iterable[tuple]) -> None:
         self.conn.executemany(
@@ -173,7 +214,7 @@ class Save:
         return dict(self.conn.execute("SELECT address, state FROM objects"))
 
     def count(self, table: str) -> int:
-        assert table in {"agents", "objects", "memories", "events", "llm_calls"}
+        assert table in {"agents", "objects", "memories", "events", "llm_calls", "retrievals", "embeddings"}
         return self.conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
 
     def digest(self) -> str:

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, ValidationError
 
+from smalltown.config import Settings, SettingsError
 from smalltown.world.errors import Problem, WorldError
 from smalltown.world.model import (
     BLOCKED_KINDS,
@@ -222,6 +223,13 @@ def build_world(
                         f"object {obj.name!r} is outside its arena {arena.sector}: {arena.name}: "
                         f"tile {list(t)} belongs to {inside.replace(':', ': ')}"))
 
+    # --- settings ---
+    for key, value in doc.settings.items():
+        try:
+            Settings().override(**{key: value})
+        except SettingsError as e:
+            problems.append(Problem(source, wline(("settings", key)), str(e)))
+
     # --- agents ---
     names = Counter(a.name for a in doc.agents)
     agents: list[AgentSpec] = []
@@ -256,6 +264,7 @@ def build_world(
         name=doc.name, source=source, text=text, map_source=map_source, map_text=map_text,
         map=tilemap, start=doc.start.replace(tzinfo=None), step_seconds=doc.step_seconds,
         seed=doc.seed, sectors=sectors, agents=agents, arenas=arenas, objects=objects,
+        settings=dict(doc.settings),
     )
 
 

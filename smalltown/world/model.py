@@ -115,6 +115,7 @@ class World:
     agents: list[AgentSpec]
     arenas: list[Arena] = field(default_factory=list)
     objects: dict[str, Object] = field(default_factory=dict)
+    settings: dict[str, bool | int | float] = field(default_factory=dict)  # the file's [settings]
 
     def arena_at(self, tile: Tile) -> Arena | None:
         if not self.map.in_bounds(tile):

@@ -56,6 +56,7 @@ class WorldIn(_Strict):
     start: datetime
     step_seconds: int = Field(default=10, gt=0, le=3600)
     seed: int = 0
+    settings: dict[str, bool | int | float] = Field(default_factory=dict)  # overrides of config.Settings
     sectors: dict[str, SectorIn] = Field(min_length=1)
     agents: list[AgentIn] = Field(min_length=1)
 

@@ -1,0 +1,163 @@
+"""`smalltown inspect | whisper | interview`: look into an agent, or step into its mind."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from datetime import datetime, time, timedelta
+
+from rich.console import Console
+from rich.table import Table
+
+from smalltown.llm.registry import make_backend
+from smalltown.mind.agent import Mind, hhmm, minute_of
+from smalltown.mind.memory import Retrieval
+from smalltown.sim.simulation import TIME_FMT, Simulation
+
+
+class UnknownAgent(Exception):
+    pass
+
+
+def open_sim(args: argparse.Namespace) -> Simulation:
+    backend = make_backend(getattr(args, "backend", "scripted"), seed=0)
+    sim = Simulation.open(args.save, backend, sets=getattr(args, "set", None) or [])
+    backend.seed = sim.world.seed
+    return sim
+
+
+def find_agent(sim: Simulation, name: str) -> str:
+    """A full name, or a first name, any case."""
+    names = [a.name for a in sim.agents]
+    low = name.strip().lower()
+    hits = [n for n in names if n.lower() == low] or [n for n in names if n.split()[0].lower() == low]
+    if len(hits) != 1:
+        raise UnknownAgent(f"no agent {name!r} in this save (agents: {', '.join(names)})")
+    return hits[0]
+
+
+def plan_json(mind: Mind, now: datetime) -> dict:
+    plan = mind.plan
+    if plan is None:
+        return {"daily": [], "blocks": [], "actions": []}
+    minute = minute_of(now) if plan.date == now.date().isoformat() else -1
+    current = plan.block_at(minute) if minute >= 0 else None
+    return {
+        "date": plan.date, "wake_up_hour": plan.wake_up_hour, "daily": plan.items,
+        "blocks": [{"start": hhmm(b.start), "minutes": b.minutes, "activity": b.activity,
+                    "address": b.address, "current": b is current} for b in plan.blocks],
+        "actions": [{"start": hhmm(a.start), "minutes": a.minutes, "activity": a.activity,
+                     "current": a.start <= minute < a.end} for a in (current.actions or [])] if current else [],
+    }
+
+
+def retrieval_json(r: Retrieval) -> dict:
+    return {"query": r.query, "time": r.time.strftime(TIME_FMT), "results": [
+        {"id": s.memory.id, "kind": s.memory.kind, "description": s.memory.description,
+         "recency": round(s.recency, 4), "importance": round(s.importance, 4),
+         "relevance": round(s.relevance, 4), "total": round(s.total, 4)} for s in r.results]}
+
+
+def inspect(args: argparse.Namespace) -> int:
+    sim = open_sim(args)
+    try:
+        name = find_agent(sim, args.agent)
+        agent = sim.agent(name)
+        mind = agent.mind
+        if args.retrieve is not None:
+            # an inspection is read-only: the retrieval's last-access updates are not committed
+            r = mind.memory.retrieve(args.retrieve, sim.now, args.k, purpose="inspect")
+            out = retrieval_json(r)
+            if args.json:
+                print(json.dumps(out))
+            else:
+                show_retrieval(out)
+            return 0
+        memories = list(mind.memory)[-args.memories:][::-1]
+        info = {
+            "agent": name, "game_time": sim.now.strftime(TIME_FMT),
+            "summary": mind.persona.summary or mind.persona.description,
+            "action": agent.action.describe() if agent.action else None,
+            "plan": plan_json(mind, sim.now),
+            "memories": [{"id": m.id, "kind": m.kind, "created": m.created.strftime(TIME_FMT),
+                          "importance": m.importance, "description": m.description,
+                          "evidence": list(m.evidence)} for m in memories],
+            "memory_count": len(mind.memory),
+        }
+        if args.json:
+            print(json.dumps(info))
+        else:
+            show_inspect(info)
+        return 0
+    finally:
+        sim.close()
+
+
+def show_inspect(info: dict) -> None:
+    c = Console()
+    c.rule(f"[bold]{info['agent']}[/] at {info['game_time']}")
+    c.print(info["summary"])
+    c.print(f"\n[bold]Now:[/] {info['action'] or '—'}")
+    plan = info["plan"]
+    if plan["daily"]:
+        c.print(f"\n[bold]Plan for {plan['date']}[/] (wakes at {plan['wake_up_hour']}:00)")
+        for item in plan["daily"]:
+            c.print(f"  • {item}")
+        c.print("\n[bold]Hour by hour[/]")
+        for b in plan["blocks"]:
+            mark = "▶" if b["current"] else " "
+            c.print(f" {mark} {b['start']} {b['minutes']:>4} min  {b['activity']}"
+                    + (f"  [dim]@ {b['address'].replace(':', ': ')}[/]" if b["address"] else ""))
+        if plan["actions"]:
+            c.print("\n[bold]This hour[/]")
+            for a in plan["actions"]:
+                c.print(f" {'▶' if a['current'] else ' '} {a['start']} {a['minutes']:>3} min  {a['activity']}")
+    t = Table(title=f"Latest memories ({len(info['memories'])} of {info['memory_count']})", show_lines=False)
+    for col in ("id", "time", "kind", "imp", "description", "evidence"):
+        t.add_column(col, overflow="fold")
+    for m in info["memories"]:
+        t.add_row(str(m["id"]), m["created"][5:16], m["kind"], str(m["importance"]), m["description"],
+                  ", ".join(map(str, m["evidence"])))
+    c.print(t)
+
+
+def show_retrieval(out: dict) -> None:
+    t = Table(title=f"Retrieval: {out['query']!r} at {out['time']}")
+    for col in ("id", "kind", "recency", "importance", "relevance", "total", "description"):
+        t.add_column(col, overflow="fold")
+    for r in out["results"]:
+        t.add_row(str(r["id"]), r["kind"], f"{r['recency']:.3f}", f"{r['importance']:.3f}",
+                  f"{r['relevance']:.3f}", f"{r['total']:.3f}", r["description"])
+    Console().print(t)
+
+
+def whisper(args: argparse.Namespace) -> int:
+    sim = open_sim(args)
+    try:
+        name = find_agent(sim, args.agent)
+        thought = sim.whisper(name, args.text)
+        plan = plan_json(sim.agent(name).mind, sim.now)
+        print(f"{name} now thinks: {thought.description} (memory {thought.id}, importance {thought.importance})")
+        upcoming = [b for b in plan["blocks"] if b["start"] >= hhmm(minute_of(sim.now))]
+        if upcoming:
+            print("The rest of the day:")
+            for b in upcoming:
+                print(f"  {b['start']} {b['minutes']:>4} min  {b['activity']}")
+        return 0
+    finally:
+        sim.close()
+
+
+def interview(args: argparse.Namespace) -> int:
+    sim = open_sim(args)
+    try:
+        name = find_agent(sim, args.agent)
+        answer, retrieval = sim.interview(name, args.question, args.persona)
+        if args.json:
+            print(json.dumps({"agent": name, "question": args.question, "as": args.persona,
+                              "answer": answer, "retrieval": retrieval_json(retrieval)}))
+        else:
+            print(f"{args.persona} → {name}: {args.question}\n{name}: {answer}")
+        return 0
+    finally:
+        sim.close()

@@ -1,0 +1,26 @@
+"""Small pieces of English for descriptions built from plan phrases."""
+
+from __future__ import annotations
+
+_KEEP = {"sleeping", "talking", "walking"}
+_DOUBLE = {"get", "sit", "run", "shop", "stop", "plan", "chat", "jog", "set", "put", "swim", "cut", "hit", "tap", "nap", "mop"}
+
+
+def gerund(phrase: str) -> str:
+    """"wipe the tables" -> "wiping the tables": plans are imperative, descriptions of what
+    someone is doing are not ("Isabella Rodriguez is wiping the tables")."""
+    first, sep, rest = phrase.strip().partition(" ")
+    low = first.lower()
+    if not low.isalpha() or low.endswith("ing") or low in _KEEP:
+        return phrase
+    if low == "be":
+        ing = "being"
+    elif low.endswith("ie"):
+        ing = low[:-2] + "ying"
+    elif low.endswith("e") and not low.endswith(("ee", "ye", "oe")) and len(low) > 2:
+        ing = low[:-1] + "ing"
+    elif low in _DOUBLE:
+        ing = low + low[-1] + "ing"
+    else:
+        ing = low + "ing"
+    return ing + sep + rest

@@ -1,0 +1,275 @@
+"""One agent's memory stream and its retrieval (SPEC §1–§2).
+
+The stream keeps its records twice: as `Memory` objects (what callers read) and as column arrays
+(embeddings, importance, last access, kind, id) that retrieval scores in one vectorised pass, with
+no Python loop per record. The simulation owns persistence: `drain()` hands it what changed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Callable, Collection, Iterator, Sequence
+
+import numpy as np
+
+from smalltown.llm.embed import Embedder
+
+KINDS = ("observation", "reflection", "plan", "chat")
+_KIND_CODE = {k: i for i, k in enumerate(KINDS)}
+
+# Last-access times are stored as float hours since this fixed epoch (float64: sub-second exact
+# for millennia), so recency is one array subtraction.
+EPOCH = datetime(2000, 1, 1)
+
+# A component whose range over the candidates is at most this counts 0.5 for every candidate
+# (SPEC §2: "a component with zero range counts 0.5"), rather than blowing rounding noise up to [0, 1].
+ZERO_RANGE = 1e-12
+
+
+def game_hours(t: datetime) -> float:
+    """Hours since EPOCH. Aware datetimes are taken in UTC; the simulation's clock is naive."""
+    if t.tzinfo is not None:
+        t = t.astimezone(timezone.utc).replace(tzinfo=None)
+    return (t - EPOCH).total_seconds() / 3600.0
+
+
+@dataclass
+class Memory:
+    id: int
+    agent: str
+    kind: str  # one of KINDS
+    description: str
+    created: datetime
+    last_accessed: datetime
+    importance: int  # 1..10
+    evidence: tuple[int, ...] = ()  # ids of the memories it was derived from
+
+
+@dataclass(frozen=True)
+class Scored:
+    """One retrieved record with its components, each min–max normalised over the candidates."""
+
+    memory: Memory
+    recency: float
+    importance: float
+    relevance: float
+    total: float
+
+
+@dataclass
+class Retrieval:
+    """One retrieval, kept so the debugger can show why these memories came back."""
+
+    agent: str
+    query: str
+    time: datetime
+    purpose: str
+    results: list[Scored]
+
+
+@dataclass(frozen=True)
+class RetrievalWeights:
+    recency: float = 1.0
+    importance: float = 1.0
+    relevance: float = 1.0
+    decay: float = 0.995  # per game hour since last access (SPEC §2)
+
+
+def _normalise(x: np.ndarray) -> np.ndarray:
+    lo, hi = float(x.min()), float(x.max())
+    if hi - lo <= ZERO_RANGE:
+        return np.full(x.shape, 0.5)
+    return (x - lo) / (hi - lo)
+
+
+class MemoryStream:
+    def __init__(self, agent: str, embedder: Embedder, next_id: Callable[[], int],
+                 weights: RetrievalWeights = RetrievalWeights()):
+        self.agent = agent
+        self.embedder = embedder
+        self.next_id = next_id
+        self.weights = weights
+        self._reset(0)
+
+    def _reset(self, capacity: int) -> None:
+        self._mems: list[Memory] = []
+        self._row: dict[int, int] = {}  # memory id -> row
+        self._n = 0
+        cap = max(capacity, 64)
+        self._emb = np.zeros((cap, self.embedder.dim), np.float32)
+        self._imp = np.zeros(cap, np.float64)
+        self._acc = np.zeros(cap, np.float64)  # last access, game_hours()
+        self._ids = np.zeros(cap, np.int64)
+        self._kind = np.zeros(cap, np.int8)
+        # What changed since the last drain().
+        self._new: list[tuple[Memory, np.ndarray]] = []
+        self._touched: dict[int, datetime] = {}
+        self._retrievals: list[Retrieval] = []
+
+    def _reserve(self, needed: int) -> None:
+        cap = len(self._imp)
+        if needed <= cap:
+            return
+        while cap < needed:
+            cap *= 2
+        n = self._n
+        emb = np.zeros((cap, self.embedder.dim), np.float32)
+        emb[:n] = self._emb[:n]
+        self._emb = emb
+        for name in ("_imp", "_acc", "_ids", "_kind"):
+            old = getattr(self, name)
+            new = np.zeros(cap, old.dtype)
+            new[:n] = old[:n]
+            setattr(self, name, new)
+
+    def _append(self, mem: Memory, vec: np.ndarray) -> None:
+        if mem.agent != self.agent:
+            raise ValueError(f"memory {mem.id} belongs to {mem.agent!r}, not {self.agent!r}")
+        if mem.kind not in _KIND_CODE:
+            raise ValueError(f"unknown memory kind {mem.kind!r} (expected one of {KINDS})")
+        if self._mems and mem.id <= self._mems[-1].id:
+            raise ValueError(f"memory ids must increase: {mem.id} after {self._mems[-1].id}")
+        self._reserve(self._n + 1)
+        i = self._n
+        self._emb[i] = vec
+        self._imp[i] = mem.importance
+        self._acc[i] = game_hours(mem.last_accessed)
+        self._ids[i] = mem.id
+        self._kind[i] = _KIND_CODE[mem.kind]
+        self._mems.append(mem)
+        self._row[mem.id] = i
+        self._n += 1
+
+    def add(self, kind: str, description: str, now: datetime, importance: int,
+            evidence: Sequence[int] = ()) -> Memory:
+        """Embed (through the embedder's cache), append, and queue the record for saving."""
+        if kind not in _KIND_CODE:
+            raise ValueError(f"unknown memory kind {kind!r} (expected one of {KINDS})")
+        importance = int(importance)
+        if not 1 <= importance <= 10:
+            raise ValueError(f"importance must be 1..10, got {importance}")
+        vec = self.embedder.embed([description])[0]
+        mem = Memory(self.next_id(), self.agent, kind, description, now, now, importance,
+                     tuple(int(e) for e in evidence))
+        self._append(mem, vec)
+        self._new.append((mem, vec))
+        return mem
+
+    def load(self, memories: Sequence[Memory], embeddings: np.ndarray) -> None:
+        """Replace the stream's contents with a saved one (rows aligned with memories, in id order).
+
+        Nothing loaded is queued for drain(): it is already in the save.
+        """
+        embeddings = np.asarray(embeddings, dtype=np.float32)
+        if embeddings.shape != (len(memories), self.embedder.dim):
+            raise ValueError(f"embeddings have shape {embeddings.shape}, expected "
+                             f"({len(memories)}, {self.embedder.dim})")
+        self._reset(len(memories))
+        for mem, vec in zip(memories, embeddings):
+            self._append(mem, vec)
+
+    def retrieve(self, query: str, now: datetime, k: int, purpose: str = "",
+                 kinds: Collection[str] | None = None, exclude: Collection[int] = ()) -> Retrieval:
+        """The top k records for `query` by SPEC §2's score; marks them accessed at `now`."""
+        results: list[Scored] = []
+        rows = self._candidates(kinds, exclude)
+        count = self._n if rows is None else len(rows)
+        if k > 0 and count:
+            results = self._score(query, now, k, rows)
+        retrieval = Retrieval(self.agent, query, now, purpose, results)
+        self._retrievals.append(retrieval)
+        return retrieval
+
+    def _candidates(self, kinds: Collection[str] | None, exclude: Collection[int]) -> np.ndarray | None:
+        """Candidate rows, or None for the whole stream (the common case, with no copy)."""
+        n = self._n
+        mask = None
+        if kinds is not None:
+            kinds = set(kinds)
+            unknown = kinds - _KIND_CODE.keys()
+            if unknown:
+                raise ValueError(f"unknown memory kinds {sorted(unknown)} (expected some of {KINDS})")
+            if len(kinds) < len(KINDS):
+                mask = np.isin(self._kind[:n], [_KIND_CODE[k] for k in kinds])
+        drop = [self._row[i] for i in exclude if i in self._row]
+        if drop:
+            if mask is None:
+                mask = np.ones(n, bool)
+            mask[drop] = False
+        return None if mask is None else np.flatnonzero(mask)
+
+    def _score(self, query: str, now: datetime, k: int, rows: np.ndarray | None) -> list[Scored]:
+        n, w, now_h = self._n, self.weights, game_hours(now)
+        q = self.embedder.embed([query])[0]
+        emb, imp, acc, ids = self._emb[:n], self._imp[:n], self._acc[:n], self._ids[:n]
+        # einsum, not BLAS gemv: gemv may round identical rows differently depending on where
+        # they fall in its blocks, and identical texts must tie exactly (then the newer id wins).
+        if rows is not None and len(rows) < n // 2:  # a small subset: score only its rows
+            rel = np.einsum("ij,j->i", emb[rows], q)
+        else:
+            rel = np.einsum("ij,j->i", emb, q)
+            if rows is not None:
+                rel = rel[rows]
+        rel = rel.astype(np.float64)
+        if rows is not None:
+            imp, acc, ids = imp[rows], acc[rows], ids[rows]
+        hours = np.maximum(now_h - acc, 0.0)  # a record "from the future" is just fresh
+        rec = np.power(w.decay, hours)
+        rec_n, imp_n, rel_n = _normalise(rec), _normalise(imp), _normalise(rel)
+        total = w.recency * rec_n + w.importance * imp_n + w.relevance * rel_n
+
+        m = len(total)
+        if k >= m:
+            order = np.lexsort((-ids, -total))
+        else:
+            # The k best, plus anything tied with the k-th, then an exact order: total desc, id desc.
+            part = np.argpartition(-total, k - 1)[:k]
+            near = np.flatnonzero(total >= total[part].min())
+            order = near[np.lexsort((-ids[near], -total[near]))][:k]
+
+        picked = order if rows is None else rows[order]
+        self._acc[picked] = now_h  # after scoring: this retrieval saw the old access times
+        out = []
+        for pos, row in zip(order.tolist(), picked.tolist()):
+            mem = self._mems[row]
+            mem.last_accessed = now
+            self._touched[mem.id] = now
+            out.append(Scored(mem, float(rec_n[pos]), float(imp_n[pos]), float(rel_n[pos]),
+                              float(total[pos])))
+        return out
+
+    def recent(self, n: int, kinds: Collection[str] | None = None) -> list[Memory]:
+        """The n newest records (of `kinds`, if given), newest last."""
+        if n <= 0:
+            return []
+        if kinds is None:
+            return self._mems[-n:]
+        kinds = set(kinds)
+        out: list[Memory] = []
+        for mem in reversed(self._mems):
+            if mem.kind in kinds:
+                out.append(mem)
+                if len(out) == n:
+                    break
+        out.reverse()
+        return out
+
+    def get(self, memory_id: int) -> Memory:
+        return self._mems[self._row[memory_id]]
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __iter__(self) -> Iterator[Memory]:
+        return iter(list(self._mems))
+
+    def embedding(self, memory_id: int) -> np.ndarray:
+        return self._emb[self._row[memory_id]].copy()
+
+    def drain(self) -> tuple[list[tuple[Memory, np.ndarray]], list[tuple[int, datetime]], list[Retrieval]]:
+        """What changed since the last drain: new memories with their embeddings, (id,
+        last_accessed) updates (the latest per id), and the retrievals made. Empties the queues."""
+        out = (self._new, list(self._touched.items()), self._retrievals)
+        self._new, self._touched, self._retrievals = [], {}, []
+        return out
