@@ -43,6 +43,9 @@ def main() -> None:
         wall = time.perf_counter() - t1
         game = sim.tick * world.step_seconds
         calls = sim.save.count("llm_calls")
+        by_task = sim.save.conn.execute(
+            "select task, count(*) from llm_calls group by task order by count(*) desc").fetchall()
+        memories = dict(sim.save.conn.execute("select kind, count(*) from memories group by kind"))
         size = (Path(d) / "bench.sqlite").stat().st_size + (Path(d) / "bench.sqlite-wal").stat().st_size
         sim.close()
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -53,7 +56,11 @@ def main() -> None:
     print(f"speed            {game / wall:,.0f} game seconds per wall second, {sim.tick / wall:,.0f} ticks/s")
     print(f"peak memory      {peak_mib:.0f} MiB (max RSS)")
     print(f"save size        {size / 1e6:.1f} MB")
-    print(f"tasks asked      {calls} ({calls / len(world.agents) / args.days:.1f} per agent-day)")
+    per = len(world.agents) * args.days
+    print(f"tasks asked      {calls} ({calls / per:.1f} per agent-day), by task per agent-day:")
+    for task, n in by_task:
+        print(f"    {task:24} {n / per:6.1f}")
+    print("memories         " + ", ".join(f"{k} {v}" for k, v in sorted(memories.items())))
     print(f"events           {sum(kinds.values())}: " + ", ".join(f"{k} {v}" for k, v in kinds.most_common()))
 
 

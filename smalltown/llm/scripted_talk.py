@@ -89,7 +89,7 @@ def react(seed: int, task: React) -> ReactOut:
         return ReactOut(context_summary=summary, react=False, talk=False, reaction="")
     news = any(importance(c) >= NEWS and not mentions(c, other) and not c.lower().startswith("thought:")
                for c in lines)
-    chance = 3 + (10 if relevant else 0) + (7 if news else 0)
+    chance = 1 + (4 if relevant else 0) + (3 if news else 0)  # per encounter; tuned so news spreads about as in the paper
     talk = stable_int(seed, n, other, task.time, "talk") % 100 < chance
     return ReactOut(context_summary=summary, react=talk, talk=talk, reaction="")
 

@@ -310,6 +310,11 @@ class Mind:
                 done.append(kept)
             else:
                 done[-1].minutes += kept.minutes
+        # a thought whispered earlier today still holds when something else prompts a re-plan
+        today = now.date()
+        thoughts = [m.description for m in self.memory.recent(200, kinds=("reflection",))
+                    if m.created.date() == today and m.description.startswith("Thought: ")]
+        context = list(dict.fromkeys([*thoughts, *context]))
         hourly = self.ask(HourlySchedule(
             persona=self.persona, date=self._date(now), wake_up_hour=self.plan.wake_up_hour,
             daily_plan=self.plan.items, known_places=list(self.known.tree), from_time=hhmm(minute),

@@ -53,6 +53,7 @@ def converse(a: Mind, b: Mind, now: datetime, place: str) -> Conversation:
         summary = me.ask(SummarizeConversation(persona=me.persona, other=other.name, transcript=transcript))
         chat = me.remember("chat", [f"{summary.summary} (at {place}: " + " / ".join(transcript) + ")"], now)[0]
         conv.chats[me.name] = chat
-        heard = [fact.strip() for fact in summary.learned if fact.strip()]
+        known = {m.description for m in me.memory}
+        heard = [f for f in dict.fromkeys(fact.strip() for fact in summary.learned) if f and f not in known]
         conv.learned[me.name] = me.remember("observation", heard, now, evidence=[chat.id])
     return conv

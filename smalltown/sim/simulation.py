@@ -155,7 +155,9 @@ class Simulation:
             mems, embs = streams.setdefault(agent_name, ([], []))
             mems.append(Memory(mid, agent_name, kind, desc, datetime.fromisoformat(created),
                                datetime.fromisoformat(accessed), importance, tuple(json.loads(evidence))))
-            embs.append(np.frombuffer(emb, dtype=np.float32))
+            vec = np.frombuffer(emb, dtype=np.float32)
+            embs.append(vec)
+            embedder.preload([(desc, vec)])
             sim.importance_cache.setdefault(desc, importance)
             last_id = mid
         sim._next_memory_id = last_id + 1
@@ -237,7 +239,9 @@ class Simulation:
             new_memories += n
             touched += t
             retrievals += r
-        fresh = self.embedder.take_fresh()
+        # memories carry their own vectors; the cache table keeps the other texts (queries)
+        described = {m.description for m, _ in new_memories}
+        fresh = [(t, v) for t, v in self.embedder.take_fresh() if t not in described]
         with self.save.transaction():
             self.save.upsert_agents(self._agent_row(self._by_name[n]) for n in sorted(changed))
             self.save.move_agents((a.tile[0], a.tile[1], a.name) for a in self.agents
@@ -291,13 +295,15 @@ class Simulation:
         for agent in self.agents:
             if agent.asleep or agent.name in talked or (agent.action and agent.action.talking):
                 continue
-            for s in seen.get(agent.name, []):
+            new = seen.get(agent.name, [])
+            ratings = agent.mind.importance([s.description for s in new])  # cached: no new call
+            for s, rating in sorted(zip(new, ratings), key=lambda p: -p[1]):  # what matters most first
                 other = self._by_name.get(s.subject)
                 if other is not None:
                     if (other.asleep or other.name in talked or (other.action and other.action.talking)
                             or not agent.mind.may_talk_to(other.name, now)):
                         continue
-                elif agent.mind.importance([s.description])[0] < 6:
+                elif rating < 6:
                     continue
                 reaction = agent.mind.consider(s, other is not None, now)
                 changed.add(agent.name)

@@ -28,9 +28,12 @@ class Body:
 def perceive(world: World, me: Body, bodies: list[Body], object_states: dict[str, str],
              radius: int, bandwidth: int) -> list[Seen]:
     """Agents and objects in the same arena (outdoors counts as one place) within `radius`
-    tiles (Chebyshev distance), the `bandwidth` nearest."""
+    tiles (Chebyshev distance), the `bandwidth` nearest. Attention goes first to people and to
+    objects doing something (a state other than their initial one: a burning stove, a running
+    shower), then to idle things: bandwidth never hides a fire behind the furniture."""
     x, y = me.tile
     seen: list[Seen] = []
+    idle: set[str] = set()
     for b in bodies:
         if b.name == me.name or b.arena != me.arena:
             continue
@@ -41,6 +44,9 @@ def perceive(world: World, me: Body, bodies: list[Body], object_states: dict[str
         for obj in world.arenas[me.arena].objects.values():
             d = min(max(abs(tx - x), abs(ty - y)) for tx, ty in obj.tiles)
             if d <= radius:
-                seen.append(Seen(obj.address, f"{obj.name} is {object_states[obj.address]}", d))
-    seen.sort(key=lambda s: (s.distance, s.subject))
+                state = object_states[obj.address]
+                seen.append(Seen(obj.address, f"{obj.name} is {state}", d))
+                if state == obj.initial_state:
+                    idle.add(obj.address)
+    seen.sort(key=lambda s: (s.subject in idle, s.distance, s.subject))
     return seen[:bandwidth]
