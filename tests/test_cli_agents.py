@@ -99,3 +99,16 @@ def test_world_settings_are_validated_with_their_line(tmp_path):
     proc = smalltown("world", "check", bad)
     line = text.splitlines().index("reflektion = false") + 1
     assert proc.returncode == 1 and f"w.toml:{line}: unknown setting(s): reflektion" in proc.stderr
+
+
+def test_edit_object_sets_the_state_and_names_unknown_objects(tmp_path, save):
+    copy = tmp_path / "e.sqlite"
+    smalltown("run", "--headless", save, "--until", "+0m", "--save", copy, check=True)
+    out = smalltown("edit-object", copy, "Willow Cottage: kitchen: stove", "burning", check=True).stdout
+    assert "-> burning" in out
+    from conftest import query
+
+    assert query(copy, "select state from objects where address='Willow Cottage:kitchen:stove'") == [("burning",)]
+    assert query(copy, "select count(*) from events where kind='object' and data like '%\"by\": \"user\"%'")[0][0] == 1
+    proc = smalltown("edit-object", copy, "Willow Cottage:kitchen:oven", "burning")
+    assert proc.returncode == 1 and "no object" in proc.stderr

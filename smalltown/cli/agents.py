@@ -16,7 +16,7 @@ from smalltown.sim.simulation import TIME_FMT, Simulation
 
 
 class UnknownAgent(Exception):
-    pass
+    """An agent or object name the save does not have (the message lists what it has)."""
 
 
 def open_sim(args: argparse.Namespace) -> Simulation:
@@ -158,6 +158,22 @@ def interview(args: argparse.Namespace) -> int:
                               "answer": answer, "retrieval": retrieval_json(retrieval)}))
         else:
             print(f"{args.persona} → {name}: {args.question}\n{name}: {answer}")
+        return 0
+    finally:
+        sim.close()
+
+
+def edit_object(args: argparse.Namespace) -> int:
+    sim = open_sim(args)
+    try:
+        address = args.address.replace(": ", ":").strip()
+        if address not in sim.objects:
+            near = [a for a in sim.objects if address.split(":")[-1].lower() in a.lower()][:8]
+            raise UnknownAgent(f"no object {args.address!r}" + (f"; did you mean: {', '.join(near)}" if near else
+                               " (addresses look like 'sector:arena:object')"))
+        before = sim.objects[address]
+        sim.edit_object(address, args.state)
+        print(f"{address.replace(':', ': ')}: {before} -> {args.state} (agents who see it will notice)")
         return 0
     finally:
         sim.close()

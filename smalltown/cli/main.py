@@ -69,6 +69,11 @@ def build_parser() -> argparse.ArgumentParser:
                     help='who is asking, e.g. "a news reporter"')
     iv.add_argument("--backend", choices=BACKENDS, default="scripted")
     iv.add_argument("--json", action="store_true")
+
+    ed = sub.add_parser("edit-object", help="rewrite an object's state; agents who see it notice")
+    ed.add_argument("save", metavar="SAVE")
+    ed.add_argument("address", metavar="ADDRESS", help="sector:arena:object, e.g. 'Willow Cottage:kitchen:stove'")
+    ed.add_argument("state", metavar="STATE", help='e.g. "burning"')
     return p
 
 
@@ -83,11 +88,11 @@ def main(argv: list[str] | None = None) -> int:
             return world_check(args.path, args.json)
         if args.command == "save":
             return save_info(args.path, args.json)
-        if args.command in ("inspect", "whisper", "interview"):
+        if args.command in ("inspect", "whisper", "interview", "edit-object"):
             from smalltown.cli import agents
 
             try:
-                return getattr(agents, args.command)(args)
+                return getattr(agents, args.command.replace("-", "_"))(args)
             except agents.UnknownAgent as e:
                 print(f"error: {e}", file=sys.stderr)
                 return 1
