@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Callable, Protocol
 
 from smalltown.llm.tasks import Output, Task
+from smalltown.llm.validate import UnusableAnswer
 
 
 @dataclass
@@ -44,22 +45,35 @@ class CallRecord:
 
 
 class Asker:
-    """What the mind holds: asks a task of the backend and records the call."""
+    """What the mind holds: asks a task of the backend and records the call.
 
-    def __init__(self, backend: Backend, record: Callable[[CallRecord], None]):
+    A run never stops on a model answer: when the backend gives up on a task (UnusableAnswer,
+    after its own bounded retries), the fallback backend answers it (the scripted one, by
+    default), and the call log says so."""
+
+    def __init__(self, backend: Backend, record: Callable[[CallRecord], None], fallback: Backend | None = None):
         self.backend = backend
+        self.fallback = fallback
         self._record = record
 
     def ask(self, agent: str, task: Task) -> Output:
         prompt = task.render()
         t0 = time.perf_counter()
-        ans = self.backend.answer(task, prompt)
+        note = ""
+        try:
+            ans = self.backend.answer(task, prompt)
+        except UnusableAnswer as e:
+            if self.fallback is None:
+                raise
+            ans = self.fallback.answer(task, prompt)
+            note = f"fallback to {self.fallback.name}: {e.reason}"
+            ans.raw = e.raw  # keep what the model said, for the log
         ms = (time.perf_counter() - t0) * 1000
         self.last = CallRecord(
             agent=agent, task=task.name, prompt=prompt, raw_answer=ans.raw,
             parsed_answer=ans.output.model_dump_json(), prompt_tokens=ans.prompt_tokens,
             completion_tokens=ans.completion_tokens, cached_tokens=ans.cached_tokens,
-            ms=round(ms, 3), backend=self.backend.name, model=self.backend.model,
+            ms=round(ms, 3), backend=self.backend.name, model=self.backend.model, note=note,
         )
         self._record(self.last)
         return ans.output

@@ -1,0 +1,55 @@
+"""From a model's raw text to a validated task output, or a clear reason why not.
+
+A JSON-schema grammar fixes the shape of an answer but not every rule (llama.cpp's schema grammar
+does not enforce integer bounds or list lengths, for example); every answer is validated here
+against the output model's full rules.
+"""
+
+from __future__ import annotations
+
+import json
+
+from pydantic import ValidationError
+
+from smalltown.llm.tasks import Output, Task
+
+MAX_ANSWER_CHARS = 64_000  # an answer longer than this is runaway generation, not an answer
+
+
+class UnusableAnswer(Exception):
+    """A model answer that cannot be used: not JSON, wrong shape, or breaking a rule."""
+
+    def __init__(self, reason: str, raw: str):
+        super().__init__(reason)
+        self.reason = reason
+        self.raw = raw
+
+
+def schema_for(task: type[Task] | Task) -> dict:
+    """The JSON schema a backend constrains decoding with."""
+    return task.output.model_json_schema()
+
+
+def parse_answer(task: type[Task] | Task, raw: str) -> Output:
+    """Validate `raw` against the task's output model; raise UnusableAnswer, never anything else."""
+    if not isinstance(raw, str):
+        raise UnusableAnswer(f"answer is {type(raw).__name__}, not text", repr(raw)[:200])
+    if len(raw) > MAX_ANSWER_CHARS:
+        raise UnusableAnswer(f"answer is {len(raw)} characters long", raw[:200])
+    text = raw.strip()
+    if text.startswith("```"):  # a fenced block from a chatty server
+        text = text.strip("`").removeprefix("json").strip()
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError) as e:
+        raise UnusableAnswer(f"not JSON: {e}", raw) from None
+    if not isinstance(data, dict):
+        raise UnusableAnswer(f"expected a JSON object, got {type(data).__name__}", raw)
+    try:
+        return task.output.model_validate(data)
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(answer)"
+        raise UnusableAnswer(f"{where}: {first['msg']} ({e.error_count()} problem(s))", raw) from None
+    except (ValueError, TypeError, RecursionError) as e:  # e.g. integers too large to convert
+        raise UnusableAnswer(f"invalid value: {e}", raw) from None
