@@ -88,6 +88,8 @@ def test_plans_have_three_levels_and_actions_of_5_to_15_minutes(tiny):
     assert all(5 <= a.minutes <= 15 for a in block.actions)  # level 3
     # only the hour at hand is decomposed (just in time)
     assert sum(1 for b in plan.blocks if b.actions is not None) == 1
+    assert any(kind == "plan" for kind, *_ in isabella.pending)  # the hour's plan waits to be rated...
+    isabella.settle()  # ...with the next batch
     plans = [m for m in isabella.memory if m.kind == "plan"]
     day, schedule, hour = plans[0], plans[1], plans[-1]
     assert "plan for" in day.description and "schedule for" in schedule.description

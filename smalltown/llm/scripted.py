@@ -150,7 +150,9 @@ class ScriptedBackend:
         return scripted_plan.hourly(self.seed, task)
 
     def _decompose(self, task: Decompose) -> DecomposeOut:
-        return scripted_plan.decompose(task)
+        out = scripted_plan.decompose(task)
+        out.ratings = [scripted_memory.importance(m) for m in task.rate]
+        return out
 
     def _next_action(self, task: NextAction) -> NextActionOut:
         return scripted_plan.next_action(self.seed, task)

@@ -177,7 +177,7 @@ def reflection_insights(task: ReflectionInsights) -> ReflectionInsightsOut:
     for _, text, because in sorted(cands, key=lambda c: -c[0]):
         text = clip(text, 400)
         if because and all(x.insight != text for x in picked):
-            picked.append(Insight(insight=text, because=because))
+            picked.append(Insight(insight=text, because=because, importance=importance(text)))
         if len(picked) == 5:
             break
     fillers = [f"{n} pays attention to what happens around them", f"{n} takes each day as it comes",
@@ -190,7 +190,7 @@ def reflection_insights(task: ReflectionInsights) -> ReflectionInsightsOut:
         if any(x.insight == text for x in picked):
             continue
         start = 1 + (k * 7) % max(1, len(st))
-        picked.append(Insight(insight=text, because=[min(start, max(1, len(st)))]))
+        picked.append(Insight(insight=text, because=[min(start, max(1, len(st)))], importance=importance(text)))
     return ReflectionInsightsOut(insights=picked)
 
 

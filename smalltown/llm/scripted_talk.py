@@ -89,7 +89,7 @@ def react(seed: int, task: React) -> ReactOut:
         return ReactOut(context_summary=summary, react=False, talk=False, reaction="")
     news = any(importance(c) >= NEWS and not mentions(c, other) and not c.lower().startswith("thought:")
                for c in lines)
-    chance = 1 + (4 if relevant else 0) + (3 if news else 0)  # per encounter; tuned so news spreads about as in the paper
+    chance = 2 + (8 if relevant else 0) + (25 if news else 0)  # per considered encounter; tuned so news spreads about as in the paper
     talk = stable_int(seed, n, other, task.time, "talk") % 100 < chance
     return ReactOut(context_summary=summary, react=talk, talk=talk, reaction="")
 
@@ -322,7 +322,10 @@ def summarize_conversation(task: SummarizeConversation) -> ConversationOut:
     else:
         about = "their day"
     summary = clip(f"{me} talked with {other} about {about}", 400)
-    return ConversationOut(summary=summary, learned=[clip(x, 600) for x in learned[:5]])
+    facts = [clip(x, 600) for x in learned[:5]]
+    chat = f"{summary} (" + " / ".join(task.transcript) + ")"
+    return ConversationOut(summary=summary, importance=importance(chat), learned=facts,
+                           learned_importance=[importance(f) for f in facts])
 
 
 # --- interviews -------------------------------------------------------------------------------------

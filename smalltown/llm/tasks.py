@@ -8,7 +8,7 @@ from __future__ import annotations
 import string
 from functools import cache
 from importlib import resources
-from typing import ClassVar, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -98,6 +98,9 @@ class HourlySchedule(Task):
     context: list[str] = []  # what prompted a re-plan: a conversation, a reaction, a whisper
 
 
+Rating = Annotated[int, Field(ge=1, le=10)]  # SPEC 2: 1 mundane .. 10 poignant
+
+
 class SubAction(BaseModel):
     model_config = ConfigDict(extra="forbid")
     activity: str = Field(min_length=1, max_length=200)
@@ -106,10 +109,12 @@ class SubAction(BaseModel):
 
 class DecomposeOut(Output):
     actions: list[SubAction] = Field(min_length=1, max_length=12)
+    ratings: list[Rating] = Field(default=[], description="one importance rating per memory to rate, in order")
 
 
 class Decompose(Task):
-    """Break one hour-long block into 5-15 minute actions, just before it starts."""
+    """Break one hour-long block into 5-15 minute actions, just before it starts; the same call
+    rates the records noted since the last rating (packed: one call instead of two)."""
 
     name: ClassVar[str] = "decompose"
     output: ClassVar[type[Output]] = DecomposeOut
@@ -117,6 +122,7 @@ class Decompose(Task):
     start: str  # "HH:MM"
     minutes: int
     place: str  # "sector: arena"
+    rate: list[str] = []  # memories to rate on SPEC 2's scale
 
 
 class NextActionOut(Output):
@@ -139,7 +145,7 @@ class NextAction(Task):
 
 
 class RateImportanceOut(Output):
-    ratings: list[int] = Field(description="1 (mundane) to 10 (poignant), one per memory, in order")
+    ratings: list[Rating] = Field(description="1 (mundane) to 10 (poignant), one per memory, in order")
 
 
 class RateImportance(Task):
@@ -164,6 +170,7 @@ class Insight(BaseModel):
     model_config = ConfigDict(extra="forbid")
     insight: str = Field(min_length=1, max_length=400)
     because: list[int] = Field(min_length=1, description="numbers of the statements it rests on")
+    importance: Rating = Field(default=5, description="1 mundane .. 10 poignant, as a memory")
 
 
 class ReflectionInsightsOut(Output):
@@ -235,7 +242,9 @@ class Utterance(Task):
 
 class ConversationOut(Output):
     summary: str = Field(min_length=1, max_length=400)
+    importance: Rating = Field(default=5, description="1 mundane .. 10 poignant: the conversation as a memory")
     learned: list[str] = Field(default=[], max_length=5, description="new facts heard from the other")
+    learned_importance: list[Rating] = Field(default=[], description="one rating per learned fact")
 
 
 class SummarizeConversation(Task):

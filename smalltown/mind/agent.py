@@ -104,6 +104,13 @@ class Mind:
         self.action = Action.from_json(state["action"]) if state.get("action") else None
         self.since_reflection: int = state.get("since_reflection", 0)
         self.last_chat: dict[str, str] = state.get("last_chat", {})
+        self.declined: dict[str, str] = state.get("declined", {})
+        self.object_states: dict[str, str] = state.get("object_states", {})  # answers that repeat
+        self.place_answers: dict[str, str] = state.get("place_answers", {})
+        # records waiting to be rated and stored: (kind, text, when, evidence)
+        self.pending: list[tuple[str, str, str, list[int]]] = [tuple(p) for p in state.get("pending", [])]
+        # ratings already known for waiting records (packed into an earlier answer)
+        self._importance.update(state.get("pending_ratings", {}))
         self.schedule_memory: int | None = state.get("schedule_memory")
 
     def to_json(self) -> dict:
@@ -113,6 +120,9 @@ class Mind:
             "action": self.action.to_json() if self.action else None,
             "summary": self.persona.summary, "summary_date": self.summary_date,
             "since_reflection": self.since_reflection, "last_chat": self.last_chat,
+            "declined": self.declined, "pending": self.pending, "object_states": self.object_states,
+            "place_answers": self.place_answers,
+            "pending_ratings": {t: self._importance[t] for _, t, _, _ in self.pending if t in self._importance},
             "schedule_memory": self.schedule_memory,
         }
 
@@ -140,11 +150,23 @@ class Mind:
                 self._importance[text] = r
         return [self._importance[t] for t in texts]
 
-    def remember(self, kind: str, texts: list[str], now: datetime, evidence: list[int] = ()) -> list[Memory]:
-        """Store records of one kind, rated in one call."""
+    def remember(self, kind: str, texts: list[str], now: datetime, evidence: list[int] = (),
+                 ratings: list[int] | None = None) -> list[Memory]:
+        """Store records of one kind, rated in one call together with any observations still
+        waiting (which are stored first, at the times they were made). With `ratings` (packed
+        into the answer that made the records) no call is made, and unrated waiting records
+        keep waiting."""
         if not texts:
             return []
-        ratings = self.importance(texts)
+        if ratings is not None and len(ratings) == len(texts) and all(1 <= r <= 10 for r in ratings):
+            self._importance.update((t, r) for t, r in zip(texts, ratings) if t not in self._importance)
+            self.settle(rated_only=True)
+        else:
+            if ratings is not None:
+                self.note(f"{len(ratings)} packed ratings for {len(texts)} records: asked separately")
+            self.importance([*(t for _, t, _, _ in self.pending), *texts])  # one question for all of them
+            self.settle()
+        ratings = self.importance(texts)  # cached now
         out = [self.memory.add(kind, t, now, r, evidence) for t, r in zip(texts, ratings)]
         if kind in ("observation", "chat"):
             self.since_reflection += sum(ratings)
@@ -156,19 +178,50 @@ class Mind:
         """Spatial memory grows: an arena the agent walks into becomes known, with its objects."""
         self.known.visit(sector, arena, objects)
 
-    def observe(self, seen: list[Seen], now: datetime, object_states: dict[str, str]) -> list[Memory]:
-        """Remember what was newly seen, and object states as last seen."""
+    def observe(self, seen: list[Seen], now: datetime, object_states: dict[str, str]) -> None:
+        """Note what was newly seen (rated and stored at the next `settle`), and object states
+        as last seen."""
         for s in seen:
             if s.subject in object_states:
                 self.known.states[s.subject] = object_states[s.subject]
-        if not self.settings.observation_memory:
+        if self.settings.observation_memory:
+            stamp = now.isoformat(" ")
+            self.pending += [("observation", s.description, stamp, []) for s in seen]
+
+    def settle(self, rated_only: bool = False) -> list[Memory]:
+        """Rate the records noted since the last settle, in one task, and store them with the
+        times they were made. Called when the memory is about to be used (a retrieval, a plan)
+        and when a new hour block starts: zero calls in between. `rated_only` files just the
+        records whose rating is already known (no call) and leaves the rest waiting."""
+        if rated_only:
+            cut = next((i for i, p in enumerate(self.pending) if p[1] not in self._importance), len(self.pending))
+            batch, rest = self.pending[:cut], self.pending[cut:]  # keep the order: ids follow time
+        else:
+            batch, rest = self.pending, []
+        if not batch:
             return []
-        return self.remember("observation", [s.description for s in seen], now)
+        ratings = self.importance([text for _, text, _, _ in batch])
+        out = []
+        for (kind, text, when, evidence), r in zip(batch, ratings):
+            out.append(self.memory.add(kind, text, datetime.fromisoformat(when), r, evidence))
+            if kind == "observation":
+                self.since_reflection += r
+        self.pending = rest
+        return out
+
+    def _settle_if_due(self, now: datetime) -> None:
+        """Batch the rating: settle when enough has piled up, or the oldest record has waited
+        `settle_hours`; a retrieval or a plan settles whatever is waiting anyway."""
+        if len(self.pending) >= self.settings.settle_batch or (self.pending and now - datetime.fromisoformat(
+                self.pending[0][2]) >= timedelta(hours=self.settings.settle_hours)):
+            self.settle()
 
     def should_reflect(self) -> bool:
+        """Checked every tick; counts only settled records, so it costs nothing in between."""
         return self.settings.reflection and self.since_reflection > self.settings.reflection_threshold
 
     def reflect(self, now: datetime) -> list[Memory]:
+        self.settle()
         self.since_reflection = 0
         return reflect(self, now)
 
@@ -178,8 +231,16 @@ class Mind:
         last = self.last_chat.get(other)
         return last is None or now - datetime.fromisoformat(last) >= timedelta(hours=self.settings.chat_cooldown_hours)
 
+    def may_consider(self, subject: str, now: datetime) -> bool:
+        """Having just decided not to react to someone or something, the agent does not weigh it
+        again at once (the decision stands for `react_cooldown_hours`)."""
+        last = self.declined.get(subject)
+        return last is None or now - datetime.fromisoformat(last) >= timedelta(hours=self.settings.react_cooldown_hours)
+
     def consider(self, seen: Seen, is_agent: bool, now: datetime) -> Reaction:
         """SPEC 5: continue or react, given a context summary from two retrievals."""
+        # no settle here: the context (the relationship, the observed's doing) lives in what is
+        # already remembered, and a rating call per encounter would double the cost of reacting
         k = self.settings.react_k
         what = seen.description.removeprefix(f"{seen.subject} is ").strip() if is_agent else seen.description
         queries = [f"What is {self.name}'s relationship with {seen.subject}?" if is_agent else seen.description,
@@ -192,6 +253,8 @@ class Mind:
         answer = self.ask(React(persona=self.persona, time=now.strftime("%A %B %-d, %Y, %H:%M"),
                                 status=status, observation=seen.description, observed=seen.subject,
                                 observed_is_agent=is_agent, context=list(context.values())))
+        if not answer.react:
+            self.declined[seen.subject] = now.isoformat(" ")
         return Reaction(seen.subject, is_agent, answer)
 
     # --- acting ---------------------------------------------------------------------------------
@@ -209,18 +272,29 @@ class Mind:
         minute = minute_of(now)
         block = self.plan.block_at(minute)
         assert block is not None  # normalise_blocks covers the whole day
+        new_block = self.action is None or self.plan.block_at(minute_of(self.action.start)) is not block
         midnight = datetime.combine(now.date(), time())
-        if block.activity == SLEEPING:
-            if not block.address and self.action and self.action.asleep:
+        if not block.address:
+            before = self._block_before(block)
+            if block.activity == SLEEPING and self.action and self.action.asleep:
                 block.address = self.action.address  # sleep on through midnight, same bed
+            elif before is not None and before.activity == block.activity and before.address:
+                block.address = before.address  # the same activity goes on where it was
+            else:
+                block.address = choose_place(self.asker, self.name, self.persona, self.known,
+                                             block.activity, current, self.place_answers)
+        if block.activity == SLEEPING:  # sleep is not decomposed
             activity, end = SLEEPING, midnight + timedelta(minutes=block.end)
+            if new_block:
+                self._settle_if_due(now)
         else:
             if block.actions is None:
-                self._decompose(block, now)
+                self._decompose(block, now)  # rates what is waiting, in the same call
+                self.settle(rated_only=True)
+            elif new_block:
+                self._settle_if_due(now)  # a new hour block: a good moment to file what was noted
             sub = next((a for a in block.actions if a.start <= minute < a.end), block.actions[-1])
             activity, end = sub.activity, midnight + timedelta(minutes=max(sub.end, minute + 1))
-        if not block.address:
-            block.address = choose_place(self.asker, self.name, self.persona, self.known, block.activity, current)
         if self.action and self.action.activity == activity and self.action.address == block.address:
             self.action = Action(activity, block.address, self.action.start, end)
             return self.action, False
@@ -229,7 +303,7 @@ class Mind:
     def _start(self, activity: str, address: str, now: datetime, end: datetime) -> Action:
         self.action = Action(activity, address, now, end)
         if self.settings.observation_memory:
-            self.remember("observation", [f"{self.name} is {gerund(activity)}"], now)
+            self.pending.append(("observation", f"{self.name} is {gerund(activity)}", now.isoformat(" "), []))
         return self.action
 
     def talk(self, other: str, now: datetime, minutes: int) -> Action:
@@ -240,9 +314,13 @@ class Mind:
         return self.action
 
     def object_state(self, obj: str) -> str:
+        """Asked once per (object, activity): the answer repeats (a bed is slept in every night)."""
         assert self.action is not None
-        task = ObjectState(persona=self.persona, activity=self.action.activity, object=obj)
-        return self.ask(task).state
+        key = f"{obj}\x1f{self.action.activity}"
+        if key not in self.object_states:
+            task = ObjectState(persona=self.persona, activity=self.action.activity, object=obj)
+            self.object_states[key] = self.ask(task).state
+        return self.object_states[key]
 
     # --- planning -------------------------------------------------------------------------------
 
@@ -251,6 +329,7 @@ class Mind:
 
     def _plan_day(self, now: datetime) -> DayPlan:
         """The morning: refresh the summary description, plan the day, break it into hours."""
+        self.settle()
         self.refresh_summary(now)
         date = self._date(now)
         places = list(self.known.tree)
@@ -284,22 +363,37 @@ class Mind:
         lines = [f"{hhmm(b.start)} {b.activity} ({b.minutes} min)" for b in plan.blocks if b.start >= start]
         self.schedule_memory = self.remember("plan", [f"{title}: " + "; ".join(lines)], now, evidence)[0].id
 
+    def _block_before(self, block: PlanItem) -> PlanItem | None:
+        blocks = self.plan.blocks if self.plan else []
+        i = next((i for i, b in enumerate(blocks) if b is block), 0)
+        return blocks[i - 1] if i > 0 else None
+
     def _decompose(self, block: PlanItem, now: datetime) -> None:
         """Just in time: the hour about to start, into 5-15 minute actions."""
+        if block.minutes <= 15:  # already an action of 5-15 minutes: nothing to break down
+            block.actions = [PlanItem(block.start, block.minutes, block.activity)]
+            return
         place = pretty(":".join(block.address.split(":")[:2])) if block.address else "home"
+        rate = list(dict.fromkeys(t for _, t, _, _ in self.pending if t not in self._importance))
         out = self.ask(Decompose(persona=self.persona, activity=block.activity, start=hhmm(block.start),
-                                 minutes=block.minutes, place=place))
+                                 minutes=block.minutes, place=place, rate=rate))
+        if len(out.ratings) == len(rate):
+            self._importance.update(zip(rate, out.ratings))
+        elif rate:
+            self.note(f"{len(out.ratings)} ratings for {len(rate)} memories; they are asked again")
         block.actions, fixed = fit_actions([(a.activity, a.minutes) for a in out.actions], block)
         if fixed:
             self.note(fixed)
         steps = "; ".join(f"{a.activity} ({a.minutes} min)" for a in block.actions)
-        self.remember("plan", [f"From {hhmm(block.start)} to {hhmm(block.end)} {self.name} will: {steps}"],
-                      now, [self.schedule_memory] if self.schedule_memory else [])
+        # rated with the next batch: nothing cites this record at once
+        self.pending.append(("plan", f"From {hhmm(block.start)} to {hhmm(block.end)} {self.name} will: {steps}",
+                             now.isoformat(" "), [self.schedule_memory] if self.schedule_memory else []))
 
     def replan(self, now: datetime, context: list[str], evidence: list[int], first_address: str = "") -> None:
         """After a reaction: the rest of the day is planned again from this moment (SPEC 4)."""
         if not self.settings.planning or self.plan is None or self.plan.date != now.date().isoformat():
             return
+        self.settle()
         minute = minute_of(now)
         done = []
         for b in self.plan.blocks:
@@ -331,6 +425,7 @@ class Mind:
 
     def _unplanned(self, now: datetime, current: str) -> tuple[Action, bool]:
         """The no-planning ablation: the next action from the moment only."""
+        self.settle()
         recent = [m.description for m in self.memory.recent(10)]
         out = self.ask(NextAction(persona=self.persona, time=now.strftime("%A %B %-d, %Y, %H:%M"),
                                   status=self.action.activity if self.action else "just woke up",
@@ -339,7 +434,8 @@ class Mind:
         if self.action and self.action.activity == out.activity:
             self.action.end = end
             return self.action, False
-        where = choose_place(self.asker, self.name, self.persona, self.known, out.activity, current)
+        where = choose_place(self.asker, self.name, self.persona, self.known, out.activity, current,
+                             self.place_answers)
         return self._start(out.activity, where, now, end), True
 
     # --- the summary description (SPEC 6) -------------------------------------------------------
@@ -363,11 +459,13 @@ class Mind:
 
     def whisper(self, text: str, now: datetime) -> Memory:
         """An inner voice: stored as the agent's own thought, and acted on (the plan is redone)."""
+        self.settle()
         thought = self.remember("reflection", [f"Thought: {text}"], now)[0]
         self.replan(now, [thought.description], [thought.id])
         return thought
 
     def interview(self, question: str, interviewer: str, now: datetime) -> tuple[str, Retrieval]:
+        self.settle()
         retrieval = self.memory.retrieve(question, now, self.settings.interview_k, purpose="interview")
         answer = self.ask(Interview(persona=self.persona, interviewer=interviewer, question=question,
                                     memories=[s.memory.description for s in retrieval.results])).answer

@@ -33,6 +33,8 @@ class Conversation:
 
 def converse(a: Mind, b: Mind, now: datetime, place: str) -> Conversation:
     s = a.settings
+    a.settle()
+    b.settle()
     conv = Conversation(a.name, b.name, place)
     when = now.strftime("%A %B %-d, %Y, %H:%M")
     speakers = (a, b)
@@ -51,9 +53,14 @@ def converse(a: Mind, b: Mind, now: datetime, place: str) -> Conversation:
     transcript = conv.transcript
     for me, other in ((a, b), (b, a)):
         summary = me.ask(SummarizeConversation(persona=me.persona, other=other.name, transcript=transcript))
-        chat = me.remember("chat", [f"{summary.summary} (at {place}: " + " / ".join(transcript) + ")"], now)[0]
+        chat = me.remember("chat", [f"{summary.summary} (at {place}: " + " / ".join(transcript) + ")"], now,
+                           ratings=[summary.importance])[0]
         conv.chats[me.name] = chat
         known = {m.description for m in me.memory}
+        rated = dict(zip(summary.learned, summary.learned_importance)) \
+            if len(summary.learned_importance) == len(summary.learned) else {}
         heard = [f for f in dict.fromkeys(fact.strip() for fact in summary.learned) if f and f not in known]
-        conv.learned[me.name] = me.remember("observation", heard, now, evidence=[chat.id])
+        conv.learned[me.name] = me.remember(
+            "observation", heard, now, evidence=[chat.id],
+            ratings=[rated[f] for f in heard] if all(f in rated for f in heard) else None)
     return conv

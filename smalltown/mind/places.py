@@ -33,7 +33,7 @@ class KnownTree:
 
 
 def choose_place(asker: Asker, agent: str, persona: Persona, tree: KnownTree, activity: str,
-                 current: str) -> str:
+                 current: str, answers: dict[str, str] | None = None) -> str:
     """Sector, then arena, then object: each level one task over what the agent knows there.
 
     An answer outside the options is not trusted: the fallback (stay in the current area if it
@@ -41,6 +41,20 @@ def choose_place(asker: Asker, agent: str, persona: Persona, tree: KnownTree, ac
     """
 
     def pick(level: str, within: str, options: list[str], prefer: str) -> str:
+        if len(options) == 1:
+            return options[0]  # nothing to choose: no question asked
+        # the same question (activity, options, and where the agent stands when that is an
+        # option) gets the answer it got before: routines repeat every day
+        here = prefer if prefer in options else ""
+        key = "\x1f".join([level, within, activity, here, *options])
+        if answers is not None and key in answers:
+            return answers[key]
+        choice = ask(level, within, options, prefer)
+        if answers is not None:
+            answers[key] = choice
+        return choice
+
+    def ask(level: str, within: str, options: list[str], prefer: str) -> str:
         task = ChoosePlace(persona=persona, activity=activity, level=level, within=within,
                            current=pretty(current) or "the street", options=options)
         choice = asker.ask(agent, task).choice.strip()

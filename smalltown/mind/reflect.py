@@ -32,6 +32,8 @@ def reflect(mind: "Mind", now: datetime) -> list[Memory]:
             mind.note(f"insight {ins.insight[:40]!r} cited statements that do not exist; dropped them")
         if not evidence:
             continue  # an insight resting on nothing is not kept
-        insights.append((ins.insight, evidence))
-    ratings = mind.importance([text for text, _ in insights])
-    return [mind.memory.add("reflection", text, now, r, evidence) for (text, evidence), r in zip(insights, ratings)]
+        insights.append((ins.insight, evidence, ins.importance))
+    out = []
+    for text, evidence, rating in insights:  # each rated in the same answer (packed)
+        out += mind.remember("reflection", [text], now, evidence, ratings=[rating])
+    return out

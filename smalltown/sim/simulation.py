@@ -66,8 +66,8 @@ class Agent:
         return a is not None and a.asleep and not self.path
 
     def state_json(self) -> str:
-        return json.dumps({**self.mind.to_json(), "using": self.using, "recent": list(self.recent)},
-                          sort_keys=True)
+        # insertion order, not sorted: a resumed mind must list its known places in the same order
+        return json.dumps({**self.mind.to_json(), "using": self.using, "recent": list(self.recent)})
 
 
 class Simulation:
@@ -289,21 +289,23 @@ class Simulation:
         return new
 
     def _react(self, seen: dict[str, list[Seen]], now: datetime, emit, changed: set[str]) -> None:
-        """Each awake agent may react to one new observation: another agent it may talk to, or
-        something that matters (importance 6 or more, such as a burning stove)."""
+        """Each awake agent may react to one new observation: another agent it may talk to, or an
+        object doing something with nobody tending it (a burning stove)."""
         talked: set[str] = set()
         for agent in self.agents:
             if agent.asleep or agent.name in talked or (agent.action and agent.action.talking):
                 continue
-            new = seen.get(agent.name, [])
-            ratings = agent.mind.importance([s.description for s in new])  # cached: no new call
-            for s, rating in sorted(zip(new, ratings), key=lambda p: -p[1]):  # what matters most first
+            # something going on with nobody tending it (a burning stove) comes before people
+            new = sorted(seen.get(agent.name, []), key=lambda s: s.subject in self._by_name)
+            for s in new:
                 other = self._by_name.get(s.subject)
                 if other is not None:
                     if (other.asleep or other.name in talked or (other.action and other.action.talking)
                             or not agent.mind.may_talk_to(other.name, now)):
                         continue
-                elif rating < 6:
+                elif not self._unattended(s.subject):
+                    continue
+                if not agent.mind.may_consider(s.subject, now):
                     continue
                 reaction = agent.mind.consider(s, other is not None, now)
                 changed.add(agent.name)
@@ -317,6 +319,10 @@ class Simulation:
                     agent.mind.replan(now, [f"Reaction: {answer.reaction}"], [],
                                       first_address="" if other else s.subject)
                 break  # one observation considered per tick
+
+    def _unattended(self, address: str) -> bool:
+        """An object doing something (not in its initial state) that nobody is using."""
+        return self.objects[address] != self.world.objects[address].initial_state and not self.users.get(address)
 
     def _converse(self, a: Agent, b: Agent, now: datetime, emit, changed: set[str]) -> None:
         arena = self.world.arena_at(a.tile)

@@ -1,0 +1,272 @@
+"""The OpenAI-compatible HTTP backend: llama-server, vLLM, Ollama (`/v1/chat/completions`).
+
+Decoding is constrained with the task's JSON schema (`response_format`), and every answer still
+goes through the validator, since a schema grammar does not enforce every rule. Two kinds of
+failure are kept apart: the server cannot be reached or keeps failing (`BackendError`: the run
+cannot go on without it), and the server answers but the answer is unusable (`UnusableAnswer`:
+the Asker falls back to the scripted backend and logs it). Both are retried a bounded number of
+times first. Standard library only, so a laptop needs nothing more than the server itself.
+"""
+
+from __future__ import annotations
+
+import http.client
+import ipaddress
+import json
+import os
+import socket
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+
+from smalltown.llm.backend import Answer
+from smalltown.llm.tasks import Task
+from smalltown.llm.validate import UnusableAnswer, parse_answer, schema_for
+
+# The fixed first message of every request: identical across tasks and agents, so a server's
+# prefix cache reuses it (the persona card follows, at the top of the user message).
+RULES = (
+    "You answer questions for a simulation of people living in a small town. "
+    "Answer with JSON only: a single JSON object that follows the JSON schema you are given, "
+    "with no text before or after it, no code fences and no comments. "
+    "Keep to the limits the question states (numbers, lengths, choices)."
+)
+MAX_RESPONSE_BYTES = 4_000_000  # an answer is at most 64k characters (validate.MAX_ANSWER_CHARS)
+MAX_RETRY_AFTER = 30.0  # seconds: the most a 429's Retry-After header makes us wait
+
+
+class BackendError(RuntimeError):
+    """The server cannot be used: unreachable, timing out, refusing the request, or not
+    speaking the OpenAI protocol. Not a model answer: a run cannot continue without it."""
+
+
+class _Transport(Exception):
+    """One failed exchange with the server (internal; retried, then turned into BackendError)."""
+
+    def __init__(self, what: str, retry: bool = True, wait: float = 0.0):
+        super().__init__(what)
+        self.what = what
+        self.retry = retry
+        self.wait = wait  # the server's Retry-After, in seconds
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """A redirect is a misconfigured base URL; following it would resend the API key elsewhere."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        return None  # urllib then raises the 3xx as an HTTPError
+
+
+class OpenAIBackend:
+    name = "openai"
+
+    def __init__(self, base_url: str, model: str = "local", api_key_env: str | None = None,
+                 timeout: float = 60.0, retries: int = 3, backoff: float = 0.5, temperature: float = 0.7,
+                 max_tokens: int = 512, max_concurrency: int = 4):
+        parts = urllib.parse.urlsplit(base_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise BackendError(f"base URL {base_url!r} is not an http(s) address "
+                               "(e.g. http://127.0.0.1:8080/v1)")
+        if retries < 0 or max_concurrency < 1 or timeout <= 0 or backoff < 0 or max_tokens < 1:
+            raise ValueError("need retries >= 0, max_concurrency >= 1, timeout > 0, backoff >= 0, max_tokens >= 1")
+        self.base_url = base_url.rstrip("/")
+        self.url = f"{self.base_url}/chat/completions"
+        self.model = model
+        self.api_key_env = api_key_env  # the variable's name only; the key itself is never kept in the open
+        self.timeout = timeout
+        self.retries = retries
+        self.backoff = backoff
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.max_concurrency = max_concurrency
+        self._headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if api_key_env:
+            key = os.environ.get(api_key_env, "").strip()
+            if not key:
+                raise BackendError(f"environment variable {api_key_env} is not set: it should hold the "
+                                   f"API key for {self.base_url}")
+            self._headers["Authorization"] = f"Bearer {key}"
+        # A local server is never reached through a proxy from the environment.
+        proxies = {} if _is_loopback(parts.hostname) else None
+        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler(proxies), _NoRedirect())
+        self._slots = threading.BoundedSemaphore(max_concurrency)  # requests in flight, across threads
+
+    def __repr__(self) -> str:
+        return f"OpenAIBackend({self.base_url!r}, model={self.model!r}, api_key_env={self.api_key_env!r})"
+
+    # --- answering ------------------------------------------------------------------------------
+
+    def answer(self, task: Task, prompt: str) -> Answer:
+        """A validated answer. Token counts add up every attempt the answer took (they were all
+        spent). Raises BackendError when the server fails `retries` + 1 times in a row, and the
+        last UnusableAnswer when `retries` + 1 answers in a row are unusable."""
+        body = json.dumps(self._request(task, prompt)).encode()
+        spent = [0, 0, 0]
+        failures = unusable = 0
+        while True:
+            try:
+                reply = self._post(body)
+            except _Transport as e:
+                failures += 1
+                if not e.retry or failures > self.retries:
+                    tries = f" (after {failures} attempts)" if failures > 1 else ""
+                    raise BackendError(f"OpenAI-compatible server at {self.url}: {e.what}{tries}") from None
+                time.sleep(max(self.backoff * 2 ** (failures - 1), min(e.wait, MAX_RETRY_AFTER)))
+                continue
+            failures = 0  # the server is up: a later failure gets the full budget again
+            for i, n in enumerate(_usage(reply)):
+                spent[i] += n
+            try:
+                raw, finish = _content(reply)
+                output = _parse(task, raw, finish, self.max_tokens)
+            except UnusableAnswer:
+                unusable += 1
+                if unusable > self.retries:
+                    raise
+                continue
+            return Answer(output=output, raw=raw, prompt_tokens=spent[0], completion_tokens=spent[1],
+                          cached_tokens=spent[2])
+
+    def answer_many(self, jobs: list[tuple[Task, str]]) -> list[Answer | UnusableAnswer]:
+        """Answer (task, prompt) pairs concurrently, at most `max_concurrency` requests in flight;
+        results in input order. An unusable answer is returned in its place, for the caller to
+        fall back on; a BackendError (the server is gone) is raised, and the jobs not yet started
+        are dropped."""
+        if not jobs:
+            return []
+
+        def one(job: tuple[Task, str]) -> Answer | UnusableAnswer:
+            try:
+                return self.answer(*job)
+            except UnusableAnswer as e:
+                return e
+
+        pool = ThreadPoolExecutor(max_workers=min(self.max_concurrency, len(jobs)), thread_name_prefix="openai")
+        try:
+            futures = [pool.submit(one, job) for job in jobs]
+            return [f.result() for f in futures]
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    # --- one exchange ---------------------------------------------------------------------------
+
+    def _request(self, task: Task, prompt: str) -> dict:
+        return {
+            "model": self.model,
+            "messages": [{"role": "system", "content": RULES}, {"role": "user", "content": prompt}],
+            "response_format": {"type": "json_schema",
+                                "json_schema": {"name": task.name, "schema": schema_for(task), "strict": True}},
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "stream": False,
+        }
+
+    def _post(self, body: bytes) -> dict:
+        """The server's reply as a JSON object, or _Transport saying what went wrong."""
+        req = urllib.request.Request(self.url, data=body, headers=self._headers, method="POST")
+        try:
+            with self._slots, self._opener.open(req, timeout=self.timeout) as resp:
+                data = resp.read(MAX_RESPONSE_BYTES + 1)
+        except urllib.error.HTTPError as e:
+            raise _http_failure(e) from None
+        except urllib.error.URLError as e:
+            raise _Transport(_describe(e.reason, self.timeout)) from None
+        except (OSError, http.client.HTTPException) as e:  # timeouts and resets while reading
+            raise _Transport(_describe(e, self.timeout)) from None
+        if len(data) > MAX_RESPONSE_BYTES:
+            raise _Transport(f"the response is over {MAX_RESPONSE_BYTES} bytes")
+        try:
+            reply = json.loads(data)
+        except (ValueError, RecursionError):
+            reply = None
+        if not isinstance(reply, dict) or not isinstance(reply.get("choices"), list):
+            raise _Transport(f"the response is not an OpenAI chat completion: {_excerpt(data)}")
+        return reply
+
+
+def _is_loopback(host: str) -> bool:
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _excerpt(data: bytes | str, n: int = 300) -> str:
+    text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+    text = " ".join(text.split())
+    return repr(text[:n] + ("..." if len(text) > n else ""))
+
+
+def _describe(reason: object, timeout: float) -> str:
+    if isinstance(reason, (TimeoutError, socket.timeout)):
+        return f"no answer within {timeout:g} s (timed out)"
+    if isinstance(reason, ConnectionRefusedError):
+        return "connection refused (is the server running?)"
+    if isinstance(reason, socket.gaierror):
+        return f"cannot resolve the host name ({reason})"
+    if isinstance(reason, BaseException):
+        return f"{type(reason).__name__}: {reason}" if str(reason) else type(reason).__name__
+    return str(reason)
+
+
+def _http_failure(e: urllib.error.HTTPError) -> _Transport:
+    try:
+        detail = _excerpt(e.read(2000))
+    except Exception:  # the body of an error is a courtesy
+        detail = "''"
+    finally:
+        e.close()
+    if 300 <= e.code < 400:
+        where = e.headers.get("Location", "?") if e.headers else "?"
+        return _Transport(f"HTTP {e.code} redirect to {where} (set the base URL to the final address)", retry=False)
+    wait = 0.0
+    if e.code == 429 and e.headers:
+        try:
+            wait = max(0.0, float(e.headers.get("Retry-After", "0")))
+        except ValueError:
+            wait = 0.0  # an HTTP date; the backoff will do
+    return _Transport(f"HTTP {e.code} {e.reason}: {detail}", retry=e.code == 429 or e.code >= 500, wait=wait)
+
+
+def _usage(reply: dict) -> tuple[int, int, int]:
+    """(prompt, completion, cached prompt) tokens as the server reports them, 0 for what it does not."""
+    usage = reply.get("usage")
+    if not isinstance(usage, dict):
+        return 0, 0, 0
+    details = usage.get("prompt_tokens_details")
+    cached = details.get("cached_tokens") if isinstance(details, dict) else 0
+    return _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens")), _count(cached)
+
+
+def _count(v: object) -> int:
+    return v if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2**53 else 0
+
+
+def _content(reply: dict) -> tuple[str, str]:
+    """The answer text and why generation stopped; UnusableAnswer when there is no text."""
+    choices = reply["choices"]
+    choice = choices[0] if choices and isinstance(choices[0], dict) else {}
+    message = choice.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    finish = choice.get("finish_reason")
+    finish = finish if isinstance(finish, str) else ""
+    if not isinstance(content, str):
+        refusal = message.get("refusal") if isinstance(message, dict) else None
+        why = f"the model refused: {refusal}" if isinstance(refusal, str) and refusal else "the answer has no text"
+        raise UnusableAnswer(f"{why} (finish_reason {finish or 'missing'})", json.dumps(reply)[:2000])
+    return content, finish
+
+
+def _parse(task: Task, raw: str, finish: str, max_tokens: int):
+    try:
+        return parse_answer(task, raw)
+    except UnusableAnswer as e:
+        if finish == "length":  # the usual cause of broken JSON: say so in the log
+            e.reason = f"cut off at max_tokens={max_tokens}: {e.reason}"
+            e.args = (e.reason,)
+        raise
