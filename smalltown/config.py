@@ -31,8 +31,8 @@ class Settings:
     settle_batch: int = 12
     settle_hours: float = 2.0
     # reacting and dialogue (SPEC 5)
-    react_k: int = 10  # records per context query
-    dialogue_k: int = 15  # records per utterance retrieval (about the other, about the last line)
+    react_k: int = 5  # records per context query (two queries: relationship, and what is seen)
+    dialogue_k: int = 10  # records per utterance retrieval (about the other, about the last line)
     dialogue_rounds: int = 8  # at most; a round is one line from each side
     chat_cooldown_hours: float = 3.0  # two agents who just talked do not start again before this
     react_cooldown_hours: float = 2.0  # after deciding not to react to something, not again before this

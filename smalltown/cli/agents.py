@@ -20,10 +20,17 @@ class UnknownAgent(Exception):
 
 
 def open_sim(args: argparse.Namespace) -> Simulation:
-    backend = make_backend(getattr(args, "backend", "scripted"), seed=0)
-    sim = Simulation.open(args.save, backend, sets=getattr(args, "set", None) or [])
-    backend.seed = sim.world.seed
-    return sim
+    """The save, with the backend the command line asks for (scripted for read-only commands)."""
+    from smalltown.cli.main import backend_options
+    from smalltown.llm.registry import choose_backend
+
+    if hasattr(args, "backend"):
+        opts = backend_options(args)
+        name = choose_backend(args.backend, opts)
+    else:
+        opts, name = None, "scripted"
+    seed = Simulation.peek_seed(args.save)
+    return Simulation.open(args.save, make_backend(name, seed, opts), sets=getattr(args, "set", None) or [])
 
 
 def find_agent(sim: Simulation, name: str) -> str:

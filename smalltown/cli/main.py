@@ -11,11 +11,38 @@ from pathlib import Path
 
 from smalltown import __version__
 from smalltown.config import SettingsError
+from smalltown.llm.backend import BackendUnavailable
 from smalltown.llm.registry import BACKENDS
 from smalltown.store.save import SaveError
 from smalltown.world.errors import WorldError
 
 BUNDLED = "worlds/smallville.toml"
+
+
+def add_backend_args(p: argparse.ArgumentParser) -> None:
+    """Who answers the agents' questions; the same flags on every command that runs agents."""
+    g = p.add_argument_group("backend")
+    g.add_argument("--backend", choices=BACKENDS, default=None,
+                   help="default: llama when a model is configured or found, else scripted")
+    g.add_argument("--model", metavar="PATH|NAME", help="llama: a GGUF file; openai: the model name")
+    g.add_argument("--ctx", type=int, default=4096, help="llama: context size (default 4096)")
+    g.add_argument("--threads", type=int, default=None, help="llama: threads (default: physical cores)")
+    g.add_argument("--gpu-layers", type=int, default=0, help="llama: layers offloaded to a GPU")
+    g.add_argument("--temperature", type=float, default=0.7)
+    g.add_argument("--base-url", metavar="URL", help="openai: e.g. http://127.0.0.1:8080/v1")
+    g.add_argument("--api-key-env", metavar="VAR", help="openai: the environment variable holding the key")
+    g.add_argument("--concurrency", type=int, default=4, help="openai: requests in flight at most")
+    g.add_argument("--from", dest="replay", metavar="SAVE", help="cassette: the run whose answers to replay")
+    g.add_argument("--fallthrough", choices=("scripted", "llama", "openai"),
+                   help="cassette: answer what the cassette lacks with this backend")
+
+
+def backend_options(args: argparse.Namespace):
+    from smalltown.llm.registry import BackendOptions
+
+    return BackendOptions(model=args.model, ctx=args.ctx, threads=args.threads, gpu_layers=args.gpu_layers,
+                          temperature=args.temperature, base_url=args.base_url, api_key_env=args.api_key_env,
+                          concurrency=args.concurrency, replay=args.replay, fallthrough=args.fallthrough)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -32,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="stop at this game time: '2023-02-14 08:00' or relative '+6h', '+1d'")
     run.add_argument("--save", metavar="FILE",
                      help="the save file (default: a new file under saves/, or the save being continued)")
-    run.add_argument("--backend", choices=BACKENDS, default="scripted", help="who answers the agents' questions")
+    add_backend_args(run)
     run.add_argument("--overwrite", action="store_true", help="replace an existing file named by --save")
     run.add_argument("--set", action="append", metavar="NAME=VALUE",
                      help="override a setting (repeatable), e.g. --set reflection=false")
@@ -59,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
     wh.add_argument("save", metavar="SAVE")
     wh.add_argument("agent", metavar="AGENT")
     wh.add_argument("text", metavar="TEXT")
-    wh.add_argument("--backend", choices=BACKENDS, default="scripted")
+    add_backend_args(wh)
 
     iv = sub.add_parser("interview", help="ask an agent a question, in a persona of your choosing")
     iv.add_argument("save", metavar="SAVE")
@@ -67,13 +94,18 @@ def build_parser() -> argparse.ArgumentParser:
     iv.add_argument("question", metavar="QUESTION")
     iv.add_argument("--as", dest="persona", default="the interviewer", metavar="PERSONA",
                     help='who is asking, e.g. "a news reporter"')
-    iv.add_argument("--backend", choices=BACKENDS, default="scripted")
+    add_backend_args(iv)
     iv.add_argument("--json", action="store_true")
 
     ed = sub.add_parser("edit-object", help="rewrite an object's state; agents who see it notice")
     ed.add_argument("save", metavar="SAVE")
     ed.add_argument("address", metavar="ADDRESS", help="sector:arena:object, e.g. 'Willow Cottage:kitchen:stove'")
     ed.add_argument("state", metavar="STATE", help='e.g. "burning"')
+
+    models = sub.add_parser("models", help="local GGUF models: list them, or pull a recommended one")
+    msub = models.add_subparsers(dest="models_command", metavar="ACTION")
+    pull = msub.add_parser("pull", help="download a recommended model (needs the 'models' extra)")
+    pull.add_argument("name", metavar="NAME")
     return p
 
 
@@ -88,6 +120,10 @@ def main(argv: list[str] | None = None) -> int:
             return world_check(args.path, args.json)
         if args.command == "save":
             return save_info(args.path, args.json)
+        if args.command == "models":
+            from smalltown.cli.models import models
+
+            return models(args)
         if args.command in ("inspect", "whisper", "interview", "edit-object"):
             from smalltown.cli import agents
 
@@ -103,6 +139,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{n} problem{'s' if n != 1 else ''} found", file=sys.stderr)
         return 1
     except SaveError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except BackendUnavailable as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     except SettingsError as e:

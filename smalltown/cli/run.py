@@ -16,9 +16,10 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from smalltown.cli.main import default_save, default_target
+from smalltown.cli.main import backend_options, default_save, default_target
 from smalltown.cli.when import parse_when
-from smalltown.llm.registry import make_backend
+from smalltown.llm.models import HOW_TO_ADD
+from smalltown.llm.registry import choose_backend, make_backend
 from smalltown.sim.simulation import TIME_FMT, Simulation
 from smalltown.store.save import is_save
 from smalltown.world.load import load_world
@@ -39,15 +40,18 @@ def run(args: argparse.Namespace) -> int:
         sim.close()
         print(f"error: --until: {e}", file=sys.stderr)
         return 2
+    notice = HOW_TO_ADD if args.backend is None and sim.backend.name == "scripted" else None
     if args.headless:
-        return run_headless(sim, until)
+        return run_headless(sim, until, notice)
     from smalltown.tui.app import run_tui
 
-    run_tui(sim, until)
+    run_tui(sim, until, notice)
     return 0
 
 
 def open_simulation(target: Path, args: argparse.Namespace) -> Simulation:
+    opts = backend_options(args)
+    name = choose_backend(args.backend, opts)
     if is_save(target):
         path = target
         if args.save and Path(args.save).resolve() != target.resolve():
@@ -55,13 +59,11 @@ def open_simulation(target: Path, args: argparse.Namespace) -> Simulation:
             if path.exists() and not args.overwrite:
                 raise FileExistsError(f"{path}: a file is already there (pass --overwrite)")
             copy_save(target, path)
-        backend = make_backend(args.backend, seed=0)
-        sim = Simulation.open(path, backend, sets=args.set or [])
-        backend.seed = sim.world.seed
-        return sim
+        backend = make_backend(name, Simulation.peek_seed(path), opts)
+        return Simulation.open(path, backend, sets=args.set or [])
     world = load_world(target)
     path = Path(args.save) if args.save else default_save(target)
-    return Simulation.create(world, path, make_backend(args.backend, world.seed), overwrite=args.overwrite,
+    return Simulation.create(world, path, make_backend(name, world.seed, opts), overwrite=args.overwrite,
                              sets=args.set or [])
 
 
@@ -74,7 +76,7 @@ def copy_save(src: Path, dst: Path) -> None:
         a.backup(b)
 
 
-def run_headless(sim: Simulation, until: datetime) -> int:
+def run_headless(sim: Simulation, until: datetime, notice: str | None = None) -> int:
     console = Console(stderr=True)
     stop = threading.Event()
 
@@ -106,6 +108,8 @@ def run_headless(sim: Simulation, until: datetime) -> int:
             signal.signal(s, h)
         wall = time.perf_counter() - t0
         summarise(console, sim, start_time, start_tick, wall, kinds, interrupted=stop.is_set())
+        if notice:
+            console.print(f"[dim]{notice}[/]")
         sim.close()
     return 130 if stop.is_set() else 0
 
@@ -117,7 +121,13 @@ def summarise(console: Console, sim: Simulation, start: datetime, start_tick: in
               show_header=False, box=None)
     t.add_row("world", sim.world.name)
     t.add_row("save", str(sim.save.path))
-    t.add_row("backend", sim.backend.name)
+    t.add_row("backend", f"{sim.backend.name} ({sim.backend.model})" if sim.backend.model != sim.backend.name
+              else sim.backend.name)
+    calls = sim.save.conn.execute("select count(*), sum(note != ''), sum(prompt_tokens), sum(cached_tokens) "
+                                  "from llm_calls where tick > ?", (start_tick,)).fetchone()
+    if calls[0]:
+        cached = f", {calls[3] / calls[2]:.0%} of prompt tokens from cache" if calls[2] else ""
+        t.add_row("model calls", f"{calls[0]:,} ({calls[1]} with a fallback or note{cached})")
     t.add_row("game time", f"{start:%Y-%m-%d %H:%M:%S} → {sim.now:%Y-%m-%d %H:%M:%S} ({sim.tick - start_tick} ticks)")
     t.add_row("wall time", f"{wall:.1f} s ({game / wall if wall else 0:,.0f} game seconds per second)")
     t.add_row("events", ", ".join(f"{k} {v}" for k, v in kinds.most_common()) or "none")

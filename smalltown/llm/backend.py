@@ -10,6 +10,11 @@ from smalltown.llm.tasks import Output, Task
 from smalltown.llm.validate import UnusableAnswer
 
 
+class BackendUnavailable(Exception):
+    """A backend that cannot answer at all (a model that will not load, a server that is down, a
+    cassette without the question): not a model answer, so the run stops, with this message."""
+
+
 @dataclass
 class Answer:
     output: Output
@@ -68,6 +73,8 @@ class Asker:
             ans = self.fallback.answer(task, prompt)
             note = f"fallback to {self.fallback.name}: {e.reason}"
             ans.raw = e.raw  # keep what the model said, for the log
+            # what the failed attempts cost is still counted
+            ans.prompt_tokens, ans.completion_tokens, ans.cached_tokens = getattr(e, "usage", (0, 0, 0))
         ms = (time.perf_counter() - t0) * 1000
         self.last = CallRecord(
             agent=agent, task=task.name, prompt=prompt, raw_answer=ans.raw,

@@ -21,7 +21,7 @@ from typing import Iterator
 import numpy as np
 
 from smalltown.llm import validate
-from smalltown.llm.backend import Answer
+from smalltown.llm.backend import Answer, BackendUnavailable
 from smalltown.llm.tasks import TASKS, ChoosePlace, Task
 from smalltown.llm.validate import UnusableAnswer
 
@@ -39,7 +39,7 @@ LONG_TASKS = frozenset({"hourly_schedule", "reflection_insights", "interview"}) 
 GGUF_MAGIC = b"GGUF"
 
 
-class ModelError(Exception):
+class ModelError(BackendUnavailable):
     """A model file that cannot be used; the message is one line, for the user."""
 
 

@@ -22,7 +22,7 @@ import urllib.parse
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
-from smalltown.llm.backend import Answer
+from smalltown.llm.backend import Answer, BackendUnavailable
 from smalltown.llm.tasks import Task
 from smalltown.llm.validate import UnusableAnswer, parse_answer, schema_for
 
@@ -38,7 +38,7 @@ MAX_RESPONSE_BYTES = 4_000_000  # an answer is at most 64k characters (validate.
 MAX_RETRY_AFTER = 30.0  # seconds: the most a 429's Retry-After header makes us wait
 
 
-class BackendError(RuntimeError):
+class BackendError(BackendUnavailable, RuntimeError):
     """The server cannot be used: unreachable, timing out, refusing the request, or not
     speaking the OpenAI protocol. Not a model answer: a run cannot continue without it."""
 

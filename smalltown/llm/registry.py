@@ -1,14 +1,70 @@
-"""Backends by name, for the command line."""
+"""Backends by name, for the command line; a backend module is imported only when chosen."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
+
 from smalltown.llm.backend import Backend
+from smalltown.llm.models import default_model
 from smalltown.llm.scripted import ScriptedBackend
 
-BACKENDS = ("scripted",)
+BACKENDS = ("scripted", "llama", "openai", "cassette")
 
 
-def make_backend(name: str, seed: int) -> Backend:
+@dataclass
+class BackendOptions:
+    """What the command line says about the backend (all optional)."""
+
+    model: str | None = None  # llama: a GGUF path; openai: the model name
+    ctx: int = 4096
+    threads: int | None = None  # default: the machine's physical cores
+    gpu_layers: int = 0
+    temperature: float = 0.7
+    retries: int = 2
+    base_url: str | None = None  # openai
+    api_key_env: str | None = None
+    concurrency: int = 4
+    replay: str | None = None  # cassette: the save whose answers are replayed
+    fallthrough: str | None = None  # cassette: a backend to answer what the cassette lacks
+
+
+def choose_backend(name: str | None, opts: BackendOptions) -> str:
+    """The default: llama when a model is configured or found, else scripted."""
+    if name:
+        return name
+    if opts.model or default_model() is not None:
+        return "llama"
+    return "scripted"
+
+
+def make_backend(name: str, seed: int, opts: BackendOptions | None = None) -> Backend:
+    opts = opts or BackendOptions()
     if name == "scripted":
         return ScriptedBackend(seed)
+    if name == "llama":
+        from smalltown.llm.llama import LlamaBackend, ModelError
+
+        path = opts.model or default_model()
+        if path is None:
+            raise ModelError("--backend llama needs a model: --model PATH.gguf, $SMALLTOWN_MODEL, "
+                             "or a GGUF file in the models directory (see `smalltown models`)")
+        return LlamaBackend(Path(path), n_ctx=opts.ctx, n_threads=opts.threads, n_gpu_layers=opts.gpu_layers,
+                            seed=seed, temperature=opts.temperature, retries=opts.retries)
+    if name == "openai":
+        from smalltown.llm.openai_compat import BackendError, OpenAIBackend
+
+        if not opts.base_url:
+            raise BackendError("--backend openai needs --base-url (e.g. http://127.0.0.1:8080/v1)")
+        return OpenAIBackend(opts.base_url, model=opts.model or "local", api_key_env=opts.api_key_env,
+                             retries=max(opts.retries, 0), temperature=opts.temperature,
+                             max_concurrency=opts.concurrency)
+    if name == "cassette":
+        from smalltown.llm.cassette import CassetteBackend, CassetteMiss
+
+        if not opts.replay:
+            raise CassetteMiss("--backend cassette needs --from SAVE (the run whose answers to replay)")
+        live = make_backend(opts.fallthrough, seed, BackendOptions(**{**opts.__dict__, "fallthrough": None})) \
+            if opts.fallthrough else None
+        return CassetteBackend(opts.replay, fallthrough=live)
     raise ValueError(f"unknown backend {name!r} (available: {', '.join(BACKENDS)})")

@@ -14,6 +14,7 @@ import numpy as np
 from smalltown.config import Settings, parse_sets
 from smalltown.llm.backend import Asker, Backend, CallRecord
 from smalltown.llm.embed import Embedder, HashEmbedder
+from smalltown.llm.scripted import ScriptedBackend
 from smalltown.mind.agent import Action, Mind
 from smalltown.mind.dialogue import converse
 from smalltown.mind.memory import Memory, MemoryStream, Retrieval, RetrievalWeights
@@ -81,7 +82,9 @@ class Simulation:
         self.paths = Paths(world.map.walkable)
         self.embedder = embedder or HashEmbedder()
         self._calls: list[tuple[int, CallRecord]] = []
-        self.asker = Asker(backend, lambda rec: self._calls.append((self.tick, rec)))
+        # a model answer that cannot be used is answered by the scripted backend (and logged)
+        fallback = None if backend.name == "scripted" else ScriptedBackend(world.seed)
+        self.asker = Asker(backend, lambda rec: self._calls.append((self.tick, rec)), fallback)
         self.objects: dict[str, str] = {a: o.initial_state for a, o in world.objects.items()}
         self.users: dict[str, set[str]] = {}
         self.agents: list[Agent] = []
@@ -128,6 +131,17 @@ class Simulation:
                 agent.mind.enter(arena.sector, arena.name, list(arena.objects))
         sim._flush([], {a.name for a in sim.agents}, set(), set(sim.objects))
         return sim
+
+    @staticmethod
+    def peek_seed(path: str | Path) -> int:
+        """The seed of the world a save was started from (to seed its backend before opening)."""
+        save = Save.open(path)
+        try:
+            import tomllib
+
+            return int(tomllib.loads(save.meta("world_text")).get("seed", 0))
+        finally:
+            save.close()
 
     @classmethod
     def open(cls, path: str | Path, backend: Backend, settings: Settings | None = None,

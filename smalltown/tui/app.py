@@ -67,9 +67,10 @@ class SmalltownApp(App[None]):
     ]
 
     def __init__(self, sim: Simulation, until: datetime | None = None,
-                 start_paused: bool = False) -> None:
+                 start_paused: bool = False, notice: str | None = None) -> None:
         super().__init__()
         self.sim = sim
+        self._notice = notice  # e.g. that no model is configured, and how to add one
         self._colours = agent_colours([a.name for a in sim.agents])
         self._runner = SimRunner(sim, self._publish, until=until, paused=start_paused)
         # The worker has not started: reading the sim here is safe, and gives a full first picture.
@@ -100,6 +101,8 @@ class SmalltownApp(App[None]):
         log = self.query_one(EventLog)
         log.note(f"{self._world_name}: {len(self._frame.agents)} agents. "
                  "space runs/pauses, n steps, ? lists the keys.")
+        if self._notice:
+            log.note(self._notice)
         self._draw(self._frame)
         self._worker = self.run_worker(self._runner.run, name="simulation", group="simulation",
                                        thread=True, exit_on_error=True)
@@ -186,6 +189,6 @@ class SmalltownApp(App[None]):
         self._close_sim()
 
 
-def run_tui(sim: Simulation, until: datetime | None = None) -> None:
+def run_tui(sim: Simulation, until: datetime | None = None, notice: str | None = None) -> None:
     """Open the TUI on a simulation, running; returns when the user quits (the sim is closed)."""
-    SmalltownApp(sim, until=until).run()
+    SmalltownApp(sim, until=until, notice=notice).run()

@@ -1,0 +1,65 @@
+"""Where local models live, which one is used by default, and the models we recommend."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+GGUF_MAGIC = b"GGUF"
+
+
+@dataclass(frozen=True)
+class Recommended:
+    name: str
+    repo: str  # a Hugging Face repository
+    file: str
+    size_gb: float
+    note: str
+
+
+# Small instruct models that run on a laptop's CPU; ranked by what fits a 8-16 GB machine.
+RECOMMENDED = (
+    Recommended("qwen2.5-1.5b", "Qwen/Qwen2.5-1.5B-Instruct-GGUF", "qwen2.5-1.5b-instruct-q4_k_m.gguf", 1.1,
+                "fast on any laptop; plain but coherent agents"),
+    Recommended("qwen2.5-3b", "Qwen/Qwen2.5-3B-Instruct-GGUF", "qwen2.5-3b-instruct-q4_k_m.gguf", 2.1,
+                "the sweet spot for 8 GB of memory"),
+    Recommended("llama3.2-3b", "bartowski/Llama-3.2-3B-Instruct-GGUF", "Llama-3.2-3B-Instruct-Q4_K_M.gguf", 2.0,
+                "another good 3B"),
+    Recommended("qwen2.5-7b", "bartowski/Qwen2.5-7B-Instruct-GGUF", "Qwen2.5-7B-Instruct-Q4_K_M.gguf", 4.7,
+                "better dialogue; wants 16 GB and patience on a CPU"),
+)
+
+
+def models_dir() -> Path:
+    """$SMALLTOWN_MODELS, else the user's data directory (~/.local/share/smalltown/models)."""
+    if os.environ.get("SMALLTOWN_MODELS"):
+        return Path(os.environ["SMALLTOWN_MODELS"]).expanduser()
+    base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    return base / "smalltown" / "models"
+
+
+def is_gguf(path: Path) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) == GGUF_MAGIC
+    except OSError:
+        return False
+
+
+def local_models() -> list[Path]:
+    d = models_dir()
+    return sorted(p for p in d.glob("*.gguf") if is_gguf(p)) if d.is_dir() else []
+
+
+def default_model() -> Path | None:
+    """$SMALLTOWN_MODEL, else the only (or first) GGUF in the models directory, else none."""
+    if os.environ.get("SMALLTOWN_MODEL"):
+        return Path(os.environ["SMALLTOWN_MODEL"]).expanduser()
+    found = local_models()
+    return found[0] if found else None
+
+
+HOW_TO_ADD = ("no model configured: agents are answered by the scripted backend. To use a local "
+              "model: `smalltown models pull qwen2.5-3b` (needs the 'models' extra), or put a GGUF "
+              f"file in {models_dir()}, or pass --model PATH.gguf")
