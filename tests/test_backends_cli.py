@@ -101,3 +101,44 @@ def test_an_unreachable_server_is_a_clear_error(tmp_path):
     proc = smalltown("run", "--headless", TINY, "--until", "+5m", "--save", tmp_path / "x.sqlite",
                      "--backend", "openai", "--base-url", "http://127.0.0.1:9/v1", timeout=120)
     assert proc.returncode == 1 and "127.0.0.1:9" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_the_config_file_names_the_model_and_the_environment_outranks_it(tmp_path, tiny_model, monkeypatch):
+    conf = tmp_path / "config" / "smalltown"
+    conf.mkdir(parents=True)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("SMALLTOWN_MODELS", str(tmp_path / "no-models"))
+    monkeypatch.delenv("SMALLTOWN_MODEL", raising=False)
+    (conf / "config.toml").write_text(f'model = "{tiny_model}"\nthreads = 1\nctx = 2048\n')
+    save = tmp_path / "c.sqlite"
+    smalltown("run", "--headless", TINY, "--until", "+5m", "--save", save, check=True)
+    assert {m for (m,) in query(save, "select distinct model from llm_calls")} == {"tiny.gguf"}
+    monkeypatch.setenv("SMALLTOWN_MODEL", str(tmp_path / "elsewhere.gguf"))
+    proc = smalltown("run", "--headless", TINY, "--until", "+5m", "--save", tmp_path / "d.sqlite")
+    assert proc.returncode == 1 and "elsewhere.gguf" in proc.stderr
+
+
+def test_a_mistake_in_the_config_file_names_the_file_and_line(tmp_path, monkeypatch):
+    conf = tmp_path / "smalltown"
+    conf.mkdir()
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    (conf / "config.toml").write_text('ctx = 4096\nthreds = 2\n')
+    proc = smalltown("run", "--headless", TINY, "--until", "+5m", "--save", tmp_path / "x.sqlite")
+    assert proc.returncode == 1 and "config.toml:2: unknown key 'threds'" in proc.stderr
+    (conf / "config.toml").write_text('ctx = "big"\n')
+    proc = smalltown("run", "--headless", TINY, "--until", "+5m", "--save", tmp_path / "y.sqlite")
+    assert proc.returncode == 1 and "config.toml:1: ctx must be an int" in proc.stderr
+
+
+def test_an_embedding_model_is_kept_with_its_save_and_never_mixed(tmp_path, tiny_model):
+    save = tmp_path / "e.sqlite"
+    smalltown("run", "--headless", TINY, "--until", "+20m", "--save", save, "--backend", "scripted",
+              "--embed-model", tiny_model, "--threads", "1", check=True)
+    embedder = query(save, "select value from meta where key='embedder'")[0][0]
+    assert "llama-embed:tiny.gguf" in embedder
+    dims = {n for (n,) in query(save, "select length(embedding) / 4 from memories")}
+    assert len(dims) == 1 and dims != {256}  # the model's vectors, not the hashed ones
+    smalltown("run", "--headless", save, "--until", "+10m", "--backend", "scripted", "--embed-model", tiny_model,
+              "--threads", "1", check=True)
+    proc = smalltown("run", "--headless", save, "--until", "+10m", "--backend", "scripted")
+    assert proc.returncode == 1 and "cannot be mixed" in proc.stderr and "--embed-model" in proc.stderr

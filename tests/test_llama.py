@@ -259,7 +259,7 @@ def test_switching_agents_reuses_each_agents_evaluated_prefix(model, tasks):
     assert 0 < other.cached_tokens <= system_only + 1  # Isabella shares the rules, not Klaus's card
     again = backend.answer(a3, a3.render())
     assert again.cached_tokens >= common_prefix(tok[id(a2)], tok[id(a3)]) > system_only  # Klaus's state came back
-    assert len(backend.states) == 2  # one saved state per agent
+    assert len(backend.states) == 3  # one saved state per agent and task: Klaus twice, Isabella once
 
     # without room for saved states, the same sequence re-reads Klaus's card
     bare = backend_for(model, cache_bytes=0)

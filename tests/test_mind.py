@@ -283,3 +283,13 @@ def test_spatial_memory_grows_as_agents_walk_into_new_places(tmp_path):
         for arena in arenas:
             assert f"{sector}:{arena}" in entered or sector in world.agent("Klaus Mueller").knows
     sim.close()
+
+
+def test_a_packed_opening_line_is_the_first_line_and_saves_a_call(tiny):
+    minds, calls, _ = make_minds(tiny)
+    isabella, maria = minds["Isabella Rodriguez"], minds["Maria Lopez"]
+    conv = converse(isabella, maria, NOW, "Hobbs Cafe: cafe", opening="Hi Maria! Lovely morning.")
+    assert conv.lines[0] == ("Isabella Rodriguez", "Hi Maria! Lovely morning.")
+    assert conv.lines[1][0] == "Maria Lopez"
+    asked = [c for c in calls if c.task == "utterance"]
+    assert len(asked) == len(conv.lines) - 1  # the opening came with the decision to talk

@@ -9,7 +9,7 @@ from datetime import datetime, time, timedelta
 from rich.console import Console
 from rich.table import Table
 
-from smalltown.llm.registry import make_backend
+from smalltown.llm.registry import make_backend, make_embedder
 from smalltown.mind.agent import Mind, hhmm, minute_of
 from smalltown.mind.memory import Retrieval
 from smalltown.sim.simulation import TIME_FMT, Simulation
@@ -27,10 +27,12 @@ def open_sim(args: argparse.Namespace) -> Simulation:
     if hasattr(args, "backend"):
         opts = backend_options(args)
         name = choose_backend(args.backend, opts)
+        embedder = make_embedder(opts)
     else:
-        opts, name = None, "scripted"
+        opts, name, embedder = None, "scripted", None
     seed = Simulation.peek_seed(args.save)
-    return Simulation.open(args.save, make_backend(name, seed, opts), sets=getattr(args, "set", None) or [])
+    return Simulation.open(args.save, make_backend(name, seed, opts), sets=getattr(args, "set", None) or [],
+                           embedder=embedder)
 
 
 def find_agent(sim: Simulation, name: str) -> str:

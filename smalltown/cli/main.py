@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sqlite3
 import sys
 from datetime import datetime
@@ -25,23 +26,33 @@ def add_backend_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--backend", choices=BACKENDS, default=None,
                    help="default: llama when a model is configured or found, else scripted")
     g.add_argument("--model", metavar="PATH|NAME", help="llama: a GGUF file; openai: the model name")
-    g.add_argument("--ctx", type=int, default=4096, help="llama: context size (default 4096)")
-    g.add_argument("--threads", type=int, default=None, help="llama: threads (default: physical cores)")
-    g.add_argument("--gpu-layers", type=int, default=0, help="llama: layers offloaded to a GPU")
-    g.add_argument("--temperature", type=float, default=0.7)
+    g.add_argument("--ctx", type=int, help="llama: context size (default 4096)")
+    g.add_argument("--threads", type=int, help="llama: threads (default: physical cores)")
+    g.add_argument("--gpu-layers", type=int, help="llama: layers offloaded to a GPU (default 0)")
+    g.add_argument("--temperature", type=float, help="default 0.7")
     g.add_argument("--base-url", metavar="URL", help="openai: e.g. http://127.0.0.1:8080/v1")
     g.add_argument("--api-key-env", metavar="VAR", help="openai: the environment variable holding the key")
     g.add_argument("--concurrency", type=int, default=4, help="openai: requests in flight at most")
+    g.add_argument("--embed-model", metavar="PATH", help="a sentence-embedding GGUF for memories (default: "
+                   "the model-free hashed n-gram embedder); a save keeps the embedder it started with")
     g.add_argument("--from", dest="replay", metavar="SAVE", help="cassette: the run whose answers to replay")
     g.add_argument("--fallthrough", choices=("scripted", "llama", "openai"),
                    help="cassette: answer what the cassette lacks with this backend")
 
 
 def backend_options(args: argparse.Namespace):
+    """Flags first, then the user's config file (~/.config/smalltown/config.toml), then defaults."""
+    from smalltown.llm.models import user_config
     from smalltown.llm.registry import BackendOptions
 
-    return BackendOptions(model=args.model, ctx=args.ctx, threads=args.threads, gpu_layers=args.gpu_layers,
-                          temperature=args.temperature, base_url=args.base_url, api_key_env=args.api_key_env,
+    conf = user_config()
+    given = {k: getattr(args, k) for k in ("model", "ctx", "threads", "gpu_layers", "temperature", "base_url",
+                                             "api_key_env", "embed_model")}
+    merged = {k: v if v is not None else conf.get(k) for k, v in given.items()}
+    if args.model is None and os.environ.get("SMALLTOWN_MODEL"):
+        merged["model"] = None  # the environment outranks the file: default_model() finds it
+    defaults = BackendOptions()
+    return BackendOptions(**{k: v if v is not None else getattr(defaults, k) for k, v in merged.items()},
                           concurrency=args.concurrency, replay=args.replay, fallthrough=args.fallthrough)
 
 

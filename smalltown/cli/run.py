@@ -19,7 +19,7 @@ from rich.table import Table
 from smalltown.cli.main import backend_options, default_save, default_target
 from smalltown.cli.when import parse_when
 from smalltown.llm.models import HOW_TO_ADD
-from smalltown.llm.registry import choose_backend, make_backend
+from smalltown.llm.registry import choose_backend, make_backend, make_embedder
 from smalltown.sim.simulation import TIME_FMT, Simulation
 from smalltown.store.save import is_save
 from smalltown.world.load import load_world
@@ -60,11 +60,11 @@ def open_simulation(target: Path, args: argparse.Namespace) -> Simulation:
                 raise FileExistsError(f"{path}: a file is already there (pass --overwrite)")
             copy_save(target, path)
         backend = make_backend(name, Simulation.peek_seed(path), opts)
-        return Simulation.open(path, backend, sets=args.set or [])
+        return Simulation.open(path, backend, sets=args.set or [], embedder=make_embedder(opts))
     world = load_world(target)
     path = Path(args.save) if args.save else default_save(target)
     return Simulation.create(world, path, make_backend(name, world.seed, opts), overwrite=args.overwrite,
-                             sets=args.set or [])
+                             sets=args.set or [], embedder=make_embedder(opts))
 
 
 def copy_save(src: Path, dst: Path) -> None:

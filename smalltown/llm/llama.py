@@ -218,8 +218,8 @@ class AgentStates:
     """Each agent's evaluated KV cache, saved when the model turns to another agent and restored
     when it turns back; least recently used states go first beyond `capacity_bytes`.
 
-    One state per agent (its latest prompt and answer): its calls share the agent's prefix, so an
-    older state of the same agent would only take room. Only the KV cells are saved
+    One state per agent and task (its latest prompt and answer of that kind): calls share the
+    agent's prefix, and calls of one task also share that task's instructions. Only the KV cells are saved
     (llama.cpp's sequence state), not llama-cpp-python's LlamaState, which also copies a
     batch-by-vocabulary score matrix and is not counted against a cache's capacity."""
 
@@ -389,7 +389,9 @@ class LlamaBackend:
 
     def _complete(self, task: Task, tokens: list[int], stop: list[str], max_tokens: int, seed: int,
                   used: list[int]) -> str:
-        agent = task.persona.name
+        # one saved state per agent and task: the agent's prefix, and the task's own instructions
+        # after it, are both reused the next time that agent asks that kind of question
+        agent = f"{task.persona.name}\x1f{task.name}"
         self._switch_to(agent, np.asarray(tokens, dtype=np.intc))
         llm = self._llm
         llm.evaluated.clear()

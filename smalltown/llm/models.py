@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import os
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+
+from smalltown.llm.backend import BackendUnavailable
 
 GGUF_MAGIC = b"GGUF"
 
@@ -52,10 +55,49 @@ def local_models() -> list[Path]:
     return sorted(p for p in d.glob("*.gguf") if is_gguf(p)) if d.is_dir() else []
 
 
+CONFIG_KEYS = {"model": str, "embed_model": str, "ctx": int, "threads": int, "gpu_layers": int,
+               "temperature": float, "base_url": str, "api_key_env": str}
+
+
+class ConfigError(BackendUnavailable):
+    """The user's config file has a mistake; the message names the file and line."""
+
+
+def config_path() -> Path:
+    base = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+    return base / "smalltown" / "config.toml"
+
+
+def user_config() -> dict:
+    """~/.config/smalltown/config.toml: the model and its settings, so flags need not repeat them."""
+    path = config_path()
+    if not path.exists():
+        return {}
+    text = path.read_text(encoding="utf-8")
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{path}: {e}") from None
+    lines = text.splitlines()
+    for key, value in data.items():
+        line = next((i for i, l in enumerate(lines, 1) if l.strip().startswith(key)), 0)
+        kind = CONFIG_KEYS.get(key)
+        if kind is None:
+            raise ConfigError(f"{path}:{line}: unknown key {key!r} (known: {', '.join(CONFIG_KEYS)})")
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            value = data[key] = float(value)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise ConfigError(f"{path}:{line}: {key} must be a{'n' if kind is int else ''} {kind.__name__}")
+    return data
+
+
 def default_model() -> Path | None:
-    """$SMALLTOWN_MODEL, else the only (or first) GGUF in the models directory, else none."""
+    """$SMALLTOWN_MODEL, else the config file's `model`, else the first GGUF in the models
+    directory, else none."""
     if os.environ.get("SMALLTOWN_MODEL"):
         return Path(os.environ["SMALLTOWN_MODEL"]).expanduser()
+    if user_config().get("model"):
+        return Path(user_config()["model"]).expanduser()
     found = local_models()
     return found[0] if found else None
 

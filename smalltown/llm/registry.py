@@ -25,8 +25,18 @@ class BackendOptions:
     base_url: str | None = None  # openai
     api_key_env: str | None = None
     concurrency: int = 4
+    embed_model: str | None = None  # a sentence-embedding GGUF (default: the hashed n-gram embedder)
     replay: str | None = None  # cassette: the save whose answers are replayed
     fallthrough: str | None = None  # cassette: a backend to answer what the cassette lacks
+
+
+def make_embedder(opts: BackendOptions | None):
+    """A GGUF sentence embedder when one is named, else None (the model-free default)."""
+    if opts is None or not opts.embed_model:
+        return None
+    from smalltown.llm.embed_llama import LlamaEmbedder
+
+    return LlamaEmbedder(Path(opts.embed_model), n_threads=opts.threads)
 
 
 def choose_backend(name: str | None, opts: BackendOptions) -> str:

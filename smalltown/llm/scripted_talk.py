@@ -91,7 +91,12 @@ def react(seed: int, task: React) -> ReactOut:
                for c in lines)
     chance = 2 + (8 if relevant else 0) + (25 if news else 0)  # per considered encounter; tuned so news spreads about as in the paper
     talk = stable_int(seed, n, other, task.time, "talk") % 100 < chance
-    return ReactOut(context_summary=summary, react=talk, talk=talk, reaction="")
+    opening = ""
+    if talk:  # packed: the first line of the conversation comes with the decision
+        first = utterance(seed, Utterance(persona=task.persona, listener=other, time=task.time, place="",
+                                          memories=task.context, transcript=[]))
+        opening = first.utterance
+    return ReactOut(context_summary=summary, react=talk, talk=talk, reaction="", opening=opening)
 
 
 # --- dialogue -------------------------------------------------------------------------------------

@@ -210,6 +210,7 @@ class ReactOut(Output):
     react: bool
     talk: bool = Field(description="the reaction is to start a conversation with the observed agent")
     reaction: str = Field(default="", max_length=200, description="what to do instead, when reacting without talking")
+    opening: str = Field(default="", max_length=600, description="when talking: the first thing said (packed)")
 
 
 class React(Task):

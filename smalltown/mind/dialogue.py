@@ -31,14 +31,17 @@ class Conversation:
         return max(1, round(len(self.lines) * 20 / 60))
 
 
-def converse(a: Mind, b: Mind, now: datetime, place: str) -> Conversation:
+def converse(a: Mind, b: Mind, now: datetime, place: str, opening: str = "") -> Conversation:
+    """`opening`: the initiator's first line, when it came packed with the decision to talk."""
     s = a.settings
     a.settle()
     b.settle()
     conv = Conversation(a.name, b.name, place)
     when = now.strftime("%A %B %-d, %Y, %H:%M")
     speakers = (a, b)
-    for turn in range(2 * s.dialogue_rounds):
+    if opening.strip():
+        conv.lines.append((a.name, opening.strip()))
+    for turn in range(len(conv.lines), 2 * s.dialogue_rounds):
         speaker, listener = speakers[turn % 2], speakers[1 - turn % 2]
         queries = [f"{listener.name}"] + ([conv.lines[-1][1]] if conv.lines else [])
         memories: dict[int, str] = {}

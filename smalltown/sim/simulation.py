@@ -110,7 +110,7 @@ class Simulation:
 
     @classmethod
     def create(cls, world: World, path: str | Path, backend: Backend, settings: Settings | None = None,
-               overwrite: bool = False, sets: list[str] = ()) -> "Simulation":
+               overwrite: bool = False, sets: list[str] = (), embedder: Embedder | None = None) -> "Simulation":
         """A new run of `world`. Settings: the defaults (or `settings`), then the world file's
         [settings], then `--set` options; the result is recorded in the save."""
         settings = (settings or Settings()).override(**world.settings).override(**parse_sets(sets))
@@ -120,8 +120,9 @@ class Simulation:
             "tick": 0, "game_time": world.start.strftime(TIME_FMT),
             "created_with": backend.name, "settings": settings.changes(),
         }, overwrite=overwrite)
-        sim = cls(world, save, backend, settings, tick=0)
-        save.set_meta({"embedder": sim.embedder.name})
+        sim = cls(world, save, backend, settings, tick=0, embedder=embedder)
+        with save.transaction():
+            save.set_meta({"embedder": sim.embedder.name})
         for spec in world.agents:
             arena = world.arena_at(spec.spawn)
             agent = Agent(spec, sim._mind(spec), spec.spawn, arena.index if arena else -1)
@@ -145,7 +146,7 @@ class Simulation:
 
     @classmethod
     def open(cls, path: str | Path, backend: Backend, settings: Settings | None = None,
-             sets: list[str] = ()) -> "Simulation":
+             sets: list[str] = (), embedder: Embedder | None = None) -> "Simulation":
         """Continue a save from its last committed tick, with the settings it was run with
         (plus `--set` options, which are then recorded)."""
         save = Save.open(path)
@@ -156,10 +157,14 @@ class Simulation:
                 save.set_meta({"settings": settings.changes()})
         world = load_world_text(save.meta("world_source"), save.meta("world_text"),
                                 save.meta("map_source"), save.meta("map_text"))
-        embedder = HashEmbedder()
+        embedder = embedder or HashEmbedder()
         if save.meta("embedder") != embedder.name:
-            raise SaveError(f"{path}: its memories were embedded with {save.meta('embedder')!r}, "
-                            f"not {embedder.name!r}; embeddings of two embedders cannot be mixed")
+            used = save.meta("embedder")
+            hint = (f"pass --embed-model with the model {used.split(':')[1]!r}" if used.startswith("llama-embed:")
+                    else "run it without --embed-model")
+            save.close()
+            raise SaveError(f"{path}: its memories were embedded with {used!r}, not {embedder.name!r}; "
+                            f"embeddings of two embedders cannot be mixed in one save ({hint})")
         sim = cls(world, save, backend, settings, tick=save.meta("tick"), embedder=embedder)
         sim.objects.update(save.objects())
         embedder.preload((text, np.frombuffer(vec, dtype=np.float32)) for text, vec in save.embeddings())
@@ -196,6 +201,8 @@ class Simulation:
 
     def close(self) -> None:
         self.save.close()
+        if hasattr(self.embedder, "close"):
+            self.embedder.close()
 
     # --- the clock ----------------------------------------------------------------------------
 
@@ -325,7 +332,7 @@ class Simulation:
                 changed.add(agent.name)
                 answer = reaction.answer
                 if answer.react and answer.talk and other is not None:
-                    self._converse(agent, other, now, emit, changed)
+                    self._converse(agent, other, now, emit, changed, answer.opening)
                     talked |= {agent.name, other.name}
                 elif answer.react and answer.reaction:
                     emit(agent.name, "reacted", f"{agent.name} reacts to {s.description}: {answer.reaction}",
@@ -338,10 +345,10 @@ class Simulation:
         """An object doing something (not in its initial state) that nobody is using."""
         return self.objects[address] != self.world.objects[address].initial_state and not self.users.get(address)
 
-    def _converse(self, a: Agent, b: Agent, now: datetime, emit, changed: set[str]) -> None:
+    def _converse(self, a: Agent, b: Agent, now: datetime, emit, changed: set[str], opening: str = "") -> None:
         arena = self.world.arena_at(a.tile)
         place = pretty(arena.address) if arena else "the street"
-        conv = converse(a.mind, b.mind, now, place)
+        conv = converse(a.mind, b.mind, now, place, opening)
         for speaker, text in conv.lines:
             listener = b.name if speaker == a.name else a.name
             emit(speaker, "said", f"{speaker}: {text}", to=listener, place=place)
