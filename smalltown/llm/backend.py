@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass
 from typing import Callable, Protocol
@@ -60,6 +61,15 @@ class Asker:
         self.backend = backend
         self.fallback = fallback
         self._record = record
+        self._local = threading.local()  # agents may ask at once, from worker threads
+
+    @property
+    def last(self) -> CallRecord:
+        return self._local.last
+
+    @last.setter
+    def last(self, record: CallRecord) -> None:
+        self._local.last = record
 
     def ask(self, agent: str, task: Task) -> Output:
         prompt = task.render()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -89,17 +90,36 @@ class Simulation:
         self.users: dict[str, set[str]] = {}
         self.agents: list[Agent] = []
         self._by_name: dict[str, Agent] = {}
-        self._next_memory_id = 1
+        self._memory_counts: list[int] = []  # per agent: see _new_id
         self.importance_cache: dict[str, int] = {}
+        self._pool: ThreadPoolExecutor | None = None
         self.weights = RetrievalWeights(settings.weight_recency, settings.weight_importance,
                                         settings.weight_relevance, settings.recency_decay)
 
-    def _new_id(self) -> int:
-        self._next_memory_id += 1
-        return self._next_memory_id - 1
+    def _new_id(self, index: int) -> int:
+        """Memory ids interleaved by agent (agent i of n gets i+1, i+1+n, i+1+2n, …): unique, and
+        the same whatever order agents thinking at once happen to finish in."""
+        self._memory_counts[index] += 1
+        return self._memory_counts[index] * len(self.world.agents) + index + 1
+
+    def _restore_counts(self, streams: dict[str, tuple[list[Memory], list]], last_id: int) -> list[int]:
+        """Each agent's id counter, from its own latest id (so a resumed run allocates exactly the
+        ids an unbroken one would). A save whose ids are not interleaved by agent (made before
+        they were) continues above its highest id instead."""
+        n = len(self.world.agents)
+        counts = []
+        for i, spec in enumerate(self.world.agents):
+            mems = streams.get(spec.name, ([], []))[0]
+            if any((m.id - 1) % n != i for m in mems):
+                return [last_id // n] * n
+            counts.append((mems[-1].id - 1) // n if mems else -1)
+        return counts
 
     def _mind(self, spec: AgentSpec, state: dict | None = None) -> Mind:
-        stream = MemoryStream(spec.name, self.embedder, self._new_id, self.weights)
+        index = self.world.agents.index(spec)
+        while len(self._memory_counts) <= index:
+            self._memory_counts.append(-1)
+        stream = MemoryStream(spec.name, self.embedder, lambda: self._new_id(index), self.weights)
         return Mind(spec, self.world, self.asker, stream, self.importance_cache, self.settings, state)
 
     def _add(self, agent: Agent) -> None:
@@ -178,8 +198,8 @@ class Simulation:
             embs.append(vec)
             embedder.preload([(desc, vec)])
             sim.importance_cache.setdefault(desc, importance)
-            last_id = mid
-        sim._next_memory_id = last_id + 1
+            last_id = max(last_id, mid)
+        sim._memory_counts = sim._restore_counts(streams, last_id)
         rows = {r[0]: r for r in save.agents()}
         for spec in world.agents:
             name, x, y, dest, _action, _address, state = rows[spec.name]
@@ -200,6 +220,8 @@ class Simulation:
         return sim
 
     def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown()
         self.save.close()
         if hasattr(self.embedder, "close"):
             self.embedder.close()
@@ -238,10 +260,10 @@ class Simulation:
                      memories=[m.id for m in insights])
                 changed.add(agent.name)
         self._react(seen, now, emit, changed)
-        for agent in self.agents:
-            if agent.mind.due(now):
-                self._decide(agent, now, emit, dirty_objects)
-                changed.add(agent.name)
+        due = [a for a in self.agents if a.mind.due(now)]
+        for agent, (action, new) in zip(due, self._think(due, now)):
+            self._apply(agent, action, new, emit, dirty_objects)
+            changed.add(agent.name)
         for agent in self.agents:
             if agent.path:
                 self._walk(agent, emit, dirty_objects)
@@ -364,10 +386,22 @@ class Simulation:
                  address=action.address, end=action.end.strftime(TIME_FMT))
             changed.add(me.name)
 
-    def _decide(self, agent: Agent, now: datetime, emit, dirty: set[str]) -> None:
-        here = self.world.arena_at(agent.tile)
-        current = here.address if here else ""
-        action, new = agent.mind.next_action(now, current)
+    def _think(self, agents: list[Agent], now: datetime) -> list[tuple[Action, bool]]:
+        """Each agent's next action: the model-heavy part of a tick. Agents think at once, up to
+        the backend's `max_concurrency` (a server answering many requests); their results are
+        applied in agent order, so the run is the same whatever order they finish in."""
+        def think(agent: Agent) -> tuple[Action, bool]:
+            here = self.world.arena_at(agent.tile)
+            return agent.mind.next_action(now, here.address if here else "")
+
+        workers = min(len(agents), getattr(self.backend, "max_concurrency", 1))
+        if workers <= 1:
+            return [think(a) for a in agents]
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="mind")
+        return list(self._pool.map(think, agents))
+
+    def _apply(self, agent: Agent, action: Action, new: bool, emit, dirty: set[str]) -> None:
         if new:
             emit(agent.name, "started", f"{agent.name}: {action.describe()}",
                  activity=action.activity, address=action.address, end=action.end.strftime(TIME_FMT))
