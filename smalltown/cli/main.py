@@ -30,6 +30,7 @@ def add_backend_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--threads", type=int, help="llama: threads (default: physical cores)")
     g.add_argument("--gpu-layers", type=int, help="llama: layers offloaded to a GPU (default 0)")
     g.add_argument("--temperature", type=float, help="default 0.7")
+    g.add_argument("--seed", type=int, help="sampling seed (default: the world's seed)")
     g.add_argument("--base-url", metavar="URL", help="openai: e.g. http://127.0.0.1:8080/v1")
     g.add_argument("--api-key-env", metavar="VAR", help="openai: the environment variable holding the key")
     g.add_argument("--concurrency", type=int, default=4, help="openai: requests in flight at most")
@@ -46,8 +47,8 @@ def backend_options(args: argparse.Namespace):
     from smalltown.llm.registry import BackendOptions
 
     conf = user_config()
-    given = {k: getattr(args, k) for k in ("model", "ctx", "threads", "gpu_layers", "temperature", "base_url",
-                                             "api_key_env", "embed_model")}
+    given = {k: getattr(args, k) for k in ("model", "ctx", "threads", "gpu_layers", "temperature", "seed",
+                                             "base_url", "api_key_env", "embed_model")}
     merged = {k: v if v is not None else conf.get(k) for k, v in given.items()}
     if args.model is None and os.environ.get("SMALLTOWN_MODEL"):
         merged["model"] = None  # the environment outranks the file: default_model() finds it

@@ -56,7 +56,7 @@ def local_models() -> list[Path]:
 
 
 CONFIG_KEYS = {"model": str, "embed_model": str, "ctx": int, "threads": int, "gpu_layers": int,
-               "temperature": float, "base_url": str, "api_key_env": str}
+               "temperature": float, "seed": int, "base_url": str, "api_key_env": str}
 
 
 class ConfigError(BackendUnavailable):

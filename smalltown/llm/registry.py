@@ -21,6 +21,7 @@ class BackendOptions:
     threads: int | None = None  # default: the machine's physical cores
     gpu_layers: int = 0
     temperature: float = 0.7
+    seed: int | None = None  # sampling seed (default: the world's seed)
     retries: int = 2
     base_url: str | None = None  # openai
     api_key_env: str | None = None
@@ -50,6 +51,7 @@ def choose_backend(name: str | None, opts: BackendOptions) -> str:
 
 def make_backend(name: str, seed: int, opts: BackendOptions | None = None) -> Backend:
     opts = opts or BackendOptions()
+    seed = opts.seed if opts.seed is not None else seed
     if name == "scripted":
         return ScriptedBackend(seed)
     if name == "llama":
