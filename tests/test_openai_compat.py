@@ -60,11 +60,19 @@ class FakeServer:
                     step = fake.steps.popleft() if fake.steps else None
                     fake.in_flight += 1
                     fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
+                self.counted = True
                 try:
                     self.serve(step, body)
                 except (BrokenPipeError, ConnectionResetError):  # the client gave up waiting
                     pass
                 finally:
+                    self.done()
+
+            def done(self):
+                """No longer in flight: called before the response is written, since the client
+                may send its next request the moment it has read this one."""
+                if self.counted:
+                    self.counted = False
                     with fake.lock:
                         fake.in_flight -= 1
 
@@ -85,6 +93,7 @@ class FakeServer:
                 self.send(200, json.dumps(completion(content, fake.usage)).encode())
 
             def send(self, code: int, data: bytes, headers: dict | None = None):
+                self.done()
                 self.send_response(code)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))

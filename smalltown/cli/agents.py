@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+from contextlib import contextmanager
+from typing import Iterator
 from datetime import datetime, time, timedelta
 
 from rich.console import Console
@@ -33,6 +35,16 @@ def open_sim(args: argparse.Namespace) -> Simulation:
     seed = Simulation.peek_seed(args.save)
     return Simulation.open(args.save, make_backend(name, seed, opts), sets=getattr(args, "set", None) or [],
                            embedder=embedder)
+
+
+@contextmanager
+def agent_in_save(args: argparse.Namespace) -> Iterator[tuple[Simulation, str]]:
+    """The save opened, the agent the command names found; the save closed afterwards."""
+    sim = open_sim(args)
+    try:
+        yield sim, find_agent(sim, args.agent)
+    finally:
+        sim.close()
 
 
 def find_agent(sim: Simulation, name: str) -> str:
@@ -141,9 +153,7 @@ def show_retrieval(out: dict) -> None:
 
 
 def whisper(args: argparse.Namespace) -> int:
-    sim = open_sim(args)
-    try:
-        name = find_agent(sim, args.agent)
+    with agent_in_save(args) as (sim, name):
         thought = sim.whisper(name, args.text)
         plan = plan_json(sim.agent(name).mind, sim.now)
         print(f"{name} now thinks: {thought.description} (memory {thought.id}, importance {thought.importance})")
@@ -152,24 +162,18 @@ def whisper(args: argparse.Namespace) -> int:
             print("The rest of the day:")
             for b in upcoming:
                 print(f"  {b['start']} {b['minutes']:>4} min  {b['activity']}")
-        return 0
-    finally:
-        sim.close()
+    return 0
 
 
 def interview(args: argparse.Namespace) -> int:
-    sim = open_sim(args)
-    try:
-        name = find_agent(sim, args.agent)
+    with agent_in_save(args) as (sim, name):
         answer, retrieval = sim.interview(name, args.question, args.persona)
         if args.json:
             print(json.dumps({"agent": name, "question": args.question, "as": args.persona,
                               "answer": answer, "retrieval": retrieval_json(retrieval)}))
         else:
             print(f"{args.persona} → {name}: {args.question}\n{name}: {answer}")
-        return 0
-    finally:
-        sim.close()
+    return 0
 
 
 def edit_object(args: argparse.Namespace) -> int:

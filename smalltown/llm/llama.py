@@ -22,14 +22,10 @@ import numpy as np
 
 from smalltown.llm import validate
 from smalltown.llm.backend import Answer, BackendUnavailable
-from smalltown.llm.tasks import TASKS, ChoosePlace, Task
+from smalltown.llm.tasks import RULES, TASKS, ChoosePlace, Task
 from smalltown.llm.validate import UnusableAnswer
 
-SYSTEM = (
-    "You are simulating a person in a small town, in a simulation of everyday life. "
-    "Answer every question as that person would: in character, plausibly, briefly, using only "
-    "what the question tells you. Answer with JSON only: one JSON object with the fields asked for."
-)
+SYSTEM = RULES  # shared with every model backend (llm/tasks.py)
 CHATML = (  # for a GGUF without a chat template
     "{% for message in messages %}<|im_start|>{{ message['role'] }}\n{{ message['content'] }}"
     "<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"

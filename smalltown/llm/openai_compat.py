@@ -23,17 +23,11 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
 from smalltown.llm.backend import Answer, BackendUnavailable
-from smalltown.llm.tasks import Task
+from smalltown.llm.tasks import RULES, Task
 from smalltown.llm.validate import UnusableAnswer, parse_answer, schema_for
 
 # The fixed first message of every request: identical across tasks and agents, so a server's
 # prefix cache reuses it (the persona card follows, at the top of the user message).
-RULES = (
-    "You answer questions for a simulation of people living in a small town. "
-    "Answer with JSON only: a single JSON object that follows the JSON schema you are given, "
-    "with no text before or after it, no code fences and no comments. "
-    "Keep to the limits the question states (numbers, lengths, choices)."
-)
 MAX_RESPONSE_BYTES = 4_000_000  # an answer is at most 64k characters (validate.MAX_ANSWER_CHARS)
 MAX_RETRY_AFTER = 30.0  # seconds: the most a 429's Retry-After header makes us wait
 

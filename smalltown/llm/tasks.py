@@ -13,6 +13,16 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 
+# The system message every model backend sends first: the same for every task and agent, so the
+# evaluated prefix is shared (then the agent's card, then what changes).
+RULES = (
+    "You are simulating a person in a small town, in a simulation of everyday life. "
+    "Answer every question as that person would: in character, plausibly, briefly, using only "
+    "what the question tells you. Answer with JSON only: one JSON object that follows the schema "
+    "you are given, with no text before or after it, keeping to the limits the question states."
+)
+
+
 class Persona(BaseModel):
     """The stable part of every prompt about an agent (kept first so a model can cache it)."""
 
