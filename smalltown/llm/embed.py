@@ -8,6 +8,8 @@ same text gives the same bytes in every process, on every machine. A save record
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 import hashlib
 import re
 import unicodedata
@@ -25,7 +27,7 @@ class Embedder(Protocol):
         ...
 
 
-class CachedEmbedder:
+class CachedEmbedder(ABC):
     """Embeds each distinct text once. Subclasses implement `_compute` for texts not yet seen.
 
     `fresh` lists the texts embedded since the last `take_fresh()`: the simulation stores those in
@@ -39,8 +41,9 @@ class CachedEmbedder:
         self.cache: dict[str, np.ndarray] = {}
         self.fresh: list[str] = []
 
+    @abstractmethod
     def _compute(self, texts: Sequence[str]) -> np.ndarray:
-        raise NotImplementedError
+        """The rows for texts not embedded before (float32, L2-normalised)."""
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         cache = self.cache
