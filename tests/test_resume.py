@@ -45,3 +45,19 @@ def test_sigkill_mid_run_loses_at_most_the_tick_in_flight(tmp_path):
     smalltown("run", "--headless", save, "--until", END, check=True)
     assert save_info(save)["digest"] == save_info(reference)["digest"]
     assert save_info(save)["events"] == save_info(reference)["events"]
+
+
+def test_a_schema_1_save_is_migrated_and_continues(tmp_path):
+    """A save written before the mind existed (issue 2's engine) opens: its tables are added,
+    its seed memories get an importance and a vector, and the run goes on."""
+    import shutil
+
+    old = tmp_path / "old.sqlite"
+    shutil.copy(ROOT / "tests" / "fixtures" / "tiny-v1.sqlite", old)
+    assert query(old, "select value from meta where key='schema_version'") == [("1",)]
+    assert query(old, "select count(*) from memories where embedding is null")[0][0] > 0
+    smalltown("run", "--headless", old, "--until", "+1h", "--backend", "scripted", check=True)
+    info = save_info(old)
+    assert info["schema_version"] == 2 and info["game_time"] == "2023-02-13 08:00:00"
+    assert query(old, "select count(*) from memories where embedding is null or importance is null")[0][0] == 0
+    assert query(old, "select count(*) from llm_calls where task='decompose'")[0][0] > 0  # the mind took over

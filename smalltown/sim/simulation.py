@@ -59,7 +59,8 @@ class Agent:
         if a is None:
             return "idle"
         if self.path:
-            return f"walking to the {a.address.split(':')[1]} to {a.activity}"
+            purpose = "sleep" if a.activity == "sleeping" else a.activity
+            return f"walking to the {a.address.split(':')[1]} to {purpose}"
         return gerund(a.activity)
 
     @property
@@ -101,6 +102,21 @@ class Simulation:
         the same whatever order agents thinking at once happen to finish in."""
         self._memory_counts[index] += 1
         return self._memory_counts[index] * len(self.world.agents) + index + 1
+
+    def _complete_legacy(self, mind: Mind, mems: list[Memory], embs: list, todo: list[int]) -> None:
+        """A schema-1 save's seed memories have no importance and no vector: the agent's own mind
+        rates them (one task) and the embedder embeds them; both are written back."""
+        texts = [mems[i].description for i in todo]
+        ratings = mind.importance(texts)
+        vectors = self.embedder.embed(texts)
+        rows = []
+        for i, rating, vec in zip(todo, ratings, vectors):
+            m = mems[i]
+            mems[i] = Memory(m.id, m.agent, m.kind, m.description, m.created, m.last_accessed, rating, m.evidence)
+            embs[i] = vec
+            rows.append((rating, vec.astype(np.float32).tobytes(), m.id))
+        with self.save.transaction():
+            self.save.conn.executemany("UPDATE memories SET importance=?, embedding=? WHERE id=?", rows)
 
     def _restore_counts(self, streams: dict[str, tuple[list[Memory], list]], last_id: int) -> list[int]:
         """Each agent's id counter, from its own latest id (so a resumed run allocates exactly the
@@ -178,6 +194,9 @@ class Simulation:
         world = load_world_text(save.meta("world_source"), save.meta("world_text"),
                                 save.meta("map_source"), save.meta("map_text"))
         embedder = embedder or HashEmbedder()
+        if save.meta("embedder") is None:  # a save from before memories had embeddings (schema 1)
+            with save.transaction():
+                save.set_meta({"embedder": embedder.name})
         if save.meta("embedder") != embedder.name:
             used = save.meta("embedder")
             hint = (f"pass --embed-model with the model {used.split(':')[1]!r}" if used.startswith("llama-embed:")
@@ -190,16 +209,23 @@ class Simulation:
         embedder.preload((text, np.frombuffer(vec, dtype=np.float32)) for text, vec in save.embeddings())
         streams: dict[str, tuple[list[Memory], list[np.ndarray]]] = {}
         last_id = 0
+        legacy: dict[str, list[int]] = {}  # records a schema-1 save kept without importance or vector
         for mid, agent_name, kind, desc, created, accessed, importance, emb, evidence in save.memories():
             mems, embs = streams.setdefault(agent_name, ([], []))
             mems.append(Memory(mid, agent_name, kind, desc, datetime.fromisoformat(created),
-                               datetime.fromisoformat(accessed), importance, tuple(json.loads(evidence))))
-            vec = np.frombuffer(emb, dtype=np.float32)
-            embs.append(vec)
-            embedder.preload([(desc, vec)])
-            sim.importance_cache.setdefault(desc, importance)
+                               datetime.fromisoformat(accessed), importance or 0, tuple(json.loads(evidence or "[]"))))
+            if emb is None or importance is None:
+                legacy.setdefault(agent_name, []).append(len(mems) - 1)
+                embs.append(None)
+            else:
+                vec = np.frombuffer(emb, dtype=np.float32)
+                embs.append(vec)
+                embedder.preload([(desc, vec)])
+                sim.importance_cache.setdefault(desc, importance)
             last_id = max(last_id, mid)
         sim._memory_counts = sim._restore_counts(streams, last_id)
+        if legacy:  # what the migration could not know (it has no model): now rated and embedded
+            sim._flush([], set(), set(), set())
         rows = {r[0]: r for r in save.agents()}
         for spec in world.agents:
             name, x, y, dest, _action, _address, state = rows[spec.name]
@@ -210,6 +236,8 @@ class Simulation:
                           arena.index if arena else -1, using=state.get("using"),
                           recent=deque(state.get("recent", [])))
             mems, embs = streams.get(spec.name, ([], []))
+            if spec.name in legacy:
+                sim._complete_legacy(agent.mind, mems, embs, legacy[spec.name])
             agent.mind.memory.load(mems, np.vstack(embs) if embs else np.zeros((0, embedder.dim), np.float32))
             if dest:
                 agent.dest = tuple(json.loads(dest))

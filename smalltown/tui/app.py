@@ -62,6 +62,9 @@ class SmalltownApp(App[None]):
         Binding("plus,equals_sign", "faster", "Faster", key_display="+", priority=True),
         Binding("minus", "slower", "Slower", key_display="-", priority=True),
         Binding("p", "perceived", "Percepts", show=False, priority=True),
+        Binding("right_square_bracket", "select(1)", "Next agent", key_display="]", show=False, priority=True),
+        Binding("left_square_bracket", "select(-1)", "Prev agent", key_display="[", show=False, priority=True),
+        Binding("f", "follow", "Follow", show=False, priority=True),
         Binding("question_mark", "help", "Help", key_display="?", priority=True),
         Binding("q", "quit", "Quit", priority=True),
     ]
@@ -83,6 +86,9 @@ class SmalltownApp(App[None]):
         self._tilemap = sim.world.map
         self._backend = sim.backend.name
         self._save_name = sim.save.path.name
+        self._names = [a.name for a in self._frame.agents]
+        self.selected: str | None = self._names[0] if self._names else None  # the agent under the lens
+        self.following = False
 
     @property
     def frame(self) -> Frame:
@@ -123,8 +129,14 @@ class SmalltownApp(App[None]):
 
     def _draw(self, frame: Frame) -> None:
         self.query_one(ClockBar).show(frame)
-        self.query_one(MapView).show_agents(frame.agents)
-        self.query_one(AgentsPanel).show(frame.agents)
+        view = self.query_one(MapView)
+        view.selected = self.selected
+        view.show_agents(frame.agents)
+        if self.following and self.selected:
+            view.follow(self.selected)
+        panel = self.query_one(AgentsPanel)
+        panel.selected = self.selected
+        panel.show(frame.agents)
         self.query_one(EventLog).add_frame(frame)
 
     # --- commands -----------------------------------------------------------------------------
@@ -145,6 +157,25 @@ class SmalltownApp(App[None]):
         log = self.query_one(EventLog)
         log.show_perceived = not log.show_perceived
         log.note("Showing perceived events." if log.show_perceived else "Hiding perceived events.")
+
+    def action_select(self, step: int) -> None:
+        """Put the next (or previous) agent under the lens: marked on the map and in the list."""
+        if not self._names:
+            return
+        i = self._names.index(self.selected) if self.selected in self._names else -1
+        self.selected = self._names[(i + step) % len(self._names)]
+        self.query_one(MapView).select(self.selected)
+        self.query_one(AgentsPanel).select(self.selected)
+        if self.following:
+            self.query_one(MapView).follow(self.selected)
+        self.query_one(EventLog).note(f"Selected {self.selected}.")
+
+    def action_follow(self) -> None:
+        """Keep the selected agent in the middle of the map as it walks."""
+        self.following = not self.following
+        if self.following and self.selected:
+            self.query_one(MapView).follow(self.selected)
+        self.query_one(EventLog).note(f"Following {self.selected}." if self.following else "Not following.")
 
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):

@@ -62,6 +62,9 @@ def _strip(cells: list[Cell]) -> Strip:
     return Strip(segments, len(cells))
 
 
+SELECTED_STYLE = Style(reverse=True, bold=True, underline=True)
+
+
 class MapView(ScrollView, can_focus=True):
     """Scrolls with the arrow keys, page keys and the mouse when the map is bigger than the view;
     centred when it is smaller."""
@@ -81,8 +84,11 @@ class MapView(ScrollView, can_focus=True):
 
     # --- updates from frames ----------------------------------------------------------------
 
+    selected: str | None = None  # the agent drawn in reverse, so the eye finds it
+
     def show_agents(self, agents: tuple[AgentView, ...]) -> None:
         """Put the agents on the map; repaint only the rows whose markers changed."""
+        self._agents = agents
         at: dict[Tile, list[str]] = {}
         for a in agents:
             at.setdefault(a.tile, []).append(a.name)
@@ -92,6 +98,9 @@ class MapView(ScrollView, can_focus=True):
                 overlay[tile] = (agent_glyph(names[0]), self._marker.get(names[0], CROWD_STYLE))
             else:
                 overlay[tile] = (str(len(names)) if len(names) < 10 else "+", CROWD_STYLE)
+            if self.selected in names:
+                glyph, style = overlay[tile]
+                overlay[tile] = (glyph, style + SELECTED_STYLE)
         changed = {t[1] for t in overlay.keys() ^ self._overlay.keys()}
         changed |= {t[1] for t in overlay.keys() & self._overlay.keys() if overlay[t] != self._overlay[t]}
         self._overlay = overlay
@@ -99,6 +108,18 @@ class MapView(ScrollView, can_focus=True):
         for row in changed:
             self._cache.pop(row, None)
             self.refresh_line(row + off_y)
+
+    def select(self, name: str | None) -> None:
+        self.selected = name
+        self.show_agents(getattr(self, "_agents", ()))
+
+    def follow(self, name: str) -> None:
+        """Scroll so the agent is in the middle of the view (follow mode)."""
+        for a in getattr(self, "_agents", ()):
+            if a.name == name:
+                x, y = a.tile
+                self.scroll_to(x - self.size.width // 2, y - self.size.height // 2, animate=False)
+                return
 
     # --- drawing ----------------------------------------------------------------------------
 

@@ -89,8 +89,20 @@ class AgentsPanel(ScrollView, can_focus=True):
         self._width = 0
         self.border_title = f"Agents ({len(colours)})"
 
+    selected: str | None = None
+
+    def select(self, name: str | None) -> None:
+        self.selected = name
+        self._entries = []  # redraw every entry: the mark moves
+        if getattr(self, "_last", None):
+            self.show(self._last)
+        for i, strips in enumerate(self._strips):  # keep the selected agent in view
+            if self._entries[i][0] == name:
+                self.scroll_to(y=sum(len(s) for s in self._strips[:i]), animate=False)
+
     def show(self, agents: tuple[AgentView, ...]) -> None:
-        entries = [(a.name, a.action, a.asleep, a.walking) for a in agents]
+        self._last = agents
+        entries = [(a.name, a.action, a.asleep, a.walking, a.name == self.selected) for a in agents]
         if entries == self._entries:
             return  # most frames change nobody's action
         old = self._entries
@@ -116,9 +128,9 @@ class AgentsPanel(ScrollView, can_focus=True):
         self.refresh()
 
     def _wrap(self, console: Console, entry: tuple, width: int) -> list[Strip]:
-        name, action, asleep, walking = entry
+        name, action, asleep, walking, selected = entry
         colour = self._colours.get(name, "white")
-        head = Text(name, f"bold {colour}")
+        head = Text(name, f"bold {colour}{' reverse' if selected else ''}")
         if asleep:
             head.append(" zz", "bold #74c0fc")
         elif walking:
