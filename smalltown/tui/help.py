@@ -18,6 +18,8 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("+ / -", "faster / slower: " + ", ".join(str(s or "as fast as it goes") for s in SPEEDS)
      + " (ticks a second)"),
     ("p", "show / hide \"perceived\" events in the log"),
+    ("[ / ]", "select the previous / next agent (marked on the map and in the list)"),
+    ("f", "follow the selected agent on the map"),
     ("arrows, PgUp/PgDn", "scroll the map (or the mouse wheel)"),
     ("tab", "move the focus between map, agents and log"),
     ("?", "this help"),
