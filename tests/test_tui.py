@@ -122,3 +122,25 @@ async def test_speed_keys_step_through_the_speeds(tmp_path: Path) -> None:
 @pytest.mark.parametrize("size", [(80, 24), (160, 50)], ids=["80x24", "160x50"])
 def test_screen_paused_at_tick_0(snap_compare, tmp_path: Path, size: tuple[int, int]) -> None:
     assert snap_compare(SmalltownApp(tiny_sim(tmp_path), start_paused=True), terminal_size=size)
+
+
+@pytest.mark.asyncio
+async def test_the_debugger_screens_open_on_the_selected_agent_and_close(tmp_path: Path) -> None:
+    from smalltown.tui.calls import CallsScreen
+    from smalltown.tui.timeline import DialogueScreen, TimelineScreen
+
+    sim = tiny_sim(tmp_path)
+    app = SmalltownApp(sim, start_paused=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        for _ in range(3):
+            await pilot.press("n")
+        await pilot.press("right_square_bracket")
+        assert app.selected == sim.world.agents[1].name
+        for key, screen in (("c", CallsScreen), ("t", TimelineScreen), ("d", DialogueScreen)):
+            await pilot.press(key)
+            await pilot.pause()
+            assert isinstance(app.screen, screen)
+            await pilot.press("escape")
+            await pilot.pause()
+            assert not isinstance(app.screen, screen)
+        await pilot.press("q")

@@ -8,6 +8,7 @@ once the worker has returned.
 
 from __future__ import annotations
 
+import time
 from datetime import datetime
 
 from textual.app import App, ComposeResult
@@ -18,14 +19,18 @@ from textual.widgets import Footer
 from textual.worker import Worker, WorkerState
 
 from smalltown.sim.simulation import Simulation
+from smalltown.tui.calls import CallsScreen
 from smalltown.tui.help import HelpScreen
 from smalltown.tui.map_view import MapView
 from smalltown.tui.palette import agent_colours
 from smalltown.tui.panels import AgentsPanel, ClockBar, EventLog
+from smalltown.tui.reader import SaveReader
 from smalltown.tui.runner import SimRunner
 from smalltown.tui.snapshot import Frame
+from smalltown.tui.timeline import DialogueScreen, TimelineScreen
 
-SHUTDOWN_WAIT_SECONDS = 120  # how long an exit waits for a slow tick (a model call) to finish
+SHUTDOWN_WAIT_SECONDS = 120
+SCREEN_RELOAD_SECONDS = 0.5  # an open debugger screen re-reads the save at most this often  # how long an exit waits for a slow tick (a model call) to finish
 
 
 class FrameReady(Message):
@@ -65,6 +70,10 @@ class SmalltownApp(App[None]):
         Binding("right_square_bracket", "select(1)", "Next agent", key_display="]", show=False, priority=True),
         Binding("left_square_bracket", "select(-1)", "Prev agent", key_display="[", show=False, priority=True),
         Binding("f", "follow", "Follow", show=False, priority=True),
+        # not priority: an open screen's own keys come first
+        Binding("c", "calls", "Calls"),
+        Binding("t", "timeline", "Timeline", show=False),
+        Binding("d", "dialogue", "Dialogue", show=False),
         Binding("question_mark", "help", "Help", key_display="?", priority=True),
         Binding("q", "quit", "Quit", priority=True),
     ]
@@ -87,6 +96,8 @@ class SmalltownApp(App[None]):
         self._backend = sim.backend.name
         self._save_name = sim.save.path.name
         self._names = [a.name for a in self._frame.agents]
+        self._reader: SaveReader | None = None
+        self._reloaded = 0.0
         self.selected: str | None = self._names[0] if self._names else None  # the agent under the lens
         self.following = False
 
@@ -125,7 +136,28 @@ class SmalltownApp(App[None]):
     def on_frame_ready(self, message: FrameReady) -> None:
         self._frame = message.frame
         self._draw(message.frame)
+        reload = getattr(self.screen, "reload", None)
+        now = time.monotonic()
+        if reload is not None and now - self._reloaded >= SCREEN_RELOAD_SECONDS:
+            self._reloaded = now
+            reload()  # a debugger screen reads what the last ticks committed
         self._runner.frame_shown()
+
+    # --- debugger screens: they read the save, never the simulation ------------------------
+
+    def _save_reader(self) -> SaveReader:
+        if self._reader is None:
+            self._reader = SaveReader(self.sim.save.path)
+        return self._reader
+
+    def action_calls(self) -> None:
+        self.push_screen(CallsScreen(self._save_reader(), self.selected))
+
+    def action_timeline(self) -> None:
+        self.push_screen(TimelineScreen(self._save_reader(), self.selected))
+
+    def action_dialogue(self) -> None:
+        self.push_screen(DialogueScreen(self._save_reader(), self.selected))
 
     def _draw(self, frame: Frame) -> None:
         self.query_one(ClockBar).show(frame)
@@ -211,6 +243,8 @@ class SmalltownApp(App[None]):
         self.sim.close()
 
     def on_unmount(self) -> None:
+        if self._reader is not None:
+            self._reader.close()
         # Any other way out (ctrl+c, an error, a test ending): stop the worker, then close.
         self._runner.send("quit")
         if self._worker is not None and self._worker.state != WorkerState.PENDING:

@@ -1,0 +1,371 @@
+"""The event screens: the timeline (every event, newest first) and the town's conversations.
+
+Like the call screens they read the save through a `SaveReader` and never touch the Simulation;
+`reload()` (called by the app after ticks, and on coming back to the top) costs one query when
+nothing was saved, and the timeline adds only the new rows when something was.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import SelectionList, Static
+
+from smalltown.sim.events import KINDS
+from smalltown.tui.calls import (Col, DebugScreen, Keyed, RowTable, agent_column, agent_names, cycle, fit,
+                                 keys_line, long_stamp, max_id, short_name, stamp, title_line)
+from smalltown.tui.palette import agent_colours
+from smalltown.tui.reader import EventRow, SaveReader
+
+HIDDEN_BY_DEFAULT = frozenset({"perceived"})  # every agent perceives every tick: they drown the rest
+KIND_STYLES = {
+    "perceived": "dim", "said": "#74c0fc", "reflected": "#e599f7", "reacted": "#ffa94d",
+    "whispered": "#ffe066", "interviewed": "#66d9e8", "object": "#c0eb75",
+}
+EVENT_SQL = "SELECT id, tick, time, agent, kind, text, data FROM events"
+
+
+def _event(r: tuple) -> EventRow:
+    return EventRow(r[0], r[1], r[2], r[3], r[4], r[5], json.loads(r[6] or "{}"))
+
+
+def query_events(conn: sqlite3.Connection, agent: str | None, kinds: Iterable[str] | None,
+                 after: int = 0, upto: int | None = None, limit: int = 500) -> list[EventRow]:
+    """Newest first; `kinds` None for all of them; only ids above `after` (and up to `upto`)."""
+    sql, args = f"{EVENT_SQL} WHERE id > ?", [after]
+    if upto is not None:
+        sql += " AND id <= ?"
+        args.append(upto)
+    if agent:
+        sql += " AND agent = ?"
+        args.append(agent)
+    if kinds is not None:
+        kinds = tuple(kinds)
+        if not kinds:
+            return []
+        sql += f" AND kind IN ({','.join('?' * len(kinds))})"
+        args += kinds
+    sql += " ORDER BY id DESC LIMIT ?"
+    return [_event(r) for r in conn.execute(sql, [*args, limit])]
+
+
+def event_text(e: EventRow) -> str:
+    """The event's text without its leading agent name, which the agent column shows; a line said
+    gets whom it was said to."""
+    text = e.text
+    if e.agent:
+        if text.startswith(e.agent + ": "):
+            text = text[len(e.agent) + 2:]
+        elif text.startswith(e.agent + " "):
+            text = text[len(e.agent) + 1:]
+    if e.kind == "said" and e.data.get("to"):
+        text = f"to {e.data['to']}: {text}"
+    return text
+
+
+# --- the timeline ---------------------------------------------------------------------------
+
+EVENT_COLUMNS = (
+    Col("time", "time", 8, grow=11),
+    Col("agent", "agent", 8, grow=10),  # fitted to the agents' names: agent_column
+    Col("kind", "kind", 11),
+    Col("text", "", 16, grow=10_000),
+)
+EVENT_GROW = (("text", 40), ("agent", 24), ("time", 12), ("text", 80), ("time", 19), ("text", None))
+
+
+class TimelineScreen(DebugScreen):
+    """The event log, newest first: time, agent, kind and text, wrapped. Filters by agent (a) and
+    by kind (k opens the list of kinds); "perceived" is hidden until asked for."""
+
+    BINDINGS = [
+        Binding("a", "agent(1)", "Agent", show=False),
+        Binding("A", "agent(-1)", "Agent back", show=False),
+        Binding("k", "kinds", "Kinds", show=False),
+    ]
+    LIMIT = 500
+
+    def __init__(self, reader: SaveReader, agent: str | None = None) -> None:
+        super().__init__()
+        self.reader = reader
+        self.agent = agent
+        self.kinds: frozenset[str] = frozenset(KINDS) - HIDDEN_BY_DEFAULT  # the kinds shown
+        self._agents = agent_names(reader)
+        self._colours = agent_colours(self._agents)
+        self._seen = 0  # the newest event id read
+
+    def compose(self) -> ComposeResult:
+        yield Static(classes="title", id="title")
+        cols = [agent_column(self._agents) if c.key == "agent" else c for c in EVENT_COLUMNS]
+        yield RowTable(cols, EVENT_GROW, self._row_cells, lambda e: e.id, self.LIMIT, wrap=True, id="events")
+        yield Static(classes="status", id="status")
+        yield Static(keys_line(("a", "agent"), ("k", "kinds"), ("esc", "back")), classes="keys")
+
+    def on_mount(self) -> None:
+        self._load()
+
+    @property
+    def table(self) -> RowTable:
+        return self.query_one("#events", RowTable)
+
+    def _kind_filter(self) -> tuple[str, ...] | None:
+        return None if self.kinds >= set(KINDS) else tuple(k for k in KINDS if k in self.kinds)
+
+    def reload(self) -> None:
+        """Show events saved since the last read; one query when there are none."""
+        if not self.is_mounted:
+            return
+        newest = max_id(self.reader.conn, "events")
+        if newest == self._seen:
+            return
+        # bounded by `newest`: a tick committed meanwhile is read next time, and once
+        new = query_events(self.reader.conn, self.agent, self._kind_filter(), self._seen, newest, self.LIMIT)
+        self._seen = newest
+        if new:
+            self.table.add_newer(new)
+            self._show_status()
+
+    def _load(self) -> None:
+        self._seen = max_id(self.reader.conn, "events")
+        self.table.replace(query_events(self.reader.conn, self.agent, self._kind_filter(), upto=self._seen,
+                                        limit=self.LIMIT))
+        hidden = [k for k in KINDS if k not in self.kinds]
+        if not hidden:
+            kinds = None
+        elif len(hidden) <= len(KINDS) // 2:
+            kinds = "all but " + ", ".join(hidden)
+        else:
+            kinds = ", ".join(k for k in KINDS if k in self.kinds) or "none"
+        self.query_one("#title", Static).update(title_line("Timeline", ("agent", self.agent), ("kinds", kinds)))
+        self._show_status()
+
+    def _show_status(self) -> None:
+        n = len(self.table.items)
+        text = "No events." if not n else f"{n:,} events" + (f" (the newest {self.LIMIT})" if n >= self.LIMIT else "")
+        self.query_one("#status", Static).update(Text(text, no_wrap=True, overflow="ellipsis"))
+
+    def _row_cells(self, e: EventRow, w: dict[str, int]) -> list:
+        dim = e.kind == "perceived"
+        return [
+            Keyed(e.id, Text(stamp(e.time, w["time"]), "dim")),
+            Text(short_name(e.agent, w["agent"]), "dim" if dim else self._colours.get(e.agent or "", "")),
+            Text(fit(e.kind, w["kind"]), KIND_STYLES.get(e.kind, "")),
+            Text(event_text(e), "dim" if dim else ""),
+        ]
+
+    def action_agent(self, step: int) -> None:
+        self.agent = cycle(self._agents, self.agent, step)
+        self._load()
+
+    def action_kinds(self) -> None:
+        def chosen(kinds: frozenset[str] | None) -> None:
+            if kinds is not None and kinds != self.kinds:
+                self.kinds = kinds
+                self._load()
+        self.app.push_screen(KindPicker(self.kinds), chosen)
+
+    def show_kinds(self, kinds: Iterable[str]) -> None:
+        """Show only these kinds (what the picker does)."""
+        self.kinds = frozenset(kinds)
+        self._load()
+
+
+class KindPicker(ModalScreen[frozenset[str]]):
+    """The kinds of event the timeline shows: enter (or a click) toggles one, a all / none,
+    escape or k closes."""
+
+    DEFAULT_CSS = """
+    KindPicker { align: center middle; }
+    KindPicker > Vertical { width: 34; height: auto; max-height: 100%; border: round $accent;
+                            background: $surface; padding: 0 1; }
+    KindPicker SelectionList, KindPicker SelectionList:focus { height: auto; max-height: 100%;
+        border: none; padding: 0; background: $surface; }
+    KindPicker Static { color: $text-muted; }
+    """
+    BINDINGS = [
+        Binding("escape,k", "close", "Close"),
+        Binding("a", "all", "All / none"),
+    ]
+
+    def __init__(self, shown: frozenset[str]) -> None:
+        super().__init__()
+        self._shown = shown
+
+    def compose(self) -> ComposeResult:
+        with Vertical() as box:
+            box.border_title = "Kinds shown"
+            yield SelectionList[str](*((k, k, k in self._shown) for k in KINDS))
+            yield Static(keys_line(("⏎", "toggle"), ("a", "all"), ("esc", "done")))
+
+    def on_mount(self) -> None:
+        self.query_one(SelectionList).focus()
+
+    def action_all(self) -> None:
+        sel = self.query_one(SelectionList)
+        if len(sel.selected) == len(KINDS):
+            sel.deselect_all()
+        else:
+            sel.select_all()
+
+    def action_close(self) -> None:
+        self.dismiss(frozenset(self.query_one(SelectionList).selected))
+
+
+# --- conversations --------------------------------------------------------------------------
+
+
+@dataclass
+class Conversation:
+    tick: int
+    time: str
+    place: str
+    participants: tuple[str, ...]  # the first speaker first
+    lines: list[tuple[str, str]] = field(default_factory=list)  # (speaker, what was said), in order
+    first_id: int = 0
+
+
+def said_line(e: EventRow) -> str:
+    """What was said, without the "Speaker: " the event's text starts with."""
+    prefix = f"{e.agent}: "
+    return e.text[len(prefix):] if e.agent and e.text.startswith(prefix) else e.text
+
+
+def group_conversations(said: Iterable[EventRow]) -> list[Conversation]:
+    """"said" events, oldest first, into conversations: consecutive lines at the same tick between
+    the same two agents. Oldest first."""
+    out: list[Conversation] = []
+    for e in said:
+        speaker = e.agent or "?"
+        pair = frozenset({speaker, e.data.get("to") or "?"})
+        last = out[-1] if out else None
+        if last is None or last.tick != e.tick or frozenset(last.participants) != pair:
+            others = [n for n in pair if n != speaker]
+            last = Conversation(e.tick, e.time, e.data.get("place") or "", (speaker, *sorted(others)),
+                                first_id=e.id)
+            out.append(last)
+        last.lines.append((speaker, said_line(e)))
+    return out
+
+
+def query_said(conn: sqlite3.Connection, agent: str | None, after: int = 0, upto: int | None = None,
+               limit: int = 2000) -> list[EventRow]:
+    """Lines said by or to `agent` (everyone's when None), newest first; ids above `after` (and
+    up to `upto`)."""
+    sql, args = f"{EVENT_SQL} WHERE kind = 'said' AND id > ?", [after]
+    if upto is not None:
+        sql += " AND id <= ?"
+        args.append(upto)
+    if agent:
+        sql += " AND (agent = ? OR json_extract(data, '$.to') = ?)"
+        args += [agent, agent]
+    sql += " ORDER BY id DESC LIMIT ?"
+    return [_event(r) for r in conn.execute(sql, [*args, limit])]
+
+
+class DialogueScreen(DebugScreen):
+    """The town's conversations, newest first: when, where and who, then speaker by speaker. a
+    cycles through the agents (only the conversations they took part in) and back to all."""
+
+    DEFAULT_CSS = """
+    DialogueScreen #talks { height: 1fr; scrollbar-size-vertical: 1; background: $background; }
+    DialogueScreen .talk { padding: 0 1; margin: 0 0 1 0; }
+    DialogueScreen #empty { padding: 1 2; color: $text-muted; }
+    """
+    BINDINGS = [
+        Binding("a", "agent(1)", "Agent", show=False),
+        Binding("A", "agent(-1)", "Agent back", show=False),
+    ]
+    LIMIT = 2000  # lines read; the oldest conversation, when cut by it, is left out
+
+    def __init__(self, reader: SaveReader, agent: str | None = None) -> None:
+        super().__init__()
+        self.reader = reader
+        self.agent = agent
+        self._agents = agent_names(reader)
+        self._colours = agent_colours(self._agents)
+        self._seen = 0
+        self._narrow = True  # speakers by first name
+        self.conversations: list[Conversation] = []  # newest first, as shown
+
+    def compose(self) -> ComposeResult:
+        yield Static(classes="title", id="title")
+        yield VerticalScroll(id="talks")
+        yield Static(classes="status", id="status")
+        yield Static(keys_line(("a", "agent"), ("↑↓ PgUp PgDn", "scroll"), ("esc", "back")), classes="keys")
+
+    def on_mount(self) -> None:
+        self._narrow = self.app.size.width < 100
+        self._load()
+        self.query_one("#talks").focus()
+
+    def on_resize(self) -> None:
+        if (self.size.width < 100) != self._narrow:
+            self._narrow = not self._narrow
+            self._load()
+
+    def reload(self) -> None:
+        """Read again when something was said since the last read; one query when nothing was saved."""
+        if not self.is_mounted:
+            return
+        newest = max_id(self.reader.conn, "events")
+        if newest == self._seen:
+            return
+        said = query_said(self.reader.conn, self.agent, self._seen, newest, limit=1)
+        self._seen = newest
+        if said:
+            self._load()
+
+    def _load(self) -> None:
+        self._seen = max_id(self.reader.conn, "events")
+        said = query_said(self.reader.conn, self.agent, upto=self._seen, limit=self.LIMIT)
+        talks = group_conversations(reversed(said))
+        cut = len(said) >= self.LIMIT and len(talks) > 1
+        if cut:
+            talks = talks[1:]  # its first lines may be beyond the limit
+        self.conversations = talks[::-1]
+        self.query_one("#title", Static).update(title_line("Conversations", ("agent", self.agent)))
+        n = len(self.conversations)
+        status = f"{n} conversation{'s' if n != 1 else ''}" + (" (the newest)" if cut else "")
+        self.query_one("#status", Static).update(status)
+        box = self.query_one("#talks", VerticalScroll)
+        at_top = box.scroll_y == 0
+        with self.app.batch_update():
+            box.remove_children()
+            if not self.conversations:
+                box.mount(Static("Nobody has talked yet." if not self.agent
+                                 else f"{self.agent} has not talked with anyone yet.", id="empty"))
+            else:
+                box.mount_all([Static(self._talk(c), classes="talk") for c in self.conversations])
+        if at_top:
+            box.scroll_home(animate=False)
+
+    def _talk(self, c: Conversation) -> Group:
+        head = Text.assemble((long_stamp(c.time), "bold"), ("  ", ""), (c.place, "italic"),
+                             ("  tick ", "dim"), (str(c.tick), "dim"))
+        who = Text()
+        for i, name in enumerate(c.participants):
+            who.append(" & " if i else "", "dim")
+            who.append(name, f"bold {self._colours.get(name, '')}")
+        firsts = {n.split()[0] for n in c.participants}
+        short = len(firsts) == len(c.participants) and self._narrow
+        lines = Table.grid(padding=(0, 2), expand=False)
+        lines.add_column(no_wrap=True)
+        lines.add_column(ratio=1)
+        for speaker, text in c.lines:
+            shown = speaker.split()[0] if short else speaker
+            lines.add_row(Text(shown, self._colours.get(speaker, "")), Text(text))
+        return Group(head, who, lines)
+
+    def action_agent(self, step: int) -> None:
+        self.agent = cycle(self._agents, self.agent, step)
+        self._load()

@@ -1,0 +1,391 @@
+"""The debugger screens (model calls, one call, timeline, conversations) on a real save.
+
+The save is the tiny town run for six and a half game hours by the scripted backend: by then it
+has three conversations and over a hundred model calls. The scripted backend spends no tokens
+and takes well under a millisecond, so the fixture writes made-up token counts and timings into
+the save (the numbers the screens must show) and a note on one call, as a fallback leaves.
+
+Snapshots (tests/__snapshots__/test_tui_screens/) are at 100x30; regenerate them with
+`python3 -m pytest tests/test_tui_screens.py --snapshot-update` and look at the SVGs.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import sqlite3
+from datetime import timedelta
+from pathlib import Path
+from typing import Callable
+
+import pytest
+from rich.console import Console
+from textual.app import App
+from textual.screen import Screen
+from textual.widgets import Static
+
+from smalltown.llm.scripted import ScriptedBackend
+from smalltown.sim.simulation import Simulation
+from smalltown.tui.calls import CallDetailScreen, CallsScreen, RowTable
+from smalltown.tui.reader import SaveReader
+from smalltown.tui.timeline import DialogueScreen, KindPicker, TimelineScreen
+from smalltown.world.load import load_world
+
+ROOT = Path(__file__).resolve().parent.parent
+TINY = ROOT / "worlds" / "tiny.toml"
+RUN = timedelta(hours=6, minutes=30)
+NOTE = "fallback to scripted: no JSON object in the answer"
+
+
+def make_save(path: Path, close: bool = True) -> Simulation:
+    world = load_world(TINY)
+    sim = Simulation.create(world, path, ScriptedBackend(1))
+    sim.run_until(sim.now + RUN)
+    if close:
+        sim.close()
+    return sim
+
+
+def fill_in_numbers(path: Path) -> None:
+    """Tokens and milliseconds that depend on nothing but the call's id, and one note."""
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.execute("UPDATE llm_calls SET prompt_tokens = 700 + id * 13, cached_tokens = (id % 4) * 128, "
+                     "completion_tokens = 20 + id % 37, ms = 150 + (id * 37) % 900")
+        conn.execute("UPDATE llm_calls SET note = ? WHERE id = (SELECT max(id) FROM llm_calls "
+                     "WHERE task = 'decompose')", (NOTE,))
+    conn.close()
+
+
+@pytest.fixture(scope="module")
+def save(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("screens") / "tiny.sqlite"
+    make_save(path)
+    fill_in_numbers(path)
+    return path
+
+
+def query(path: Path, sql: str, *args) -> list[tuple]:
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return conn.execute(sql, args).fetchall()
+    finally:
+        conn.close()
+
+
+def world_agents() -> list[str]:
+    """The order the app lists (and colours) the agents in, and the screens cycle through them."""
+    return [a.name for a in load_world(TINY).agents]
+
+
+class Host(App[None]):
+    """A bare app that opens one screen, as the smalltown app would."""
+
+    def __init__(self, path: Path, make: Callable[[SaveReader], Screen]) -> None:
+        super().__init__()
+        self.reader = SaveReader(path)
+        self._make = make
+
+    def on_mount(self) -> None:
+        self.push_screen(self._make(self.reader))
+
+    def on_unmount(self) -> None:
+        self.reader.close()
+
+
+def plain(renderable, width: int = 200) -> str:
+    console = Console(width=width, file=io.StringIO(), color_system=None, legacy_windows=False)
+    with console.capture() as cap:
+        console.print(renderable)
+    return cap.get()
+
+
+def content(screen: Screen, selector: str) -> str:
+    """A Static's text as it was given (a Text, or rich JSON), else as printed."""
+    shown = screen.query_one(selector, Static).content
+    text = getattr(shown, "text", shown)  # rich.json.JSON keeps its Text in .text
+    return text.plain if hasattr(text, "plain") else plain(shown)
+
+
+def row_text(table: RowTable, row: int) -> list[str]:
+    return [str(getattr(cell, "text", cell)) for cell in table.get_row_at(row)]
+
+
+def test_the_save_has_what_the_screens_show(save: Path) -> None:
+    assert query(save, "SELECT count(*) FROM llm_calls")[0][0] > 100
+    assert query(save, "SELECT count(DISTINCT tick) FROM events WHERE kind = 'said'")[0][0] >= 3
+    assert query(save, "SELECT count(DISTINCT agent) FROM events WHERE kind = 'said'")[0][0] == 3
+
+
+# --- model calls ----------------------------------------------------------------------------
+
+
+@pytest.mark.asyncio
+async def test_calls_list_the_saved_calls_newest_first_with_their_numbers(save: Path) -> None:
+    app = Host(save, CallsScreen)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, CallsScreen)
+        table = screen.query_one(RowTable)
+        saved = query(save, "SELECT id, time, agent, task, prompt_tokens, cached_tokens, completion_tokens, "
+                            "ms, note FROM llm_calls ORDER BY id DESC")
+        assert [c.id for c in table.items] == [r[0] for r in saved]
+        assert table.row_count == len(saved)
+        for row in (0, 1, len(saved) - 1):
+            cid, time, agent, task, prompt, cached, completion, ms, note = saved[row]
+            cells = row_text(table, row)
+            assert cells[0] == time[11:]  # 80 columns: the time of day
+            assert cells[2] == agent.split()[0]  # and first names
+            assert cells[3] == task
+            assert cells[4:8] == [f"{prompt:,}", f"{cached:,}", f"{completion:,}", f"{ms:,.0f}"]
+            assert cells[1] == ("!" if note else "")
+        noted = [i for i, r in enumerate(saved) if r[8]]
+        assert len(noted) == 1 and row_text(table, noted[0])[1] == "!"
+
+        calls, prompt, cached, completion = query(
+            save, "SELECT count(*), sum(prompt_tokens), sum(cached_tokens), sum(completion_tokens) FROM llm_calls")[0]
+        totals = content(screen, "#totals")
+        assert f"{calls:,} calls" in totals
+        assert f"prompt {prompt:,}" in totals and f"completion {completion:,}" in totals
+        assert f"cached {cached:,} ({cached / prompt:.0%})" in totals
+
+
+@pytest.mark.asyncio
+async def test_calls_filter_by_agent_task_and_note(save: Path) -> None:
+    agents = world_agents()
+    app = Host(save, CallsScreen)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, CallsScreen)
+        table = screen.query_one(RowTable)
+        everything = len(table.items)
+
+        assert agents != sorted(agents)  # so the order is the world's, not the save table's
+        await pilot.press("a")
+        assert screen.filter.agent == agents[0]
+        ids = [r[0] for r in query(save, "SELECT id FROM llm_calls WHERE agent = ? ORDER BY id DESC", agents[0])]
+        assert [c.id for c in table.items] == ids and 0 < len(ids) < everything
+        assert agents[0] in content(screen, "#title")
+        assert f"{len(ids)} calls" in content(screen, "#totals")
+
+        await pilot.press("a")
+        assert {c.agent for c in table.items} == {agents[1]}
+        await pilot.press("A")  # back
+        assert {c.agent for c in table.items} == {agents[0]}
+
+        await pilot.press("t")  # the first task, alphabetically, of this agent's calls
+        first_task = query(save, "SELECT min(task) FROM llm_calls")[0][0]
+        ids = [r[0] for r in query(save, "SELECT id FROM llm_calls WHERE agent = ? AND task = ? ORDER BY id DESC",
+                                   agents[0], first_task)]
+        assert screen.filter.task == first_task and [c.id for c in table.items] == ids
+
+        for _ in range(len(agents)):  # back round to everyone
+            await pilot.press("a")
+        assert screen.filter.agent is None
+        assert {c.task for c in table.items} == {first_task}
+
+        await pilot.press("T")  # the task filter back to all
+        assert screen.filter.task is None and len(table.items) == everything
+        await pilot.press("e")  # only calls with a note
+        assert [c.note for c in table.items] == [NOTE]
+        await pilot.press("e")
+        assert len(table.items) == everything
+
+
+@pytest.mark.asyncio
+async def test_enter_opens_the_call_with_its_prompt_and_answers(save: Path) -> None:
+    app = Host(save, CallsScreen)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        table = app.screen.query_one(RowTable)
+        await pilot.press("down", "down")
+        chosen = table.items[2]
+        await pilot.press("enter")
+        await pilot.pause()
+        detail = app.screen
+        assert isinstance(detail, CallDetailScreen) and detail.call_id == chosen.id
+
+        prompt, raw, parsed = query(save, "SELECT prompt, raw_answer, parsed_answer FROM llm_calls WHERE id = ?",
+                                    chosen.id)[0]
+        assert content(detail, "#prompt") == prompt
+        assert content(detail, "#raw") == raw
+        assert content(detail, "#parsed") == json.dumps(json.loads(parsed), indent=2)
+        title = content(detail, "#title")
+        assert f"Call {chosen.id}" in title and chosen.task in title and chosen.agent in title
+        meta = content(detail, "#meta")
+        assert f"prompt {chosen.prompt_tokens:,}" in meta and f"completion {chosen.completion_tokens:,}" in meta
+        assert not detail.query_one("#note").display  # no note on this call
+
+        await pilot.press("full_stop")  # the next older call
+        assert detail.call_id == table.items[3].id
+        assert content(detail, "#prompt") == query(
+            save, "SELECT prompt FROM llm_calls WHERE id = ?", table.items[3].id)[0][0]
+
+        await pilot.press("escape")
+        assert isinstance(app.screen, CallsScreen)
+
+        await pilot.press("e", "enter")  # the call with a note shows it
+        await pilot.pause()
+        assert isinstance(app.screen, CallDetailScreen)
+        assert app.screen.query_one("#note").display and NOTE in content(app.screen, "#note")
+
+
+# --- timeline -------------------------------------------------------------------------------
+
+
+@pytest.mark.asyncio
+async def test_timeline_filters_by_agent_and_kind(save: Path) -> None:
+    agents = world_agents()
+    app = Host(save, TimelineScreen)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, TimelineScreen)
+        table = screen.query_one(RowTable)
+        ids = [r[0] for r in query(save, "SELECT id FROM events WHERE kind != 'perceived' ORDER BY id DESC LIMIT 500")]
+        assert [e.id for e in table.items] == ids  # newest first, no "perceived"
+        assert "perceived" not in {e.kind for e in table.items}
+        assert "all but perceived" in content(screen, "#title")
+        first = query(save, "SELECT time, agent, kind FROM events WHERE id = ?", ids[0])[0]
+        cells = row_text(table, 0)
+        assert cells[:3] == [first[0][11:], first[1].split()[0], first[2]]
+
+        await pilot.press("a")
+        assert {e.agent for e in table.items} == {agents[0]}
+        ids = [r[0] for r in query(save, "SELECT id FROM events WHERE agent = ? AND kind != 'perceived' "
+                                         "ORDER BY id DESC LIMIT 500", agents[0])]
+        assert [e.id for e in table.items] == ids
+
+        # the kinds: show "perceived", hide "started"
+        await pilot.press("k")
+        assert isinstance(app.screen, KindPicker)
+        await pilot.press("enter")  # the first in the list: started
+        for _ in range(5):
+            await pilot.press("down")
+        await pilot.press("enter")  # perceived
+        await pilot.press("escape")
+        assert app.screen is screen
+        kinds = {e.kind for e in table.items}
+        assert "perceived" in kinds and "started" not in kinds
+        ids = [r[0] for r in query(save, "SELECT id FROM events WHERE agent = ? AND kind != 'started' "
+                                         "ORDER BY id DESC LIMIT 500", agents[0])]
+        assert [e.id for e in table.items] == ids
+        assert "started" in content(screen, "#title")
+
+        await pilot.press("k", "a", "escape")  # all of them
+        assert screen.kinds >= {"started", "perceived", "said"}
+        await pilot.press("k", "a", "escape")  # none
+        assert not table.items and "No events" in content(screen, "#status")
+
+
+# --- conversations --------------------------------------------------------------------------
+
+
+@pytest.mark.asyncio
+async def test_dialogue_shows_conversations_line_by_line(save: Path) -> None:
+    said = query(save, "SELECT tick, agent, text, json_extract(data, '$.to'), json_extract(data, '$.place') "
+                       "FROM events WHERE kind = 'said' ORDER BY id")
+    newest_tick = said[-1][0]
+    newest = [s for s in said if s[0] == newest_tick]
+    app = Host(save, DialogueScreen)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, DialogueScreen)
+        assert len(screen.conversations) == len({s[0] for s in said})  # one per tick in this save
+        talk = screen.conversations[0]
+        assert talk.tick == newest_tick and talk.place == newest[0][4]
+        assert set(talk.participants) == {newest[0][1], newest[0][3]}
+        assert talk.lines == [(s[1], s[2].split(": ", 1)[1]) for s in newest]
+
+        shown = plain(screen.query(".talk").first(Static).content, width=76)
+        assert talk.place in shown
+        at = 0
+        for speaker, line in talk.lines:  # speakers (by first name, at 80 columns) in order
+            at = shown.index(speaker.split()[0], at)
+            at = shown.index(line.split()[0], at)
+
+        await pilot.press("a")
+        agent = screen.agent
+        assert agent is not None and agent in content(screen, "#title")
+        ticks = {s[0] for s in said if agent in (s[1], s[3])}
+        assert [c.tick for c in screen.conversations] == sorted(ticks, reverse=True)
+        assert all(agent in c.participants for c in screen.conversations)
+
+
+# --- reload ---------------------------------------------------------------------------------
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("make", [CallsScreen, TimelineScreen])
+async def test_reload_adds_what_was_saved_since(tmp_path: Path, make: type[Screen]) -> None:
+    path = tmp_path / "live.sqlite"
+    sim = make_save(path, close=False)
+    shown = "SELECT count(*) FROM llm_calls WHERE id > ?" if make is CallsScreen else \
+        "SELECT count(*) FROM events WHERE id > ? AND kind != 'perceived'"
+
+    def step_until_shown(after: int) -> int:
+        """Tick until something the screen shows is saved; how many rows."""
+        for _ in range(3000):
+            sim.step()
+            if count := query(path, shown, after)[0][0]:
+                return count
+        raise AssertionError("nothing new in 3000 ticks")
+
+    try:
+        app = Host(path, make)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            screen = app.screen
+            table = screen.query_one(RowTable)
+            before = [i.id for i in table.items]
+            screen.reload()  # nothing new
+            assert [i.id for i in table.items] == before
+
+            await pilot.press("down", "down")
+            held = table.current.id
+            count = step_until_shown(before[0])
+            screen.reload()
+            await pilot.pause()
+            ids = [i.id for i in table.items]
+            assert len(ids) == len(before) + count and ids[count:] == before and ids[0] > before[0]
+            assert table.row_count == len(ids)
+            assert table.current.id == held  # the cursor stays on its row
+
+            await pilot.press("home")  # on the newest row, the cursor stays on the newest
+            step_until_shown(ids[0])
+            screen.reload()
+            await pilot.pause()
+            assert table.cursor_row == 0 and table.current.id == table.items[0].id > ids[0]
+    finally:
+        sim.close()
+
+
+# --- snapshots ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def snap_save(save: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The same save at a fixed path: nothing on screen depends on where the test runs."""
+    path = tmp_path_factory.mktemp("snap") / "tiny.sqlite"
+    shutil.copy(save, path)
+    return path
+
+
+def test_calls_screen_snapshot(snap_compare, snap_save: Path) -> None:
+    assert snap_compare(Host(snap_save, CallsScreen), terminal_size=(100, 30))
+
+
+def test_call_detail_snapshot(snap_compare, snap_save: Path) -> None:
+    assert snap_compare(Host(snap_save, CallsScreen), terminal_size=(100, 30), press=["e", "enter"])
+
+
+def test_timeline_screen_snapshot(snap_compare, snap_save: Path) -> None:
+    assert snap_compare(Host(snap_save, lambda r: TimelineScreen(r, agent="Klaus Mueller")), terminal_size=(100, 30))
+
+
+def test_dialogue_screen_snapshot(snap_compare, snap_save: Path) -> None:
+    assert snap_compare(Host(snap_save, DialogueScreen), terminal_size=(100, 30))
