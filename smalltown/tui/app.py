@@ -21,6 +21,7 @@ from textual.worker import Worker, WorkerState
 from smalltown.sim.simulation import Simulation
 from smalltown.tui.calls import CallsScreen
 from smalltown.tui.help import HelpScreen
+from smalltown.tui.inspector import InspectorScreen
 from smalltown.tui.map_view import MapView
 from smalltown.tui.palette import agent_colours
 from smalltown.tui.panels import AgentsPanel, ClockBar, EventLog
@@ -71,7 +72,8 @@ class SmalltownApp(App[None]):
         Binding("left_square_bracket", "select(-1)", "Prev agent", key_display="[", show=False, priority=True),
         Binding("f", "follow", "Follow", show=False, priority=True),
         # not priority: an open screen's own keys come first
-        Binding("c", "calls", "Calls"),
+        Binding("i", "inspect", "Inspect"),
+        Binding("c", "calls", "Calls", show=False),
         Binding("t", "timeline", "Timeline", show=False),
         Binding("d", "dialogue", "Dialogue", show=False),
         Binding("question_mark", "help", "Help", key_display="?", priority=True),
@@ -149,6 +151,10 @@ class SmalltownApp(App[None]):
         if self._reader is None:
             self._reader = SaveReader(self.sim.save.path)
         return self._reader
+
+    def action_inspect(self) -> None:
+        if self.selected:
+            self.push_screen(InspectorScreen(self._save_reader(), self.selected))
 
     def action_calls(self) -> None:
         self.push_screen(CallsScreen(self._save_reader(), self.selected))

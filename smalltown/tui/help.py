@@ -20,6 +20,8 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("p", "show / hide \"perceived\" events in the log"),
     ("[ / ]", "select the previous / next agent (marked on the map and in the list)"),
     ("f", "follow the selected agent on the map"),
+    ("i", "inspect the selected agent: summary, plan at 3 levels, memories (enter: the evidence "
+          "tree), retrievals with their scores; 1-4 tabs, a/o/e/l/c filter memories"),
     ("c", "model calls: every call with its tokens; enter opens its prompt and answers"),
     ("t", "timeline of events, filterable by agent and kind"),
     ("d", "conversations, speaker by speaker"),

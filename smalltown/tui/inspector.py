@@ -1,0 +1,721 @@
+"""The inspector: one agent's day, to step through. Who it is and what it is doing now, its plan at
+three levels, its memory stream with the evidence behind each record (the reflection tree), and
+the retrievals behind its decisions, with their scores.
+
+It reads the save only, through a `SaveReader` (a read-only connection of its own), so it shows
+whole ticks while the simulation's worker goes on writing, and works as well on an old save. The
+app calls `reload()` after each tick while the screen is open; `r` re-reads at once.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Literal, Sequence
+
+from rich.cells import cell_len
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Container, Horizontal, Vertical, VerticalScroll
+from textual.coordinate import Coordinate
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane, Tree
+from textual.widgets.tree import TreeNode
+
+from smalltown.mind.plan import SLEEPING
+from smalltown.tui.palette import agent_colours
+from smalltown.tui.reader import MemoryRow, SaveReader
+from smalltown.world.model import pretty
+
+KINDS = ("observation", "reflection", "plan", "chat")
+# The memory filter's keys: a letter of the kind's name, underlined in the filter bar. "r" is
+# taken by refresh and "p" by the app (show perceived events), hence r-e-flection and p-l-an.
+FILTER_KEYS: tuple[tuple[str, str | None, str], ...] = (
+    ("a", None, "[u]a[/u]ll"),
+    ("o", "observation", "[u]o[/u]bservation"),
+    ("e", "reflection", "r[u]e[/u]flection"),
+    ("l", "plan", "p[u]l[/u]an"),
+    ("c", "chat", "[u]c[/u]hat"),
+)
+KIND_STYLE = {"observation": "", "reflection": "bold #e599f7", "plan": "#74c0fc", "chat": "#69db7c"}
+SHORT_KIND = {"observation": "obs", "reflection": "refl", "plan": "plan", "chat": "chat"}
+TABS = ("summary", "plan", "memory", "retrievals")
+
+CURRENT = "▶"
+CURRENT_STYLE = "bold #ffe066"
+MEMORY_LIMIT = 200  # records in the memory list, newest first
+RETRIEVAL_LIMIT = 30  # retrievals in the list, newest first
+RELOAD_SECONDS = 0.25  # `reload()` re-reads the save at most this often
+LABEL_CHARS = 240  # a tree label's description is cut here; the detail line below has it whole
+
+
+# --- what is read from the save --------------------------------------------------------------
+
+
+def save_clock(reader: SaveReader) -> tuple[int, str]:
+    """The save's tick and game time ("YYYY-MM-DD HH:MM:SS"), as of its last committed tick."""
+    meta = dict(reader.conn.execute("SELECT key, value FROM meta WHERE key IN ('tick', 'game_time')"))
+    return json.loads(meta.get("tick", "0")), json.loads(meta.get("game_time", '""'))
+
+
+def memory_counts(reader: SaveReader, agent: str) -> dict[str, int]:
+    return dict(reader.conn.execute("SELECT kind, count(*) FROM memories WHERE agent=? GROUP BY kind",
+                                    (agent,)))
+
+
+# --- the plan ----------------------------------------------------------------------------------
+
+
+def hhmm(minute: int) -> str:
+    return f"{minute // 60 % 24:02d}:{minute % 60:02d}"
+
+
+def _minute_in(plan: dict, when: str) -> int | None:
+    """`when` as minutes from the start of the plan's day (past 1440 on the next day)."""
+    try:
+        t = datetime.fromisoformat(when)
+        day = date.fromisoformat(plan["date"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    return (t.date() - day).days * 1440 + t.hour * 60 + t.minute
+
+
+def current_block(plan: dict | None, action: dict | None) -> int | None:
+    """The index of the block containing the action's start minute, on the plan's own day."""
+    if not plan or not action:
+        return None
+    start = _minute_in(plan, action.get("start", ""))
+    if start is None:
+        return None
+    end = _minute_in(plan, action.get("end", ""))
+    if start < 0 and end is not None and end > 0:
+        start = 0  # begun the day before (asleep since last night): the day's first block
+    for i, b in enumerate(plan.get("blocks", [])):
+        if b["start"] <= start < b["start"] + b["minutes"]:
+            return i
+    return None
+
+
+def current_actions(plan: dict, block: dict, action: dict | None) -> set[int]:
+    """The indexes of the block's actions that the current action covers: the one containing its
+    start minute, and those after it that it runs over (equal actions in a row are done as one)."""
+    if not action or not block.get("actions"):
+        return set()
+    start, end = _minute_in(plan, action.get("start", "")), _minute_in(plan, action.get("end", ""))
+    if start is None:
+        return set()
+    end = max(end if end is not None else start + 1, start + 1)
+    return {i for i, a in enumerate(block["actions"])
+            if a["start"] < end and start < a["start"] + a["minutes"]}
+
+
+def describe_action(action: dict) -> str:
+    """"activity @ sector: arena: object", as the paper shows an action."""
+    return f"{action['activity']} @ {pretty(action['address'])}" if action.get("address") \
+        else action.get("activity", "")
+
+
+def until(action: dict) -> str:
+    start, end = datetime.fromisoformat(action["start"]), datetime.fromisoformat(action["end"])
+    fmt = "%H:%M" if start.date() == end.date() else "%a %H:%M"
+    return f"from {start:%H:%M} until {end:{fmt}}"
+
+
+# --- cells -------------------------------------------------------------------------------------
+
+
+def stamp(created: str, today: str) -> str:
+    """A record's time: the time of day on the save's day, with the date before it otherwise."""
+    return created[11:19] if created[:10] == today else created[5:16]
+
+
+def importance_text(value: int) -> Text:
+    style = "bold #ffa94d" if value >= 7 else ("" if value >= 4 else "dim")
+    return Text(str(value), style, justify="right")
+
+
+def kind_text(kind: str, short: bool = False) -> Text:
+    return Text(SHORT_KIND.get(kind, kind) if short else kind, KIND_STYLE.get(kind, ""))
+
+
+def score(value: float | None) -> Text:
+    return Text("—" if value is None else f"{value:.3f}", justify="right")
+
+
+def memory_label(m: MemoryRow, today: str, note: str = "") -> Text:
+    """A record as one line of the evidence tree."""
+    text = Text.assemble((f"#{m.id} ", "dim"), kind_text(m.kind), " ", (stamp(m.created, today), "dim"),
+                         " ", (f"★{m.importance}", "#ffa94d" if m.importance >= 7 else "dim"), " ")
+    text.append(m.description if len(m.description) <= LABEL_CHARS else m.description[:LABEL_CHARS] + "…")
+    if note:
+        text.append(f"  {note}", "italic #ffa94d")
+    return text
+
+
+def memory_detail(m: MemoryRow) -> Text:
+    head = Text.assemble((f"#{m.id} ", "dim"), kind_text(m.kind), (f"  {m.created}", "dim"),
+                         ("  importance ", "dim"), str(m.importance))
+    if m.evidence:
+        head.append("  cites ", "dim")
+        head.append(" ".join(map(str, m.evidence)))
+    return Text("\n").join([head, Text(m.description)])
+
+
+# --- a table that fits its width -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Col:
+    label: str
+    flex: int = 0  # > 0: shares the width the other columns leave, by weight
+    cap: int = 40  # otherwise: as wide as its widest cell, up to this
+    justify: Literal["left", "right"] = "left"
+
+
+class FitTable(DataTable):
+    """A row-cursor DataTable whose flexible columns share the width the others leave, cells cut
+    with an ellipsis rather than the table scrolling sideways. Its rows are kept (`set_rows`) and
+    laid out again when the width changes. Row keys are strings; `cursor_key` is the cursor's."""
+
+    DEFAULT_CSS = """
+    FitTable { scrollbar-gutter: stable; overflow-x: hidden; scrollbar-size-vertical: 1; }
+    """
+    MIN_FLEX = 8
+    CONTEXT_ROWS = 2  # rows shown above a row the cursor is put on
+
+    def __init__(self, columns: Sequence[Col], *, id: str | None = None, classes: str | None = None,
+                 show_header: bool = True) -> None:
+        super().__init__(id=id, classes=classes, cursor_type="row", show_header=show_header,
+                         cursor_foreground_priority="renderable")
+        self._cols = tuple(columns)
+        self._rows: list[tuple[str, tuple[Text, ...]]] = []
+        self._laid_width = -1
+        self._want: str | None = None  # the cursor's row while not laid out yet
+        self._put = False  # and whether it was asked for
+
+    @property
+    def cursor_key(self) -> str | None:
+        if self._laid_width < 0 or not self.row_count:
+            return self._want if self._rows else None
+        try:
+            return self.coordinate_to_cell_key(Coordinate(self.cursor_row, 0)).row_key.value
+        except Exception:
+            return None
+
+    @property
+    def row_keys(self) -> list[str]:
+        return [k for k, _ in self._rows]
+
+    def set_rows(self, rows: Sequence[tuple[str, Sequence[str | Text]]], cursor: str | None = None) -> None:
+        """Replace the rows; the cursor goes to row `cursor` if given, else stays on its row (by
+        key) if that is still there, else goes to the first."""
+        keep = cursor if cursor is not None else self.cursor_key
+        self._rows = [(key, tuple(self._cell(c) for c in cells)) for key, cells in rows]
+        self._lay_out(keep, put=cursor is not None)
+
+    @staticmethod
+    def _cell(value: str | Text) -> Text:
+        text = value.copy() if isinstance(value, Text) else Text(value)
+        text.no_wrap, text.overflow, text.end = True, "ellipsis", ""
+        return text
+
+    def _widths(self, total: int) -> list[int]:
+        widths = [0 if c.flex else min(c.cap, max([cell_len(c.label), *(row[i].cell_len for _, row in self._rows)]))
+                  for i, c in enumerate(self._cols)]
+        flex = [i for i, c in enumerate(self._cols) if c.flex]
+        if flex:
+            left = total - sum(widths) - 2 * self.cell_padding * len(self._cols)
+            weight = sum(self._cols[i].flex for i in flex)
+            shares = [left * self._cols[i].flex // weight for i in flex]
+            shares[-1] += left - sum(shares)
+            for i, share in zip(flex, shares):
+                widths[i] = max(self.MIN_FLEX, share)
+        return widths
+
+    def _lay_out(self, keep: str | None, put: bool = False) -> None:
+        width = self.scrollable_content_region.width
+        if width <= 0:  # not laid out yet, or hidden: on_resize does it
+            self._want, self._put, self._laid_width = keep, put, -1
+            return
+        self._laid_width, self._put = width, False
+        scroll_y = self.scroll_y
+        self.clear(columns=True)
+        for c, w in zip(self._cols, self._widths(width)):
+            self.add_column(Text(c.label, justify=c.justify, no_wrap=True, overflow="ellipsis"), width=w)
+        for key, cells in self._rows:
+            self.add_row(*cells, key=key)
+        keys = self.row_keys
+        row = keys.index(keep) if keep in keys else 0
+        if self._rows:
+            self.move_cursor(row=row, scroll=False)
+            self.call_after_refresh(self._reveal, put, scroll_y)
+            # the cursor may not have moved (row 0 again), so say which row is highlighted now
+            self.post_message(self.RowHighlighted(self, row, self.coordinate_to_cell_key(Coordinate(row, 0)).row_key))
+
+    def _reveal(self, put: bool = False, y: float | None = None, tries: int = 20) -> None:
+        """Scroll back to `y`, then so that the cursor's row shows, with a few rows above it (what
+        comes after it shows too); a row asked for (`put`) is always scrolled to like that."""
+        if self.virtual_size.height < self.row_count and tries:  # rows are measured when idle
+            self.call_after_refresh(self._reveal, put, y, tries - 1)
+            return
+        if not self.row_count:
+            return
+        if y is not None and not put:
+            self.scroll_to(y=y, animate=False, immediate=True)
+        shown = self.scrollable_content_region.height - (self.header_height if self.show_header else 0)
+        row, top = self.cursor_row, round(self.scroll_y)
+        if put or not top <= row < top + shown:
+            above = max(0, min(self.CONTEXT_ROWS, shown - 1))
+            self.scroll_to(y=max(0, row - above), animate=False, immediate=True)
+
+    def on_resize(self) -> None:
+        if self.scrollable_content_region.width != self._laid_width:
+            self._lay_out(self.cursor_key, put=self._put)
+        else:  # shorter or taller: keep the cursor in view
+            self.call_after_refresh(self._reveal)
+
+
+# --- the screen --------------------------------------------------------------------------------
+
+
+class InspectorScreen(Screen[None]):
+    """One agent, read from the save: summary, plan, memory stream (with the evidence tree) and
+    retrievals, one tab each. `reload()` re-reads the save (the app calls it after each tick)."""
+
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (40, "-tall")]
+    DEFAULT_CSS = """
+    InspectorScreen #ins-bar { dock: top; height: 1; background: $panel; }
+    InspectorScreen #ins-name { width: auto; padding: 0 1; text-wrap: nowrap; }
+    InspectorScreen #ins-clock { width: 1fr; padding: 0 1; text-align: right; text-wrap: nowrap;
+                                 text-overflow: ellipsis; }
+    InspectorScreen TabbedContent { height: 1fr; }
+    InspectorScreen TabbedContent > ContentSwitcher { height: 1fr; }
+    InspectorScreen TabPane { height: 1fr; padding: 0; }
+    InspectorScreen .part { border-top: hkey $panel-lighten-2; border-title-color: $text-muted;
+                            background: $background; }
+    InspectorScreen DataTable, InspectorScreen Tree { background: $background;
+                                                      scrollbar-background: $background; }
+
+    #summary-scroll { padding: 0 1; }
+
+    #plan-grid { layout: grid; grid-size: 1 3; grid-rows: auto 1fr auto; height: 1fr; }
+    #plan-day { height: auto; max-height: 5; padding: 0 1; scrollbar-size-vertical: 1; }
+    #plan-blocks { height: 1fr; }
+    #plan-actions { height: auto; max-height: 9; }
+    InspectorScreen.-tall #plan-day { max-height: 12; }
+    InspectorScreen.-wide #plan-grid { grid-size: 2 2; grid-columns: 2fr 3fr; grid-rows: auto 1fr; }
+    InspectorScreen.-wide #plan-day { max-height: 100%; }
+    InspectorScreen.-wide #plan-blocks { row-span: 2; border-left: vkey $panel-lighten-2; }
+    InspectorScreen.-wide #plan-actions { height: 1fr; max-height: 100%; }
+
+    #mem-filter { height: 1; padding: 0 1; background: $panel; text-wrap: nowrap; text-overflow: ellipsis; }
+    #mem-body { height: 1fr; }
+    #mem-table { height: 1fr; }
+    #evidence { height: 1fr; display: none; overflow-x: hidden; scrollbar-size-vertical: 1; }
+    #mem-body.-open #evidence { display: block; }
+    /* the tree's lines are long: beside the list only when there are too few rows to stack */
+    InspectorScreen.-wide.-short #mem-body { layout: horizontal; }
+    InspectorScreen.-wide.-short #mem-table { width: 1fr; }
+    InspectorScreen.-wide.-short #evidence { width: 1fr; border-top: none; border-left: vkey $panel-lighten-2; }
+    #mem-detail { height: auto; max-height: 5; padding: 0 1; }
+    InspectorScreen.-tall #mem-detail { max-height: 10; }
+
+    #ret-body { height: 1fr; }
+    #ret-list { height: 1fr; }
+    #ret-detail { height: 2fr; }
+    #ret-query { height: auto; max-height: 3; padding: 0 1; }
+    #ret-results { height: 1fr; }
+    InspectorScreen.-tall #ret-query { max-height: 6; }
+    InspectorScreen.-wide #ret-body { layout: horizontal; }
+    InspectorScreen.-wide #ret-list { width: 2fr; height: 1fr; }
+    InspectorScreen.-wide #ret-detail { width: 3fr; height: 1fr; border-left: vkey $panel-lighten-2; }
+    """
+    BINDINGS = [
+        Binding("escape", "close", "Close"),
+        Binding("r", "refresh", "Refresh"),
+        Binding("1", "tab('summary')", "Tabs", key_display="1-4"),
+        Binding("2", "tab('plan')", "Plan", show=False),
+        Binding("3", "tab('memory')", "Memory", show=False),
+        Binding("4", "tab('retrievals')", "Retrievals", show=False),
+        *(Binding(key, f"filter({kind!r})", f"Show {kind or 'all'}", show=False)
+          for key, kind, _ in FILTER_KEYS),
+    ]
+
+    def __init__(self, reader: SaveReader, agent: str) -> None:
+        super().__init__()
+        self.reader = reader
+        self.agent = agent
+        self.kind: str | None = None  # the memory filter; None shows every kind
+        self._tick: int | None = None  # the save's tick last read
+        self._today = ""  # the save's game date, "YYYY-MM-DD"
+        self._last_read = 0.0
+        self._timer: Timer | None = None
+        self._state: dict = {}
+        self._memories: dict[str, MemoryRow] | None = None  # as listed, by row key; None: not yet
+        self._retrievals: dict[str, dict] | None = None
+        self._current_block: int | None = None
+        self._loaded: set[int] = set()  # evidence-tree nodes whose children have been added
+        self._stale: set[str] = set()  # tabs not drawn since the last read
+        names = reader.agent_names()
+        self._colour = agent_colours(names).get(agent, "white")
+
+    # --- layout -----------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="ins-bar"):
+            yield Static(Text.assemble((self.agent, f"bold {self._colour}"), ("  inspector", "dim")),
+                         id="ins-name")
+            yield Static(id="ins-clock")
+        with TabbedContent(id="ins-tabs", initial="summary"):
+            with TabPane("Summary", id="summary"):
+                with VerticalScroll(id="summary-scroll"):
+                    yield Static(id="summary-text")
+            with TabPane("Plan", id="plan"):
+                with Container(id="plan-grid"):
+                    with VerticalScroll(id="plan-day", classes="part"):
+                        yield Static(id="plan-items")
+                    yield FitTable([Col(""), Col("start"), Col("min", justify="right"), Col("activity", flex=3),
+                                    Col("place", flex=2)], id="plan-blocks", classes="part")
+                    yield FitTable([Col(""), Col("start"), Col("min", justify="right"), Col("activity", flex=1)],
+                                   id="plan-actions", classes="part", show_header=False)
+            with TabPane("Memory", id="memory"):
+                with Vertical():
+                    yield Static(id="mem-filter")
+                    with Container(id="mem-body"):
+                        yield FitTable([Col("time"), Col("kind"), Col("imp", justify="right"),
+                                        Col("description", flex=1), Col("evidence", cap=12)], id="mem-table")
+                        yield Tree[MemoryRow | None](Text("evidence"), id="evidence", classes="part")
+                    yield Static(id="mem-detail", classes="part")
+            with TabPane("Retrievals", id="retrievals"):
+                with Container(id="ret-body"):
+                    yield FitTable([Col("time"), Col("purpose"), Col("n", justify="right"), Col("query", flex=1)],
+                                   id="ret-list")
+                    with Vertical(id="ret-detail", classes="part"):
+                        yield Static(id="ret-query")
+                        yield FitTable([Col("id", justify="right"), Col("kind"),
+                                        Col("recency", justify="right"), Col("importance", justify="right"),
+                                        Col("relevance", justify="right"), Col("total", justify="right"),
+                                        Col("description", flex=1)], id="ret-results")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#plan-blocks", FitTable).border_title = "Hour blocks"
+        self.query_one("#evidence", Tree).border_title = "Evidence"
+        self.query_one("#ret-detail").border_title = "Returned records"
+        self._read(force=True)
+
+    # --- reading the save ---------------------------------------------------------------------
+
+    def reload(self) -> None:
+        """Re-read the save if it has moved on since the last read; cheap, and safe to call after
+        every tick from the UI thread: one small query when nothing changed, a re-read at most
+        every RELOAD_SECONDS (a call inside that window schedules one at its end, so the last
+        tick is always shown). The tab, the memory filter, the evidence tree and the cursors
+        are kept; a cursor on the newest row stays on the newest."""
+        wait = self._last_read + RELOAD_SECONDS - time.monotonic()
+        if wait > 0:
+            if self._timer is None:
+                self._timer = self.set_timer(wait, self._deferred_read)
+            return
+        self._read()
+
+    def _deferred_read(self) -> None:
+        self._timer = None
+        self._read()
+
+    def action_refresh(self) -> None:
+        self._read(force=True)
+
+    def _read(self, force: bool = False) -> None:
+        tick, game_time = save_clock(self.reader)
+        self._last_read = time.monotonic()
+        if tick == self._tick and not force:
+            return
+        self._tick, self._today = tick, game_time[:10]
+        clock = f"{datetime.fromisoformat(game_time):%a %Y-%m-%d %H:%M:%S}" if game_time else "—"
+        self.query_one("#ins-clock", Static).update(Text.assemble(
+            ("save at ", "dim"), clock, ("  tick ", "dim"), str(tick), ("  ", ""), self.reader.path.name))
+        self._state = self.reader.agent_state(self.agent)
+        # Only the tab in view is drawn now; the others when they are shown.
+        self._stale = set(TABS)
+        self._show_tab(self.query_one(TabbedContent).active or TABS[0])
+
+    def _show_tab(self, tab: str) -> None:
+        if tab in self._stale:
+            self._stale.discard(tab)
+            {"summary": self._show_summary, "plan": self._show_plan, "memory": self._show_memories,
+             "retrievals": self._show_retrievals}[tab]()
+
+    # --- summary ------------------------------------------------------------------------------
+
+    def _show_summary(self) -> None:
+        state, action = self._state, self._state.get("action")
+        grid = Table.grid(padding=(0, 2))
+        grid.add_column(style="bold", no_wrap=True)
+        grid.add_column()
+        if not state:
+            grid.add_row("", Text(f"{self.agent} is not in this save.", "italic"))
+        if action:
+            grid.add_row("Now", Text.assemble(describe_action(action), ("\n" + until(action), "dim")))
+        else:
+            grid.add_row("Now", Text("— (no action yet)", "dim"))
+        plan = state.get("plan")
+        i = current_block(plan, action)
+        if plan and i is not None:
+            b = plan["blocks"][i]
+            grid.add_row("Block", Text.assemble((f"{hhmm(b['start'])}–{hhmm(b['start'] + b['minutes'])} ", "dim"),
+                                                b["activity"]))
+        counts = memory_counts(self.reader, self.agent)
+        grid.add_row("Memory", Text.assemble(
+            f"{sum(counts.values())} records: ",
+            ", ".join(f"{counts.get(k, 0)} {k}{'' if counts.get(k, 0) == 1 else 's'}" for k in KINDS),
+            (f"\n{state.get('since_reflection', 0)} importance since the last reflection", "dim")))
+        summary = state.get("summary") or "—"
+        grid.add_row("Summary", Text(summary))
+        if state.get("summary_date"):
+            grid.add_row("", Text(f"(as of {state['summary_date']})", "dim"))
+        title = Text(self.agent, f"bold {self._colour}")
+        self.query_one("#summary-text", Static).update(Group(title, "", grid))
+
+    # --- plan ---------------------------------------------------------------------------------
+
+    def _show_plan(self) -> None:
+        plan, action = self._state.get("plan"), self._state.get("action")
+        day = self.query_one("#plan-day")
+        blocks_table = self.query_one("#plan-blocks", FitTable)
+        if not plan:
+            day.border_title = "Day"
+            self.query_one("#plan-items", Static).update(Text("— (no plan yet: the agent plans on waking)", "dim"))
+            self._current_block = None
+            blocks_table.set_rows([])
+            self._show_actions(None)
+            return
+        try:
+            when = f"{date.fromisoformat(plan['date']):%a %d %b}"
+        except ValueError:
+            when = plan["date"]
+        day.border_title = f"Day · {when} · wakes at {plan.get('wake_up_hour', '?')}"
+        items = Text("\n").join(Text.assemble((f"{n}. ", "dim"), item)
+                                for n, item in enumerate(plan.get("items", []), 1)) or Text("—", "dim")
+        self.query_one("#plan-items", Static).update(items)
+        was_current = self._current_block
+        following = was_current is None or blocks_table.cursor_key in (None, str(was_current))
+        self._current_block = current = current_block(plan, action)
+        rows = []
+        for i, b in enumerate(plan["blocks"]):
+            style = CURRENT_STYLE if i == current else ""
+            rows.append((str(i), [Text(CURRENT if i == current else "", style),
+                                  Text(hhmm(b["start"]), style), Text(str(b["minutes"]), style, justify="right"),
+                                  Text(b["activity"], style),
+                                  Text(pretty(b["address"]), style) if b.get("address") else Text("—", "dim")]))
+        # The cursor follows the current block unless it was moved off it.
+        blocks_table.set_rows(rows, cursor=str(current) if following and current is not None else None)
+        self._show_actions(blocks_table.cursor_key)
+
+    def _show_actions(self, key: str | None) -> None:
+        """The actions of the block at `key` (a row of the blocks table): the current one's when
+        the cursor is on it, with the current action marked."""
+        table = self.query_one("#plan-actions", FitTable)
+        plan, action = self._state.get("plan"), self._state.get("action")
+        blocks = plan["blocks"] if plan else []
+        if key is None or not key.isdigit() or int(key) >= len(blocks):
+            table.border_title = "Actions"
+            table.set_rows([])
+            return
+        i = int(key)
+        b = blocks[i]
+        where = f"{hhmm(b['start'])}–{hhmm(b['start'] + b['minutes'])} {b['activity']}"
+        if b.get("actions") is None:
+            table.border_title = f"Actions of {where}: " + ("none (sleep is not broken down)"
+                                                            if b["activity"] == SLEEPING else "not broken down yet")
+            table.set_rows([])
+            return
+        table.border_title = f"Actions of {where}" + (" (current block)" if i == self._current_block else "")
+        marked = current_actions(plan, b, action) if i == self._current_block else set()
+        rows = []
+        for j, a in enumerate(b["actions"]):
+            style = CURRENT_STYLE if j in marked else ""
+            rows.append((str(j), [Text(CURRENT if j in marked else "", style), Text(hhmm(a["start"]), style),
+                                  Text(str(a["minutes"]), style, justify="right"), Text(a["activity"], style)]))
+        table.set_rows(rows, cursor=str(min(marked)) if marked else "0")
+
+    @on(DataTable.RowHighlighted, "#plan-blocks")
+    def _block_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_actions(event.row_key.value)
+
+    # --- memory -------------------------------------------------------------------------------
+
+    def action_filter(self, kind: str | None) -> None:
+        self.query_one(TabbedContent).active = "memory"
+        self._show_tab("memory")
+        if kind != self.kind:
+            self.kind = kind
+            self._show_memories(top=True)
+        self.query_one("#mem-table").focus()
+
+    def _show_filter(self, shown: int) -> None:
+        """The filter bar: the kinds, the one shown in reverse, each letter to press underlined
+        (and each a link); then how many records are listed."""
+        parts = []
+        for _, kind, label in FILTER_KEYS:
+            link = f"[@click=screen.filter({kind!r})]{label}[/]"
+            parts.append(f"[reverse b]{link}[/]" if kind == self.kind else link)
+        count = f"{shown} {'newest ' if shown == MEMORY_LIMIT else ''}record{'' if shown == 1 else 's'}"
+        self.query_one("#mem-filter", Static).update(f"[dim]kind[/] {'  '.join(parts)}  [dim]· {count}[/]")
+
+    def _show_memories(self, top: bool = False) -> None:
+        table = self.query_one("#mem-table", FitTable)
+        following = top or table.cursor_key in (None, *table.row_keys[:1])
+        rows = self.reader.memories(self.agent, (self.kind,) if self.kind else None, MEMORY_LIMIT)
+        if self._memories is not None and [str(m.id) for m in rows] == list(self._memories) and not top:
+            return  # records never change: the same ones, the same rows
+        self._memories = {str(m.id): m for m in rows}
+        table.set_rows([(str(m.id), [Text(stamp(m.created, self._today), "dim"), kind_text(m.kind, short=True),
+                                     importance_text(m.importance), Text(m.description),
+                                     Text(" ".join(map(str, m.evidence)), "dim")]) for m in rows],
+                       cursor=str(rows[0].id) if following and rows else None)
+        self._show_filter(len(rows))
+        self._show_memory((self._memories or {}).get(table.cursor_key or ""))
+        if not rows:
+            self.query_one("#mem-detail", Static).update(Text(f"No {self.kind or ''} records yet.", "dim"))
+
+    def _show_memory(self, m: MemoryRow | None) -> None:
+        self.query_one("#mem-detail", Static).update(memory_detail(m) if m else "")
+
+    @on(DataTable.RowHighlighted, "#mem-table")
+    def _memory_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_memory((self._memories or {}).get(event.row_key.value or ""))
+
+    @on(DataTable.RowSelected, "#mem-table")
+    def _memory_selected(self, event: DataTable.RowSelected) -> None:
+        self.open_evidence(int(event.row_key.value))
+
+    def open_evidence(self, memory_id: int) -> bool:
+        """Show the records `memory_id` cites, as a tree that opens further, in the Memory tab.
+        False (and a notice) when the record cites none."""
+        m = self.reader.memory(memory_id)
+        if m is None or not m.evidence:
+            self.notify(f"#{memory_id} cites no records.", timeout=3)
+            return False
+        tree = self.query_one("#evidence", Tree)
+        tree.reset(memory_label(m, self._today), m)
+        self._loaded.clear()
+        self._load_evidence(tree.root)
+        tree.root.expand()
+        tree.border_title = f"Evidence of #{m.id}"
+        self.query_one("#mem-body").add_class("-open")
+        self.query_one(TabbedContent).active = "memory"
+        tree.move_cursor(tree.root)
+        tree.focus()
+        return True
+
+    def close_evidence(self) -> None:
+        self.query_one("#mem-body").remove_class("-open")
+        table = self.query_one("#mem-table", FitTable)
+        table.focus()
+        self._show_memory((self._memories or {}).get(table.cursor_key or ""))
+
+    @property
+    def evidence_open(self) -> bool:
+        return self.query_one("#mem-body").has_class("-open")
+
+    def _load_evidence(self, node: TreeNode[MemoryRow | None]) -> None:
+        """Add a node's cited records as its children, once. A record already above it in the
+        tree is marked and not opened again, so a loop in the evidence cannot recurse."""
+        m = node.data
+        if node.id in self._loaded or m is None:
+            return
+        self._loaded.add(node.id)
+        above = {m.id}
+        parent = node.parent
+        while parent is not None:
+            if parent.data is not None:
+                above.add(parent.data.id)
+            parent = parent.parent
+        for eid in m.evidence:
+            e = self.reader.memory(eid)
+            if e is None:
+                node.add_leaf(Text(f"#{eid} (not in the save)", "dim italic"), None)
+            elif e.id in above:
+                node.add_leaf(memory_label(e, self._today, "↺ already above: not opened again"), e)
+            elif e.evidence:
+                node.add(memory_label(e, self._today, f"cites {len(e.evidence)}"), e)
+            else:
+                node.add_leaf(memory_label(e, self._today), e)
+
+    @on(Tree.NodeExpanded, "#evidence")
+    def _evidence_expanded(self, event: Tree.NodeExpanded) -> None:
+        self._load_evidence(event.node)
+
+    @on(Tree.NodeHighlighted, "#evidence")
+    def _evidence_highlighted(self, event: Tree.NodeHighlighted) -> None:
+        self._show_memory(event.node.data)
+
+    # --- retrievals ---------------------------------------------------------------------------
+
+    def _show_retrievals(self) -> None:
+        table = self.query_one("#ret-list", FitTable)
+        following = table.cursor_key in (None, *table.row_keys[:1])
+        rows = self.reader.retrievals(self.agent, RETRIEVAL_LIMIT)
+        if self._retrievals is not None and [str(r["id"]) for r in rows] == list(self._retrievals):
+            return
+        self._retrievals = {str(r["id"]): r for r in rows}
+        table.set_rows([(str(r["id"]), [Text(stamp(r["time"], self._today), "dim"), Text(r["purpose"]),
+                                        Text(str(len(r["results"])), justify="right"), Text(r["query"])])
+                        for r in rows], cursor=str(rows[0]["id"]) if following and rows else None)
+        table.border_title = f"{len(rows)} retrievals"
+        self._show_retrieval(table.cursor_key)
+
+    def _show_retrieval(self, key: str | None) -> None:
+        r = (self._retrievals or {}).get(key or "")
+        results = self.query_one("#ret-results", FitTable)
+        if r is None:
+            self.query_one("#ret-query", Static).update(Text("No retrievals yet.", "dim"))
+            results.set_rows([])
+            return
+        self.query_one("#ret-query", Static).update(Text.assemble(
+            (f"#{r['id']} ", "dim"), (r["purpose"], "bold"), (f"  {r['time']}  tick {r['tick']}\n", "dim"),
+            ("query: ", "dim"), r["query"]))
+        results.set_rows([(f"{n}:{x['id']}", [Text(str(x["id"]), "dim", justify="right"),
+                                              kind_text(x.get("kind", ""), short=True),
+                                              score(x.get("recency")), score(x.get("importance")),
+                                              score(x.get("relevance")), score(x.get("total")),
+                                              Text(x.get("description", ""))])
+                          for n, x in enumerate(r["results"])], cursor="0:" + str(r["results"][0]["id"])
+                         if r["results"] else None)
+
+    @on(DataTable.RowHighlighted, "#ret-list")
+    def _retrieval_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_retrieval(event.row_key.value)
+
+    @on(DataTable.RowSelected, "#ret-results")
+    def _result_selected(self, event: DataTable.RowSelected) -> None:
+        self.open_evidence(int(event.row_key.value.split(":")[1]))
+
+    # --- keys ---------------------------------------------------------------------------------
+
+    def action_tab(self, tab: str) -> None:
+        self.query_one(TabbedContent).active = tab
+
+    @on(TabbedContent.TabActivated)
+    def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        self._show_tab(event.pane.id or "")
+        focus = {"plan": "#plan-blocks", "memory": "#evidence" if self.evidence_open else "#mem-table",
+                 "retrievals": "#ret-list"}.get(event.pane.id or "")
+        if focus:
+            self.query_one(focus).focus()
+
+    def action_close(self) -> None:
+        """Escape: closes the evidence tree when it is open in view, else the screen."""
+        if self.evidence_open and self.query_one(TabbedContent).active == "memory":
+            self.close_evidence()
+        else:
+            self.dismiss()
