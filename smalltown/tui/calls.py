@@ -310,7 +310,14 @@ class DebugScreen(Screen[None]):
         self.reload()  # what was saved while another screen was on top
 
     def reload(self) -> None:
-        raise NotImplementedError
+        """Re-read the save. The base has nothing to read (a call's detail never changes)."""
+
+    def _newer(self, table: str) -> int | None:
+        """The newest id in `table` when rows came since the last read, else None (one query)."""
+        if not self.is_mounted:
+            return None
+        newest = max_id(self.reader.conn, table)
+        return None if newest == self._seen else newest
 
 
 # --- model calls ----------------------------------------------------------------------------
@@ -442,10 +449,8 @@ class CallsScreen(DebugScreen):
 
     def reload(self) -> None:
         """Show calls saved since the last read; one query when there are none."""
-        if not self.is_mounted:
-            return
-        newest = max_id(self.reader.conn, "llm_calls")
-        if newest == self._seen:
+        newest = self._newer("llm_calls")
+        if newest is None:
             return
         conn = self.reader.conn
         # bounded by `newest`: a tick committed meanwhile is read next time, and once

@@ -123,10 +123,8 @@ class TimelineScreen(DebugScreen):
 
     def reload(self) -> None:
         """Show events saved since the last read; one query when there are none."""
-        if not self.is_mounted:
-            return
-        newest = max_id(self.reader.conn, "events")
-        if newest == self._seen:
+        newest = self._newer("events")
+        if newest is None:
             return
         # bounded by `newest`: a tick committed meanwhile is read next time, and once
         new = query_events(self.reader.conn, self.agent, self._kind_filter(), self._seen, newest, self.LIMIT)
@@ -315,10 +313,8 @@ class DialogueScreen(DebugScreen):
 
     def reload(self) -> None:
         """Read again when something was said since the last read; one query when nothing was saved."""
-        if not self.is_mounted:
-            return
-        newest = max_id(self.reader.conn, "events")
-        if newest == self._seen:
+        newest = self._newer("events")
+        if newest is None:
             return
         said = query_said(self.reader.conn, self.agent, self._seen, newest, limit=1)
         self._seen = newest
