@@ -62,6 +62,14 @@ class Asker:
         self.fallback = fallback
         self._record = record
         self._local = threading.local()  # agents may ask at once, from worker threads
+        self._lock = threading.Lock()
+        self._in_flight: dict[int, tuple[str, str, float]] = {}  # thread -> (agent, task, started)
+
+    def in_flight(self) -> list[tuple[str, str, float]]:
+        """The questions being answered right now (agent, task, time.monotonic() it was asked):
+        safe to read from any thread, so an interface can show that the model is working."""
+        with self._lock:
+            return list(self._in_flight.values())
 
     @property
     def last(self) -> CallRecord:
@@ -75,6 +83,9 @@ class Asker:
         prompt = task.render()
         t0 = time.perf_counter()
         note = ""
+        me = threading.get_ident()
+        with self._lock:
+            self._in_flight[me] = (agent, task.name, time.monotonic())
         try:
             ans = self.backend.answer(task, prompt)
         except UnusableAnswer as e:
@@ -85,6 +96,9 @@ class Asker:
             ans.raw = e.raw  # keep what the model said, for the log
             # what the failed attempts cost is still counted
             ans.prompt_tokens, ans.completion_tokens, ans.cached_tokens = getattr(e, "usage", (0, 0, 0))
+        finally:
+            with self._lock:
+                self._in_flight.pop(me, None)
         ms = (time.perf_counter() - t0) * 1000
         self.last = CallRecord(
             agent=agent, task=task.name, prompt=prompt, raw_answer=ans.raw,

@@ -45,8 +45,9 @@ class Action:
     end: datetime
 
     def describe(self) -> str:
-        """"<activity> @ sector: arena: object", as the paper shows an action."""
-        return f"{self.activity} @ {pretty(self.address)}"
+        """"<activity> @ sector: arena: object", as the paper shows an action (a conversation
+        happens where the two stand: no object)."""
+        return f"{self.activity} @ {pretty(self.address)}" if self.address else self.activity
 
     def to_json(self) -> dict:
         d = asdict(self)
@@ -389,10 +390,11 @@ class Mind:
         self.pending.append(("plan", f"From {hhmm(block.start)} to {hhmm(block.end)} {self.name} will: {steps}",
                              now.isoformat(" "), [self.schedule_memory] if self.schedule_memory else []))
 
-    def replan(self, now: datetime, context: list[str], evidence: list[int], first_address: str = "") -> None:
-        """After a reaction: the rest of the day is planned again from this moment (SPEC 4)."""
+    def replan(self, now: datetime, context: list[str], evidence: list[int], first_address: str = "") -> bool:
+        """After a reaction: the rest of the day is planned again from this moment (SPEC 4).
+        False when there is no plan of today's to redo (planning ablated, or before the day's plan)."""
         if not self.settings.planning or self.plan is None or self.plan.date != now.date().isoformat():
-            return
+            return False
         self.settle()
         minute = minute_of(now)
         done = []
@@ -422,6 +424,7 @@ class Mind:
                                 evidence + ([self.schedule_memory] if self.schedule_memory else []), minute)
         if self.action is not None:
             self.action.end = now  # decide again now
+        return True
 
     def _unplanned(self, now: datetime, current: str) -> tuple[Action, bool]:
         """The no-planning ablation: the next action from the moment only."""
@@ -457,12 +460,12 @@ class Mind:
 
     # --- interventions ----------------------------------------------------------------------------
 
-    def whisper(self, text: str, now: datetime) -> Memory:
-        """An inner voice: stored as the agent's own thought, and acted on (the plan is redone)."""
+    def whisper(self, text: str, now: datetime) -> tuple[Memory, bool]:
+        """An inner voice: stored as the agent's own thought, and acted on (the plan is redone;
+        the flag says whether there was a plan of today's to redo)."""
         self.settle()
         thought = self.remember("reflection", [f"Thought: {text}"], now)[0]
-        self.replan(now, [thought.description], [thought.id])
-        return thought
+        return thought, self.replan(now, [thought.description], [thought.id])
 
     def interview(self, question: str, interviewer: str, now: datetime) -> tuple[str, Retrieval]:
         self.settle()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 KINDS = ("started", "moved", "arrived", "entered", "object", "perceived", "said", "reflected",
-         "reacted", "whispered", "interviewed")
+         "reacted", "replanned", "whispered", "interviewed")
 
 
 @dataclass

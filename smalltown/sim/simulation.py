@@ -387,8 +387,10 @@ class Simulation:
                 elif answer.react and answer.reaction:
                     emit(agent.name, "reacted", f"{agent.name} reacts to {s.description}: {answer.reaction}",
                          observed=s.subject, reaction=answer.reaction)
-                    agent.mind.replan(now, [f"Reaction: {answer.reaction}"], [],
-                                      first_address="" if other else s.subject)
+                    if agent.mind.replan(now, [f"Reaction: {answer.reaction}"], [],
+                                         first_address="" if other else s.subject):
+                        emit(agent.name, "replanned", f"{agent.name} re-plans the rest of the day",
+                             reason=answer.reaction)
                 break  # one observation considered per tick
 
     def _unattended(self, address: str) -> bool:
@@ -406,7 +408,9 @@ class Simulation:
             learned = conv.learned[me.name]
             if learned:  # something new to act on: the rest of the day is planned again
                 chat = conv.chats[me.name]
-                me.mind.replan(now, [m.description for m in learned], [chat.id] + [m.id for m in learned])
+                if me.mind.replan(now, [m.description for m in learned], [chat.id] + [m.id for m in learned]):
+                    emit(me.name, "replanned", f"{me.name} re-plans the rest of the day",
+                         reason="; ".join(m.description for m in learned))
             me.path.clear()
             me.dest = None
             action = me.mind.talk(other.name, now, conv.minutes)
@@ -506,10 +510,13 @@ class Simulation:
         """An inner voice: the agent takes `text` as its own thought and re-plans around it."""
         agent = self._by_name[name]
         stamp = self.now.strftime(TIME_FMT)
-        thought = agent.mind.whisper(text, self.now)
-        event = Event(self.tick, stamp, name, "whispered", f"{name} hears an inner voice: {text}",
-                      {"memory": thought.id})
-        self._flush([event], {name}, set(), set())
+        thought, replanned = agent.mind.whisper(text, self.now)
+        events = [Event(self.tick, stamp, name, "whispered", f"{name} hears an inner voice: {text}",
+                        {"memory": thought.id})]
+        if replanned:
+            events.append(Event(self.tick, stamp, name, "replanned", f"{name} re-plans the rest of the day",
+                                {"reason": thought.description}))
+        self._flush(events, {name}, set(), set())
         return thought
 
     def interview(self, name: str, question: str, interviewer: str = "the interviewer") -> tuple[str, Retrieval]:

@@ -1,27 +1,42 @@
-"""The smalltown TUI: the town's map, its agents and its events, live.
+"""The smalltown TUI: the town's map, its agents and its events, live; a debugger of its days.
 
 Threads: a Textual thread worker runs `SimRunner.run`, the only code that calls `sim.step()`.
 The interface sends it commands (`SimRunner.send`) and draws the `Frame`s it posts back as
-`FrameReady` messages; it never reads or changes the simulation itself. `sim.close()` is called
-once the worker has returned.
+`FrameReady` messages; it never reads or changes the simulation itself. Interventions (whisper,
+interview, edit an object, save) are commands too, run by the worker between ticks, and their
+results come back as `Replied` messages. `sim.close()` is called once the worker has returned.
+
+Opening another save or world, or continuing in a copy ("save as"), ends this app with the file
+to open as its result; `run_tui` then opens it and starts a new app.
 """
 
 from __future__ import annotations
 
+import re
 import time
-from datetime import datetime
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any, Callable, Iterable
 
-from textual.app import App, ComposeResult
+from rich.text import Text
+from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
-from textual.containers import Container
+from textual.containers import Container, Vertical
 from textual.message import Message
-from textual.widgets import Footer
+from textual.screen import Screen
+from textual.widgets import Footer, Static
 from textual.worker import Worker, WorkerState
 
+from smalltown.cli.when import parse_when
+from smalltown.llm.tasks import TASKS
+from smalltown.sim.breakpoints import Breakpoint
 from smalltown.sim.simulation import Simulation
+from smalltown.store.save import is_save
 from smalltown.tui.calls import CallsScreen
+from smalltown.tui.forms import AskScreen, BreakpointsScreen, EditObjectScreen
 from smalltown.tui.help import HelpScreen
 from smalltown.tui.inspector import InspectorScreen
+from smalltown.tui.interview import InterviewScreen
 from smalltown.tui.map_view import MapView
 from smalltown.tui.palette import agent_colours
 from smalltown.tui.panels import AgentsPanel, ClockBar, EventLog
@@ -30,8 +45,22 @@ from smalltown.tui.runner import SimRunner
 from smalltown.tui.snapshot import Frame
 from smalltown.tui.timeline import DialogueScreen, TimelineScreen
 
-SHUTDOWN_WAIT_SECONDS = 120
-SCREEN_RELOAD_SECONDS = 0.5  # an open debugger screen re-reads the save at most this often  # how long an exit waits for a slow tick (a model call) to finish
+SHUTDOWN_WAIT_SECONDS = 120  # how long an exit waits for a slow tick (a model call) to finish
+SCREEN_RELOAD_SECONDS = 0.5  # an open debugger screen re-reads the save at most this often
+BUSY_SHOWN_AFTER = 0.25  # seconds a tick runs before the "thinking" indicator shows
+_CLOCK = re.compile(r"^(\d{1,2}):(\d{2})$")
+
+
+def until_from(text: str, now: datetime) -> datetime:
+    """ "17:30" (the next time the clock says so), "+2h", or "2023-02-14 08:00"."""
+    m = _CLOCK.match(text.strip())
+    if m:
+        hour, minute = int(m[1]), int(m[2])
+        if hour > 23 or minute > 59:
+            raise ValueError(f"{text!r} is not a time of day")
+        when = now.replace(hour=hour, minute=minute, second=0, microsecond=0)
+        return when if when > now else when + timedelta(days=1)
+    return parse_when(text, now)
 
 
 class FrameReady(Message):
@@ -42,15 +71,56 @@ class FrameReady(Message):
         self.frame = frame
 
 
-class SmalltownApp(App[None]):
+class Replied(Message):
+    """Posted from the worker thread: an intervention's result, for the callback that asked."""
+
+    def __init__(self, callback: Callable[[Any], None], result: Any) -> None:
+        super().__init__()
+        self.callback = callback
+        self.result = result
+
+
+# (action, title, what it does): the command palette lists every one of them
+COMMANDS: tuple[tuple[str, str, str], ...] = (
+    ("toggle", "Run / pause", "Start or stop the town's clock (space)"),
+    ("step", "Step one tick", "Advance one tick and pause (n)"),
+    ("step_agent", "Step to the selected agent's next event", "Run until it does something (s)"),
+    ("until", "Run until a game time…", "e.g. 17:30, +2h, 2023-02-14 08:00 (g)"),
+    ("faster", "Faster", "More ticks a second (+)"),
+    ("slower", "Slower", "Fewer ticks a second (-)"),
+    ("breakpoints", "Breakpoints…", "Pause when an agent talks, reflects, re-plans, calls the model, "
+                                    "enters a place, or remembers a text (b)"),
+    ("inspect", "Inspect the selected agent", "Summary, plan, memories, retrievals (i)"),
+    ("calls", "Model calls", "Every call with its prompt and answers (c)"),
+    ("timeline", "Timeline", "Events, filterable by agent and kind (t)"),
+    ("dialogue", "Conversations", "Speaker by speaker (d)"),
+    ("whisper", "Whisper to the selected agent…", "An inner voice it takes as its own thought (w)"),
+    ("interview", "Interview the selected agent…", "Ask in a persona; it remembers (a)"),
+    ("edit_object", "Edit an object's state…", "The object under the cursor, or any (e)"),
+    ("save", "Save", "Fold the committed ticks into the save file (ctrl+s)"),
+    ("save_as", "Save as…", "Copy the save to a new file and go on in the copy (S)"),
+    ("fork", "Fork to a new file…", "Copy the save as it is now; this run goes on here (F)"),
+    ("open", "Open a save or world…", "Close this run and open another (O)"),
+    ("perceived", "Show / hide perceived events", "In the event log (p)"),
+    ("follow", "Follow the selected agent", "Keep it in the middle of the map (f)"),
+    ("select(1)", "Select the next agent", "(])"),
+    ("select(-1)", "Select the previous agent", "([)"),
+    ("help", "Help", "Every key (?)"),
+    ("quit", "Quit", "Finish the tick in flight and close the save (q)"),
+)
+
+
+class SmalltownApp(App[Path | None]):
     TITLE = "smalltown"
-    ENABLE_COMMAND_PALETTE = False  # no commands registered there yet; keeps the footer clean
     # Narrow terminals stack the log under map and agents; wide ones give the side panels a column.
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (140, "-wide")]
     VERTICAL_BREAKPOINTS = [(0, "-short"), (40, "-tall")]  # a taller log when there is room
     CSS = """
     #body { layout: grid; grid-size: 2 2; grid-columns: 1fr 30; grid-rows: 1fr 8; height: 1fr; }
-    #map { background: #101010; }
+    #mapbox { height: 1fr; }
+    #map { background: #101010; height: 1fr; }
+    #where { height: 1; background: $panel; color: $text; padding: 0 1; text-wrap: nowrap;
+             text-overflow: ellipsis; }
     #agents { border-left: vkey $panel-lighten-2; border-top: hkey $panel-lighten-2;
               border-title-color: $text-muted; padding: 0 0 0 1; }
     #log { column-span: 2; border-top: hkey $panel-lighten-2; border-title-color: $text-muted;
@@ -58,32 +128,43 @@ class SmalltownApp(App[None]):
     Screen.-narrow.-tall #body { grid-rows: 1fr 14; }
     Screen.-wide #body { grid-columns: 1fr 64; grid-rows: auto 1fr; }
     Screen.-wide #agents { height: auto; max-height: 50vh; }
-    Screen.-wide #map { row-span: 2; }
+    Screen.-wide #mapbox { row-span: 2; }
     Screen.-wide #log { column-span: 1; border-left: vkey $panel-lighten-2; }
     #agents, #log { background: $background; scrollbar-background: $background; }
     """
     BINDINGS = [
-        Binding("space", "toggle", "Run/Pause", priority=True),
-        Binding("n", "step", "Step", priority=True),
-        Binding("plus,equals_sign", "faster", "Faster", key_display="+", priority=True),
-        Binding("minus", "slower", "Slower", key_display="-", priority=True),
-        Binding("p", "perceived", "Percepts", show=False, priority=True),
-        Binding("right_square_bracket", "select(1)", "Next agent", key_display="]", show=False, priority=True),
-        Binding("left_square_bracket", "select(-1)", "Prev agent", key_display="[", show=False, priority=True),
-        Binding("f", "follow", "Follow", show=False, priority=True),
-        # not priority: an open screen's own keys come first
+        # not priority: a text field or an open screen gets its keys first
+        Binding("space", "toggle", "Run/Pause"),
+        Binding("n", "step", "Step"),
+        Binding("s", "step_agent", "Agent step"),
+        Binding("g", "until", "Until", show=False),
+        Binding("plus,equals_sign", "faster", "Faster", key_display="+", show=False),
+        Binding("minus", "slower", "Slower", key_display="-", show=False),
+        Binding("b", "breakpoints", "Breaks"),
+        Binding("p", "perceived", "Percepts", show=False),
+        Binding("right_square_bracket", "select(1)", "Next agent", key_display="]", show=False),
+        Binding("left_square_bracket", "select(-1)", "Prev agent", key_display="[", show=False),
+        Binding("f", "follow", "Follow", show=False),
         Binding("i", "inspect", "Inspect"),
         Binding("c", "calls", "Calls", show=False),
         Binding("t", "timeline", "Timeline", show=False),
         Binding("d", "dialogue", "Dialogue", show=False),
-        Binding("question_mark", "help", "Help", key_display="?", priority=True),
-        Binding("q", "quit", "Quit", priority=True),
+        Binding("w", "whisper", "Whisper", show=False),
+        Binding("a", "interview", "Interview", show=False),
+        Binding("e", "edit_object", "Edit object", show=False),
+        Binding("ctrl+s", "save", "Save", show=False),
+        Binding("S", "save_as", "Save as", show=False),
+        Binding("F", "fork", "Fork", show=False),
+        Binding("O", "open", "Open", show=False),
+        Binding("question_mark", "help", "Help", key_display="?"),
+        Binding("q", "quit", "Quit"),
     ]
 
     def __init__(self, sim: Simulation, until: datetime | None = None,
-                 start_paused: bool = False, notice: str | None = None) -> None:
+                 start_paused: bool = False, notice: str | None = None, can_open: bool = True) -> None:
         super().__init__()
         self.sim = sim
+        self._can_open = can_open  # run_tui can open another file when this app ends
         self._notice = notice  # e.g. that no model is configured, and how to add one
         self._colours = agent_colours([a.name for a in sim.agents])
         self._runner = SimRunner(sim, self._publish, until=until, paused=start_paused)
@@ -94,7 +175,7 @@ class SmalltownApp(App[None]):
         self._closed = False
         # Static world data, read once here; everything that changes comes in frames.
         self._world_name = sim.world.name
-        self._tilemap = sim.world.map
+        self._world = sim.world
         self._backend = sim.backend.name
         self._save_name = sim.save.path.name
         self._names = [a.name for a in self._frame.agents]
@@ -102,6 +183,9 @@ class SmalltownApp(App[None]):
         self._reloaded = 0.0
         self.selected: str | None = self._names[0] if self._names else None  # the agent under the lens
         self.following = False
+        self._next_breakpoint = 1
+        self._reopen: Path | None = None  # what to open when this app ends
+        self._busy_shown = ""
 
     @property
     def frame(self) -> Frame:
@@ -111,10 +195,12 @@ class SmalltownApp(App[None]):
     def compose(self) -> ComposeResult:
         yield ClockBar(self._backend, self._save_name)
         with Container(id="body"):
-            yield MapView(self._tilemap, self._colours, id="map")
+            with Vertical(id="mapbox"):
+                yield MapView(self._world, self._colours, id="map")
+                yield Static(Text("click a tile (or shift+arrows) to see what is there", "dim"), id="where")
             yield AgentsPanel(self._colours, id="agents")
             yield EventLog(self._colours, id="log")
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         log = self.query_one(EventLog)
@@ -125,6 +211,21 @@ class SmalltownApp(App[None]):
         self._draw(self._frame)
         self._worker = self.run_worker(self._runner.run, name="simulation", group="simulation",
                                        thread=True, exit_on_error=True)
+        self.set_interval(0.2, self._show_busy)
+
+    def _show_busy(self) -> None:
+        """While a tick takes long (a model answering), say so and who is asking what: the
+        interface stays live because the model works on the simulation's thread."""
+        started, asking = self._runner.in_flight()
+        text = ""
+        if started is not None and time.monotonic() - started > BUSY_SHOWN_AFTER:
+            text = f"thinking {time.monotonic() - started:.1f}s"
+            if asking:
+                agent, task, _ = min(asking, key=lambda a: a[2])
+                text += f" · {agent.split()[0]}: {task}" + (f" +{len(asking) - 1}" if len(asking) > 1 else "")
+        if text != self._busy_shown:
+            self._busy_shown = text
+            self.query_one(ClockBar).busy(text)
 
     # --- frames from the worker -------------------------------------------------------------
 
@@ -138,6 +239,8 @@ class SmalltownApp(App[None]):
     def on_frame_ready(self, message: FrameReady) -> None:
         self._frame = message.frame
         self._draw(message.frame)
+        if message.frame.hits:
+            self._breakpoint_hit(message.frame)
         reload = getattr(self.screen, "reload", None)
         now = time.monotonic()
         if reload is not None and now - self._reloaded >= SCREEN_RELOAD_SECONDS:
@@ -169,9 +272,11 @@ class SmalltownApp(App[None]):
         self.query_one(ClockBar).show(frame)
         view = self.query_one(MapView)
         view.selected = self.selected
-        view.show_agents(frame.agents)
+        view.show(frame.agents, frame.objects, frame.changed_objects)
         if self.following and self.selected:
             view.follow(self.selected)
+        if view.cursor is not None:
+            self.query_one("#where", Static).update(view.describe(view.cursor))
         panel = self.query_one(AgentsPanel)
         panel.selected = self.selected
         panel.show(frame.agents)
@@ -201,12 +306,27 @@ class SmalltownApp(App[None]):
         if not self._names:
             return
         i = self._names.index(self.selected) if self.selected in self._names else -1
-        self.selected = self._names[(i + step) % len(self._names)]
-        self.query_one(MapView).select(self.selected)
-        self.query_one(AgentsPanel).select(self.selected)
+        self._select(self._names[(i + step) % len(self._names)])
+
+    def _select(self, name: str) -> None:
+        self.selected = name
+        self.query_one(MapView).select(name)
+        self.query_one(AgentsPanel).select(name)
         if self.following:
-            self.query_one(MapView).follow(self.selected)
-        self.query_one(EventLog).note(f"Selected {self.selected}.")
+            self.query_one(MapView).follow(name)
+        self.query_one(EventLog).note(f"Selected {name}.")
+
+    def on_agents_panel_picked(self, message: AgentsPanel.Picked) -> None:
+        self._select(message.name)
+
+    def on_map_view_cursor_moved(self, message: MapView.CursorMoved) -> None:
+        where = self.query_one("#where", Static)
+        if message.tile is None:
+            where.update(Text("click a tile (or shift+arrows) to see what is there", "dim"))
+            return
+        where.update(self.query_one(MapView).describe(message.tile))
+        if message.agents and self.selected not in message.agents:
+            self._select(message.agents[0])
 
     def action_follow(self) -> None:
         """Keep the selected agent in the middle of the map as it walks."""
@@ -214,6 +334,215 @@ class SmalltownApp(App[None]):
         if self.following and self.selected:
             self.query_one(MapView).follow(self.selected)
         self.query_one(EventLog).note(f"Following {self.selected}." if self.following else "Not following.")
+
+    # --- stepping and breakpoints -----------------------------------------------------------
+
+    def _note(self, message: str, notify: bool = True) -> None:
+        """A confirmation: in the log, and for a moment in the corner (on whatever screen)."""
+        self.query_one(EventLog).note(message)
+        if notify:
+            self.notify(message, timeout=4)
+
+    def action_step_agent(self) -> None:
+        if not self.selected:
+            return
+        self._runner.send("step_agent", self.selected)
+        self._note(f"Running until {self.selected} does something…", notify=False)
+
+    def action_until(self) -> None:
+        now = self._frame.now
+
+        def check(text: str) -> str | None:
+            try:
+                when = until_from(text, now)
+            except ValueError as e:
+                return str(e)
+            return None if when > now else f"{when:%a %H:%M} has passed (it is {now:%a %H:%M})"
+
+        def chosen(text: str | None) -> None:
+            if text:
+                when = until_from(text, self._frame.now)
+                self._runner.send("until", when)
+                self._note(f"Running until {when:%a %Y-%m-%d %H:%M}.", notify=False)
+
+        self.push_screen(AskScreen("Run until", "Game time to pause at", placeholder="17:30, +2h or 2023-02-14 08:00",
+                                   hint=f"It is {now:%a %Y-%m-%d %H:%M}. A breakpoint can pause it sooner.",
+                                   check=check), chosen)
+
+    def action_breakpoints(self) -> None:
+        self.push_screen(BreakpointsScreen(self._names, self.selected, lambda: self._frame.breakpoints,
+                                           self._add_breakpoint, self._remove_breakpoint))
+
+    def _add_breakpoint(self, kind: str, agent: str | None, text: str) -> str | None:
+        """Send a new breakpoint to the worker; what is wrong with it, or None."""
+        if kind == "call" and text and text not in TASKS:
+            return f"no task {text!r}; tasks are: {', '.join(TASKS)}"
+        try:
+            bp = Breakpoint(self._next_breakpoint, kind, agent, text)
+        except ValueError as e:
+            return str(e)
+        self._next_breakpoint += 1
+        self._runner.send("break", bp)
+        self._note(f"Breakpoint set: {bp.describe()}", notify=False)
+        return None
+
+    def _remove_breakpoint(self, ident: int | None) -> None:
+        self._runner.send("unbreak", ident)
+        self._note("Breakpoints cleared." if ident is None else f"Breakpoint #{ident} removed.", notify=False)
+
+    def _breakpoint_hit(self, frame: Frame) -> None:
+        for hit in frame.hits:
+            self._note(hit.describe())
+        agent = frame.hits[0].agent
+        if agent in self._names and agent != self.selected:
+            self._select(agent)  # the inspector and the map are ready on who did it
+
+    # --- interventions: commands to the worker, confirmed when it replies -----------------
+
+    def _replier(self, callback: Callable[[Any], None]) -> Callable[[Any], None]:
+        """A reply the worker calls on its own thread; the callback runs on the interface's."""
+        def reply(result: Any) -> None:
+            try:
+                self.post_message(Replied(callback, result))
+            except RuntimeError:
+                pass  # the app is gone
+        return reply
+
+    def on_replied(self, message: Replied) -> None:
+        message.callback(message.result)
+
+    def _failed(self, what: str, result: Any) -> bool:
+        if isinstance(result, Exception):
+            self._note(f"{what} failed: {result}")
+            self.bell()
+            return True
+        return False
+
+    def action_whisper(self) -> None:
+        name = self.selected
+        if not name:
+            return
+
+        def done(memory: Any) -> None:
+            if not self._failed("Whisper", memory):
+                self._note(f"Whispered to {name}: memory #{memory.id} “{memory.description}”; "
+                           f"{name.split()[0]} re-plans around it.")
+
+        def chosen(text: str | None) -> None:
+            if text:
+                self._runner.send("whisper", name, text, self._replier(done))
+
+        self.push_screen(AskScreen(f"Whisper to {name}", "The thought (it becomes the agent's own)",
+                                   placeholder="You should throw a party tonight.",
+                                   hint="Stored as a reflection; the rest of the day is planned again."), chosen)
+
+    def action_interview(self) -> None:
+        name = self.selected
+        if not name:
+            return
+
+        def ask(question: str, persona: str, callback: Callable[[Any], None]) -> None:
+            self._runner.send("interview", name, question, persona, self._replier(callback))
+
+        self.push_screen(InterviewScreen(name, ask, self._colours.get(name, "white")))
+
+    def action_edit_object(self) -> None:
+        view = self.query_one(MapView)
+        address = ""
+        if view.cursor is not None:
+            address = next((o.address for o in self._world.objects.values() if view.cursor in o.tiles), "")
+        if not address and self.selected:  # what the selected agent is using or heading for
+            address = next((a.action_address for a in self._frame.agents if a.name == self.selected), "") or ""
+
+        def done(result: Any) -> None:
+            if not self._failed("Edit", result):
+                obj, state = result
+                self._note(f"{obj.replace(':', ': ')} is now {state!r} (was {before.get(obj, '?')!r}); "
+                           "agents who see it will notice.")
+
+        before: dict[str, str] = {}
+
+        def chosen(result: tuple[str, str] | None) -> None:
+            if result:
+                before.update(self._frame.objects)
+                self._runner.send("edit_object", *result, self._replier(done))
+
+        self.push_screen(EditObjectScreen(self._frame.objects, address), chosen)
+
+    def action_save(self) -> None:
+        def done(result: Any) -> None:
+            if not self._failed("Save", result):
+                tick, path = result
+                self._note(f"Saved {path} at tick {tick} (every tick is committed as it runs).")
+
+        self._runner.send("save", self._replier(done))
+
+    def _ask_path(self, title: str, label: str, suggestion: Path, then: Callable[[Path], None],
+                  must_exist: bool = False) -> None:
+        def check(text: str) -> str | None:
+            path = Path(text).expanduser()
+            if must_exist:
+                if not path.exists():
+                    return f"{path}: no such file"
+                if not (is_save(path) or path.suffix == ".toml"):
+                    return f"{path}: neither a save (SQLite) nor a world (.toml)"
+            elif path.exists():
+                return f"{path} already exists: choose a new name"
+            return None
+
+        def chosen(text: str | None) -> None:
+            if text:
+                then(Path(text).expanduser())
+
+        self.push_screen(AskScreen(title, label, value=str(suggestion), check=check), chosen)
+
+    def _copy_name(self, word: str) -> Path:
+        path = Path(self._frame.save_path or self._save_name)
+        stem = re.sub(r"-(copy|fork)\d*$", "", path.stem)
+        for i in range(1, 1000):
+            candidate = path.with_name(f"{stem}-{word}{i if i > 1 else ''}{path.suffix}")
+            if not candidate.exists():
+                return candidate
+        return path.with_name(f"{stem}-{word}-{int(time.time())}{path.suffix}")
+
+    def action_fork(self) -> None:
+        def done(result: Any) -> None:
+            if not self._failed("Fork", result):
+                self._note(f"Forked at tick {self._frame.tick} to {result}; this run goes on in "
+                           f"{Path(self._frame.save_path).name}. Open the fork with O.")
+
+        self._ask_path("Fork to a new file", "The copy's file (the run goes on here)", self._copy_name("fork"),
+                       lambda path: self._runner.send("copy", str(path), self._replier(done)))
+
+    def action_save_as(self) -> None:
+        if not self._can_open:
+            self._note("Save as is not available here: use fork (F).")
+            return
+
+        def done(result: Any) -> None:
+            if not self._failed("Save as", result):
+                self._note(f"Saved as {result}; going on there.")
+                self._open_after(Path(result))
+
+        self._ask_path("Save as", "The new file (the run goes on there)", self._copy_name("copy"),
+                       lambda path: self._runner.send("copy", str(path), self._replier(done)))
+
+    def action_open(self) -> None:
+        if not self._can_open:
+            self._note("Opening another file is not available here.")
+            return
+        self._ask_path("Open a save or a world", "File (a save, or a world's .toml)",
+                       Path("worlds/smallville.toml"), self._open_after, must_exist=True)
+
+    def _open_after(self, path: Path) -> None:
+        """End this app (saving as it does); run_tui opens `path`."""
+        self._reopen = path
+        self.run_worker(self.action_quit(), exclusive=False)
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        """The command palette (ctrl+p): every action of the app."""
+        for action, title, what in COMMANDS:
+            yield SystemCommand(title, what, lambda action=action: self.run_action(action))
 
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):
@@ -239,7 +568,7 @@ class SmalltownApp(App[None]):
 
     def _finish(self) -> None:
         self._close_sim()
-        self.exit()
+        self.exit(self._reopen)
 
     def _close_sim(self) -> None:
         """Close the save, only once and only after the worker is done with it."""
@@ -260,6 +589,13 @@ class SmalltownApp(App[None]):
         self._close_sim()
 
 
-def run_tui(sim: Simulation, until: datetime | None = None, notice: str | None = None) -> None:
-    """Open the TUI on a simulation, running; returns when the user quits (the sim is closed)."""
-    SmalltownApp(sim, until=until, notice=notice).run()
+def run_tui(sim: Simulation, until: datetime | None = None, notice: str | None = None,
+            reopen: Callable[[Path], Simulation] | None = None) -> None:
+    """Open the TUI on a simulation, running; returns when the user quits (the sim is closed).
+    When the user opens another file (or goes on in a copy), `reopen` opens it and the TUI
+    starts again on it."""
+    while True:
+        target = SmalltownApp(sim, until=until, notice=notice, can_open=reopen is not None).run()
+        if target is None or reopen is None:
+            return
+        sim, until, notice = reopen(target), None, None

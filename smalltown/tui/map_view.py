@@ -1,7 +1,9 @@
-"""The town map: the world's glyph rows with agents drawn over them.
+"""The town map: the world's glyph rows, tinted by sector, with agents drawn over them, the
+selected agent's way ahead, objects that changed lately, and a cursor that says what is where.
 
 A Line-API `ScrollView`: each screen line is built from a cached `Strip` of its map row, so a tick
-only rebuilds and repaints the rows where an agent came or went, however big the map is.
+only rebuilds and repaints the rows where something drawn over the map came or went, however big
+the map is.
 """
 
 from __future__ import annotations
@@ -10,22 +12,31 @@ from collections import Counter
 
 from rich.segment import Segment
 from rich.style import Style
+from rich.text import Text
+from textual import events
+from textual.binding import Binding
 from textual.geometry import Size
+from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from smalltown.tui.palette import CROWD_STYLE, agent_glyph, on_colour, tile_background, tile_style
+from smalltown.tui.palette import (CHANGED_STYLE, CROWD_STYLE, CURSOR_STYLE, PATH_GLYPH, TINTED,
+                                   agent_glyph, on_colour, path_style, sector_hue, tile_background,
+                                   tile_style, tint)
 from smalltown.tui.snapshot import AgentView
-from smalltown.world.model import Tile, TileMap
+from smalltown.world.model import Tile, World, pretty
 
 Cell = tuple[str, Style]
 
 
-def _base_cells(tilemap: TileMap) -> list[list[Cell]]:
+def _base_cells(world: World) -> list[list[Cell]]:
     """Each tile's glyph and style. Objects take the background of what surrounds them, so a
-    bench sits on grass and a bed on a floor."""
+    bench sits on grass and a bed on a floor; floors and grounds take their sector's tint."""
+    tilemap = world.map
     rows, kinds = tilemap.rows, tilemap.kinds
     h, w = tilemap.height, tilemap.width
+    sector_index = {name: i for i, name in enumerate(world.sectors)}
+    sector_of = [sector_index[a.sector] for a in world.arenas]
 
     def kind(x: int, y: int) -> str:
         return kinds.get(rows[y][x], "?")
@@ -41,6 +52,9 @@ def _base_cells(tilemap: TileMap) -> list[list[Cell]]:
                                  if 0 <= nx < w and 0 <= ny < h and kind(nx, ny) not in ("object", "wall"))
                 if around:
                     bg = tile_background(around.most_common(1)[0][0])
+            arena = int(tilemap.arena_at[y, x])
+            if arena >= 0 and k in TINTED:
+                bg = tint(bg or tile_background(k), sector_hue(sector_of[arena]))
             line.append((rows[y][x], tile_style(k, bg)))
         cells.append(line)
     return cells
@@ -51,7 +65,7 @@ def _strip(cells: list[Cell]) -> Strip:
     segments: list[Segment] = []
     text, style = "", None
     for ch, st in cells:
-        if st is style or st == style:
+        if st is style:  # styles are interned (palette), so identity is equality, and far cheaper
             text += ch
             continue
         if text:
@@ -67,32 +81,74 @@ SELECTED_STYLE = Style(reverse=True, bold=True, underline=True)
 
 class MapView(ScrollView, can_focus=True):
     """Scrolls with the arrow keys, page keys and the mouse when the map is bigger than the view;
-    centred when it is smaller."""
+    centred when it is smaller. A click (or shift+arrows) puts the cursor on a tile; the app shows
+    what is there."""
 
     DEFAULT_CSS = """
     MapView { scrollbar-size: 1 1; }
     """
+    BINDINGS = [
+        Binding("shift+left", "cursor(-1, 0)", "Cursor", show=False),
+        Binding("shift+right", "cursor(1, 0)", "Cursor", show=False),
+        Binding("shift+up", "cursor(0, -1)", "Cursor", show=False),
+        Binding("shift+down", "cursor(0, 1)", "Cursor", show=False),
+        Binding("escape", "hide_cursor", "Hide cursor", show=False),
+    ]
 
-    def __init__(self, tilemap: TileMap, colours: dict[str, str], *, id: str | None = None) -> None:
+    class CursorMoved(Message):
+        """The cursor is on a new tile (None: hidden); `agents` are the names standing there."""
+
+        def __init__(self, tile: Tile | None, agents: tuple[str, ...]) -> None:
+            super().__init__()
+            self.tile = tile
+            self.agents = agents
+
+    def __init__(self, world: World, colours: dict[str, str], *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self._cells = _base_cells(tilemap)
-        self._width, self._height = tilemap.width, tilemap.height
+        self._world = world
+        self._cells = _base_cells(world)
+        self._base = [_strip(cells) for cells in self._cells]  # each row with nothing over it
+        self._width, self._height = world.map.width, world.map.height
+        self._colours = colours
         self._marker = {name: on_colour(c) for name, c in colours.items()}
+        self._object_at: dict[Tile, str] = {t: o.address for o in world.objects.values() for t in o.tiles}
         self._overlay: dict[Tile, Cell] = {}
-        self._cache: dict[int, Strip] = {}  # map row -> strip with its agents
+        self._cache: dict[int, Strip] = {}  # map row -> strip with what is drawn over it
+        self._agents: tuple[AgentView, ...] = ()
+        self._changed: frozenset[str] = frozenset()
+        self.objects: dict[str, str] = {o.address: o.initial_state for o in world.objects.values()}
+        self.cursor: Tile | None = None
         self.virtual_size = Size(self._width, self._height)
 
     # --- updates from frames ----------------------------------------------------------------
 
-    selected: str | None = None  # the agent drawn in reverse, so the eye finds it
+    selected: str | None = None  # the agent drawn in reverse, its path drawn ahead of it
 
-    def show_agents(self, agents: tuple[AgentView, ...]) -> None:
-        """Put the agents on the map; repaint only the rows whose markers changed."""
+    def show(self, agents: tuple[AgentView, ...], objects: dict[str, str] | None = None,
+             changed: frozenset[str] = frozenset()) -> None:
+        """Draw a frame's agents and objects; repaint only the rows whose overlay changed."""
         self._agents = agents
-        at: dict[Tile, list[str]] = {}
-        for a in agents:
-            at.setdefault(a.tile, []).append(a.name)
+        if objects:
+            self.objects = objects
+        self._changed = changed
+        self._redraw()
+
+    def _redraw(self) -> None:
         overlay: dict[Tile, Cell] = {}
+        for address in self._changed:
+            obj = self._world.objects.get(address)
+            for x, y in obj.tiles if obj else ():
+                overlay[(x, y)] = (self._cells[y][x][0], CHANGED_STYLE)
+        at: dict[Tile, list[str]] = {}
+        for a in self._agents:
+            at.setdefault(a.tile, []).append(a.name)
+            if a.name == self.selected:
+                colour = self._colours.get(a.name, "white")
+                for x, y in a.path[:-1]:
+                    overlay[(x, y)] = (PATH_GLYPH, path_style(colour, self._cells[y][x][1].bgcolor))
+                if a.path:
+                    x, y = a.path[-1]
+                    overlay[(x, y)] = ("X", path_style(colour, self._cells[y][x][1].bgcolor))
         for tile, names in at.items():
             if len(names) == 1:
                 overlay[tile] = (agent_glyph(names[0]), self._marker.get(names[0], CROWD_STYLE))
@@ -101,28 +157,93 @@ class MapView(ScrollView, can_focus=True):
             if self.selected in names:
                 glyph, style = overlay[tile]
                 overlay[tile] = (glyph, style + SELECTED_STYLE)
+        if self.cursor is not None:
+            x, y = self.cursor
+            glyph = overlay.get(self.cursor, self._cells[y][x])[0]
+            overlay[self.cursor] = (glyph, CURSOR_STYLE)
         changed = {t[1] for t in overlay.keys() ^ self._overlay.keys()}
         changed |= {t[1] for t in overlay.keys() & self._overlay.keys() if overlay[t] != self._overlay[t]}
         self._overlay = overlay
         _, off_y = self._offset()
         for row in changed:
             self._cache.pop(row, None)
-            self.refresh_line(row + off_y)
+            self.refresh_line(row + off_y)  # virtual coordinates: ScrollView subtracts the scroll
 
     def select(self, name: str | None) -> None:
         self.selected = name
-        self.show_agents(getattr(self, "_agents", ()))
+        self._redraw()
 
     def follow(self, name: str) -> None:
         """Scroll so the agent is in the middle of the view (follow mode)."""
-        for a in getattr(self, "_agents", ()):
+        for a in self._agents:
             if a.name == name:
                 x, y = a.tile
                 self.scroll_to(x - self.size.width // 2, y - self.size.height // 2, animate=False)
                 return
 
-    # --- drawing ----------------------------------------------------------------------------
+    # --- the cursor -------------------------------------------------------------------------
 
+    def set_cursor(self, tile: Tile | None) -> None:
+        if tile is not None:
+            tile = (min(max(tile[0], 0), self._width - 1), min(max(tile[1], 0), self._height - 1))
+        self.cursor = tile
+        self._redraw()
+        if tile is not None:
+            self.scroll_to_region_of(tile)
+        self.post_message(self.CursorMoved(tile, tuple(a.name for a in self._agents if a.tile == tile)))
+
+    def scroll_to_region_of(self, tile: Tile) -> None:
+        x, y = tile
+        sx, sy = self.scroll_offset
+        w, h = self.size
+        if not (sx <= x < sx + w and sy <= y < sy + h):
+            self.scroll_to(x - w // 2, y - h // 2, animate=False)
+
+    def action_cursor(self, dx: int, dy: int) -> None:
+        if self.cursor is None:
+            here = next((a.tile for a in self._agents if a.name == self.selected), None)
+            sx, sy = self.scroll_offset
+            self.set_cursor(here or (sx + self.size.width // 2, sy + self.size.height // 2))
+        else:
+            self.set_cursor((self.cursor[0] + dx, self.cursor[1] + dy))
+
+    def action_hide_cursor(self) -> None:
+        if self.cursor is not None:
+            self.set_cursor(None)
+
+    def tile_at(self, x: int, y: int) -> Tile | None:
+        """The map tile under a point of the widget (None: outside the map)."""
+        off_x, off_y = self._offset()
+        sx, sy = self.scroll_offset
+        tile = (x + sx - off_x, y + sy - off_y)
+        return tile if 0 <= tile[0] < self._width and 0 <= tile[1] < self._height else None
+
+    def on_click(self, event: events.Click) -> None:
+        tile = self.tile_at(event.x, event.y)
+        if tile is not None:
+            self.set_cursor(tile)
+
+    def describe(self, tile: Tile) -> Text:
+        """What is at a tile: its place (sector: arena), the object and its state, who stands there."""
+        x, y = tile
+        text = Text(f"({x},{y}) ", "dim")
+        arena = self._world.arena_at(tile)
+        address = self._object_at.get(tile)
+        if address:
+            text.append(pretty(address), "bold")
+            state = self.objects.get(address, "")
+            text.append(f" is {state}", "bold #ffd43b" if address in self._changed else "")
+        elif arena:
+            text.append(pretty(arena.address), "bold")
+        else:
+            kind = self._world.map.kinds.get(self._world.map.rows[y][x], "?")
+            text.append(f"{kind} (no place)", "dim")
+        names = [a.name for a in self._agents if a.tile == tile]
+        if names:
+            text.append("  " + ", ".join(names))
+        return text
+
+    # --- drawing ----------------------------------------------------------------------------
     def _offset(self) -> tuple[int, int]:
         """Where the map's top-left corner sits when it is smaller than the view (centred)."""
         return max(0, (self.size.width - self._width) // 2), max(0, (self.size.height - self._height) // 2)
@@ -130,14 +251,16 @@ class MapView(ScrollView, can_focus=True):
     def _row(self, row: int) -> Strip:
         strip = self._cache.get(row)
         if strip is None:
-            cells = self._cells[row]
             marks = [(t[0], cell) for t, cell in self._overlay.items() if t[1] == row]
-            if marks:
-                cells = list(cells)
+            if not marks:
+                strip = self._base[row]
+            else:
+                cells = list(self._cells[row])
                 for x, cell in marks:
                     if 0 <= x < self._width:
                         cells[x] = cell
-            strip = self._cache[row] = _strip(cells)
+                strip = _strip(cells)
+            self._cache[row] = strip
         return strip
 
     def render_line(self, y: int) -> Strip:
@@ -145,13 +268,14 @@ class MapView(ScrollView, can_focus=True):
         width = self.size.width
         off_x, off_y = self._offset()
         row = y + scroll_y - off_y
-        blank = self.rich_style
         if not 0 <= row < self._height:
-            return Strip.blank(width, blank)
+            return Strip.blank(width, self.rich_style)
         strip = self._row(row).crop(scroll_x, scroll_x + width - off_x)
         if off_x:
-            strip = Strip.join([Strip.blank(off_x, blank), strip])
-        return strip.extend_cell_length(width, blank)
+            strip = Strip.join([Strip.blank(off_x, self.rich_style), strip])
+        if strip.cell_length < width:  # rich_style is computed on each call: only when needed
+            strip = strip.extend_cell_length(width, self.rich_style)
+        return strip
 
     def on_resize(self) -> None:
         self.refresh()  # the centring offset depends on the size

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from rich.color import Color
 from rich.style import Style
 
@@ -29,6 +31,38 @@ AGENT_COLOURS: tuple[str, ...] = (
 )
 
 
+# Sectors: each gets a hue its floors and grounds are tinted with, so buildings and lots read apart.
+SECTOR_HUES: tuple[str, ...] = (
+    "#e8590c", "#1c7ed6", "#2f9e44", "#ae3ec9", "#f08c00", "#0c8599", "#d6336c", "#5c940d",
+    "#7048e8", "#c92a2a", "#1098ad", "#e67700",
+)
+TINTED = frozenset({"floor", "ground", "door", "object"})  # kinds whose background shows the sector
+SECTOR_TINT = 0.22  # share of the sector's hue in a tinted background
+
+
+@lru_cache(maxsize=None)
+def tint(bg: str, hue: str, share: float = SECTOR_TINT) -> str:
+    a, b = Color.parse(bg).get_truecolor(), Color.parse(hue).get_truecolor()
+    return "#" + "".join(f"{round(x + (y - x) * share):02x}" for x, y in zip(a, b))
+
+
+def sector_hue(index: int) -> str:
+    return SECTOR_HUES[index % len(SECTOR_HUES)]
+
+
+# The selected agent's way ahead, objects that changed lately, and the map cursor.
+PATH_GLYPH = "·"
+CHANGED_STYLE = Style(color="#000000", bgcolor="#ffd43b", bold=True, underline=True)
+CURSOR_STYLE = Style(color="#000000", bgcolor="#f8f9fa", bold=True, blink=False, reverse=False)
+
+
+@lru_cache(maxsize=None)
+def path_style(colour: str, bg) -> Style:
+    """A step of the selected agent's way: its colour on the tile's own background."""
+    return Style(color=colour, bgcolor=bg, bold=True)
+
+
+@lru_cache(maxsize=None)  # interned: the map merges runs of cells by style identity
 def tile_style(kind: str, bg: str | None = None) -> Style:
     fg, default_bg = TILE_COLOURS.get(kind, UNKNOWN_TILE)
     return Style(color=fg, bgcolor=bg or default_bg, bold=kind in ("wall", "object", "tree", "door"))
@@ -57,3 +91,34 @@ def on_colour(colour: str) -> Style:
 
 # Several agents on one tile: their count, in a colour no agent has.
 CROWD_STYLE = Style(color="#ffffff", bgcolor="#c2255c", bold=True)
+
+
+# A short symbol for what an agent is doing, beside its sentence in the agents list (plain
+# single-width characters: they survive any terminal and font).
+STATE_STYLES = {"asleep": "bold #74c0fc", "talking": "bold #69db7c", "reflecting": "bold #e599f7",
+                "walking": "bold"}
+ACTIVITY_SYMBOLS: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("sleep", "nap", "bed"), "z"),
+    (("talk", "chat", "convers", "meet", "greet"), '"'),
+    (("eat", "breakfast", "lunch", "dinner", "meal", "coffee", "snack", "cook"), "%"),
+    (("work", "shift", "serv", "open", "clos", "clean", "fix", "paint", "write", "research", "teach",
+      "sell", "stock"), "#"),
+    (("read", "study", "learn", "homework", "class"), "="),
+    (("walk", "exercise", "run", "jog", "stretch"), "^"),
+    (("relax", "rest", "watch", "music", "play", "shower", "bath"), "~"),
+)
+
+
+def state_symbol(state: str, action: str | None) -> str:
+    """`state` first (the agents list's word), else a keyword of the action; "·" for anything else."""
+    if state == "asleep":
+        return "z"
+    if state == "talking":
+        return '"'
+    if state == "reflecting":
+        return "*"
+    text = (action or "").lower()
+    for words, symbol in ACTIVITY_SYMBOLS:
+        if any(w in text for w in words):
+            return symbol
+    return "·"

@@ -9,15 +9,17 @@ from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.geometry import Size
+from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widgets import RichLog, Static
 
 from smalltown.sim.events import Event
-from smalltown.tui.palette import agent_glyph, on_colour
+from smalltown.tui.palette import STATE_STYLES, agent_glyph, on_colour, state_symbol
 from smalltown.tui.snapshot import AgentView, Frame, speed_label
 
 DIM = Style(dim=True)
@@ -36,6 +38,9 @@ class ClockBar(Horizontal):
     DEFAULT_CSS = """
     ClockBar { dock: top; height: 1; background: $panel; }
     ClockBar #clock { width: auto; padding: 0 1; text-style: bold; text-wrap: nowrap; }
+    ClockBar #busy { width: auto; padding: 0 1; color: #000000; background: #74c0fc; text-wrap: nowrap;
+                     display: none; }
+    ClockBar #busy.-on { display: block; }
     ClockBar #status { width: 1fr; padding: 0 1; text-align: right; text-wrap: nowrap;
                        text-overflow: ellipsis; }
     """
@@ -49,7 +54,14 @@ class ClockBar(Horizontal):
 
     def compose(self) -> ComposeResult:
         yield Static(id="clock")
+        yield Static(id="busy")
         yield Static(id="status")
+
+    def busy(self, text: str) -> None:
+        """The model-at-work indicator: shown while a tick runs long, hidden when it is done."""
+        busy = self.query_one("#busy", Static)
+        busy.update(text)
+        busy.set_class(bool(text), "-on")
 
     def show(self, frame: Frame) -> None:
         clock = Text.assemble(f"{frame.now:%a %Y-%m-%d %H:%M:%S}", ("  tick ", "dim"), str(frame.tick))
@@ -66,24 +78,35 @@ class ClockBar(Horizontal):
         if frame.until is not None:
             same_day = frame.until.date() == frame.now.date()
             parts += [("  until ", "dim"), f"{frame.until:%H:%M}" if same_day else f"{frame.until:%a %H:%M}"]
-        parts += [("  ", ""), (self._backend, "italic"), ("  ", ""), self._save_name]
+        if frame.breakpoints:
+            n = len(frame.breakpoints)
+            parts += [("  ", ""), (f"● {n} break{'s' if n > 1 else ''}", "bold #ff6b6b")]
+        name = frame.save_path.rsplit("/", 1)[-1] if frame.save_path else self._save_name
+        parts += [("  ", ""), (self._backend, "italic"), ("  ", ""), name]
         self.query_one("#status", Static).update(Text.assemble(*parts), layout=False)
 
 
 class AgentsPanel(ScrollView, can_focus=True):
-    """Who is doing what: each agent's map marker, name and current action, the action wrapped
-    under the name. Line API like the map: an agent's lines are re-wrapped only when its entry
-    changes (or the width does), so a frame in which one agent changes costs one entry."""
+    """Who is doing what: each agent's map marker, a symbol for its activity, its name and what it
+    is in the middle of (asleep, talking, reflecting, walking), and its current action wrapped
+    under the name. A click picks the agent. Line API like the map: an agent's lines are
+    re-wrapped only when its entry changes (or the width does), so a frame in which one agent
+    changes costs one entry."""
+
+    class Picked(Message):
+        def __init__(self, name: str) -> None:
+            super().__init__()
+            self.name = name
 
     DEFAULT_CSS = """
     AgentsPanel { scrollbar-size-vertical: 1; overflow-x: hidden; scrollbar-gutter: stable; }
     """
-    INDENT = 2  # the marker column: the agent's letter and a space
+    INDENT = 3  # the marker columns: the agent's letter, its activity's symbol and a space
 
     def __init__(self, colours: dict[str, str], *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._colours = colours
-        self._entries: list[tuple] = []  # per agent: (name, action, asleep, walking)
+        self._entries: list[tuple] = []  # per agent: (name, action, state, selected)
         self._strips: list[list[Strip]] = []  # per agent, its wrapped lines at _width
         self._lines: list[Strip] = []  # all the lines, in order
         self._width = 0
@@ -102,7 +125,7 @@ class AgentsPanel(ScrollView, can_focus=True):
 
     def show(self, agents: tuple[AgentView, ...]) -> None:
         self._last = agents
-        entries = [(a.name, a.action, a.asleep, a.walking, a.name == self.selected) for a in agents]
+        entries = [(a.name, a.action, a.state, a.name == self.selected) for a in agents]
         if entries == self._entries:
             return  # most frames change nobody's action
         old = self._entries
@@ -128,21 +151,34 @@ class AgentsPanel(ScrollView, can_focus=True):
         self.refresh()
 
     def _wrap(self, console: Console, entry: tuple, width: int) -> list[Strip]:
-        name, action, asleep, walking, selected = entry
+        name, action, state, selected = entry
         colour = self._colours.get(name, "white")
         head = Text(name, f"bold {colour}{' reverse' if selected else ''}")
-        if asleep:
-            head.append(" zz", "bold #74c0fc")
-        elif walking:
-            head.append(" →", "bold")
-        body = Text(action or "—", "dim" if asleep else "")
+        if state:
+            head.append(" → walking" if state == "walking" else f" {state}", STATE_STYLES[state])
+        body = Text(action or "—", "dim" if state == "asleep" else "")
         text_width = max(4, width - self.INDENT)
         strips: list[Strip] = []
+        symbol = state_symbol(state, action)
         for k, line in enumerate([*head.wrap(console, text_width), *body.wrap(console, text_width)]):
-            lead = [Segment(agent_glyph(name), on_colour(colour)), Segment(" ")] if k == 0 \
+            lead = [Segment(agent_glyph(name), on_colour(colour)), Segment(symbol + " ", Style(bold=True))] if k == 0 \
                 else [Segment(" " * self.INDENT)]
             strips.append(Strip([*lead, *_segments(console, line)]).extend_cell_length(width))
         return strips
+
+    def name_at(self, y: int) -> str | None:
+        """The agent whose entry is on a line of the widget (None: below the last)."""
+        row = y + self.scroll_offset.y
+        for (name, *_), strips in zip(self._entries, self._strips):
+            if row < len(strips):
+                return name
+            row -= len(strips)
+        return None
+
+    def on_click(self, event: events.Click) -> None:
+        name = self.name_at(event.y)
+        if name is not None:
+            self.post_message(self.Picked(name))
 
     def render_line(self, y: int) -> Strip:
         row = y + self.scroll_offset.y

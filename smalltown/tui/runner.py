@@ -1,7 +1,9 @@
 """The loop that ticks the simulation on a worker thread, driven by commands from the interface.
 
-The interface never touches the `Simulation`: it `send`s commands (pause/step/speed/quit) through a
-queue, and gets `Frame`s back through `publish`. Frames are coalesced: a new one goes out only after
+The interface never touches the `Simulation`: it `send`s commands (pause/step/speed/quit, run-until,
+breakpoints, and the user's interventions: whisper, interview, edit an object, copy the save)
+through a queue, and gets `Frame`s back through `publish`; an intervention's result comes back
+through the `reply` callback it was sent with, called on this thread. Frames are coalesced: a new one goes out only after
 the interface says it has drawn the previous one (`frame_shown`) and at most ~30 times a second, so
 a fast simulation can never flood a slow screen; the events of the ticks in between are batched.
 """
@@ -9,23 +11,32 @@ a fast simulation can never flood a slow screen; the events of the ticks in betw
 from __future__ import annotations
 
 import queue
+import sqlite3
 import threading
 import time
 from collections import deque
-from datetime import datetime
-from typing import Callable, Literal
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any, Callable
 
+from smalltown.sim.breakpoints import Breakpoint, Hit, check
 from smalltown.sim.events import Event
-from smalltown.sim.simulation import Simulation
+from smalltown.sim.simulation import TIME_FMT, Simulation
 from smalltown.tui.snapshot import DEFAULT_SPEED, SPEEDS, Frame, agent_views
 
-Command = Literal["toggle", "step", "faster", "slower", "quit"]
+# ("toggle",), ("step",), ("faster",), ("slower",), ("quit",), ("until", datetime), ("break", Breakpoint),
+# ("unbreak", id | None), ("step_agent", name), and interventions: ("whisper", name, text, reply),
+# ("interview", name, question, persona, reply), ("edit_object", address, state, reply),
+# ("save", reply), ("copy", path, reply). A reply gets the result, or the exception that stopped it.
+Command = tuple[Any, ...]
+Reply = Callable[[Any], None]
 
 FRAME_SECONDS = 1 / 30  # the fastest the screen is refreshed
 # At "max" nobody reads the screen tick by tick: fewer frames leave the simulation more of the CPU
 # (drawing runs on the same interpreter, under the same GIL).
 MAX_SPEED_FRAME_SECONDS = 1 / 10
 EVENT_CAP = 1000  # events per frame; beyond this the oldest are dropped (they stay in the save)
+RECENT = timedelta(minutes=30)  # game time an object change stays marked, a reflection shown
 
 
 class SimRunner:
@@ -48,6 +59,11 @@ class SimRunner:
             self._note = f"Already at {until:%Y-%m-%d %H:%M}: paused."
         self._steps = 0  # single steps asked for and not yet done
         self._quit = False
+        self._breakpoints: dict[int, Breakpoint] = {}
+        self._hits: tuple[Hit, ...] = ()
+        self._changed_objects: dict[str, datetime] = {}  # address -> game time of its last change
+        self._reflected: dict[str, datetime] = {}  # agent -> game time it last reflected
+        self.tick_started: float | None = None  # monotonic start of the tick in flight (any thread reads)
         self._pending: deque[Event] = deque(maxlen=EVENT_CAP)
         self._dropped = 0
         self._dirty = False  # something to show that the last frame did not
@@ -56,8 +72,13 @@ class SimRunner:
 
     # --- called from the interface thread ---------------------------------------------------
 
-    def send(self, command: Command) -> None:
-        self._commands.put(command)
+    def send(self, *command: Any) -> None:
+        self._commands.put(tuple(command))
+
+    def in_flight(self) -> tuple[float | None, list[tuple[str, str, float]]]:
+        """When the tick in flight started (None: between ticks) and the model questions being
+        answered right now: what the interface shows while it waits, read from any thread."""
+        return self.tick_started, self.sim.asker.in_flight()
 
     def frame_shown(self) -> None:
         """The interface drew the last frame: the next one may be sent."""
@@ -70,9 +91,16 @@ class SimRunner:
         dropped, self._dropped = self._dropped, 0
         self._pending.clear()
         note, self._note = self._note, None
-        return Frame(self.sim.tick, self.sim.now, agent_views(self.sim), events, dropped,
+        hits, self._hits = self._hits, ()
+        now = self.sim.now
+        reflecting = frozenset(n for n, t in self._reflected.items() if now - t < RECENT)
+        changed = {a: t for a, t in self._changed_objects.items() if now - t < RECENT}
+        self._changed_objects = changed
+        return Frame(self.sim.tick, now, agent_views(self.sim, reflecting), events, dropped,
                      running=not self._paused, speed=SPEEDS[self._speed], until=self._until,
-                     note=note)
+                     note=note, objects=dict(self.sim.objects), changed_objects=frozenset(changed),
+                     breakpoints=tuple(self._breakpoints.values()), hits=hits,
+                     save_path=str(self.sim.save.path))
 
     # --- the worker thread ------------------------------------------------------------------
 
@@ -114,6 +142,30 @@ class SimRunner:
 
     def _apply(self, command: Command) -> None:
         self._dirty = True  # every command changes something the header shows
+        name, args = command[0], command[1:]
+        if name in INTERVENTIONS:
+            self._intervene(name, *args)
+        elif name == "until":
+            self._run_until(args[0])
+        elif name == "break":
+            bp: Breakpoint = args[0]
+            self._breakpoints[bp.id] = bp
+        elif name == "unbreak":
+            if args[0] is None:
+                self._breakpoints.clear()
+            else:
+                self._breakpoints.pop(args[0], None)
+        elif name == "step_agent":
+            # one "next event" breakpoint at a time: asking again moves it to another agent
+            for i in [i for i, b in self._breakpoints.items() if b.once]:
+                del self._breakpoints[i]
+            self._breakpoints[0] = Breakpoint(0, "event", args[0], once=True)
+            self._paused = False
+            self._next_tick = time.monotonic()
+        else:
+            self._control(name)
+
+    def _control(self, command: str) -> None:
         if command == "toggle":
             self._paused = not self._paused
             self._steps = 0
@@ -128,6 +180,53 @@ class SimRunner:
             self._next_tick = min(self._next_tick, time.monotonic() + self._interval())
         elif command == "quit":
             self._quit = True
+        else:
+            raise ValueError(f"unknown command {command!r}")
+
+    def _run_until(self, when: datetime) -> None:
+        if self.sim.now >= when:
+            self._note = f"It is already {self.sim.now:%a %H:%M}, past {when:%a %H:%M}: nothing to run."
+            return
+        self._until = when
+        self._paused = False
+        self._steps = 0
+        self._next_tick = time.monotonic()
+
+    def _intervene(self, name: str, *args: Any) -> None:
+        """The user's hand in the town, between ticks; each is committed at once, and its reply
+        says what changed (or why nothing did)."""
+        *params, reply = args
+        try:
+            if name == "whisper":
+                result: Any = self.sim.whisper(*params)
+            elif name == "interview":
+                result = self.sim.interview(*params)
+            elif name == "edit_object":
+                self.sim.edit_object(*params)
+                self._changed_objects[params[0]] = self.sim.now
+                result = tuple(params)
+            elif name == "save":
+                # Every tick is already committed; this folds the write-ahead log into the file,
+                # so the .sqlite alone is the whole run (to copy or send).
+                self.sim.save.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                result = (self.sim.tick, str(self.sim.save.path))
+            else:  # copy
+                result = self._copy(Path(params[0]))
+        except Exception as e:  # the reply reports it; the town runs on untouched
+            result = e
+        reply(result)
+
+    def _copy(self, path: Path) -> Path:
+        """A consistent copy of the save as of the last committed tick (SQLite's online backup)."""
+        if path.exists():
+            raise FileExistsError(f"{path} already exists")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        dest = sqlite3.connect(path)
+        try:
+            self.sim.save.conn.backup(dest)
+        finally:
+            dest.close()
+        return path
 
     def _interval(self) -> float:
         speed = SPEEDS[self._speed]
@@ -140,10 +239,15 @@ class SimRunner:
         return not self._paused and time.monotonic() >= self._next_tick
 
     def _tick(self) -> None:
-        started = time.monotonic()
-        events = self.sim.step()
+        started = self.tick_started = time.monotonic()
+        try:
+            events = self.sim.step()
+        finally:
+            self.tick_started = None
         # No catching up: a slow tick (a model call) delays the next one instead of bunching them.
         self._next_tick = started + self._interval()
+        self._remember(events)
+        self._check_breakpoints(events)
         overflow = len(self._pending) + len(events) - EVENT_CAP
         if overflow > 0:
             self._dropped += overflow
@@ -153,6 +257,32 @@ class SimRunner:
             self._paused = True
             self._note = f"Reached {self._until:%Y-%m-%d %H:%M}: paused."
             self._until = None  # one-shot: resuming runs on
+
+    def _remember(self, events: list[Event]) -> None:
+        for e in events:
+            if e.kind == "object":
+                self._changed_objects[e.data["address"]] = self.sim.now
+            elif e.kind == "reflected" and e.agent:
+                self._reflected[e.agent] = self.sim.now
+
+    def _check_breakpoints(self, events: list[Event]) -> None:
+        if not self._breakpoints:
+            return
+        kinds = {b.kind for b in self._breakpoints.values()}
+        conn = self.sim.save.conn
+        calls = conn.execute("SELECT agent, task FROM llm_calls WHERE tick = ? ORDER BY id",
+                             (self.sim.tick,)).fetchall() if "call" in kinds else []
+        memories = conn.execute("SELECT agent, description FROM memories WHERE created = ? ORDER BY id",
+                                (self.sim.now.strftime(TIME_FMT),)).fetchall() if "memory" in kinds else []
+        hits = check(self._breakpoints.values(), events, calls, memories)
+        if not hits:
+            return
+        for h in hits:
+            if h.breakpoint.once:
+                self._breakpoints.pop(h.breakpoint.id, None)
+        self._hits = tuple(hits)
+        self._paused = True
+        self._steps = 0
 
     def _maybe_publish(self) -> None:
         if not self._dirty or not self._ui_ready.is_set():
@@ -164,3 +294,6 @@ class SimRunner:
         self._dirty = False
         self._last_frame = now
         self._publish(self.frame())
+
+
+INTERVENTIONS = ("whisper", "interview", "edit_object", "save", "copy")

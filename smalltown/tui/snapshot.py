@@ -6,9 +6,10 @@ be half done on the worker thread.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
+from smalltown.sim.breakpoints import Breakpoint, Hit
 from smalltown.sim.events import Event
 from smalltown.sim.simulation import Simulation
 from smalltown.world.model import Tile
@@ -30,6 +31,21 @@ class AgentView:
     doing: str  # includes "walking to ..." while on the way
     asleep: bool
     walking: bool
+    talking: bool = False
+    reflecting: bool = False  # reflected in the last half hour of game time
+    path: tuple[Tile, ...] = ()  # the tiles still to walk
+    action_address: str | None = None  # the object its action is at
+
+    @property
+    def state(self) -> str:
+        """One word for the agents list: what it is in the middle of."""
+        if self.asleep:
+            return "asleep"
+        if self.talking:
+            return "talking"
+        if self.reflecting:
+            return "reflecting"
+        return "walking" if self.walking else ""
 
 
 @dataclass(frozen=True)
@@ -43,12 +59,19 @@ class Frame:
     speed: int | None
     until: datetime | None
     note: str | None = None  # a one-off message for the log, e.g. "reached the until time"
+    objects: dict[str, str] = field(default_factory=dict)  # every object's state (a copy)
+    changed_objects: frozenset[str] = frozenset()  # objects whose state changed in the last half hour
+    breakpoints: tuple[Breakpoint, ...] = ()
+    hits: tuple[Hit, ...] = ()  # the breakpoints that paused the town on this frame's last tick
+    save_path: str = ""
 
 
-def agent_views(sim: Simulation) -> tuple[AgentView, ...]:
+def agent_views(sim: Simulation, reflecting: frozenset[str] = frozenset()) -> tuple[AgentView, ...]:
     """Read the agents; call only where no tick is in flight (worker thread, or before it starts)."""
     return tuple(
         AgentView(a.name, tuple(a.tile), a.action.describe() if a.action else None, a.doing,
-                  a.asleep, bool(a.path))
+                  a.asleep, bool(a.path), talking=bool(a.action and a.action.talking),
+                  reflecting=a.name in reflecting, path=tuple(a.path),
+                  action_address=a.action.address if a.action else None)
         for a in sim.agents
     )

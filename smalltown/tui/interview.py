@@ -1,0 +1,85 @@
+"""The interview screen: a chat with one agent, asked in a persona of the user's choosing.
+
+Each question goes to the simulation's worker as an `interview` command (between ticks); the
+answer comes from the agent's memory through the interview task, and the agent remembers the
+exchange (a chat record in its memory stream), as in the paper's interviews.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Label, RichLog, Static
+
+Ask = Callable[[str, str, Callable[[object], None]], None]  # (question, persona, reply)
+
+
+class InterviewScreen(Screen[None]):
+    DEFAULT_CSS = """
+    InterviewScreen #head { height: 1; background: $panel; padding: 0 1; text-style: bold; }
+    InterviewScreen Horizontal { height: 3; }
+    InterviewScreen Horizontal Label { padding: 1 1 0 1; width: auto; }
+    InterviewScreen #persona { width: 1fr; }
+    InterviewScreen #chat { height: 1fr; border: round $panel-lighten-2; padding: 0 1; }
+    InterviewScreen #question { dock: bottom; }
+    """
+    BINDINGS = [Binding("escape", "close", "Back")]
+
+    def __init__(self, agent: str, ask: Ask, colour: str = "white") -> None:
+        super().__init__()
+        self.agent = agent
+        self._ask = ask
+        self._colour = colour
+        self.waiting = False  # a question is with the worker; the next waits for its answer
+
+    def compose(self) -> ComposeResult:
+        yield Static(f"Interview {self.agent} — the answers come from its memory, and it remembers "
+                     "being asked", id="head")
+        with Horizontal():
+            yield Label("asking as")
+            yield Input("the interviewer", id="persona", placeholder='e.g. "a news reporter"')
+        yield RichLog(id="chat", wrap=True, markup=False)
+        yield Input(placeholder=f"Ask {self.agent.split()[0]} something, then enter", id="question")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#question", Input).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        if event.input.id != "question":
+            self.query_one("#question", Input).focus()
+            return
+        question = event.value.strip()
+        chat = self.query_one("#chat", RichLog)
+        if not question:
+            return
+        if self.waiting:
+            chat.write(Text("… still waiting for the last answer", "dim italic"))
+            return
+        persona = self.query_one("#persona", Input).value.strip() or "the interviewer"
+        event.input.value = ""
+        chat.write(Text.assemble((f"{persona}: ", "bold #ffe066"), question))
+        chat.write(Text(f"{self.agent.split()[0]} is thinking…", "dim italic"))
+        self.waiting = True
+        self._ask(question, persona, self.answered)
+
+    def answered(self, result: object) -> None:
+        """The worker's reply: (answer, retrieval), or the exception that stopped it."""
+        self.waiting = False
+        chat = self.query_one("#chat", RichLog)
+        if isinstance(result, Exception):
+            chat.write(Text(f"no answer: {result}", "bold red"))
+            return
+        answer, retrieval = result  # type: ignore[misc]
+        chat.write(Text.assemble((f"{self.agent}: ", f"bold {self._colour}"), answer))
+        drew = len(getattr(retrieval, "results", ()))
+        chat.write(Text(f"(drew on {drew} memories; remembered as a chat record)", "dim"))
+
+    def action_close(self) -> None:
+        self.dismiss(None)

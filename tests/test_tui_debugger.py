@@ -1,0 +1,506 @@
+"""The TUI as a debugger: breakpoints, stepping to an agent's next event, running until a time,
+and the user's interventions, through the worker (`SimRunner`) and through the keys (pilot)."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+from textual.command import CommandPalette
+from textual.widgets import Input, RichLog, Select, Static
+
+from smalltown.config import Settings
+from smalltown.llm.scripted import ScriptedBackend
+from smalltown.sim.breakpoints import Breakpoint, check
+from smalltown.sim.events import Event
+from smalltown.sim.simulation import TIME_FMT, Simulation
+from smalltown.tui.app import COMMANDS, SmalltownApp, until_from
+from smalltown.tui.forms import AskScreen, BreakpointsScreen, EditObjectScreen
+from smalltown.tui.interview import InterviewScreen
+from smalltown.tui.map_view import MapView
+from smalltown.tui.panels import AgentsPanel, EventLog
+from smalltown.tui.runner import SimRunner
+from smalltown.tui.snapshot import Frame
+from smalltown.world.load import load_world
+from tests.test_tui import TINY, tiny_sim, wait_until
+
+MARIA, KLAUS, ISABELLA = "Maria Lopez", "Klaus Mueller", "Isabella Rodriguez"
+
+
+def query(path: Path, sql: str, *args: Any) -> list[tuple]:
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return conn.execute(sql, args).fetchall()
+    finally:
+        conn.close()
+
+
+# --- the breakpoint conditions ---------------------------------------------------------------
+
+
+def ev(agent: str | None, kind: str, text: str = "", **data: Any) -> Event:
+    return Event(5, "2023-02-13 06:00:50", agent, kind, text or f"{agent} {kind}", data)
+
+
+def test_each_breakpoint_kind_fires_on_its_own_condition_only() -> None:
+    events = [ev(MARIA, "perceived"), ev(MARIA, "said", f"{MARIA}: hi", to=KLAUS),
+              ev(KLAUS, "reflected"), ev(KLAUS, "replanned", reason="a party"),
+              ev(ISABELLA, "entered", f"{ISABELLA} enters Hobbs Cafe: cafe")]
+    calls = [(MARIA, "utterance"), (KLAUS, "daily_plan")]
+    memories = [(ISABELLA, "Isabella is planning a Valentine's Day party")]
+
+    def fired(bp: Breakpoint, evs: list[Event] = events) -> list[str | None]:
+        return [h.agent for h in check([bp], evs, calls, memories)]
+
+    assert fired(Breakpoint(1, "talk", KLAUS)) == [MARIA]  # the listener is in the conversation too
+    assert fired(Breakpoint(1, "talk", ISABELLA)) == []
+    assert fired(Breakpoint(1, "reflect")) == [KLAUS]
+    assert fired(Breakpoint(1, "reflect", MARIA)) == []
+    assert fired(Breakpoint(1, "replan", KLAUS)) == [KLAUS]
+    assert fired(Breakpoint(1, "call", text="daily_plan")) == [KLAUS]
+    assert fired(Breakpoint(1, "call", MARIA, "daily_plan")) == []
+    assert fired(Breakpoint(1, "call", MARIA)) == [MARIA]
+    assert fired(Breakpoint(1, "enter", text="hobbs")) == [ISABELLA]
+    assert fired(Breakpoint(1, "enter", text="library")) == []
+    assert fired(Breakpoint(1, "memory", text="VALENTINE")) == [ISABELLA]
+    assert fired(Breakpoint(1, "memory", KLAUS, "valentine")) == []
+    # "the next event" of an agent: not its perceptions, which happen every tick
+    assert fired(Breakpoint(1, "event", MARIA, once=True), [ev(MARIA, "perceived")]) == []
+    assert fired(Breakpoint(1, "event", MARIA, once=True)) == [MARIA]
+    with pytest.raises(ValueError, match="needs the text"):
+        Breakpoint(2, "memory", None, "  ")
+    with pytest.raises(ValueError, match="unknown breakpoint kind"):
+        Breakpoint(2, "sneeze")
+
+
+def test_until_reads_a_clock_time_as_its_next_occurrence() -> None:
+    now = datetime(2023, 2, 13, 9, 30)
+    assert until_from("17:30", now) == datetime(2023, 2, 13, 17, 30)
+    assert until_from("9:00", now) == datetime(2023, 2, 14, 9, 0)  # passed today: tomorrow's
+    assert until_from("+2h", now) == datetime(2023, 2, 13, 11, 30)
+    assert until_from("2023-02-14 08:00", now) == datetime(2023, 2, 14, 8, 0)
+    with pytest.raises(ValueError):
+        until_from("25:00", now)
+
+
+# --- the worker: commands in, frames and replies out -------------------------------------------
+
+
+class Harness:
+    """A SimRunner on its own thread, as the app runs it, with its frames collected."""
+
+    def __init__(self, sim: Simulation, paused: bool = True) -> None:
+        self.sim = sim
+        self.frames: list[Frame] = []
+        self.runner = SimRunner(sim, self._publish, paused=paused, speed_index=7)  # max speed
+        self.thread = threading.Thread(target=self.runner.run, daemon=True)
+        self.thread.start()
+
+    def _publish(self, frame: Frame) -> None:
+        self.frames.append(frame)
+        self.runner.frame_shown()
+
+    def wait(self, cond: Callable[[], bool], seconds: float = 30) -> None:
+        deadline = time.monotonic() + seconds
+        while not cond():
+            assert time.monotonic() < deadline, "timed out"
+            time.sleep(0.01)
+
+    def paused_by_breakpoint(self) -> Frame:
+        self.wait(lambda: any(f.hits for f in self.frames))
+        frame = next(f for f in self.frames if f.hits)
+        assert not frame.running
+        return frame
+
+    def ask(self, *command: Any) -> Any:
+        """An intervention, waiting for its reply."""
+        box: list[Any] = []
+        self.runner.send(*command, box.append)
+        self.wait(lambda: bool(box))
+        return box[0]
+
+    def stop(self) -> None:
+        self.runner.send("quit")
+        self.thread.join(30)
+        self.sim.close()
+
+
+@pytest.fixture
+def harness(tmp_path: Path):
+    made: list[Harness] = []
+
+    def make(settings: Settings | None = None) -> Harness:
+        world = load_world(TINY)
+        sim = Simulation.create(world, tmp_path / "tiny.sqlite", ScriptedBackend(world.seed), settings=settings)
+        made.append(Harness(sim))
+        return made[-1]
+
+    yield make
+    for h in made:
+        h.stop()
+
+
+def test_a_talk_breakpoint_pauses_at_the_end_of_the_tick_where_the_conversation_starts(harness) -> None:
+    h = harness()
+    h.runner.send("break", Breakpoint(1, "talk", MARIA))
+    h.runner.send("toggle")
+    frame = h.paused_by_breakpoint()
+    said = query(h.sim.save.path, "SELECT min(tick) FROM events WHERE kind = 'said'")[0][0]
+    assert frame.tick == said and h.sim.tick == said  # nothing ran past it
+    assert "talks with" in frame.hits[0].describe() and MARIA in frame.hits[0].detail
+    time.sleep(0.2)
+    assert h.sim.tick == said  # it stays paused
+    assert frame.breakpoints == (Breakpoint(1, "talk", MARIA),)  # and the breakpoint stays set
+
+
+def test_call_enter_and_memory_breakpoints_match_what_the_tick_saved(harness) -> None:
+    h = harness()
+    h.runner.send("break", Breakpoint(1, "enter", KLAUS, "bathroom"))
+    h.runner.send("toggle")
+    frame = h.paused_by_breakpoint()
+    entered = query(h.sim.save.path, "SELECT min(tick) FROM events WHERE kind = 'entered' AND agent = ? "
+                    "AND text LIKE '%bathroom%'", KLAUS)[0][0]
+    assert frame.tick == entered
+
+    h.frames.clear()
+    h.runner.send("unbreak", 1)
+    h.runner.send("break", Breakpoint(2, "call", None, "decompose"))
+    h.runner.send("toggle")
+    frame = h.paused_by_breakpoint()
+    assert query(h.sim.save.path, "SELECT count(*) FROM llm_calls WHERE task = 'decompose' AND tick = ?",
+                 frame.tick)[0][0] >= 1
+    assert query(h.sim.save.path, "SELECT count(*) FROM llm_calls WHERE task = 'decompose' AND tick < ? "
+                 "AND tick > ?", frame.tick, entered)[0][0] == 0  # the first one after the last pause
+
+    h.frames.clear()
+    h.runner.send("unbreak", None)
+    h.runner.send("break", Breakpoint(3, "memory", None, "shower"))
+    h.runner.send("toggle")
+    frame = h.paused_by_breakpoint()
+    stamp = frame.now.strftime(TIME_FMT)
+    assert query(h.sim.save.path, "SELECT count(*) FROM memories WHERE created = ? AND description LIKE "
+                 "'%shower%'", stamp)[0][0] >= 1
+
+
+def test_a_reflect_breakpoint_and_a_whisper_that_makes_the_agent_replan(harness) -> None:
+    h = harness(Settings(reflection_threshold=30))
+    h.runner.send("break", Breakpoint(1, "reflect", MARIA))
+    h.runner.send("toggle")
+    frame = h.paused_by_breakpoint()
+    assert query(h.sim.save.path, "SELECT count(*) FROM events WHERE kind = 'reflected' AND agent = ? "
+                 "AND tick = ?", MARIA, frame.tick)[0][0] == 1
+
+    # run on until Klaus has a plan of today's, then whisper: he re-plans, and the breakpoint says so
+    h.frames.clear()
+    h.runner.send("unbreak", None)
+    h.runner.send("break", Breakpoint(2, "call", KLAUS, "hourly_schedule"))
+    h.runner.send("toggle")
+    h.paused_by_breakpoint()
+    memory = h.ask("whisper", KLAUS, "I should visit the library today")
+    assert memory.description == "Thought: I should visit the library today"
+    assert query(h.sim.save.path, "SELECT e.text, json_extract(e.data, '$.reason') FROM events e JOIN "
+                 "events w ON w.tick = e.tick AND w.agent = e.agent AND w.kind = 'whispered' "
+                 "WHERE e.kind = 'replanned' AND e.agent = ?", KLAUS).count(
+        (f"{KLAUS} re-plans the rest of the day", memory.description)) == 1
+
+
+def test_step_to_an_agents_next_event_and_run_until_a_time(harness) -> None:
+    h = harness()
+    h.runner.send("step_agent", KLAUS)
+    frame = h.paused_by_breakpoint()
+    first = query(h.sim.save.path, "SELECT min(tick) FROM events WHERE agent = ? AND kind != 'perceived'",
+                  KLAUS)[0][0]
+    assert frame.tick == first and frame.hits[0].agent == KLAUS
+    assert frame.breakpoints == ()  # one-shot: gone once it fired
+
+    h.frames.clear()
+    when = h.sim.now + timedelta(minutes=5)
+    h.runner.send("until", when)
+    h.wait(lambda: any(f.note and "Reached" in f.note for f in h.frames))
+    assert h.sim.now == when
+
+
+def test_interventions_reply_with_what_changed_and_are_in_the_save(harness, tmp_path: Path) -> None:
+    h = harness()
+    h.runner.send("step")
+    h.wait(lambda: h.sim.tick == 1)
+    answer, retrieval = h.ask("interview", MARIA, "What are you looking forward to?", "a news reporter")
+    assert answer and retrieval.results
+    assert query(h.sim.save.path, "SELECT count(*) FROM memories WHERE agent = ? AND description LIKE "
+                 "'a news reporter asked%'", MARIA)[0][0] == 1
+
+    address = next(iter(h.sim.world.objects))
+    assert h.ask("edit_object", address, "on fire") == (address, "on fire")
+    assert query(h.sim.save.path, "SELECT state FROM objects WHERE address = ?", address) == [("on fire",)]
+    h.runner.send("step")
+    h.wait(lambda: h.frames and h.frames[-1].tick == 2)
+    assert address in h.frames[-1].changed_objects and h.frames[-1].objects[address] == "on fire"
+
+    error = h.ask("edit_object", "Nowhere:at:all", "on fire")
+    assert isinstance(error, KeyError)  # reported back, and the town runs on
+
+    tick, path = h.ask("save")
+    assert tick == 2 and path == str(h.sim.save.path)
+    copy = tmp_path / "copies" / "fork.sqlite"
+    assert h.ask("copy", str(copy)) == copy
+    assert query(copy, "SELECT value FROM meta WHERE key = 'tick'") == [("2",)]
+    assert isinstance(h.ask("copy", str(copy)), FileExistsError)  # never overwrites
+
+
+# --- the keys and screens --------------------------------------------------------------------
+
+
+def log_text(app: SmalltownApp) -> str:
+    return "\n".join(line.text for line in app.query_one(EventLog).lines)
+
+
+@pytest.mark.asyncio
+async def test_breakpoints_screen_adds_lists_and_removes(tmp_path: Path) -> None:
+    app = SmalltownApp(tiny_sim(tmp_path), start_paused=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("b")
+        screen = app.screen
+        assert isinstance(screen, BreakpointsScreen)
+        screen.query_one("#agent", Select).value = KLAUS
+        screen.query_one("#kind", Select).value = "enter"
+        screen.query_one("#text", Input).focus()
+        await pilot.press(*"bathroom", "enter")
+        await wait_until(pilot, lambda: len(app.frame.breakpoints) == 1)
+        assert app.frame.breakpoints[0] == Breakpoint(1, "enter", KLAUS, "bathroom")
+        await pilot.pause(0.6)
+        assert "enters a place" in str(screen.query_one("#list").get_row_at(0)[1])
+
+        screen.query_one("#kind", Select).value = "memory"  # a memory breakpoint needs its text
+        await pilot.click("#add")
+        assert "needs the text" in str(screen.query_one("#error", Static).content)
+        assert len(app.frame.breakpoints) == 1
+
+        screen.query_one("#list").focus()
+        await pilot.press("x")
+        await wait_until(pilot, lambda: app.frame.breakpoints == ())
+        await pilot.press("escape")
+        await pilot.press("space")  # nothing set: it runs on
+        await wait_until(pilot, lambda: app.frame.tick > 10)
+
+
+@pytest.mark.asyncio
+async def test_a_breakpoint_hit_selects_the_agent_and_says_why(tmp_path: Path) -> None:
+    app = SmalltownApp(tiny_sim(tmp_path), start_paused=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        assert app.selected == ISABELLA
+        app._add_breakpoint("enter", KLAUS, "")
+        await pilot.press("space")
+        await wait_until(pilot, lambda: app.selected == KLAUS)
+        assert not app.frame.running
+        assert "Breakpoint #1: Klaus Mueller enters" in log_text(app)
+
+
+@pytest.mark.asyncio
+async def test_step_agent_and_run_until_from_the_keys(tmp_path: Path) -> None:
+    app = SmalltownApp(tiny_sim(tmp_path), start_paused=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("right_square_bracket", "right_square_bracket")  # Klaus
+        assert app.selected == KLAUS
+        await pilot.press("s")
+        await wait_until(pilot, lambda: bool(app.frame.tick) and not app.frame.running)
+        assert app.frame.tick == query(app.sim.save.path, "SELECT min(tick) FROM events WHERE agent = ? "
+                                       "AND kind != 'perceived'", KLAUS)[0][0]
+
+        await pilot.press("g")
+        assert isinstance(app.screen, AskScreen)
+        await pilot.press(*"25:99", "enter")
+        assert "not a time of day" in str(app.screen.query_one("#error", Static).content)
+        app.screen.query_one("#answer", Input).value = ""
+        target = app.frame.now + timedelta(minutes=3)
+        await pilot.press(*"+3m", "enter")
+        await wait_until(pilot, lambda: app.frame.now >= target and not app.frame.running, 20)
+        assert app.frame.now == target
+
+
+@pytest.mark.asyncio
+async def test_whisper_interview_and_edit_object_from_the_keys(tmp_path: Path) -> None:
+    app = SmalltownApp(tiny_sim(tmp_path), start_paused=True)
+    save = tmp_path / "tiny.sqlite"
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("n")
+        await wait_until(pilot, lambda: app.frame.tick == 1)
+
+        await pilot.press("w")
+        await pilot.press(*"Bake a cake", "enter")
+        await wait_until(pilot, lambda: "Whispered to Isabella Rodriguez" in log_text(app))
+        assert query(save, "SELECT count(*) FROM memories WHERE description = 'Thought: Bake a cake'")[0][0] == 1
+
+        await pilot.press("a")
+        screen = app.screen
+        assert isinstance(screen, InterviewScreen)
+        screen.query_one("#persona", Input).value = "a baker"
+        screen.query_one("#question", Input).focus()
+        await pilot.press(*"Who are you?", "enter")
+        await wait_until(pilot, lambda: not screen.waiting)
+        chat = "\n".join(line.text for line in screen.query_one("#chat", RichLog).lines)
+        assert "a baker: Who are you?" in chat and f"{ISABELLA}: " in chat and "drew on" in chat
+        assert query(save, "SELECT count(*) FROM memories WHERE description LIKE 'a baker asked%'")[0][0] == 1
+        await pilot.press("escape")
+
+        # the cursor on an object: e edits that object
+        view = app.query_one(MapView)
+        obj = next(iter(app.sim.world.objects.values()))
+        view.set_cursor(obj.tiles[0])
+        await pilot.pause()
+        assert obj.name in str(app.query_one("#where", Static).content)
+        await pilot.press("e")
+        assert isinstance(app.screen, EditObjectScreen)
+        assert app.screen.query_one("#address", Input).value == obj.address
+        await pilot.press(*"flooded", "enter")
+        await wait_until(pilot, lambda: "is now 'flooded'" in log_text(app))
+        assert query(save, "SELECT state FROM objects WHERE address = ?", obj.address) == [("flooded",)]
+        await pilot.press("n")
+        await wait_until(pilot, lambda: app.frame.tick == 2)
+        assert obj.address in app.frame.changed_objects
+        assert "is flooded" in str(app.query_one("#where", Static).content)
+
+
+@pytest.mark.asyncio
+async def test_save_fork_save_as_and_open(tmp_path: Path) -> None:
+    app = SmalltownApp(tiny_sim(tmp_path), start_paused=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("n", "n")
+        await wait_until(pilot, lambda: app.frame.tick == 2)
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: "Saved" in log_text(app))
+
+        await pilot.press("F")
+        field = app.screen.query_one("#answer", Input)
+        assert field.value.endswith("tiny-fork.sqlite")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: "Forked at tick 2" in log_text(app))
+        assert query(tmp_path / "tiny-fork.sqlite", "SELECT value FROM meta WHERE key = 'tick'") == [("2",)]
+
+        await pilot.press("F")  # a file that is there is refused
+        app.screen.query_one("#answer", Input).value = str(tmp_path / "tiny-fork.sqlite")
+        await pilot.press("enter")
+        assert "already exists" in str(app.screen.query_one("#error", Static).content)
+        await pilot.press("escape")
+
+        await pilot.press("S")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.return_code is not None)
+    assert app.return_value == tmp_path / "tiny-copy.sqlite"
+    assert query(tmp_path / "tiny-copy.sqlite", "SELECT value FROM meta WHERE key = 'tick'") == [("2",)]
+
+    app = SmalltownApp(tiny_sim(tmp_path / "b"), start_paused=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("O")
+        app.screen.query_one("#answer", Input).value = str(tmp_path / "nothing.sqlite")
+        await pilot.press("enter")
+        assert "no such file" in str(app.screen.query_one("#error", Static).content)
+        app.screen.query_one("#answer", Input).value = str(TINY)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.return_code is not None)
+    assert app.return_value == TINY
+
+
+@pytest.mark.asyncio
+async def test_the_command_palette_lists_every_action_and_runs_them(tmp_path: Path) -> None:
+    app = SmalltownApp(tiny_sim(tmp_path), start_paused=True)
+    bound = {b.action for b in SmalltownApp.BINDINGS}
+    listed = {action for action, _, _ in COMMANDS}
+    assert bound <= listed, f"not in the palette: {bound - listed}"
+    async with app.run_test(size=(120, 40)) as pilot:
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert "Breakpoints…" in titles and "Whisper to the selected agent…" in titles
+        await pilot.press("ctrl+p")
+        assert isinstance(app.screen, CommandPalette)
+        await pilot.press(*"step one", "enter")
+        await wait_until(pilot, lambda: app.frame.tick == 1)
+
+
+@pytest.mark.asyncio
+async def test_map_and_agents_list_pick_agents_draw_paths_and_tell_what_is_where(tmp_path: Path) -> None:
+    app = SmalltownApp(tiny_sim(tmp_path), start_paused=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        # a walker's way ahead is drawn, ending in an X
+        for _ in range(2):
+            await pilot.press("n")
+        await wait_until(pilot, lambda: app.frame.tick == 2)
+        walker = next(a for a in app.frame.agents if len(a.path) > 2)
+        app._select(walker.name)
+        await pilot.pause()
+        view = app.query_one(MapView)
+        ahead = walker.path[1]
+        assert view._overlay[ahead][0] == "·" and view._overlay[walker.path[-1]][0] == "X"
+
+        # a click on the agents list picks an agent; a click on the map puts the cursor there
+        panel = app.query_one(AgentsPanel)
+        y = next(i for i in range(40) if panel.name_at(i) == MARIA)
+        await pilot.click(AgentsPanel, offset=(2, y))
+        assert app.selected == MARIA
+        maria = next(a for a in app.frame.agents if a.name == MARIA)
+        off_x, off_y = view._offset()
+        await pilot.click(MapView, offset=(maria.tile[0] + off_x - view.scroll_offset.x,
+                                           maria.tile[1] + off_y - view.scroll_offset.y))
+        assert view.cursor == maria.tile
+        where = str(app.query_one("#where", Static).content)
+        assert MARIA in where and "Willow Cottage" in where
+        await pilot.press("shift+right")
+        assert view.cursor == (maria.tile[0] + 1, maria.tile[1])
+
+
+class SlowBackend(ScriptedBackend):
+    """A model that takes its time: every answer costs 0.3 s of waiting."""
+
+    def answer(self, task, prompt):
+        time.sleep(0.3)
+        return super().answer(task, prompt)
+
+
+@pytest.mark.asyncio
+async def test_keys_are_handled_within_100ms_while_a_slow_model_thinks(tmp_path: Path) -> None:
+    world = load_world(TINY)
+    sim = Simulation.create(world, tmp_path / "slow.sqlite", SlowBackend(world.seed))
+    app = SmalltownApp(sim, start_paused=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("space")
+        await wait_until(pilot, lambda: app._runner.in_flight()[1] != [], 10)  # the model is answering
+        await wait_until(pilot, lambda: "thinking" in str(app.query_one("#busy", Static).content), 5)
+        assert "·" in str(app.query_one("#busy", Static).content)  # who asks what
+        # when the key's action runs, measured from the moment the key is sent (pilot.press itself
+        # also waits for the screen to settle, which is not the interface's delay)
+        handled: list[float] = []
+        select = app._select
+        app._select = lambda name: (handled.append(time.perf_counter()), select(name))
+        delays = []
+        for _ in range(5):
+            await wait_until(pilot, lambda: app._runner.in_flight()[1] != [], 10)  # the model is answering
+            t0 = time.perf_counter()
+            await pilot.press("right_square_bracket")
+            await wait_until(pilot, lambda: len(handled) > len(delays), 1)
+            delays.append(handled[-1] - t0)
+        print(f"key to handled while the model works: max {max(delays) * 1000:.0f} ms")
+        assert max(delays) < 0.1
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 50)], ids=["80x24", "160x50"])
+def test_screen_after_a_few_ticks_with_a_path_a_cursor_and_a_breakpoint(snap_compare, tmp_path: Path,
+                                                                        size: tuple[int, int]) -> None:
+    """The main layout mid-run: a walker selected with its path drawn, the cursor on an object
+    whose state changed, a breakpoint set. Deterministic: the scripted town, stepped by hand."""
+    app = SmalltownApp(tiny_sim(tmp_path), start_paused=True)
+
+    async def run_before(pilot) -> None:
+        for _ in range(3):
+            await pilot.press("n")
+        await wait_until(pilot, lambda: app.frame.tick == 3)
+        app._add_breakpoint("talk", None, "")
+        await pilot.press("right_square_bracket", "right_square_bracket")  # Klaus, walking
+        await wait_until(pilot, lambda: app.frame.breakpoints != ())
+        bed = app.sim.world.objects["Willow Cottage:bedroom:Isabella's bed"]
+        app.query_one(MapView).set_cursor(bed.tiles[0])
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
