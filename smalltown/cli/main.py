@@ -80,11 +80,28 @@ def build_parser() -> argparse.ArgumentParser:
     check = world.add_parser("check", help="validate a world and its map, print a summary")
     check.add_argument("path", metavar="PATH")
     check.add_argument("--json", action="store_true", help="print the summary as JSON")
+    wpack = world.add_parser("pack", help="write a world and its map into one shareable file")
+    wpack.add_argument("path", metavar="WORLD")
+    wpack.add_argument("-o", "--output", metavar="FILE", help="default: NAME.smalltown-world here")
+    wpack.add_argument("--overwrite", action="store_true", help="replace an existing FILE")
+    wunpack = world.add_parser("unpack", help="validate a world pack and install it (worlds/, maps/)")
+    wunpack.add_argument("path", metavar="FILE")
+    wunpack.add_argument("--to", default=".", metavar="DIR",
+                         help="install into DIR/worlds and DIR/maps (default: the current folder)")
+    wunpack.add_argument("--force", action="store_true", help="replace different files of the same name")
 
     save = sub.add_parser("save", help="save files").add_subparsers(dest="save_command", required=True, metavar="ACTION")
     info = save.add_parser("info", help="what a save holds, and its state digest")
     info.add_argument("path", metavar="SAVE")
     info.add_argument("--json", action="store_true", help="print as JSON")
+    scheck = save.add_parser("check", help="SQLite's integrity check and smalltown's consistency checks")
+    scheck.add_argument("path", metavar="SAVE")
+    scheck.add_argument("--json", action="store_true", help="print as JSON")
+    strip = save.add_parser("strip", help="a smaller copy for sharing: no model call log, no snapshots")
+    strip.add_argument("path", metavar="SAVE")
+    strip.add_argument("-o", "--output", required=True, metavar="FILE")
+    strip.add_argument("--keep-retrievals", action="store_true", help="keep the retrieval log")
+    strip.add_argument("--overwrite", action="store_true", help="replace an existing FILE")
 
     ins = sub.add_parser("inspect", help="an agent's summary, plan at each level and latest memories")
     ins.add_argument("save", metavar="SAVE")
@@ -118,6 +135,14 @@ def build_parser() -> argparse.ArgumentParser:
     msub = models.add_subparsers(dest="models_command", metavar="ACTION")
     pull = msub.add_parser("pull", help="download a recommended model (needs the 'models' extra)")
     pull.add_argument("name", metavar="NAME")
+
+    from smalltown.cli import eval as eval_cli  # here: it imports this module's add_backend_args
+
+    eval_cli.add_parser(sub)
+    from smalltown.cli import fork as fork_cli
+
+    fork_cli.add_parser(sub)
+
     return p
 
 
@@ -128,14 +153,26 @@ def main(argv: list[str] | None = None) -> int:
             from smalltown.cli.run import run
 
             return run(args)
-        if args.command == "world":
+        if args.command == "world" and args.world_command == "check":
             return world_check(args.path, args.json)
-        if args.command == "save":
+        if args.command == "save" and args.save_command == "info":
             return save_info(args.path, args.json)
+        if args.command in ("world", "save"):
+            from smalltown.cli.files import COMMANDS
+
+            return COMMANDS[args.command, args.world_command if args.command == "world" else args.save_command](args)
         if args.command == "models":
             from smalltown.cli.models import models
 
             return models(args)
+        if args.command == "fork":
+            from smalltown.cli.fork import fork_command
+
+            return fork_command(args)
+        if args.command == "eval":
+            from smalltown.cli import eval as eval_cli
+
+            return eval_cli.run(args)
         if args.command in ("inspect", "whisper", "interview", "edit-object"):
             from smalltown.cli import agents
 
@@ -162,13 +199,17 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, sqlite3.OperationalError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
+    except sqlite3.DatabaseError as e:  # a damaged save noticed mid-read
+        print(f"error: a save is damaged ({e}); `smalltown save check SAVE` says more", file=sys.stderr)
+        return 1
     return 2
 
 
 def world_check(path: str, as_json: bool) -> int:
     from smalltown.world.load import load_world
+    from smalltown.world.pack import is_pack, read_pack
 
-    w = load_world(path)
+    w = read_pack(path).world if is_pack(path) else load_world(path)  # a pack: checked, not installed
     summary = {
         "sectors": len(w.sectors), "arenas": len(w.arenas), "objects": len(w.objects),
         "agents": len(w.agents), "width": w.map.width, "height": w.map.height,
@@ -186,7 +227,7 @@ def world_check(path: str, as_json: bool) -> int:
 def save_info(path: str, as_json: bool) -> int:
     from smalltown.store.save import Save
 
-    save = Save.open(path)
+    save = Save.open(path, readonly=True)
     try:
         info = {
             "world": save.meta("world"), "game_time": save.meta("game_time"), "tick": save.meta("tick"),

@@ -18,11 +18,12 @@ from rich.table import Table
 
 from smalltown.cli.main import backend_options, default_save, default_target
 from smalltown.cli.when import parse_when
+from smalltown.config import Settings
 from smalltown.llm.models import HOW_TO_ADD
 from smalltown.llm.registry import choose_backend, make_backend, make_embedder
 from smalltown.sim.simulation import TIME_FMT, Simulation
-from smalltown.store.save import is_save
-from smalltown.world.load import load_world
+from smalltown.store.save import Save, SaveError, is_save
+from smalltown.world.load import load_world, load_world_text
 
 
 def run(args: argparse.Namespace) -> int:
@@ -50,21 +51,60 @@ def run(args: argparse.Namespace) -> int:
 
 
 def open_simulation(target: Path, args: argparse.Namespace) -> Simulation:
+    from smalltown.cli.files import refuse_stripped_cassette
+    from smalltown.sim.check import require_sound
+    from smalltown.world.pack import is_pack, unpack
+
     opts = backend_options(args)
-    name = choose_backend(args.backend, opts)
+    # --from SAVE alone means the cassette: a re-run of a fork repeats its original
+    name = choose_backend(args.backend or ("cassette" if opts.replay else None), opts)
+    if name == "cassette":
+        refuse_stripped_cassette(opts.replay)
     if is_save(target):
+        fresh = unborn(target)  # killed while it was being created: nothing had happened yet
+        if not fresh:
+            require_sound(target)  # a save from a stranger whose rows make no sense stops here
         path = target
         if args.save and Path(args.save).resolve() != target.resolve():
             path = Path(args.save)
             if path.exists() and not args.overwrite:
                 raise FileExistsError(f"{path}: a file is already there (pass --overwrite)")
             copy_save(target, path)
+        if fresh:
+            return recreate(path, name, opts, args)
         backend = make_backend(name, Simulation.peek_seed(path), opts)
         return Simulation.open(path, backend, sets=args.set or [], embedder=make_embedder(opts))
+    if target.suffix in (".sqlite", ".sqlite3", ".db"):
+        raise SaveError(f"{target}: not a smalltown save (not an SQLite database)")
+    if is_pack(target):  # a shared world: validated and installed under worlds/ and maps/, then run
+        target = unpack(target, ".")
+        print(f"installed {target} (and its map)", file=sys.stderr)
     world = load_world(target)
     path = Path(args.save) if args.save else default_save(target)
     return Simulation.create(world, path, make_backend(name, world.seed, opts), overwrite=args.overwrite,
                              sets=args.set or [], embedder=make_embedder(opts))
+
+
+def unborn(path: Path) -> bool:
+    """A save whose first commits (the schema and meta, then the agents) were cut off by a crash:
+    tick 0 and no agents yet."""
+    save = Save.open(path, readonly=True)
+    try:
+        return save.meta("tick") == 0 and save.count("agents") == 0
+    finally:
+        save.close()
+
+
+def recreate(path: Path, name: str, opts, args: argparse.Namespace) -> Simulation:
+    """Start an unborn save again, from the world text and settings it recorded."""
+    save = Save.open(path)  # (refused if the file is read-only)
+    try:
+        world = load_world_text(*(save.meta(k) for k in ("world_source", "world_text", "map_source", "map_text")))
+        settings = Settings().override(**save.meta("settings", {}))
+    finally:
+        save.close()
+    return Simulation.create(world, path, make_backend(name, world.seed, opts), settings=settings,
+                             overwrite=True, sets=args.set or [], embedder=make_embedder(opts))
 
 
 def copy_save(src: Path, dst: Path) -> None:

@@ -1,23 +1,38 @@
-"""Parse game times given on the command line: absolute or relative to now."""
+"""Parse game times given on the command line: absolute, a clock time, or relative to now."""
 
 from __future__ import annotations
 
 import re
 from datetime import datetime, timedelta
 
-_REL = re.compile(r"^\+(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
+_REL = re.compile(r"^([+-])(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
 _UNITS = ("days", "hours", "minutes", "seconds")
+_CLOCK = re.compile(r"^(?:day\s*(\d+)\s*)?(?:(\d{1,2}):(\d{2})(?::(\d{2}))?)?$", re.IGNORECASE)
 
 
-def parse_when(text: str, now: datetime) -> datetime:
-    """"2023-02-14 08:00" (or with seconds, or a bare date) or "+6h", "+1d", "+1d6h30m"."""
+def parse_when(text: str, now: datetime, start: datetime | None = None) -> datetime:
+    """"2023-02-14 08:00" (or with seconds, or a bare date); "+6h", "+1d6h30m" after `now`, "-30m"
+    before it; a clock time "9:00" on the first day (`start`'s date; without `start`, now's date);
+    "day 2 9:00" (or "day 2": its midnight) counting days from `start`'s (or now's)."""
     text = text.strip()
     m = _REL.match(text)
+    if m and any(m.groups()[1:]):
+        delta = timedelta(**{u: int(v) for u, v in zip(_UNITS, m.groups()[1:]) if v})
+        return now + delta if m.group(1) == "+" else now - delta
+    m = _CLOCK.match(text)
     if m and any(m.groups()):
-        return now + timedelta(**{u: int(v) for u, v in zip(_UNITS, m.groups()) if v})
+        day, hour, minute, second = m.groups()
+        first = (start or now).replace(hour=0, minute=0, second=0, microsecond=0)
+        if day is not None and int(day) < 1:
+            raise ValueError(f"cannot read the time {text!r}: days count from 1")
+        if hour is not None and (int(hour) > 23 or int(minute) > 59 or int(second or 0) > 59):
+            raise ValueError(f"cannot read the time {text!r}: not a clock time")
+        return first + timedelta(days=int(day or 1) - 1, hours=int(hour or 0), minutes=int(minute or 0),
+                                 seconds=int(second or 0))
     for fmt in ("%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M", "%Y-%m-%d"):
         try:
             return datetime.strptime(text, fmt)
         except ValueError:
             pass
-    raise ValueError(f"cannot read the time {text!r}: use 'YYYY-MM-DD HH:MM' or '+6h', '+1d', '+30m'")
+    raise ValueError(f"cannot read the time {text!r}: use 'YYYY-MM-DD HH:MM', '9:00', 'day 2 9:00', "
+                     f"or '+6h', '+1d', '-30m'")

@@ -2,7 +2,11 @@
 
 Keyed by task and prompt: a run with the same inputs asks the same questions in the same order
 and gets the same answers, with zero model calls. A question the cassette lacks is reported
-clearly, or answered by a live backend when one is given (`fallthrough`)."""
+clearly, or answered by a live backend when one is given (`fallthrough`).
+
+A run continued from tick T (a resumed save, or a fork of the recorded run) has asked its questions
+up to T already: the cassette then replays only the calls recorded after T (`after_tick`, or
+`start_after`, which Simulation.open calls with the tick it opens at)."""
 
 from __future__ import annotations
 
@@ -21,7 +25,7 @@ class CassetteMiss(BackendUnavailable):
 class CassetteBackend:
     name = "cassette"
 
-    def __init__(self, save_path: str | Path, fallthrough: Backend | None = None):
+    def __init__(self, save_path: str | Path, fallthrough: Backend | None = None, after_tick: int = -1):
         path = Path(save_path)
         if not path.exists():
             raise CassetteMiss(f"{path}: no such save to replay answers from")
@@ -29,17 +33,26 @@ class CassetteBackend:
         self.fallthrough = fallthrough
         self.replayed = 0
         self.missed = 0
-        self._answers: dict[tuple[str, str], deque[str]] = defaultdict(deque)
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         try:
-            rows = conn.execute("SELECT task, prompt, parsed_answer FROM llm_calls ORDER BY id").fetchall()
+            rows = conn.execute("SELECT tick, task, prompt, parsed_answer FROM llm_calls ORDER BY id").fetchall()
         except sqlite3.DatabaseError as e:
             raise CassetteMiss(f"{path}: not a smalltown save with a call log ({e})") from None
         finally:
             conn.close()
-        for task, prompt, parsed in rows:
-            self._answers[(task, prompt)].append(parsed)
-        self.recorded = len(rows)
+        self._rows = rows
+        self.start_after(after_tick)
+
+    def start_after(self, tick: int) -> None:
+        """Replay only the calls recorded after `tick` (the run has asked the earlier ones)."""
+        self.after_tick = tick
+        self._answers: dict[tuple[str, str], deque[str]] = defaultdict(deque)
+        n = 0
+        for t, task, prompt, parsed in self._rows:
+            if t > tick:
+                self._answers[(task, prompt)].append(parsed)
+                n += 1
+        self.recorded = n
 
     def answer(self, task: Task, prompt: str) -> Answer:
         queue = self._answers.get((task.name, prompt))

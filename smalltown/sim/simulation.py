@@ -29,6 +29,7 @@ from smalltown.world.paths import Paths
 from smalltown.world.perception import Body, Seen, perceive
 
 TIME_FMT = "%Y-%m-%d %H:%M:%S"
+SNAPSHOT_EVERY = 3600  # game seconds: a snapshot at the first tick of each game hour
 
 
 @dataclass
@@ -166,7 +167,7 @@ class Simulation:
             agent.mind.remember("observation", spec.seed_memories, sim.now)  # seed memories
             if arena:
                 agent.mind.enter(arena.sector, arena.name, list(arena.objects))
-        sim._flush([], {a.name for a in sim.agents}, set(), set(sim.objects))
+        sim._flush([], {a.name for a in sim.agents}, set(), set(sim.objects), snapshot=True)
         return sim
 
     @staticmethod
@@ -245,6 +246,11 @@ class Simulation:
             if agent.using:
                 sim.users.setdefault(agent.using, set()).add(agent.name)
             sim._add(agent)
+        if not save.snapshots():  # a save from before snapshots (schema 2): its first one, now
+            sim.snapshot()
+        start_after = getattr(backend, "start_after", None)
+        if start_after is not None:  # a cassette replays only what was recorded after this tick
+            start_after(sim.tick)
         return sim
 
     def close(self) -> None:
@@ -298,11 +304,13 @@ class Simulation:
                 moved.add(agent.name)
                 if not agent.path:
                     changed.add(agent.name)
-        self._flush(events, changed, moved, dirty_objects)
+        self._flush(events, changed, moved, dirty_objects, snapshot=self._snapshot_due())
         return events
 
-    def _flush(self, events: list[Event], changed: set[str], moved: set[str], dirty_objects: set[str]) -> None:
-        """One transaction: everything this tick (or intervention) changed."""
+    def _flush(self, events: list[Event], changed: set[str], moved: set[str], dirty_objects: set[str],
+               snapshot: bool = False) -> None:
+        """One transaction: everything this tick (or intervention) changed, and the snapshot of
+        the state when one is due."""
         stamp = self.now.strftime(TIME_FMT)
         new_memories, touched, retrievals = [], [], []
         for agent in self.agents:
@@ -336,7 +344,22 @@ class Simulation:
                  c.completion_tokens, c.cached_tokens, c.ms, c.backend, c.model, c.note)
                 for t, c in self._calls)
             self.save.set_meta({"tick": self.tick, "game_time": stamp})
+            if snapshot:
+                self.save.write_snapshot(self.tick, stamp)
         self._calls.clear()
+
+    def _snapshot_due(self) -> bool:
+        """The first tick at or after each game hour (SNAPSHOT_EVERY)."""
+        now = self.now
+        seconds = now.hour * 3600 + now.minute * 60 + now.second
+        return seconds % SNAPSHOT_EVERY < self.world.step_seconds
+
+    def snapshot(self) -> int:
+        """Record a snapshot of the state now (replacing this tick's, if it has one), so the run
+        can be forked or replayed from this moment. Returns the tick."""
+        with self.save.transaction():
+            self.save.write_snapshot(self.tick, self.now.strftime(TIME_FMT))
+        return self.tick
 
     def _perceive(self, emit, changed: set[str]) -> dict[str, list[Seen]]:
         """What each awake agent newly sees this tick (retention drops what it just saw)."""
@@ -475,7 +498,7 @@ class Simulation:
         assert action is not None
         agent.dest = None
         emit(agent.name, "arrived", f"{agent.name} arrives at {pretty(action.address)}",
-             address=action.address, activity=action.activity)
+             address=action.address, activity=action.activity, tile=list(agent.tile))
         obj = self.world.objects[action.address]
         agent.using = action.address
         self.users.setdefault(action.address, set()).add(agent.name)

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
+import struct
+import zlib
 from contextlib import contextmanager
+from functools import cache
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 import sqlite_utils
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
@@ -25,6 +29,103 @@ def is_save(path: str | Path) -> bool:
             return f.read(16) == SQLITE_MAGIC
     except OSError:
         return False
+
+
+# A save from a stranger is data. Its meta values are bounded (the world and map texts as their
+# files are, see world/load.py), and it may hold only the tables and indexes smalltown makes.
+META_MAX_CHARS = {"world_text": 1_000_000, "map_text": 4_000_000}
+META_MAX_OTHER = 1_000_000
+META_MAX_ROWS = 10_000
+
+
+def read_only(path: Path) -> bool:
+    """The file is marked read-only: honoured even for root, who may write anything."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False
+    return not os.access(path, os.W_OK) or not mode & 0o222
+
+
+def explain(path: Path, e: sqlite3.Error) -> str:
+    """An SQLite error as a message that names the save and says what to do."""
+    msg = str(e)
+    if "disk is full" in msg or "database or disk is full" in msg:
+        return (f"{path}: cannot write: the disk is full (or the save reached its size limit); the tick "
+                f"in flight was not saved, and the save is intact up to its last committed tick. "
+                f"Free some space and continue it with `smalltown run {path}`")
+    if "readonly" in msg or "read-only" in msg:
+        return (f"{path}: cannot write: the save is read-only; make it writable, or continue it into "
+                f"a new file with `smalltown run {path} --save NEW.sqlite`")
+    if "unable to open" in msg:
+        return (f"{path}: cannot open ({msg}): is its folder writable? SQLite keeps its write-ahead "
+                f"log ({path.name}-wal) next to the save")
+    if "locked" in msg or "busy" in msg:
+        return f"{path}: another process is writing this save ({msg})"
+    if "malformed" in msg or "not a database" in msg:
+        return f"{path}: the save is damaged ({msg}); `smalltown save check {path}` says more"
+    return f"{path}: {msg}"
+
+
+def _check_header(path: Path) -> None:
+    """A save cut short (a partial download or copy): the header says how long it should be."""
+    with open(path, "rb") as f:
+        header = f.read(100)
+    if len(header) < 100:
+        raise SaveError(f"{path}: truncated: {len(header)} bytes, shorter than an SQLite header")
+    page = struct.unpack(">H", header[16:18])[0]
+    page = 65536 if page == 1 else page
+    change, pages, valid_for = (struct.unpack(">I", header[i:i + 4])[0] for i in (24, 28, 92))
+    for side in (Path(f"{path}-wal"), Path(f"{path}-journal")):
+        if side.exists() and side.stat().st_size > 0:
+            return  # a log SQLite will apply (or roll back) first: the file alone is not the save
+    size = path.stat().st_size
+    if change == valid_for and pages and pages * page > size:
+        raise SaveError(f"{path}: truncated: its header says {pages * page:,} bytes, the file has "
+                        f"{size:,} (an interrupted copy or download?)")
+
+
+@cache
+def known_schema() -> frozenset[tuple[str, str]]:
+    """(type, name) of every table and index a new save has: what an opened save may hold."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        _create_schema(sqlite_utils.Database(conn))
+        return frozenset(conn.execute("SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'"))
+    finally:
+        conn.close()
+
+
+def _check_contents(conn: sqlite3.Connection, path: Path) -> None:
+    """Refuse what smalltown never writes: triggers and views (code that would run when the save
+    is read or written), unknown tables, oversized or non-JSON meta values."""
+    known = known_schema()
+    tables = {name for kind, name in known if kind == "table"}
+    for kind, name, table in conn.execute("SELECT type, name, tbl_name FROM sqlite_master"):
+        if kind in ("trigger", "view"):
+            raise SaveError(f"{path}: refusing to open: it holds a {kind} {name!r}, and smalltown saves "
+                            f"never do (a {kind} runs code stored in the file)")
+        if name.startswith("sqlite_") or (kind, name) in known:
+            continue
+        if kind == "index" and table in tables:
+            continue  # an index someone added: harmless
+        raise SaveError(f"{path}: refusing to open: it holds a {kind} {name!r} that smalltown does not make")
+    if "meta" not in {name for _, name, _ in conn.execute("SELECT type, name, tbl_name FROM sqlite_master")}:
+        raise SaveError(f"{path}: not a smalltown save (no meta table)")
+    rows = conn.execute("SELECT count(*) FROM meta").fetchone()[0]
+    if rows > META_MAX_ROWS:
+        raise SaveError(f"{path}: refusing to open: meta has {rows:,} rows (at most {META_MAX_ROWS:,})")
+    for key, value in conn.execute("SELECT key, value FROM meta"):
+        limit = META_MAX_CHARS.get(key, META_MAX_OTHER)
+        if not isinstance(key, str) or not isinstance(value, str):
+            raise SaveError(f"{path}: meta {key!r}: not text")
+        if len(value) > limit:
+            raise SaveError(f"{path}: refusing to open: meta {key!r} is {len(value):,} characters "
+                            f"(at most {limit:,})")
+        try:
+            json.loads(value)
+        except ValueError:
+            raise SaveError(f"{path}: meta {key!r} is not valid JSON") from None
 
 
 def _create_schema(db: sqlite_utils.Database) -> None:
@@ -54,6 +155,7 @@ def _create_schema(db: sqlite_utils.Database) -> None:
     )
     db["llm_calls"].create_index(["agent", "task"])
     _create_v2(db)
+    _create_v3(db)
 
 
 def _create_v2(db: sqlite_utils.Database) -> None:
@@ -66,7 +168,13 @@ def _create_v2(db: sqlite_utils.Database) -> None:
     db["retrievals"].create_index(["agent", "id"])
 
 
-MIGRATIONS = {1: _create_v2}  # from version N to N + 1
+def _create_v3(db: sqlite_utils.Database) -> None:
+    """Added in schema 3: snapshots of the state (each game hour, and on demand), so a run can be
+    rewound, forked and replayed. A save migrated from 2 has none until it is next run."""
+    db["snapshots"].create({"tick": int, "time": str, "state": bytes}, pk="tick")
+
+
+MIGRATIONS = {1: _create_v2, 2: _create_v3}  # from version N to N + 1
 
 
 class Save:
@@ -94,22 +202,46 @@ class Save:
         return save
 
     @classmethod
-    def open(cls, path: str | Path) -> "Save":
+    def open(cls, path: str | Path, readonly: bool = False) -> "Save":
+        """Open a save to continue it, or only to read it (`readonly`: `save info`, `save check`).
+        Nothing in the file is run: it is checked before use (see _check_contents)."""
         path = Path(path)
         if not path.exists():
             raise SaveError(f"{path}: no such save")
         if not is_save(path):
             raise SaveError(f"{path}: not a smalltown save (not an SQLite database)")
-        save = cls(cls._connect(path), path)
+        _check_header(path)
+        if not readonly and read_only(path):
+            raise SaveError(f"{path}: the save file is read-only; make it writable, or continue it into "
+                            f"a new file with `smalltown run {path} --save NEW.sqlite`")
+        save = cls(cls._connect(path, readonly=True), path)  # nothing is written before it is checked
         try:
+            _check_contents(save.conn, path)
             version = save.meta("schema_version")
         except sqlite3.DatabaseError as e:
+            save.close()
             raise SaveError(f"{path}: not a smalltown save ({e})") from None
+        except SaveError:
+            save.close()
+            raise
         if version is None:
+            save.close()
             raise SaveError(f"{path}: not a smalltown save (no schema version in meta)")
-        if not isinstance(version, int) or version > SCHEMA_VERSION or (version < SCHEMA_VERSION and version not in MIGRATIONS):
-            raise SaveError(f"{path}: save schema version {version}; this smalltown reads versions "
-                            f"up to {SCHEMA_VERSION} (a newer smalltown wrote it?)")
+        if not isinstance(version, int) or isinstance(version, bool):
+            save.close()
+            raise SaveError(f"{path}: not a smalltown save (schema version {version!r} is not a number)")
+        if version > SCHEMA_VERSION:
+            save.close()
+            raise SaveError(f"{path}: written by a newer smalltown (save schema version {version}; this "
+                            f"smalltown reads versions up to {SCHEMA_VERSION}): update smalltown to open it")
+        if version < SCHEMA_VERSION and version not in MIGRATIONS:
+            save.close()
+            raise SaveError(f"{path}: save schema version {version} is too old: this smalltown migrates "
+                            f"versions {min(MIGRATIONS, default=SCHEMA_VERSION)} to {SCHEMA_VERSION}")
+        if readonly:
+            return save  # read as it is: migrating would write to it
+        save.conn.close()
+        save.conn = cls._connect(path)
         while version < SCHEMA_VERSION:
             with save.transaction():
                 MIGRATIONS[version](sqlite_utils.Database(save.conn))
@@ -118,11 +250,22 @@ class Save:
         return save
 
     @staticmethod
-    def _connect(path: Path) -> sqlite3.Connection:
-        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        conn.execute("PRAGMA journal_mode=WAL")
-        # NORMAL in WAL mode: a killed process never corrupts the file or loses a commit
-        conn.execute("PRAGMA synchronous=NORMAL")
+    def _connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
+        try:
+            if readonly:
+                conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True,
+                                       isolation_level=None, check_same_thread=False)
+            else:
+                conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            # a save may come from a stranger: functions with side effects may not run from its schema
+            conn.execute("PRAGMA trusted_schema=OFF")
+            conn.execute("PRAGMA cell_size_check=ON")  # a damaged page is an error, not a crash
+            if not readonly:
+                conn.execute("PRAGMA journal_mode=WAL")
+                # NORMAL in WAL mode: a killed process never corrupts the file or loses a commit
+                conn.execute("PRAGMA synchronous=NORMAL")
+        except sqlite3.Error as e:
+            raise SaveError(explain(path, e)) from None
         return conn
 
     def close(self) -> None:
@@ -132,13 +275,24 @@ class Save:
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        self.conn.execute("BEGIN IMMEDIATE")
+        """All or nothing. A write that fails (a full disk, a read-only file) rolls back and raises
+        SaveError naming the file: the save stays as it was at its last commit."""
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as e:
+            raise SaveError(explain(self.path, e)) from None
         try:
             yield
-        except BaseException:
-            self.conn.execute("ROLLBACK")
+            self.conn.execute("COMMIT")
+        except BaseException as e:
+            if self.conn.in_transaction:  # SQLite may have rolled back already (a full disk)
+                try:
+                    self.conn.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass
+            if isinstance(e, sqlite3.OperationalError):
+                raise SaveError(explain(self.path, e)) from None
             raise
-        self.conn.execute("COMMIT")
 
     def set_meta(self, values: dict[str, Any]) -> None:
         self.conn.executemany(
@@ -214,7 +368,8 @@ class Save:
         return dict(self.conn.execute("SELECT address, state FROM objects"))
 
     def count(self, table: str) -> int:
-        assert table in {"agents", "objects", "memories", "events", "llm_calls", "retrievals", "embeddings"}
+        assert table in {"agents", "objects", "memories", "events", "llm_calls", "retrievals", "embeddings",
+                         "snapshots"}
         return self.conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
 
     def digest(self) -> str:
@@ -233,3 +388,244 @@ class Save:
                 h.update(json.dumps(row).encode())
                 h.update(b"\n")
         return h.hexdigest()
+
+    # --- snapshots (schema 3): rewinding and forking ------------------------------------------
+
+    # (tick, {agent: parsed state}) of the last snapshot this Save wrote: the next one stores only
+    # what changed in each agent's state since then (see the format below)
+    _last_snapshot: tuple[int, dict[str, dict]] | None = None
+
+    def write_snapshot(self, tick: int, time: str) -> int:
+        """Record the state as it is now as the snapshot at `tick` (replacing one already there);
+        call it inside the transaction that committed the tick. Returns its size in bytes."""
+        blob, states = build_snapshot(self.conn, tick, time, self._last_snapshot)
+        self.conn.execute("INSERT OR REPLACE INTO snapshots(tick, time, state) VALUES (?, ?, ?)",
+                          (tick, time, blob))
+        self._last_snapshot = (tick, states)
+        return len(blob)
+
+    def snapshots(self) -> list[tuple[int, str]]:
+        """(tick, game time) of every snapshot, oldest first."""
+        return snapshot_list(self.conn)
+
+    def snapshot(self, tick: int) -> dict | None:
+        """The snapshot at exactly `tick`, decoded (see the format below), or None."""
+        return read_snapshot(self.conn, tick)
+
+    def rewind(self, tick: int) -> dict[str, int]:
+        """Cut the save back to its snapshot at `tick`: what happened after it (events, calls,
+        retrievals, memories, later snapshots) is deleted, and the agents, objects, clock and
+        memories' last access are as they were then. Returns how many rows were dropped, by table.
+        Use it on a copy (see smalltown/sim/fork.py): the future it deletes is gone."""
+        snap = read_snapshot(self.conn, tick)
+        if snap is None:
+            raise SaveError(f"{self.path}: no snapshot at tick {tick}")
+        agents = agent_rows_at(self.conn, tick)
+        accessed = accessed_at(self.conn, tick)
+        dropped: dict[str, int] = {}
+        self._last_snapshot = None
+        with self.transaction():
+            for table in SNAPSHOT_LOGS:
+                cur = self.conn.execute(f"DELETE FROM {table} WHERE id > ?", (snap["last_ids"][table],))
+                dropped[table] = cur.rowcount
+            kept = snap["memory_ids"]  # per agent: ids grow within an agent's stream
+            n = self.conn.execute("DELETE FROM memories WHERE agent NOT IN (SELECT value FROM json_each(?))",
+                                  (json.dumps(list(kept)),)).rowcount
+            for agent, last in kept.items():
+                n += self.conn.execute("DELETE FROM memories WHERE agent = ? AND id > ?", (agent, last)).rowcount
+            dropped["memories"] = n
+            self.conn.execute("UPDATE memories SET last_accessed = created")
+            self.conn.executemany("UPDATE memories SET last_accessed = ? WHERE id = ?",
+                                  ((t, i) for i, t in accessed.items()))
+            self.conn.execute("DELETE FROM agents")
+            self.conn.executemany("INSERT INTO agents(name, x, y, dest, action, address, state) "
+                                  "VALUES (?,?,?,?,?,?,?)", agents)
+            self.conn.execute("DELETE FROM objects")
+            self.conn.executemany("INSERT INTO objects(address, state) VALUES (?, ?)", snap["objects"])
+            self.set_meta(snap["meta"])
+            dropped["snapshots"] = self.conn.execute("DELETE FROM snapshots WHERE tick > ?", (tick,)).rowcount
+            # the embedding cache keeps query texts: only those of retrievals still in the log
+            dropped["embeddings"] = self.conn.execute(
+                "DELETE FROM embeddings WHERE text NOT IN (SELECT query FROM retrievals) "
+                "AND text NOT IN (SELECT description FROM memories)").rowcount
+        return dropped
+
+
+# --- snapshots: the format ---------------------------------------------------------------------
+#
+# One row per snapshot: (tick, game time, zlib-compressed JSON). The JSON holds what
+# Simulation.open reads and a run changes after the fact:
+#   meta        the clock and settings (SNAPSHOT_META)
+#   agents      [name, x, y, dest, action, address, activity] of every agent
+#   states      each agent's state text (the agents table's `state` column), as
+#                 {"full": parsed} or {"text": verbatim} in a states base (`states_base`: the
+#                 first snapshot a Save object writes: a new run's, a resumed run's first), else
+#                 {"set": {key: value}, "drop": [key]} against the previous snapshot's, for the
+#                 agents whose state changed (a diff is used only when it re-creates the text
+#                 exactly; `hash` checks it when read)
+#   objects     every objects row
+#   memory_ids  per agent, its highest memory id then (ids only grow within an agent's stream)
+#   last_ids    the highest id of each log table (events, llm_calls, retrievals) then
+#   accessed    [id, last_accessed] of memories whose last access is not their creation time:
+#               all of them in the save's first snapshot (`since` null), else only those
+#               accessed at or after the previous snapshot's time `since` (a memory's last access
+#               only moves forward to the current time, so the rest are as the previous snapshot
+#               had them, or as created)
+# Memories themselves are not copied: they are immutable once written, except their last access
+# (and, before the first snapshot, a schema-1 save's importance and vector, completed on opening).
+
+SNAPSHOT_FORMAT = 1
+SNAPSHOT_META = ("tick", "game_time", "settings")  # the meta that changes as a run goes
+SNAPSHOT_LOGS = ("events", "llm_calls", "retrievals")  # append-only logs, cut back by id
+SNAPSHOT_MAX_BYTES = 256 * 1024 * 1024  # decompressed: a hostile file cannot be a zip bomb
+
+
+def _hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def build_snapshot(conn: sqlite3.Connection, tick: int, time: str,
+                   last: tuple[int, dict[str, dict]] | None) -> tuple[bytes, dict[str, dict]]:
+    """The snapshot at `tick` (compressed) and the agents' parsed states (for the next one's diff).
+    `last`: the previous snapshot's parsed states, if this process wrote it."""
+    prev = conn.execute("SELECT tick, time FROM snapshots WHERE tick < ? ORDER BY tick DESC LIMIT 1",
+                        (tick,)).fetchone()
+    since = prev[1] if prev else None
+    base = prev is None or last is None or last[0] != prev[0]
+    meta = {k: json.loads(v) for k, v in conn.execute(
+        f"SELECT key, value FROM meta WHERE key IN ({','.join('?' * len(SNAPSHOT_META))})", SNAPSHOT_META)}
+    if since is None:
+        accessed = conn.execute("SELECT id, last_accessed FROM memories WHERE last_accessed IS NOT created "
+                                "ORDER BY id")
+    else:
+        accessed = conn.execute("SELECT id, last_accessed FROM memories WHERE last_accessed >= ? ORDER BY id",
+                                (since,))
+    agents, states, parsed, hashes = [], {}, {}, {}
+    for name, x, y, dest, action, address, text in conn.execute(
+            "SELECT name, x, y, dest, action, address, state FROM agents ORDER BY name"):
+        try:
+            now = json.loads(text)
+        except (TypeError, ValueError):
+            now = None
+        activity = (now.get("action") or {}).get("activity") if isinstance(now, dict) else None
+        agents.append([name, x, y, dest, action, address, activity])
+        hashes[name] = _hash(text or "")
+        if not isinstance(now, dict):
+            states[name] = {"text": text}
+            continue
+        parsed[name] = now
+        before = None if base else last[1].get(name)
+        if before is None:
+            states[name] = {"full": now} if json.dumps(now) == text else {"text": text}
+            continue
+        if before == now:
+            continue
+        diff = {"set": {k: v for k, v in now.items() if k not in before or before[k] != v},
+                "drop": [k for k in before if k not in now]}
+        states[name] = diff if json.dumps(_apply(before, diff)) == text else {"text": text}
+    state = {
+        "format": SNAPSHOT_FORMAT, "tick": tick, "time": time, "since": since, "meta": meta,
+        "agents": agents, "states_base": base, "states": states, "hash": hashes,
+        "objects": conn.execute("SELECT address, state FROM objects ORDER BY address").fetchall(),
+        "memory_ids": dict(conn.execute("SELECT agent, max(id) FROM memories GROUP BY agent ORDER BY agent")),
+        "last_ids": {t: conn.execute(f"SELECT coalesce(max(id), 0) FROM {t}").fetchone()[0]
+                     for t in SNAPSHOT_LOGS},
+        "accessed": accessed.fetchall(),
+    }
+    return zlib.compress(json.dumps(state, separators=(",", ":")).encode(), 9), parsed
+
+
+def _apply(before: dict, diff: dict) -> dict:
+    """A state re-created from the previous one and a diff, keys in the same order as a fresh
+    `json.dumps` of the state would have them (changed keys keep their place)."""
+    out = {k: v for k, v in before.items() if k not in diff["drop"]}
+    out.update(diff["set"])
+    return out
+
+
+def decode_snapshot(blob: bytes, where: str = "save") -> dict:
+    try:
+        d = zlib.decompressobj()
+        raw = d.decompress(blob, SNAPSHOT_MAX_BYTES)
+        if d.unconsumed_tail:
+            raise SaveError(f"{where}: a snapshot is larger than {SNAPSHOT_MAX_BYTES:,} bytes")
+        state = json.loads(raw)
+    except (zlib.error, ValueError, TypeError) as e:
+        raise SaveError(f"{where}: a snapshot is damaged ({e})") from None
+    if not isinstance(state, dict) or state.get("format") != SNAPSHOT_FORMAT:
+        raise SaveError(f"{where}: a snapshot in an unknown format")
+    return state
+
+
+def has_snapshots(conn: sqlite3.Connection) -> bool:
+    """The save has a snapshots table (schema 3); a read-only reader may meet older saves."""
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='snapshots'").fetchone() is not None
+
+
+def snapshot_list(conn: sqlite3.Connection) -> list[tuple[int, str]]:
+    if not has_snapshots(conn):
+        return []
+    return conn.execute("SELECT tick, time FROM snapshots ORDER BY tick").fetchall()
+
+
+def read_snapshot(conn: sqlite3.Connection, tick: int) -> dict | None:
+    if not has_snapshots(conn):
+        return None
+    row = conn.execute("SELECT state FROM snapshots WHERE tick = ?", (tick,)).fetchone()
+    return decode_snapshot(row[0]) if row else None
+
+
+def snapshot_at_or_before(conn: sqlite3.Connection, tick: int) -> dict | None:
+    """The latest snapshot at or before `tick`, decoded, or None."""
+    if not has_snapshots(conn):
+        return None
+    row = conn.execute("SELECT state FROM snapshots WHERE tick <= ? ORDER BY tick DESC LIMIT 1",
+                       (tick,)).fetchone()
+    return decode_snapshot(row[0]) if row else None
+
+
+def _chain(conn: sqlite3.Connection, tick: int, is_base) -> list[dict]:
+    """The snapshots from the latest one at or before `tick` back to a base (`is_base`), oldest first."""
+    chain = []
+    for (blob,) in conn.execute("SELECT state FROM snapshots WHERE tick <= ? ORDER BY tick DESC", (tick,)):
+        snap = decode_snapshot(blob)
+        chain.append(snap)
+        if is_base(snap):
+            break
+    chain.reverse()
+    return chain
+
+
+def agent_rows_at(conn: sqlite3.Connection, tick: int) -> list[tuple]:
+    """The agents rows (name, x, y, dest, action, address, state) as of the snapshot at `tick`."""
+    chain = _chain(conn, tick, lambda s: s["states_base"])
+    if not chain or chain[-1]["tick"] != tick or not chain[0]["states_base"]:
+        raise SaveError(f"no complete snapshot at tick {tick}")
+    states: dict[str, dict | str] = {}
+    for snap in chain:
+        for name, entry in snap["states"].items():
+            if "full" in entry:
+                states[name] = entry["full"]
+            elif "text" in entry:
+                states[name] = entry["text"]
+            else:
+                before = states[name]
+                states[name] = _apply(before if isinstance(before, dict) else json.loads(before), entry)
+    last = chain[-1]
+    rows = []
+    for name, x, y, dest, action, address, _activity in last["agents"]:
+        state = states[name]
+        text = state if isinstance(state, str) or state is None else json.dumps(state)
+        if _hash(text or "") != last["hash"][name]:
+            raise SaveError(f"the snapshot at tick {tick} does not re-create {name}'s state exactly")
+        rows.append((name, x, y, dest, action, address, text))
+    return rows
+
+
+def accessed_at(conn: sqlite3.Connection, tick: int) -> dict[int, str]:
+    """Memories' last access as of the snapshot at or before `tick`, for those whose last access
+    is not their creation time: the save's first snapshot's list, updated by each later one."""
+    out: dict[int, str] = {}
+    for snap in _chain(conn, tick, lambda s: s["since"] is None):
+        out.update((int(i), t) for i, t in snap["accessed"])
+    return out

@@ -16,6 +16,8 @@ from smalltown.world.model import (
     BLOCKED_KINDS,
     AgentSpec,
     Arena,
+    Fact,
+    Gathering,
     Object,
     Sector,
     TileMap,
@@ -26,31 +28,60 @@ from smalltown.world.schema import MapIn, WorldIn
 from smalltown.world.toml_lines import TomlLines
 
 
+# A world or map from a stranger is data of bounded size (the bundled ones are tens of kB).
+WORLD_MAX_BYTES = 1_000_000
+MAP_MAX_BYTES = 4_000_000
+MAP_MAX_SIDE = 1000  # tiles, each way
+
+
+def read_text_capped(path: Path, limit: int, label: str | None = None) -> str:
+    """A file's text, refusing one over `limit` bytes without reading it all (nor waiting on a
+    device or pipe named as a world)."""
+    label = label or str(path)
+    if path.exists() and not path.is_file():
+        raise WorldError([Problem(label, None, "not a regular file")])
+    with open(path, "rb") as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise WorldError([Problem(label, None, f"too large: over {limit:,} bytes (the limit)")])
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise WorldError([Problem(label, None, f"cannot read: not UTF-8 text ({e.reason} at byte {e.start})")]) from None
+
+
+def _check_size(source: str, text: str, limit: int) -> None:
+    if len(text.encode("utf-8")) > limit:
+        raise WorldError([Problem(source, None, f"too large: over {limit:,} bytes (the limit)")])
+
+
 def load_world(path: str | Path) -> World:
     """Read a world file (and the map it names) from disk."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text_capped(path, WORLD_MAX_BYTES)
     except FileNotFoundError:
         raise WorldError([Problem(str(path), None, "file not found")]) from None
-    except (OSError, UnicodeDecodeError) as e:
+    except OSError as e:
         raise WorldError([Problem(str(path), None, f"cannot read: {e}")]) from None
     doc, lines = _parse(str(path), text, WorldIn)
     map_path = (path.parent / doc.map).resolve()
     map_label = os.path.normpath(path.parent / doc.map)
     try:
-        map_text = map_path.read_text(encoding="utf-8")
+        map_text = read_text_capped(map_path, MAP_MAX_BYTES, map_label)
     except FileNotFoundError:
         raise WorldError(
             [Problem(str(path), lines.line_of(("map",)), f"map file not found: {map_label}")]
         ) from None
-    except (OSError, UnicodeDecodeError) as e:
+    except OSError as e:
         raise WorldError([Problem(map_label, None, f"cannot read: {e}")]) from None
     return build_world(str(path), text, map_label, map_text, doc, lines)
 
 
 def load_world_text(source: str, text: str, map_source: str, map_text: str) -> World:
-    """Rebuild a world from texts stored in a save."""
+    """Rebuild a world from texts stored in a save (or a world pack): bounded as files are."""
+    _check_size(source, text, WORLD_MAX_BYTES)
+    _check_size(map_source, map_text, MAP_MAX_BYTES)
     doc, lines = _parse(source, text, WorldIn)
     return build_world(source, text, map_source, map_text, doc, lines)
 
@@ -107,6 +138,10 @@ def build_world(
     width = len(tile_rows[0]) if tile_rows else 0
     if not tile_rows or width == 0:
         problems.append(Problem(map_source, tiles_line - 1, "the tile layer is empty"))
+        raise WorldError(problems)
+    if max(width, len(tile_rows)) > MAP_MAX_SIDE:
+        problems.append(Problem(map_source, tiles_line - 1, f"the tile layer is {width}x{len(tile_rows)} "
+                                f"tiles: at most {MAP_MAX_SIDE} each way"))
         raise WorldError(problems)
     for i, row in enumerate(tile_rows):
         if len(row) != width:
@@ -258,14 +293,73 @@ def build_world(
         knows = tuple(dict.fromkeys([adoc.home, *adoc.knows]))
         agents.append(AgentSpec(adoc.name, adoc.age, adoc.traits, adoc.description,
                                 adoc.home, spawn, knows))
+    facts, gatherings = _news(source, doc, lines, agents, sectors, problems)
     if problems:
         raise WorldError(problems)
     return World(
         name=doc.name, source=source, text=text, map_source=map_source, map_text=map_text,
         map=tilemap, start=doc.start.replace(tzinfo=None), step_seconds=doc.step_seconds,
         seed=doc.seed, sectors=sectors, agents=agents, arenas=arenas, objects=objects,
-        settings=dict(doc.settings),
+        settings=dict(doc.settings), facts=facts, gatherings=gatherings,
     )
+
+
+def _news(source: str, doc: WorldIn, lines: TomlLines, agents: list[AgentSpec], sectors: dict[str, Sector],
+          problems: list[Problem]) -> tuple[list[Fact], list[Gathering]]:
+    """[[facts]] and [[gatherings]]: what `smalltown eval town` measures. A fact's keywords must
+    find it in the seed memories of exactly the agents said to know it at the start, so a
+    diffusion count never rests on keywords that miss (or over-reach)."""
+    wline = lines.line_of
+    by_name = {a.name: a for a in agents}
+    facts: list[Fact] = []
+    for k, fdoc in enumerate(doc.facts):
+        fpath = ("facts", k)
+        if any(f.name == fdoc.name for f in facts):
+            problems.append(Problem(source, wline(fpath + ("name",)), f"duplicate fact name {fdoc.name!r}"))
+        empty = [kw for kw in fdoc.keywords if any(not alt.strip() for alt in kw.split("|"))]
+        for kw in empty:
+            problems.append(Problem(source, wline(fpath + ("keywords",)),
+                f"fact {fdoc.name!r}: keyword {kw!r} is blank or has a blank alternative"))
+        fact = Fact(fdoc.name, fdoc.text, tuple(k.strip() for k in fdoc.keywords),
+                    fdoc.question or f"Did you know that {fdoc.text.rstrip('.')}?", tuple(fdoc.known_by))
+        facts.append(fact)
+        for name in fdoc.known_by:
+            if name not in by_name:
+                problems.append(Problem(source, wline(fpath + ("known_by",)),
+                    f"fact {fdoc.name!r}: unknown agent {name!r} in known_by"))
+        for a in agents if not empty else ():
+            seeded = any(fact.about(m) for m in a.seed_memories)
+            if seeded and a.name not in fdoc.known_by:
+                problems.append(Problem(source, wline(fpath + ("known_by",)),
+                    f"fact {fdoc.name!r}: {a.name}'s description matches its keywords, but known_by "
+                    f"does not list {a.name} (add the name, or make the keywords narrower)"))
+            elif not seeded and a.name in fdoc.known_by:
+                problems.append(Problem(source, wline(fpath + ("known_by",)),
+                    f"fact {fdoc.name!r}: known_by lists {a.name}, but no phrase of {a.name}'s "
+                    f"description matches the keywords {list(fact.keywords)}"))
+    gatherings: list[Gathering] = []
+    fact_names = {f.name for f in facts}
+    for k, gdoc in enumerate(doc.gatherings):
+        gpath = ("gatherings", k)
+        place = gdoc.place.replace(": ", ":").strip()
+        sector, _, arena = place.partition(":")
+        if sector not in sectors or (arena and arena not in sectors[sector].arenas):
+            problems.append(Problem(source, wline(gpath + ("place",)),
+                f"gathering {gdoc.name!r}: unknown place {gdoc.place!r} (a sector, or 'sector:arena')"))
+        start, end = gdoc.start.replace(tzinfo=None), gdoc.end.replace(tzinfo=None)
+        if end <= start:
+            problems.append(Problem(source, wline(gpath + ("end",)),
+                f"gathering {gdoc.name!r}: end {end:%Y-%m-%d %H:%M} is not after start {start:%Y-%m-%d %H:%M}"))
+        if gdoc.host is not None and gdoc.host not in by_name:
+            problems.append(Problem(source, wline(gpath + ("host",)),
+                f"gathering {gdoc.name!r}: unknown host {gdoc.host!r} (no such agent)"))
+        if gdoc.fact is not None and gdoc.fact not in fact_names:
+            problems.append(Problem(source, wline(gpath + ("fact",)),
+                f"gathering {gdoc.name!r}: unknown fact {gdoc.fact!r} (declare it in [[facts]])"))
+        if any(g.name == gdoc.name for g in gatherings):
+            problems.append(Problem(source, wline(gpath + ("name",)), f"duplicate gathering name {gdoc.name!r}"))
+        gatherings.append(Gathering(gdoc.name, place, start, end, gdoc.host, gdoc.fact))
+    return facts, gatherings
 
 
 def _main_component(comps: np.ndarray, doc: WorldIn) -> int | None:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 
 import numpy as np
 
@@ -100,6 +102,45 @@ class AgentSpec:
         return self.name.split()[0]
 
 
+@dataclass(frozen=True)
+class Fact:
+    """A piece of news to follow through the town (SPEC 9: information diffusion)."""
+
+    name: str
+    text: str
+    keywords: tuple[str, ...]  # each must appear in a memory about the fact; "a|b" accepts either
+    question: str  # what an interview asks about it
+    known_by: tuple[str, ...]  # agents who know it at the start
+
+    def about(self, text: str) -> bool:
+        """A text is about the fact when every keyword (or one of its alternatives) starts a
+        word in it, in any case: "mayor" matches "mayoral", not "Dismayor"."""
+        return all(_pattern(k).search(text) for k in self.keywords)
+
+
+@lru_cache(maxsize=1024)
+def _pattern(keyword: str) -> re.Pattern[str]:
+    alts = [a.strip() for a in keyword.split("|") if a.strip()]
+    return re.compile(r"\b(?:" + "|".join(re.escape(a) for a in alts) + ")", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Gathering:
+    """An event agents may coordinate around (the party at Hobbs Cafe, February 14, 5-7 pm)."""
+
+    name: str
+    place: str  # a sector, or a sector:arena address
+    start: datetime
+    end: datetime
+    host: str | None = None
+    fact: str | None = None  # the fact that announces it
+
+    def holds(self, arena_address: str | None) -> bool:
+        """The arena is the place, or inside it."""
+        return arena_address is not None and (arena_address == self.place
+                                              or arena_address.startswith(self.place + ":"))
+
+
 @dataclass
 class World:
     name: str
@@ -116,6 +157,8 @@ class World:
     arenas: list[Arena] = field(default_factory=list)
     objects: dict[str, Object] = field(default_factory=dict)
     settings: dict[str, bool | int | float] = field(default_factory=dict)  # the file's [settings]
+    facts: list[Fact] = field(default_factory=list)  # news eval follows (SPEC 9)
+    gatherings: list[Gathering] = field(default_factory=list)
 
     def arena_at(self, tile: Tile) -> Arena | None:
         if not self.map.in_bounds(tile):

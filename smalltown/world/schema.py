@@ -2,14 +2,49 @@
 
 from __future__ import annotations
 
+import unicodedata
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 from smalltown.world.model import TILE_KINDS
 
 Name = Field(min_length=1, max_length=120)
+
+
+# Text from a world file reaches every prompt (quoted there, see llm/tasks.py) and the screen:
+# names are one line without double quotes or backslashes (prompts show them unquoted); short
+# texts are one line; longer texts may hold line breaks and tabs. No other control characters.
+def _breaks(c: str) -> bool:
+    return unicodedata.category(c) in ("Cc", "Zl", "Zp")
+
+
+def _name(v: str) -> str:
+    for c in v:
+        if _breaks(c) or c in '"\\':
+            raise ValueError(f"{c!r} is not allowed in a name: names are one line, without control "
+                             f"characters, double quotes or backslashes")
+    return v
+
+
+def _one_line(v: str) -> str:
+    for c in v:
+        if _breaks(c):
+            raise ValueError(f"{c!r} is not allowed here: one line of text, without control characters")
+    return v
+
+
+def _text(v: str) -> str:
+    for c in v:
+        if _breaks(c) and c not in "\n\t\r":
+            raise ValueError(f"control character {c!r} is not allowed in text")
+    return v
+
+
+NameStr = Annotated[str, Field(min_length=1, max_length=120), AfterValidator(_name)]
+LineStr = Annotated[str, AfterValidator(_one_line)]
+TextStr = Annotated[str, AfterValidator(_text)]
 TileIn = tuple[int, int]
 Kind = Literal[TILE_KINDS]  # type: ignore[valid-type]
 
@@ -19,14 +54,14 @@ class _Strict(BaseModel):
 
 
 class ObjectIn(_Strict):
-    name: str = Name
-    tiles: list[TileIn] = Field(min_length=1)
-    state: str = Field(default="idle", min_length=1, max_length=200)
+    name: NameStr
+    tiles: list[TileIn] = Field(min_length=1, max_length=1000)
+    state: LineStr = Field(default="idle", min_length=1, max_length=200)
 
 
 class ArenaIn(_Strict):
     code: str = Field(min_length=1, max_length=1)
-    objects: list[ObjectIn] = Field(default_factory=list)
+    objects: list[ObjectIn] = Field(default_factory=list, max_length=1000)
 
     @field_validator("code")
     @classmethod
@@ -37,28 +72,52 @@ class ArenaIn(_Strict):
 
 
 class SectorIn(_Strict):
-    arenas: dict[str, ArenaIn] = Field(min_length=1)
+    arenas: dict[NameStr, ArenaIn] = Field(min_length=1, max_length=1000)
 
 
 class AgentIn(_Strict):
-    name: str = Name
+    name: NameStr
     age: int = Field(ge=0, le=150)
-    traits: str = Field(min_length=1, max_length=400)
-    description: str = Field(min_length=1, max_length=8000)
-    home: str = Name
+    traits: LineStr = Field(min_length=1, max_length=400)
+    description: TextStr = Field(min_length=1, max_length=8000)
+    home: NameStr
     spawn: TileIn
-    knows: list[str] = Field(default_factory=list)
+    knows: list[NameStr] = Field(default_factory=list, max_length=1000)
+
+
+class FactIn(_Strict):
+    """A piece of news `smalltown eval town` follows through the town (SPEC 9)."""
+
+    name: NameStr
+    text: LineStr = Field(min_length=1, max_length=400)
+    # every keyword must appear in a memory about the fact; "a|b" accepts either
+    keywords: list[Annotated[LineStr, Field(min_length=1, max_length=120)]] = Field(min_length=1, max_length=20)
+    question: LineStr = Field(default="", max_length=400)  # asked in interviews; default from text
+    known_by: list[NameStr] = Field(default_factory=list, max_length=1000)
+
+
+class GatheringIn(_Strict):
+    """An event agents may coordinate around: who was invited, who planned to come, who came."""
+
+    name: NameStr
+    place: LineStr = Field(min_length=1, max_length=300)  # a sector, or sector:arena
+    start: datetime
+    end: datetime
+    host: NameStr | None = None
+    fact: NameStr | None = None  # the fact announcing it: knowing it before the start is an invitation
 
 
 class WorldIn(_Strict):
-    name: str = Name
-    map: str = Field(min_length=1)
+    name: NameStr
+    map: LineStr = Field(min_length=1, max_length=300)
     start: datetime
     step_seconds: int = Field(default=10, gt=0, le=3600)
     seed: int = 0
-    settings: dict[str, bool | int | float] = Field(default_factory=dict)  # overrides of config.Settings
-    sectors: dict[str, SectorIn] = Field(min_length=1)
-    agents: list[AgentIn] = Field(min_length=1)
+    settings: dict[str, bool | int | float] = Field(default_factory=dict, max_length=100)  # overrides of config.Settings
+    sectors: dict[NameStr, SectorIn] = Field(min_length=1, max_length=1000)
+    agents: list[AgentIn] = Field(min_length=1, max_length=1000)
+    facts: list[FactIn] = Field(default_factory=list, max_length=100)  # what eval measures
+    gatherings: list[GatheringIn] = Field(default_factory=list, max_length=100)
 
 
 class LayersIn(_Strict):
@@ -67,8 +126,8 @@ class LayersIn(_Strict):
 
 
 class MapIn(_Strict):
-    name: str = ""
-    legend: dict[str, Kind]
+    name: LineStr = Field(default="", max_length=120)
+    legend: dict[str, Kind] = Field(max_length=200)
     layers: LayersIn
 
     @field_validator("legend")

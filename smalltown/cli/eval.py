@@ -1,0 +1,282 @@
+"""`smalltown eval interview | town | ablate`: measure a town the way the paper did (SPEC 9).
+
+Eval never changes the save it is given: it works on a copy (kept with --copy FILE, where every
+model call it made is logged like any other)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from rich.markup import escape as esc
+from rich.text import Text
+
+from smalltown.cli.main import add_backend_args
+from smalltown.eval import EvalError
+
+DEFAULT_CONDITIONS = "full,no-reflection,no-planning,no-memory"
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    ev = sub.add_parser("eval", help="measure a town as the paper did: interviews, diffusion, relationships, "
+                                     "coordination, ablations", description=__doc__.split("\n\n")[0])
+    esub = ev.add_subparsers(dest="eval_command", required=True, metavar="MEASURE")
+
+    iv = esub.add_parser("interview", help="the paper's 25 questions to each agent, under each ablation if asked")
+    iv.add_argument("save", metavar="SAVE")
+    iv.add_argument("--agents", metavar="A,B", help="full or first names (default: every agent)")
+    iv.add_argument("--conditions", default="full", metavar="C,...",
+                    help=f"answer under each of these side by side (default full; all: {DEFAULT_CONDITIONS})")
+    iv.add_argument("--as", dest="persona", default="the interviewer", metavar="PERSONA", help="who is asking")
+    _common(iv)
+
+    town = esub.add_parser("town", help="information diffusion, relationships and coordination, from memory "
+                                        "and the event log (and, with --ask, from the agents' answers)")
+    town.add_argument("save", metavar="SAVE")
+    town.add_argument("--ask", action="store_true",
+                      help="also ask every agent 'Did you know ...?' and 'Do you know of X?' (the interview "
+                           "task), checking each yes against its memory")
+    town.add_argument("--facts", metavar="WORLD",
+                      help="take [[facts]] and [[gatherings]] from this world file (for a save whose world "
+                           "declares none)")
+    _common(town)
+
+    ab = esub.add_parser("ablate", help="run a world under each ablation (same seed), measures side by side")
+    ab.add_argument("world", metavar="WORLD")
+    ab.add_argument("--until", required=True, metavar="WHEN", help="game time to run to: '+2d', '2023-02-15 06:00'")
+    ab.add_argument("--conditions", default=DEFAULT_CONDITIONS, metavar="C,...", help=f"default {DEFAULT_CONDITIONS}")
+    ab.add_argument("--ask", action="store_true", help="also measure by asking the agents (see eval town --ask)")
+    ab.add_argument("--overwrite", action="store_true", help="replace the runs already in --out")
+    ab.add_argument("--set", action="append", metavar="NAME=VALUE", help="a setting for every condition's run")
+    _common(ab, out_required=True, copy=False)
+
+
+def _common(p: argparse.ArgumentParser, out_required: bool = False, copy: bool = True) -> None:
+    p.add_argument("--out", metavar="DIR", required=out_required,
+                   help="write report.html, report.md (plots in plots/) and report.json here")
+    p.add_argument("--json", action="store_true", help="print the measures as JSON")
+    if copy:
+        p.add_argument("--copy", metavar="FILE", help="keep the copy of the save eval worked on (with its "
+                                                      "interviews and model calls) in FILE")
+    add_backend_args(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        return {"interview": interview, "town": town, "ablate": ablate}[args.eval_command](args)
+    except EvalError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+
+
+# --- shared -------------------------------------------------------------------------------------------
+
+
+@contextmanager
+def working_copy(save: str, keep: str | None) -> Iterator[Path]:
+    from smalltown.eval.town import copy_save
+
+    if keep and Path(keep).resolve() == Path(save).resolve():
+        raise EvalError("--copy must name another file than the save")
+    if keep and Path(keep).exists():
+        raise EvalError(f"--copy {keep}: a file is already there")
+    with tempfile.TemporaryDirectory(prefix="smalltown-eval-") as tmp:
+        yield copy_save(save, Path(keep) if keep else Path(tmp) / "copy.sqlite")
+
+
+def open_copy(path: Path, args: argparse.Namespace):
+    from smalltown.cli.main import backend_options
+    from smalltown.llm.registry import choose_backend, make_backend, make_embedder
+    from smalltown.sim.simulation import Simulation
+
+    opts = backend_options(args)
+    name = choose_backend(args.backend, opts)
+    return Simulation.open(path, make_backend(name, Simulation.peek_seed(path), opts), embedder=make_embedder(opts))
+
+
+@contextmanager
+def progress(total: int, what: str) -> Iterator:
+    """A bar on stderr advanced once per answer."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn(what), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(what, total=total)
+        yield lambda _answer: bar.advance(task)
+
+
+def measure_save(save: str, args: argparse.Namespace, keep: str | None = None) -> dict:
+    """The town measures of one save, asked on a copy when --ask."""
+    from smalltown.eval.interview import Interviewer
+    from smalltown.eval.measure import measure_town
+    from smalltown.eval.town import read_town
+    from smalltown.store.save import Save
+    from smalltown.world.load import load_world
+
+    news = load_world(args.facts) if getattr(args, "facts", None) else None
+    with working_copy(save, keep) as copy:
+        if not args.ask:
+            db = Save.open(copy)
+            try:
+                return {"save": str(save), **measure_town(read_town(db, news))}
+            finally:
+                db.close()
+        sim = open_copy(copy, args)
+        try:
+            t = read_town(sim.save, news)
+            n = len(t.agents)
+            with progress(len(t.world.facts) * n + n * (n - 1), "asking") as tick:
+                result = measure_town(t, Interviewer(sim, on_answer=tick))
+            return {"save": str(save), "backend": sim.backend.name, **result}
+        finally:
+            sim.close()
+
+
+def _emit(result: dict, doc, args: argparse.Namespace, show) -> int:
+    from rich.console import Console
+
+    err = Console(stderr=True)
+    paths = doc.write(Path(args.out), result) if args.out else []
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False))
+    else:
+        show(Console(), result)
+    sys.stdout.flush()
+    if paths:
+        err.print(esc(f"report: {paths[0]}  (also {paths[1].name}, {paths[2].name})"))
+    elif not args.json:
+        err.print("[dim]the full report, with plots: add --out DIR[/]")
+    return 0
+
+
+def _clip(text: str, n: int = 240) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+# --- the three measures --------------------------------------------------------------------------------
+
+
+def town(args: argparse.Namespace) -> int:
+    from smalltown.eval.report import town_doc
+
+    result = measure_save(args.save, args, args.copy)
+    return _emit(result, town_doc(result, Path(args.save).name), args, show_town)
+
+
+def show_town(c, r: dict) -> None:
+    from rich.table import Table
+
+    from smalltown.eval.report import headline
+
+    t = Table(title=esc(f"{r['world']}: {r['start']} → {r['end']} ({len(r['agents'])} agents)"), show_lines=True)
+    t.add_column("measure", style="bold")
+    t.add_column("value")
+    for m, v in headline(r):
+        t.add_row(Text(m), Text(v))
+    c.print(t)
+    for d in r["diffusion"]:
+        how = ", ".join(f"{k} {v}" for k, v in d["how"].items())
+        c.print(f"[bold]{esc(d['fact'])}[/]: known at the start by {esc(', '.join(d['start']) or 'nobody')}; "
+                f"learned: {how}; never: {esc(', '.join(d['never']) or 'nobody')}")
+    for g in r["coordination"]:
+        c.print(f"[bold]{esc(g['gathering'])}[/]: there: {esc(', '.join(g['attended']) or 'nobody')}")
+    for note in r["notes"]:
+        c.print(f"[yellow]note:[/] {esc(note)}")
+
+
+def interview(args: argparse.Namespace) -> int:
+    from smalltown.eval.conditions import parse_conditions
+    from smalltown.eval.interview import Interviewer
+    from smalltown.eval.measure import interview_agents
+    from smalltown.eval.questions import QUESTIONS
+    from smalltown.eval.report import interview_doc
+    from smalltown.eval.town import read_town
+
+    conditions = parse_conditions(args.conditions)
+    with working_copy(args.save, args.copy) as copy:
+        sim = open_copy(copy, args)
+        try:
+            t = read_town(sim.save)
+            agents = list(dict.fromkeys(t.check_agents(args.agents.split(",")))) if args.agents else t.agents
+            total = len(agents) * sum(len(qs) for _, qs in QUESTIONS) * len(conditions)
+            with progress(total, "interviewing") as tick:
+                result = interview_agents(t, Interviewer(sim, args.persona, on_answer=tick), agents, conditions)
+            result = {"save": str(args.save), "backend": sim.backend.name, **result}
+        finally:
+            sim.close()
+    return _emit(result, interview_doc(result, Path(args.save).name), args, show_interview)
+
+
+def show_interview(c, r: dict) -> None:
+    from rich.table import Table
+
+    for a in r["agents"]:
+        t = Table(title=esc(a["agent"]), show_lines=True)
+        t.add_column("question", ratio=2)
+        for cond in r["conditions"]:
+            t.add_column(cond, ratio=3)
+        for row in a["answers"]:
+            t.add_row(Text(row["question"]), *(Text(_clip(row["by_condition"][x]["answer"])) for x in r["conditions"]))
+        c.print(t)
+        for note in a["notes"]:
+            c.print(f"[yellow]note:[/] {esc(note)}")
+
+
+def ablate(args: argparse.Namespace) -> int:
+    from smalltown.cli.main import backend_options
+    from smalltown.cli.run import run_headless
+    from smalltown.cli.when import parse_when
+    from smalltown.config import parse_sets
+    from smalltown.eval.conditions import SETTINGS, parse_conditions
+    from smalltown.eval.report import ablate_doc
+    from smalltown.llm.registry import choose_backend, make_backend, make_embedder
+    from smalltown.sim.simulation import Simulation
+    from smalltown.world.load import load_world
+
+    conditions = parse_conditions(args.conditions)
+    world = load_world(args.world)
+    out = Path(args.out)
+    runs = {c: out / f"{c}.sqlite" for c in conditions}
+    there = [str(p) for p in runs.values() if p.exists()]
+    if there and not args.overwrite:
+        raise EvalError(f"already there: {', '.join(there)} (pass --overwrite, or another --out)")
+    opts = backend_options(args)
+    name = choose_backend(args.backend, opts)
+    for c, path in runs.items():
+        sets = {**parse_sets(args.set or []), **SETTINGS[c]}  # the condition wins over --set
+        sim = Simulation.create(world, path, make_backend(name, world.seed, opts), overwrite=True,
+                                sets=[f"{k}={v}" for k, v in sets.items()], embedder=make_embedder(opts))
+        try:
+            until = parse_when(args.until, sim.now)
+        except ValueError as e:
+            sim.close()
+            raise EvalError(f"--until: {e}") from None
+        print(f"condition {c}: {path}", file=sys.stderr)
+        if run_headless(sim, until) != 0:  # closes the simulation
+            print("stopped: the conditions run so far are in their saves", file=sys.stderr)
+            return 130
+    results = {c: measure_save(str(path), args) for c, path in runs.items()}
+    return _emit({"world": world.name, "until": args.until, "conditions": results},
+                 ablate_doc(results, Path(args.world).name), args, show_ablate)
+
+
+def show_ablate(c, r: dict) -> None:
+    from rich.table import Table
+
+    from smalltown.eval.report import headline
+
+    results = r["conditions"]
+    heads = {k: dict(headline(v)) for k, v in results.items()}
+    t = Table(title=esc(f"{r['world']}: ablations to {r['until']}"), show_lines=True)
+    t.add_column("measure", style="bold")
+    for k in results:
+        t.add_column(k)
+    for m in dict.fromkeys(m for h in heads.values() for m in h):
+        t.add_row(Text(m), *(Text(heads[k].get(m, "")) for k in results))
+    c.print(t)

@@ -1,0 +1,138 @@
+"""Sharing and checking files: `world pack`, `world unpack`, `save strip`, `save check`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sqlite3
+import sys
+from pathlib import Path
+
+from smalltown.store.save import Save, SaveError, explain
+
+
+def world_pack(args: argparse.Namespace) -> int:
+    from smalltown.world.pack import SUFFIX, pack
+
+    world = Path(args.path)
+    out = Path(args.output) if args.output else Path(world.stem + SUFFIX)
+    if out.exists() and not args.overwrite:
+        print(f"error: {out}: a file is already there (pass --overwrite)", file=sys.stderr)
+        return 1
+    pack(world, out)
+    print(f"{out}: {out.stat().st_size:,} bytes — the world {world} and its map; "
+          f"install it with `smalltown world unpack {out}` or run it with `smalltown run {out}`")
+    return 0
+
+
+def world_unpack(args: argparse.Namespace) -> int:
+    from smalltown.world.pack import unpack
+
+    installed = unpack(args.path, args.to, force=args.force)
+    print(f"installed {installed} (and its map); run it with `smalltown run {installed}`")
+    return 0
+
+
+# --- saves -------------------------------------------------------------------------------------
+
+
+def save_check(args: argparse.Namespace) -> int:
+    from smalltown.sim.check import check_save
+
+    report = check_save(args.path)
+    if args.json:
+        print(json.dumps(report.to_json()))
+    elif report.ok:
+        c = report.counts
+        print(f"{args.path}: ok — {c.get('agents', 0)} agents, {c.get('memories', 0):,} memories, "
+              f"{c.get('events', 0):,} events, {c.get('llm_calls', 0):,} model calls")
+    else:
+        for problem in report.problems:
+            print(f"{args.path}: {problem}")
+    return 0 if report.ok else 1
+
+
+STRIPPED = ("llm_calls", "snapshots")  # the model call log, and the snapshots a rewind needs
+
+
+def strip_save(src: Path, dst: Path, keep_retrievals: bool = False) -> dict[str, int]:
+    """A smaller copy of a save for sharing: the same town at the same tick (the same digest),
+    without the model call log and snapshots (and the retrieval log, unless kept). Returns the
+    rows dropped per table."""
+    save = Save.open(src, readonly=True)  # a save we would not open is not copied either
+    tmp = dst.with_name(dst.name + ".partial")
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{tmp}{suffix}").unlink(missing_ok=True)
+    try:
+        out = sqlite3.connect(tmp, isolation_level=None)
+        try:
+            save.conn.backup(out)
+            tables = {r[0] for r in out.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            drop = [t for t in (*STRIPPED, *(() if keep_retrievals else ("retrievals",))) if t in tables]
+            dropped = {t: out.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in drop}
+            out.execute("BEGIN")
+            for t in drop:
+                out.execute(f"DELETE FROM {t}")
+            out.execute("INSERT INTO meta(key, value) VALUES ('stripped', ?) ON CONFLICT(key) DO UPDATE "
+                        "SET value=excluded.value", (json.dumps({"from": src.name, "dropped": dropped}),))
+            out.execute("COMMIT")
+            out.execute("VACUUM")
+            out.execute("PRAGMA journal_mode=DELETE")  # one file to share, no -wal beside it
+        finally:
+            out.close()
+        for suffix in ("-wal", "-shm"):
+            Path(f"{dst}{suffix}").unlink(missing_ok=True)
+        tmp.replace(dst)
+    except sqlite3.Error as e:
+        raise SaveError(explain(dst, e)) from None
+    finally:
+        save.close()
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{tmp}{suffix}").unlink(missing_ok=True)
+    return dropped
+
+
+def save_strip(args: argparse.Namespace) -> int:
+    src, dst = Path(args.path), Path(args.output)
+    if dst.exists() and not args.overwrite:
+        print(f"error: {dst}: a file is already there (pass --overwrite)", file=sys.stderr)
+        return 1
+    if dst.resolve() == src.resolve():
+        print(f"error: {dst}: the copy must be another file than the save", file=sys.stderr)
+        return 2
+    before = _size(src)
+    dropped = strip_save(src, dst, keep_retrievals=args.keep_retrievals)
+    after = _size(dst)
+    what = ", ".join(f"{n:,} {t}" for t, n in dropped.items()) or "nothing"
+    print(f"{dst}: {after:,} bytes (the save {src}: {before:,} bytes); dropped {what}")
+    print(f"it opens and continues like the original (`smalltown run {dst}`), but cannot be replayed "
+          f"as a cassette or rewound to a snapshot")
+    return 0
+
+
+def _size(path: Path) -> int:
+    """A save's bytes on disk, its write-ahead log included."""
+    return sum(Path(f"{path}{s}").stat().st_size for s in ("", "-wal") if Path(f"{path}{s}").exists())
+
+
+def refuse_stripped_cassette(replay: str | None) -> None:
+    """A cassette needs the call log `save strip` drops: say so before the first question."""
+    if not replay or not Path(replay).exists():
+        return
+    try:
+        save = Save.open(replay, readonly=True)
+    except SaveError:
+        return  # the cassette reports what is wrong with it
+    try:
+        stripped = save.meta("stripped")
+    finally:
+        save.close()
+    if stripped and stripped.get("dropped", {}).get("llm_calls") is not None:
+        raise SaveError(f"{replay}: stripped of its model call log (by `smalltown save strip`), so it "
+                        f"cannot be replayed as a cassette; replay from the original save "
+                        f"({stripped.get('from', 'the unstripped save')})")
+
+
+COMMANDS = {("world", "pack"): world_pack, ("world", "unpack"): world_unpack,
+            ("save", "check"): save_check, ("save", "strip"): save_strip}

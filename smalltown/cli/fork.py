@@ -1,0 +1,62 @@
+"""`smalltown fork SAVE --at WHEN --to NEW`: a new save, as SAVE was at an earlier moment."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import timedelta
+
+from smalltown.cli.when import parse_when
+from smalltown.sim.fork import clock, fork
+from smalltown.store.save import Save
+
+TIME_FMT = "%Y-%m-%d %H:%M:%S"
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("fork", help="a new save, as a save was at an earlier moment (rewind)",
+                       description="Copy SAVE into NEW cut back to the latest snapshot (taken each game "
+                                   "hour) at or before WHEN; SAVE itself is not changed.")
+    p.add_argument("save", metavar="SAVE")
+    p.add_argument("--at", metavar="WHEN",
+                   help="'2023-02-13 09:00', '9:00' (on the first day), 'day 2 9:00', or --at=-2h (before "
+                        "the save's end); default: the save's last tick")
+    p.add_argument("--to", required=True, metavar="NEW", help="the new save")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing NEW")
+    p.add_argument("--json", action="store_true", help="print what was done as JSON")
+
+
+def fork_command(args: argparse.Namespace) -> int:
+    at = None
+    if args.at:
+        save = Save.open(args.save, readonly=True)
+        try:
+            start, step = clock(save)
+            end = start + timedelta(seconds=save.meta("tick") * step)
+        finally:
+            save.close()
+        try:
+            at = parse_when(args.at, end, start)
+        except ValueError as e:
+            print(f"error: --at: {e}", file=sys.stderr)
+            return 2
+    r = fork(args.save, at, args.to, overwrite=args.overwrite)
+    if args.json:
+        print(json.dumps({"path": str(r.path), "source": str(r.source), "tick": r.tick,
+                          "game_time": r.time.strftime(TIME_FMT), "asked_tick": r.asked_tick,
+                          "asked_time": r.asked_time.strftime(TIME_FMT),
+                          "source_tick": r.source_tick, "source_digest": r.source_digest,
+                          "dropped": r.dropped}))
+        return 0
+    print(f"forked {r.source} at {r.time:%Y-%m-%d %H:%M:%S} (tick {r.tick}) into {r.path}")
+    if r.asked_tick != r.tick:
+        print(f"  (asked for {r.asked_time:%Y-%m-%d %H:%M:%S}: snapshots are taken each game hour, and "
+              f"a fork starts at the latest one at or before the moment asked for)")
+    d = r.dropped
+    print(f"  cut: {d['events']:,} events, {d['memories']:,} memories, {d['llm_calls']:,} model calls, "
+          f"{d['retrievals']:,} retrievals, {d['snapshots']:,} snapshots after it")
+    print(f"continue it: smalltown run {r.path}")
+    print(f"repeat the original from there (the same answers, then live): "
+          f"smalltown run {r.path} --from {r.source} --fallthrough scripted")
+    return 0

@@ -1,0 +1,237 @@
+"""`save check`: is a save whole, and does it agree with itself and with its world?
+
+SQLite's own integrity check, then ours: the clock, the agents (each one of the world's, standing
+on a walkable tile inside the map), the objects (each one of the world's), the memories (each
+owned by an agent, its evidence ids existing), and the logs (nothing from after the clock). The
+world is rebuilt from the text the save holds, so a check needs nothing but the file.
+
+`run` calls `check_save(..., integrity=False)` before continuing a save: a save from a stranger
+whose rows make no sense is refused with a message instead of crashing mid-run.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from smalltown.store.save import Save, SaveError
+from smalltown.world.errors import WorldError
+from smalltown.world.load import load_world_text
+from smalltown.world.model import World
+
+TIME_FMT = "%Y-%m-%d %H:%M:%S"
+MAX_LISTED = 20  # problems of one kind listed before "... and N more"
+
+
+@dataclass
+class CheckReport:
+    path: Path
+    problems: list[str] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def to_json(self) -> dict:
+        return {"save": str(self.path), "ok": self.ok, "problems": self.problems, "counts": self.counts}
+
+
+class _Problems:
+    """Problems grouped by kind, each kind capped at MAX_LISTED lines."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self._kinds: dict[str, int] = {}
+
+    def add(self, kind: str, message: str) -> None:
+        n = self._kinds.get(kind, 0) + 1
+        self._kinds[kind] = n
+        if n <= MAX_LISTED:
+            self.lines.append(message)
+
+    def finish(self) -> list[str]:
+        for kind, n in self._kinds.items():
+            if n > MAX_LISTED:
+                self.lines.append(f"... and {n - MAX_LISTED} more problems of this kind ({kind})")
+        return self.lines
+
+
+def check_save(path: str | Path, integrity: bool = True) -> CheckReport:
+    """Every problem found in the save at `path`. A file that is not a save at all (or one this
+    smalltown refuses to open) raises SaveError instead."""
+    path = Path(path)
+    report = CheckReport(path)
+    save = Save.open(path, readonly=True)
+    p = _Problems()
+    try:
+        if integrity:
+            rows = [r[0] for r in save.conn.execute("PRAGMA integrity_check(50)")]
+            if rows != ["ok"]:
+                for r in rows:
+                    p.add("integrity", f"SQLite integrity check: {r}")
+                report.problems = p.finish()
+                return report  # the rows below cannot be trusted
+        try:
+            _check_rows(save, p, report.counts)
+        except sqlite3.DatabaseError as e:
+            p.add("sqlite", f"cannot read the save: {e}")
+    finally:
+        save.close()
+    report.problems = p.finish()
+    return report
+
+
+def _world(save: Save, p: _Problems) -> World | None:
+    texts = [save.meta(k) for k in ("world_source", "world_text", "map_source", "map_text")]
+    if not all(isinstance(t, str) for t in texts):
+        p.add("meta", "meta: the world and map texts (world_text, map_text) are missing")
+        return None
+    try:
+        return load_world_text(*texts)
+    except WorldError as e:
+        for problem in e.problems:
+            p.add("world", f"the world it holds: {problem}")
+        return None
+
+
+def _check_rows(save: Save, p: _Problems, counts: dict[str, int]) -> None:
+    counts["schema_version"] = save.meta("schema_version")  # a known one: Save.open refuses others
+    world = _world(save, p)
+    tick, game_time = save.meta("tick"), save.meta("game_time")
+    if not isinstance(tick, int) or isinstance(tick, bool) or tick < 0:
+        p.add("meta", f"meta tick {tick!r} is not a tick number")
+        tick = None
+    if world is not None and tick is not None:
+        expected = (world.start + timedelta(seconds=tick * world.step_seconds)).strftime(TIME_FMT)
+        if game_time != expected:
+            p.add("meta", f"meta game_time {game_time!r} does not match tick {tick} "
+                          f"(the world's clock says {expected})")
+        if save.meta("world") != world.name:
+            p.add("meta", f"meta world {save.meta('world')!r} is not the name of the world it holds "
+                          f"({world.name!r})")
+    now = _time(game_time)
+
+    names = _check_agents(save, world, p)
+    counts["agents"] = len(names)
+    counts["objects"] = _check_objects(save, world, p)
+    counts["memories"] = _check_memories(save, names, now, p)
+    tables = {r[0] for r in save.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    for table in ("events", "llm_calls", "retrievals"):
+        if table not in tables:
+            continue  # retrievals: since schema 2
+        n, last = save.conn.execute(f"SELECT count(*), max(tick) FROM {table}").fetchone()
+        counts[table] = n
+        if tick is not None and last is not None and last > tick:
+            p.add(table, f"{table}: rows from tick {last}, after the save's tick {tick}")
+    for agent, n in save.conn.execute(
+            "SELECT agent, count(*) FROM events WHERE agent IS NOT NULL GROUP BY agent"):
+        if names and agent not in names:
+            p.add("events", f"events: {n} events of an unknown agent {agent!r}")
+
+
+def _time(text: object) -> datetime | None:
+    try:
+        return datetime.strptime(text, TIME_FMT) if isinstance(text, str) else None
+    except ValueError:
+        return None
+
+
+def _check_agents(save: Save, world: World | None, p: _Problems) -> set[str]:
+    rows = save.conn.execute("SELECT name, x, y, dest, address, state FROM agents ORDER BY name").fetchall()
+    names = {r[0] for r in rows}
+    if world is None:
+        return names
+    declared = [a.name for a in world.agents]
+    for name in declared:
+        if name not in names:
+            p.add("agents", f"agent {name!r}: in the world, missing from the save")
+    for name, x, y, dest, address, state in rows:
+        if name not in declared:
+            p.add("agents", f"agent {name!r}: in the save, not in its world")
+            continue
+        if not (isinstance(x, int) and isinstance(y, int)) or not world.map.in_bounds((x, y)):
+            p.add("agents", f"agent {name!r}: position [{x}, {y}] is outside the map "
+                            f"({world.map.width}x{world.map.height})")
+        elif not world.map.walkable[y, x]:
+            p.add("agents", f"agent {name!r}: position [{x}, {y}] is not walkable "
+                            f"({world.map.rows[y][x]!r})")
+        if dest is not None:
+            try:
+                dx, dy = json.loads(dest)
+                ok = isinstance(dx, int) and isinstance(dy, int) and world.map.in_bounds((dx, dy)) \
+                    and bool(world.map.walkable[dy, dx])
+            except (ValueError, TypeError):
+                ok = False
+            if not ok:
+                p.add("agents", f"agent {name!r}: destination {dest!r} is not a walkable tile of the map")
+        if address is not None and address not in world.objects:
+            p.add("agents", f"agent {name!r}: its action's address {address!r} is not an object of the world")
+        try:
+            ok = isinstance(json.loads(state), dict)
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            p.add("agents", f"agent {name!r}: its state is not a JSON object")
+    return names
+
+
+def _check_objects(save: Save, world: World | None, p: _Problems) -> int:
+    rows = save.conn.execute("SELECT address, state FROM objects ORDER BY address").fetchall()
+    for address, state in rows:
+        if world is not None and address not in world.objects:
+            p.add("objects", f"object {address!r}: not an object of the world")
+        if not isinstance(state, str) or not state:
+            p.add("objects", f"object {address!r}: its state {state!r} is not text")
+    return len(rows)
+
+
+def _check_memories(save: Save, names: set[str], now: datetime | None, p: _Problems) -> int:
+    ids = {r[0] for r in save.conn.execute("SELECT id FROM memories")}
+    dims: dict[int, int] = {}
+    n = 0
+    for mid, agent, created, accessed, importance, size, evidence in save.conn.execute(
+            "SELECT id, agent, created, last_accessed, importance, length(embedding), evidence "
+            "FROM memories ORDER BY id"):
+        n += 1
+        if names and agent not in names:
+            p.add("memory agents", f"memory {mid}: belongs to {agent!r}, who is not an agent of the save")
+        for label, stamp in (("created", created), ("last accessed", accessed)):
+            t = _time(stamp)
+            if t is None:
+                p.add("memory times", f"memory {mid}: {label} time {stamp!r} is not a time")
+            elif now is not None and t > now:
+                p.add("memory times", f"memory {mid}: {label} at {stamp}, after the save's clock")
+        if importance is not None and not (isinstance(importance, int) and 0 <= importance <= 10):
+            p.add("memory importance", f"memory {mid}: importance {importance!r} is not 1 to 10")
+        if size is not None:
+            dims[size] = dims.get(size, 0) + 1
+        try:
+            cited = json.loads(evidence or "[]")
+            if not isinstance(cited, list):
+                raise ValueError
+        except ValueError:
+            p.add("evidence", f"memory {mid}: evidence {evidence!r} is not a list of memory ids")
+            continue
+        for e in cited:
+            if e not in ids:
+                p.add("evidence", f"memory {mid}: evidence id {e!r} does not exist")
+    if len(dims) > 1:
+        sizes = ", ".join(f"{d // 4} ({k} memories)" for d, k in sorted(dims.items()))
+        p.add("embeddings", f"memories: embeddings of different lengths: {sizes}")
+    for bad in (d for d in dims if d % 4):
+        p.add("embeddings", f"memories: an embedding of {bad} bytes is not float32")
+    return n
+
+
+def require_sound(path: str | Path) -> None:
+    """Before continuing a save: refuse one whose rows make no sense (a quick check, without
+    SQLite's page-by-page integrity check)."""
+    report = check_save(path, integrity=False)
+    if not report.ok:
+        more = f" (and {len(report.problems) - 5} more)" if len(report.problems) > 5 else ""
+        raise SaveError(f"{path}: refusing to continue: " + "; ".join(report.problems[:5]) + more
+                        + f"; see `smalltown save check {path}`")

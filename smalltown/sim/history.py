@@ -1,0 +1,322 @@
+"""A recorded run, read back at any moment: what the replay screen scrubs through.
+
+Read-only (the save is opened with SQLite's `mode=ro`) and model-free. The state at a tick is the
+nearest snapshot at or before it (taken each game hour; a save without one starts from the world
+file's tick 0) brought forward by the event log: "started" sets an agent's action, "moved" starts
+a walk (its path is recomputed with the same deterministic path finder the run used, one tile per
+tick), "arrived" and a conversation end it, and "object" sets an object's state.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Iterable
+
+from smalltown.lang import gerund
+from smalltown.mind.agent import TALKING, Action
+from smalltown.mind.memory import Memory
+from smalltown.sim.events import Event
+from smalltown.store.save import Save, decode_snapshot, has_snapshots
+from smalltown.world.load import load_world_text
+from smalltown.world.model import Tile
+from smalltown.world.paths import Paths
+
+TIME_FMT = "%Y-%m-%d %H:%M:%S"
+# events that change what state_at shows
+_STATE_KINDS = ("started", "moved", "arrived", "object")
+
+
+@dataclass(frozen=True)
+class AgentAt:
+    """One agent at one tick, as the map and the agents panel show it."""
+
+    name: str
+    tile: Tile
+    action: str | None  # "activity @ sector: arena: object", as the agents table holds it
+    activity: str | None
+    address: str | None  # sector:arena:object of the action
+    dest: Tile | None  # where it is walking to
+    walking: bool
+
+    @property
+    def doing(self) -> str:
+        """What others see it doing, as the running simulation says it."""
+        if self.activity is None:
+            return "idle"
+        if self.walking and self.address and ":" in self.address:
+            purpose = "sleep" if self.activity == "sleeping" else self.activity
+            return f"walking to the {self.address.split(':')[1]} to {purpose}"
+        return gerund(self.activity)
+
+
+@dataclass(frozen=True)
+class StateAt:
+    tick: int
+    time: datetime
+    agents: dict[str, AgentAt]  # in the world file's order
+    objects: dict[str, str]  # address -> state
+
+
+@dataclass
+class Conversation:
+    tick: int
+    time: str
+    place: str
+    participants: tuple[str, ...]  # the first speaker first
+    lines: list[tuple[str, str]] = field(default_factory=list)  # (speaker, what was said)
+    first_id: int = 0  # the event id of its first line
+
+
+def _describe(activity: str | None, address: str | None) -> str:
+    """The action as the agents table shows it (the mind's own wording)."""
+    return Action(activity or "", address or "", datetime.min, datetime.min).describe()
+
+
+class _Replay:
+    """The state being brought forward tick by tick (mutable; StateAt is its frozen copy)."""
+
+    def __init__(self, tick: int, last_event: int, tiles: dict[str, Tile], walks: dict[str, list[Tile]],
+                 dests: dict[str, Tile | None], acts: dict[str, tuple[str | None, str | None, str | None]],
+                 objects: dict[str, str]):
+        self.tick = tick
+        self.last_event = last_event  # events up to this id are applied
+        self.tiles, self.walks, self.dests, self.acts, self.objects = tiles, walks, dests, acts, objects
+
+
+class History:
+    """Open a save read-only and ask what the town was like at any tick."""
+
+    def __init__(self, path: str | Path, snapshot_cache: int = 8):
+        self.path = Path(path)
+        self.save = Save.open(self.path, readonly=True)
+        self.conn = self.save.conn
+        try:
+            self.world = load_world_text(self._meta("world_source"), self._meta("world_text"),
+                                         self._meta("map_source"), self._meta("map_text"))
+        except BaseException:
+            self.save.close()
+            raise
+        self.paths = Paths(self.world.map.walkable)
+        self.names = [a.name for a in self.world.agents]
+        self._snapshots: OrderedDict[int, dict] = OrderedDict()
+        self._cache_size = snapshot_cache
+        self._cursor: _Replay | None = None
+
+    def close(self) -> None:
+        self.save.close()
+
+    def __enter__(self) -> "History":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _meta(self, key: str, default=None):
+        row = self.conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return json.loads(row[0]) if row else default
+
+    # --- the clock ----------------------------------------------------------------------------
+
+    @property
+    def last_tick(self) -> int:
+        """The last committed tick (read each time: the save may still be running)."""
+        return int(self._meta("tick", 0))
+
+    def ticks(self) -> range:
+        """Every tick the save can show, from the start to its last committed tick."""
+        return range(0, self.last_tick + 1)
+
+    def time_of(self, tick: int) -> datetime:
+        return self.world.start + timedelta(seconds=tick * self.world.step_seconds)
+
+    def tick_of(self, when: datetime) -> int:
+        """The tick in progress at game time `when` (not clamped to the run)."""
+        return int((when - self.world.start).total_seconds() // self.world.step_seconds)
+
+    def snapshot_ticks(self) -> list[int]:
+        if not has_snapshots(self.conn):
+            return []
+        return [t for (t,) in self.conn.execute("SELECT tick FROM snapshots ORDER BY tick")]
+
+    # --- the state at a tick ------------------------------------------------------------------
+
+    def state_at(self, tick: int) -> StateAt:
+        """Where every agent was and what it was doing, and every object's state, at the end of
+        `tick` (after its events, interventions included)."""
+        if not 0 <= tick <= self.last_tick:
+            raise ValueError(f"tick {tick} is outside the run (0 to {self.last_tick})")
+        base = self._base_tick(tick)
+        cur = self._cursor
+        if cur is None or not base <= cur.tick <= tick:
+            cur = self._from_snapshot(base)
+        self._advance(cur, tick)
+        self._cursor = cur
+        agents = {}
+        for name in self.names:
+            action, activity, address = cur.acts[name]
+            agents[name] = AgentAt(name, cur.tiles[name], action, activity, address, cur.dests[name],
+                                   bool(cur.walks[name]))
+        return StateAt(tick, self.time_of(tick), agents, dict(cur.objects))
+
+    def _base_tick(self, tick: int) -> int:
+        if not has_snapshots(self.conn):
+            return 0
+        row = self.conn.execute("SELECT max(tick) FROM snapshots WHERE tick <= ?", (tick,)).fetchone()
+        return row[0] if row[0] is not None else 0
+
+    def _snapshot(self, tick: int) -> dict | None:
+        if tick in self._snapshots:
+            self._snapshots.move_to_end(tick)
+            return self._snapshots[tick]
+        row = None
+        if has_snapshots(self.conn):
+            row = self.conn.execute("SELECT state FROM snapshots WHERE tick = ?", (tick,)).fetchone()
+        if row is None:
+            return None
+        snap = decode_snapshot(row[0], str(self.path))
+        self._snapshots[tick] = snap
+        while len(self._snapshots) > self._cache_size:
+            self._snapshots.popitem(last=False)
+        return snap
+
+    def _from_snapshot(self, tick: int) -> _Replay:
+        objects = {a: o.initial_state for a, o in self.world.objects.items()}
+        snap = self._snapshot(tick)
+        if snap is None:  # no snapshot this early (an older save): the world file's tick 0
+            assert tick == 0
+            none = (None, None, None)
+            return _Replay(0, 0, {a.name: a.spawn for a in self.world.agents}, {n: [] for n in self.names},
+                           {n: None for n in self.names}, {n: none for n in self.names}, objects)
+        tiles, walks, dests, acts = {}, {}, {}, {}
+        for name, x, y, dest, action, address, activity in snap["agents"]:
+            tiles[name] = (x, y)
+            dests[name] = tuple(json.loads(dest)) if dest else None
+            walks[name] = self.paths.path(tiles[name], dests[name]) if dests[name] else []
+            acts[name] = (action, activity, address)
+        objects.update(dict(snap["objects"]))
+        return _Replay(tick, snap["last_ids"]["events"], tiles, walks, dests, acts, objects)
+
+    def _advance(self, cur: _Replay, tick: int) -> None:
+        """Bring `cur` forward to the end of `tick`: each tick's events, then one step of walking."""
+        rows = self.conn.execute(
+            f"SELECT id, tick, agent, kind, data FROM events WHERE id > ? AND tick <= ? "
+            f"AND kind IN ({','.join('?' * len(_STATE_KINDS))}) ORDER BY id",
+            (cur.last_event, tick, *_STATE_KINDS)).fetchall()
+        by_tick: dict[int, list] = {}
+        for row in rows:
+            by_tick.setdefault(row[1], []).append(row)
+            cur.last_event = max(cur.last_event, row[0])
+        # interventions made after the snapshot, at its own tick: no walking step for them
+        self._apply_events(cur, by_tick.pop(cur.tick, []), step=False)
+        for t in range(cur.tick + 1, tick + 1):
+            self._apply_events(cur, by_tick.get(t, []), step=True)
+        cur.tick = max(cur.tick, tick)
+
+    def _apply_events(self, cur: _Replay, rows: list, step: bool) -> None:
+        moved: set[str] = set()
+        arrived: set[str] = set()
+        for _id, _tick, agent, kind, data in rows:
+            data = json.loads(data or "{}")
+            if kind == "object":
+                cur.objects[data["address"]] = data["state"]
+            elif agent not in cur.tiles:
+                continue
+            elif kind == "started":
+                activity, address = data.get("activity"), data.get("address")
+                cur.acts[agent] = (_describe(activity, address), activity, address)
+                if activity and activity.startswith(TALKING):  # a conversation stops a walk
+                    cur.walks[agent] = []
+                    cur.dests[agent] = None
+            elif kind == "moved":
+                src, dst = tuple(data["src"]), tuple(data["dst"])
+                cur.walks[agent] = self.paths.path(src, dst)
+                cur.dests[agent] = dst
+                moved.add(agent)
+            elif kind == "arrived":
+                if "tile" in data:  # where it stands (after this tick's step, if it walked)
+                    cur.tiles[agent] = tuple(data["tile"])
+                    cur.walks[agent] = []
+                arrived.add(agent)
+        if not step:
+            return
+        for name, walk in cur.walks.items():
+            if not walk:
+                continue
+            here = walk.pop(0)
+            if name in arrived and walk:
+                # (a save from before arrivals logged their tile) an arrival where it stood, a new
+                # goal under its feet: it did not step this tick
+                walk.insert(0, here)
+                cur.walks[name] = []
+            else:
+                cur.tiles[name] = here
+        for name in arrived:
+            cur.walks[name] = []
+            cur.dests[name] = None
+
+    # --- the logs up to a tick ----------------------------------------------------------------
+
+    def events(self, until: int, since: int = -1, agent: str | None = None,
+               kinds: Iterable[str] | None = None, limit: int | None = None) -> list[Event]:
+        """Events of ticks in (since, until], oldest first (the latest `limit` when given)."""
+        sql = "SELECT tick, time, agent, kind, text, data FROM events WHERE tick > ? AND tick <= ?"
+        args: list = [since, until]
+        if agent is not None:
+            sql += " AND agent = ?"
+            args.append(agent)
+        if kinds is not None:
+            kinds = list(kinds)
+            sql += f" AND kind IN ({','.join('?' * len(kinds))})"
+            args += kinds
+        sql += " ORDER BY id DESC"
+        if limit is not None:
+            sql += " LIMIT ?"
+            args.append(limit)
+        rows = self.conn.execute(sql, args).fetchall()
+        return [Event(t, tm, a, k, text, json.loads(d or "{}")) for t, tm, a, k, text, d in reversed(rows)]
+
+    def memories_at(self, agent: str, tick: int) -> list[Memory]:
+        """The agent's memories made by the time of `tick`, oldest first, each with its last
+        access as of then (from the retrieval log: a record is accessed only by retrievals)."""
+        stamp = self.time_of(tick).strftime(TIME_FMT)
+        accessed = dict(self.conn.execute(
+            "SELECT json_extract(j.value, '$.id'), max(r.time) FROM retrievals r, json_each(r.results) j "
+            "WHERE r.agent = ? AND r.tick <= ? GROUP BY 1", (agent, tick))) \
+            if self._has_table("retrievals") else {}
+        out = []
+        for mid, kind, desc, created, importance, evidence in self.conn.execute(
+                "SELECT id, kind, description, created, importance, evidence FROM memories "
+                "WHERE agent = ? AND created <= ? ORDER BY id", (agent, stamp)):
+            last = max(created, accessed.get(mid, created))
+            out.append(Memory(mid, agent, kind, desc, datetime.fromisoformat(created), datetime.fromisoformat(last),
+                              importance or 0, tuple(json.loads(evidence or "[]"))))
+        return out
+
+    def conversations_until(self, tick: int, agent: str | None = None) -> list[Conversation]:
+        """Conversations held by the end of `tick` (with `agent` in them, if given), oldest first.
+        A conversation is written at once, at the tick it starts: its lines share that tick."""
+        out: list[Conversation] = []
+        for eid, t, tm, speaker, text, data in self.conn.execute(
+                "SELECT id, tick, time, agent, text, data FROM events WHERE kind = 'said' AND tick <= ? "
+                "ORDER BY id", (tick,)):
+            data = json.loads(data or "{}")
+            speaker = speaker or "?"
+            listener = data.get("to") or "?"
+            pair = frozenset({speaker, listener})
+            last = out[-1] if out else None
+            if last is None or last.tick != t or frozenset(last.participants) != pair:
+                last = Conversation(t, tm, data.get("place") or "", (speaker, listener), first_id=eid)
+                out.append(last)
+            prefix = f"{speaker}: "
+            last.lines.append((speaker, text[len(prefix):] if text.startswith(prefix) else text))
+        if agent is not None:
+            out = [c for c in out if agent in c.participants]
+        return out
+
+    def _has_table(self, name: str) -> bool:
+        return self.conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?",
+                                 (name,)).fetchone() is not None
