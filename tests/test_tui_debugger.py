@@ -504,3 +504,82 @@ def test_screen_after_a_few_ticks_with_a_path_a_cursor_and_a_breakpoint(snap_com
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=size, run_before=run_before)
+
+
+# --- rewind and replay ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def hour_and_a_half(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny save run to 07:30, closed: snapshots at 06:00 and 07:00."""
+    path = tmp_path_factory.mktemp("run") / "tiny.sqlite"
+    world = load_world(TINY)
+    sim = Simulation.create(world, path, ScriptedBackend(world.seed))
+    sim.run_until(world.start + timedelta(hours=1, minutes=30))
+    sim.close()
+    return path
+
+
+@pytest.mark.asyncio
+async def test_rewind_opens_a_new_save_as_the_run_was_then(hour_and_a_half: Path, tmp_path: Path) -> None:
+    path = tmp_path / "tiny.sqlite"
+    path.write_bytes(hour_and_a_half.read_bytes())
+    sim = Simulation.open(path, ScriptedBackend(1))
+    app = SmalltownApp(sim, start_paused=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("r")
+        await pilot.press(*"8:00", "enter")  # the last 8:00 was yesterday: before the run
+        assert "the run goes from" in str(app.screen.query_one("#error", Static).content)
+        app.screen.query_one("#answer", Input).value = "7:10"
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.return_code is not None)
+    fork = tmp_path / "tiny-at-0710.sqlite"
+    assert app.return_value == fork
+    assert query(fork, "SELECT value FROM meta WHERE key = 'game_time'") == [('"2023-02-13 07:00:00"',)]
+    assert query(path, "SELECT value FROM meta WHERE key = 'game_time'") == [('"2023-02-13 07:30:00"',)]
+
+
+@pytest.mark.asyncio
+async def test_replay_scrubs_back_and_forth_and_shows_the_town_as_it_was(hour_and_a_half: Path) -> None:
+    from smalltown.sim.history import History
+    from smalltown.tui.replay import MemoriesScreen, ReplayApp
+
+    before = hour_and_a_half.read_bytes()
+    app = ReplayApp(hour_and_a_half)
+    history = History(hour_and_a_half)
+    end = history.last_tick
+
+    def tiles_at(tick: int) -> dict:
+        return {n: a.tile for n, a in history.state_at(tick).agents.items()}
+
+    async with app.run_test(size=(120, 40)) as pilot:
+        assert app.frame.tick == end
+        await pilot.press("comma")
+        assert app.frame.tick == end - 1
+        await pilot.press("less_than_sign", "less_than_sign")
+        assert app.frame.tick == end - 121
+        assert {a.name: a.tile for a in app.frame.agents} == tiles_at(end - 121)
+        assert app.query_one(MapView)._agents == app.frame.agents  # what the map draws
+
+        await pilot.press("g")
+        await pilot.press(*"6:00", "enter")  # the start of the run
+        assert app.frame.tick == 0
+        await pilot.press("full_stop")
+        assert app.frame.tick == 1 and any(e.kind == "said" for e in app.frame.events)
+
+        await pilot.press("m")
+        assert isinstance(app.screen, MemoriesScreen)
+        shown = len(app.screen.query("Static"))
+        assert shown == len(history.memories_at(app.selected, 1))
+        await pilot.press("escape")
+        await pilot.press("d")
+        assert "Hey, Maria" in "".join(str(s.content) for s in app.screen.query("Static"))
+        await pilot.press("escape")
+
+        await pilot.press("space")
+        await wait_until(pilot, lambda: app.frame.tick > 3)
+        await pilot.press("space")
+        assert not app.playing
+        await pilot.press("q")
+    history.close()
+    assert hour_and_a_half.read_bytes() == before  # read-only

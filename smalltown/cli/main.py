@@ -143,6 +143,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     fork_cli.add_parser(sub)
 
+    rp = sub.add_parser("replay", help="scrub through a recorded run in the TUI, without any model",
+                        description="Open a save read-only: the map, agents, events, memories and "
+                                    "conversations as they were at any moment of the run.")
+    rp.add_argument("save", metavar="SAVE")
+    rp.add_argument("--at", metavar="WHEN", help="start at this game time: '9:00' (first day), "
+                    "'day 2 9:00', '2023-02-13 12:00' (default: the end of the run)")
     return p
 
 
@@ -169,6 +175,8 @@ def main(argv: list[str] | None = None) -> int:
             from smalltown.cli.fork import fork_command
 
             return fork_command(args)
+        if args.command == "replay":
+            return replay(args)
         if args.command == "eval":
             from smalltown.cli import eval as eval_cli
 
@@ -244,6 +252,27 @@ def save_info(path: str, as_json: bool) -> int:
         width = max(map(len, info))
         for k, v in info.items():
             print(f"{k:>{width}}  {v}")
+    return 0
+
+
+def replay(args: argparse.Namespace) -> int:
+    from smalltown.cli.when import parse_when
+    from smalltown.sim.history import History
+    from smalltown.tui.replay import run_replay
+
+    at = None
+    if args.at:
+        with History(args.save) as h:
+            try:
+                at = h.tick_of(parse_when(args.at, h.time_of(h.last_tick), h.time_of(0)))
+            except ValueError as e:
+                print(f"error: --at: {e}", file=sys.stderr)
+                return 2
+            if not 0 <= at <= h.last_tick:
+                print(f"error: --at: the run goes from {h.time_of(0):%Y-%m-%d %H:%M} to "
+                      f"{h.time_of(h.last_tick):%Y-%m-%d %H:%M}", file=sys.stderr)
+                return 2
+    run_replay(args.save, at)
     return 0
 
 

@@ -22,6 +22,7 @@ from rich.text import Text
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Container, Vertical
+from textual.css.query import NoMatches
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Static
@@ -49,6 +50,15 @@ SHUTDOWN_WAIT_SECONDS = 120  # how long an exit waits for a slow tick (a model c
 SCREEN_RELOAD_SECONDS = 0.5  # an open debugger screen re-reads the save at most this often
 BUSY_SHOWN_AFTER = 0.25  # seconds a tick runs before the "thinking" indicator shows
 _CLOCK = re.compile(r"^(\d{1,2}):(\d{2})$")
+
+
+def rewind_to(text: str, now: datetime, start: datetime) -> datetime:
+    """ "9:00" (the last time the clock said so), "-2h", "day 1 9:00" or "2023-02-13 09:00"."""
+    m = _CLOCK.match(text.strip())
+    if m:
+        when = until_from(text, now)
+        return when if when <= now else when - timedelta(days=1)
+    return parse_when(text, now, start)
 
 
 def until_from(text: str, now: datetime) -> datetime:
@@ -97,7 +107,8 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("whisper", "Whisper to the selected agent…", "An inner voice it takes as its own thought (w)"),
     ("interview", "Interview the selected agent…", "Ask in a persona; it remembers (a)"),
     ("edit_object", "Edit an object's state…", "The object under the cursor, or any (e)"),
-    ("save", "Save", "Fold the committed ticks into the save file (ctrl+s)"),
+    ("save", "Save", "Take a snapshot and fold the committed ticks into the save file (ctrl+s)"),
+    ("rewind", "Rewind to an earlier time…", "A new save as this one was then; the run so far is kept (r)"),
     ("save_as", "Save as…", "Copy the save to a new file and go on in the copy (S)"),
     ("fork", "Fork to a new file…", "Copy the save as it is now; this run goes on here (F)"),
     ("open", "Open a save or world…", "Close this run and open another (O)"),
@@ -156,6 +167,7 @@ class SmalltownApp(App[Path | None]):
         Binding("S", "save_as", "Save as", show=False),
         Binding("F", "fork", "Fork", show=False),
         Binding("O", "open", "Open", show=False),
+        Binding("r", "rewind", "Rewind", show=False),
         Binding("question_mark", "help", "Help", key_display="?"),
         Binding("q", "quit", "Quit"),
     ]
@@ -225,7 +237,10 @@ class SmalltownApp(App[Path | None]):
                 text += f" · {agent.split()[0]}: {task}" + (f" +{len(asking) - 1}" if len(asking) > 1 else "")
         if text != self._busy_shown:
             self._busy_shown = text
-            self.query_one(ClockBar).busy(text)
+            try:
+                self.query_one(ClockBar).busy(text)
+            except NoMatches:
+                pass  # the app is closing: its widgets are gone
 
     # --- frames from the worker -------------------------------------------------------------
 
@@ -473,7 +488,8 @@ class SmalltownApp(App[Path | None]):
         def done(result: Any) -> None:
             if not self._failed("Save", result):
                 tick, path = result
-                self._note(f"Saved {path} at tick {tick} (every tick is committed as it runs).")
+                self._note(f"Saved {path} at tick {tick}, with a snapshot to fork or rewind to "
+                           "(every tick is committed as it runs).")
 
         self._runner.send("save", self._replier(done))
 
@@ -498,7 +514,7 @@ class SmalltownApp(App[Path | None]):
 
     def _copy_name(self, word: str) -> Path:
         path = Path(self._frame.save_path or self._save_name)
-        stem = re.sub(r"-(copy|fork)\d*$", "", path.stem)
+        stem = re.sub(r"-(copy|fork|at-\d{4})\d*$", "", path.stem)
         for i in range(1, 1000):
             candidate = path.with_name(f"{stem}-{word}{i if i > 1 else ''}{path.suffix}")
             if not candidate.exists():
@@ -526,6 +542,38 @@ class SmalltownApp(App[Path | None]):
 
         self._ask_path("Save as", "The new file (the run goes on there)", self._copy_name("copy"),
                        lambda path: self._runner.send("copy", str(path), self._replier(done)))
+
+    def action_rewind(self) -> None:
+        if not self._can_open:
+            self._note("Rewinding is not available here: use smalltown fork.")
+            return
+        now = self._frame.now
+        start = self._world.start
+
+        def check(text: str) -> str | None:
+            try:
+                when = rewind_to(text, now, start)
+            except ValueError as e:
+                return str(e)
+            if not start <= when <= now:
+                return f"the run goes from {start:%a %H:%M} to {now:%a %H:%M}"
+            return None
+
+        def done(result: Any) -> None:
+            if not self._failed("Rewind", result):
+                self._note(f"Rewound to {result.time:%a %H:%M} (tick {result.tick}, the latest snapshot "
+                           f"by then) in {result.path.name}; the run until now stays in {result.source.name}.")
+                self._open_after(Path(result.path))
+
+        def chosen(text: str | None) -> None:
+            if text:
+                when = rewind_to(text, now, start)
+                to = self._copy_name(f"at-{when:%H%M}")
+                self._runner.send("rewind", when, str(to), self._replier(done))
+
+        self.push_screen(AskScreen("Rewind", "Back to game time", placeholder="9:00, -2h, 2023-02-13 09:00",
+                                   hint="Opens a new save as the town was then (from the hourly snapshot at "
+                                        "or before it); this run stays as it is.", check=check), chosen)
 
     def action_open(self) -> None:
         if not self._can_open:

@@ -35,6 +35,7 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("ctrl+s", "save: fold the committed ticks into the save file"),
     ("S / F", "save as (go on in a copy) / fork (a copy; go on here)"),
     ("O", "open another save or world"),
+    ("r", "rewind: a new save as this run was at an earlier time (9:00, -2h); this one is kept"),
     ("p", "show / hide \"perceived\" events in the log"),
     ("arrows, PgUp/PgDn", "scroll the map (or the mouse wheel)"),
     ("tab", "move the focus between map, agents and log"),

@@ -53,7 +53,7 @@ def sector_hue(index: int) -> str:
 # The selected agent's way ahead, objects that changed lately, and the map cursor.
 PATH_GLYPH = "·"
 CHANGED_STYLE = Style(color="#000000", bgcolor="#ffd43b", bold=True, underline=True)
-CURSOR_STYLE = Style(color="#000000", bgcolor="#f8f9fa", bold=True, blink=False, reverse=False)
+CURSOR_STYLE = Style(color="#000000", bgcolor="#f8f9fa", bold=True, underline=True)  # underlined: seen without colour too
 
 
 @lru_cache(maxsize=None)

@@ -21,13 +21,14 @@ from typing import Any, Callable
 
 from smalltown.sim.breakpoints import Breakpoint, Hit, check
 from smalltown.sim.events import Event
+from smalltown.sim.fork import fork
 from smalltown.sim.simulation import TIME_FMT, Simulation
 from smalltown.tui.snapshot import DEFAULT_SPEED, SPEEDS, Frame, agent_views
 
 # ("toggle",), ("step",), ("faster",), ("slower",), ("quit",), ("until", datetime), ("break", Breakpoint),
 # ("unbreak", id | None), ("step_agent", name), and interventions: ("whisper", name, text, reply),
 # ("interview", name, question, persona, reply), ("edit_object", address, state, reply),
-# ("save", reply), ("copy", path, reply). A reply gets the result, or the exception that stopped it.
+# ("save", reply), ("copy", path, reply), ("rewind", datetime, path, reply). A reply gets the result, or the exception that stopped it.
 Command = tuple[Any, ...]
 Reply = Callable[[Any], None]
 
@@ -206,10 +207,15 @@ class SimRunner:
                 self._changed_objects[params[0]] = self.sim.now
                 result = tuple(params)
             elif name == "save":
-                # Every tick is already committed; this folds the write-ahead log into the file,
-                # so the .sqlite alone is the whole run (to copy or send).
+                # Every tick is already committed: this takes a snapshot (a point to fork or
+                # rewind to) and folds the write-ahead log into the file, so the .sqlite alone
+                # is the whole run (to copy or send).
+                self.sim.snapshot()
                 self.sim.save.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                 result = (self.sim.tick, str(self.sim.save.path))
+            elif name == "rewind":  # a new save as this one was at an earlier moment
+                when, to = params
+                result = fork(self.sim.save.path, when, Path(to))
             else:  # copy
                 result = self._copy(Path(params[0]))
         except Exception as e:  # the reply reports it; the town runs on untouched
@@ -296,4 +302,4 @@ class SimRunner:
         self._publish(self.frame())
 
 
-INTERVENTIONS = ("whisper", "interview", "edit_object", "save", "copy")
+INTERVENTIONS = ("whisper", "interview", "edit_object", "save", "copy", "rewind")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import dataclass, field
 from typing import Iterable
 
 from rich.console import Group
@@ -22,6 +21,7 @@ from textual.screen import ModalScreen
 from textual.widgets import SelectionList, Static
 
 from smalltown.sim.events import KINDS
+from smalltown.sim.history import Conversation
 from smalltown.tui.calls import (Col, DebugScreen, Keyed, RowTable, agent_column, agent_names, cycle, fit,
                                  keys_line, long_stamp, max_id, short_name, stamp, title_line)
 from smalltown.tui.palette import agent_colours
@@ -220,16 +220,6 @@ class KindPicker(ModalScreen[frozenset[str]]):
 
 
 # --- conversations --------------------------------------------------------------------------
-
-
-@dataclass
-class Conversation:
-    tick: int
-    time: str
-    place: str
-    participants: tuple[str, ...]  # the first speaker first
-    lines: list[tuple[str, str]] = field(default_factory=list)  # (speaker, what was said), in order
-    first_id: int = 0
 
 
 def said_line(e: EventRow) -> str:

@@ -1,0 +1,279 @@
+"""`smalltown replay SAVE`: a recorded run, scrubbed forward and back, without any model.
+
+The town at any tick comes from `sim.history.History` (the nearest hourly snapshot brought
+forward by the event log). The same map, agents list and event log as the live TUI draw it, from
+frames made here instead of by a worker; the save is opened read-only and never changed.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from rich.text import Text
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Container, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Footer, Static
+
+from smalltown.mind.agent import TALKING
+from smalltown.sim.history import History, StateAt
+from smalltown.tui.forms import AskScreen
+from smalltown.tui.map_view import MapView
+from smalltown.tui.palette import agent_colours
+from smalltown.tui.panels import AgentsPanel, ClockBar, EventLog
+from smalltown.tui.snapshot import AgentView, Frame
+
+CHANGED_TICKS = 180  # an object change stays marked this many ticks (half an hour of 10 s ticks)
+PLAY_SPEEDS = (1, 6, 60, 360)  # ticks per step of playback (five steps a second)
+LOG_LINES = 60  # events shown after a jump
+
+
+def frame_at(history: History, state: StateAt, events: tuple = (), playing: bool = False,
+             speed: int | None = None) -> Frame:
+    """A picture of the recorded town, in the form the live TUI's widgets draw."""
+    agents = []
+    for name in history.names:
+        a = state.agents[name]
+        activity = a.activity or ""
+        agents.append(AgentView(
+            name, a.tile, a.action, a.doing, asleep=activity == "sleeping" and not a.walking,
+            walking=a.walking, talking=activity.startswith(TALKING),
+            path=tuple(history.paths.path(a.tile, a.dest)) if a.dest and a.walking else (),
+            action_address=a.address))
+    since = max(-1, state.tick - CHANGED_TICKS)
+    changed = frozenset(e.data.get("address") for e in history.events(state.tick, since, kinds=["object"]))
+    return Frame(state.tick, state.time, tuple(agents), events, 0, running=playing, speed=speed,
+                 until=None, objects=state.objects, changed_objects=changed, save_path=str(history.path))
+
+
+class MemoriesScreen(ModalScreen[None]):
+    """An agent's memory stream as it was at a tick, newest first."""
+
+    DEFAULT_CSS = """
+    MemoriesScreen { align: center middle; }
+    MemoriesScreen > VerticalScroll { width: 100; max-width: 100%; height: 90%; border: round $accent;
+                                      background: $surface; padding: 0 1; }
+    """
+    BINDINGS = [Binding("escape,m", "close", "Close")]
+
+    def __init__(self, title: str, lines: list[Text]) -> None:
+        super().__init__()
+        self._title, self._lines = title, lines
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll() as box:
+            box.border_title = self._title
+            for line in self._lines or [Text("nothing yet", "dim")]:
+                yield Static(line)
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+class ReplayApp(App[None]):
+    TITLE = "smalltown replay"
+    CSS = """
+    #body { layout: grid; grid-size: 2 2; grid-columns: 1fr 30; grid-rows: 1fr 8; height: 1fr; }
+    #mapbox { height: 1fr; }
+    #map { background: #101010; height: 1fr; }
+    #where { height: 1; background: $panel; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
+    #agents { border-left: vkey $panel-lighten-2; border-top: hkey $panel-lighten-2; padding: 0 0 0 1; }
+    #log { column-span: 2; border-top: hkey $panel-lighten-2; padding: 0 1; overflow-x: hidden; }
+    Screen.-wide #body { grid-columns: 1fr 64; grid-rows: auto 1fr; }
+    Screen.-wide #agents { height: auto; max-height: 50vh; }
+    Screen.-wide #mapbox { row-span: 2; }
+    Screen.-wide #log { column-span: 1; border-left: vkey $panel-lighten-2; }
+    """
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (140, "-wide")]
+    BINDINGS = [
+        Binding("full_stop", "seek(1)", "+1 tick", key_display="."),
+        Binding("comma", "seek(-1)", "-1 tick", key_display=","),
+        Binding("greater_than_sign", "seek(60)", "+10 min", key_display=">"),
+        Binding("less_than_sign", "seek(-60)", "-10 min", key_display="<"),
+        Binding("right_curly_bracket", "seek(360)", "+1 h", key_display="}", show=False),
+        Binding("left_curly_bracket", "seek(-360)", "-1 h", key_display="{", show=False),
+        Binding("space", "play", "Play"),
+        Binding("plus,equals_sign", "faster", "Faster", key_display="+", show=False),
+        Binding("minus", "slower", "Slower", key_display="-", show=False),
+        Binding("g", "goto", "Go to"),
+        Binding("home", "seek_to(0)", "Start", show=False),
+        Binding("end", "seek_end", "End", show=False),
+        Binding("right_square_bracket", "select(1)", "Next agent", key_display="]", show=False),
+        Binding("left_square_bracket", "select(-1)", "Prev agent", key_display="[", show=False),
+        Binding("m", "memories", "Memories"),
+        Binding("d", "dialogue", "Talk"),
+        Binding("q", "quit", "Quit"),
+    ]
+
+    def __init__(self, path: str | Path, at: int | None = None) -> None:
+        super().__init__()
+        self.history = History(path)
+        self._colours = agent_colours(self.history.names)
+        self.tick = self.history.last_tick if at is None else max(0, min(at, self.history.last_tick))
+        self.selected: str | None = self.history.names[0] if self.history.names else None
+        self.playing = False
+        self._speed = 0
+        self._frame = frame_at(self.history, self.history.state_at(self.tick), speed=PLAY_SPEEDS[0] * 5)
+
+    @property
+    def frame(self) -> Frame:
+        return self._frame
+
+    def compose(self) -> ComposeResult:
+        yield ClockBar("replay", self.history.path.name)
+        with Container(id="body"):
+            with Vertical(id="mapbox"):
+                yield MapView(self.history.world, self._colours, id="map")
+                yield Static(Text("click a tile (or shift+arrows) to see what is there", "dim"), id="where")
+            yield AgentsPanel(self._colours, id="agents")
+            yield EventLog(self._colours, id="log")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        last = self.history.last_tick
+        self.query_one(EventLog).note(
+            f"Replay of {self.history.path.name}: {self.history.world.name}, ticks 0–{last} "
+            f"({self.history.time_of(0):%a %H:%M} to {self.history.time_of(last):%a %H:%M}). "
+            ", and . step, < and > 10 minutes, space plays, g goes to a time. No model is used.")
+        self._show(self.history.events(self.tick, limit=LOG_LINES))
+        self.set_interval(0.2, self._play_step)
+
+    def on_unmount(self) -> None:
+        self.history.close()
+
+    # --- moving through the run ---------------------------------------------------------------
+
+    def seek(self, tick: int) -> None:
+        """Show the town at `tick`; the log gets the events passed over (or the latest of a jump)."""
+        tick = max(0, min(tick, self.history.last_tick))
+        if tick == self.tick:
+            return
+        if tick > self.tick and tick - self.tick <= 360:
+            events = self.history.events(tick, self.tick)
+        else:
+            events = self.history.events(tick, limit=LOG_LINES)
+            self.query_one(EventLog).note(f"— jumped to {self.history.time_of(tick):%a %H:%M:%S} (tick {tick}) —")
+        self.tick = tick
+        self._show(events)
+
+    def _show(self, events: list) -> None:
+        speed = PLAY_SPEEDS[self._speed] * 5  # ticks a second when playing
+        self._frame = frame_at(self.history, self.history.state_at(self.tick), tuple(events), self.playing, speed)
+        self.query_one(ClockBar).show(self._frame)
+        view = self.query_one(MapView)
+        view.selected = self.selected
+        view.show(self._frame.agents, self._frame.objects, self._frame.changed_objects)
+        panel = self.query_one(AgentsPanel)
+        panel.selected = self.selected
+        panel.show(self._frame.agents)
+        self.query_one(EventLog).add_frame(self._frame)
+        if view.cursor is not None:
+            self.query_one("#where", Static).update(view.describe(view.cursor))
+
+    def action_seek(self, ticks: int) -> None:
+        self.seek(self.tick + ticks)
+
+    def action_seek_to(self, tick: int) -> None:
+        self.seek(tick)
+
+    def action_seek_end(self) -> None:
+        self.seek(self.history.last_tick)
+
+    def action_play(self) -> None:
+        self.playing = not self.playing
+        if self.playing and self.tick >= self.history.last_tick:
+            self.playing = False
+            self.query_one(EventLog).note("At the end of the run.")
+        self._show([])
+
+    def action_faster(self) -> None:
+        self._speed = min(self._speed + 1, len(PLAY_SPEEDS) - 1)
+        self._show([])
+
+    def action_slower(self) -> None:
+        self._speed = max(self._speed - 1, 0)
+        self._show([])
+
+    def _play_step(self) -> None:
+        if not self.playing:
+            return
+        if self.tick >= self.history.last_tick:
+            self.playing = False
+            self._show([])
+            return
+        self.seek(self.tick + PLAY_SPEEDS[self._speed])
+
+    def action_goto(self) -> None:
+        start, end = self.history.time_of(0), self.history.time_of(self.history.last_tick)
+
+        def parse(text: str) -> datetime:
+            from smalltown.tui.app import until_from  # the same reading as "run until"
+
+            when = until_from(text, self.history.time_of(self.tick))
+            if "-" not in text and ":" in text and when > end:  # "9:00": the last one that happened
+                when -= timedelta(days=1)
+            return when
+
+        def check(text: str) -> str | None:
+            try:
+                when = parse(text)
+            except ValueError as e:
+                return str(e)
+            if not start <= when <= end:
+                return f"the run goes from {start:%a %H:%M} to {end:%a %H:%M}"
+            return None
+
+        def chosen(text: str | None) -> None:
+            if text:
+                self.seek(self.history.tick_of(parse(text)))
+
+        self.push_screen(AskScreen("Go to", "Game time", placeholder="9:00, +2h, 2023-02-13 12:00",
+                                   hint=f"The run goes from {start:%a %Y-%m-%d %H:%M} to {end:%a %Y-%m-%d %H:%M}.",
+                                   check=check), chosen)
+
+    # --- what the agents knew and said by then --------------------------------------------------
+
+    def action_select(self, step: int) -> None:
+        names = self.history.names
+        i = names.index(self.selected) if self.selected in names else -1
+        self._select(names[(i + step) % len(names)])
+
+    def _select(self, name: str) -> None:
+        self.selected = name
+        self.query_one(MapView).select(name)
+        self.query_one(AgentsPanel).select(name)
+
+    def on_agents_panel_picked(self, message: AgentsPanel.Picked) -> None:
+        self._select(message.name)
+
+    def on_map_view_cursor_moved(self, message: MapView.CursorMoved) -> None:
+        if message.tile is not None:
+            self.query_one("#where", Static).update(self.query_one(MapView).describe(message.tile))
+            if message.agents:
+                self._select(message.agents[0])
+
+    def action_memories(self) -> None:
+        if not self.selected:
+            return
+        mems = self.history.memories_at(self.selected, self.tick)
+        lines = [Text.assemble((f"{m.created:%a %H:%M} ", "dim"), (f"{m.kind:<11}", "bold"),
+                               (f"[{m.importance:>2}] ", "#ffe066"), m.description)
+                 for m in reversed(mems)]
+        when = self.history.time_of(self.tick)
+        self.push_screen(MemoriesScreen(f"{self.selected}'s memories at {when:%a %H:%M} ({len(mems)})", lines))
+
+    def action_dialogue(self) -> None:
+        convs = self.history.conversations_until(self.tick, self.selected)
+        lines: list[Text] = []
+        for c in reversed(convs[-30:]):
+            lines.append(Text(f"{c.time}  {' and '.join(c.participants)} at {c.place}", "bold"))
+            for speaker, said in c.lines:
+                lines.append(Text.assemble(("  " + speaker.split()[0] + ": ", self._colours.get(speaker, "")), said))
+        when = self.history.time_of(self.tick)
+        self.push_screen(MemoriesScreen(f"{self.selected or 'Everyone'}'s conversations by {when:%a %H:%M}", lines))
+
+
+def run_replay(path: str | Path, at: int | None = None) -> None:
+    ReplayApp(path, at).run()
