@@ -16,7 +16,6 @@ best published local re-implementation about 59k tokens and 230 calls.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
 from collections import defaultdict
@@ -80,7 +79,7 @@ def main() -> None:
     total = [sum(t[i] for t in by_task.values()) for i in range(4)]
     print(f"world      {world.name}, {len(world.agents)} agents, {args.days:g} game day(s), scripted answers")
     print(f"tokens     {how}")
-    print(f"\nper agent-day            calls   prompt   cached  uncached  completion")
+    print("\nper agent-day            calls   prompt   cached  uncached  completion")
     for task, t in sorted(by_task.items(), key=lambda kv: -kv[1][1]):
         print(f"  {task:22} {t[0] / per:6.1f} {t[1] / per:8.0f} {t[2] / per:8.0f} {(t[1] - t[2]) / per:9.0f} {t[3] / per:11.0f}")
     print(f"  {'total':22} {total[0] / per:6.1f} {total[1] / per:8.0f} {total[2] / per:8.0f} "

@@ -1,4 +1,4 @@
-"""Small pieces of English for descriptions built from plan phrases."""
+"""Small pieces of English for descriptions built from plan phrases, and clock times."""
 
 from __future__ import annotations
 
@@ -24,3 +24,8 @@ def gerund(phrase: str) -> str:
     else:
         ing = low + "ing"
     return ing + sep + rest
+
+
+def hhmm(minute: int) -> str:
+    """A minute of the day as the plans write it: 545 -> "09:05"."""
+    return f"{minute // 60 % 24:02d}:{minute % 60:02d}"

@@ -3,7 +3,6 @@ and the user's interventions, through the worker (`SimRunner`) and through the k
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 import time
 from datetime import datetime, timedelta
@@ -19,7 +18,8 @@ from smalltown.llm.scripted import ScriptedBackend
 from smalltown.sim.breakpoints import Breakpoint, check
 from smalltown.sim.events import Event
 from smalltown.sim.simulation import TIME_FMT, Simulation
-from smalltown.tui.app import COMMANDS, SmalltownApp, until_from
+from smalltown.cli.when import clock_near as until_from
+from smalltown.tui.app import COMMANDS, SmalltownApp
 from smalltown.tui.forms import AskScreen, BreakpointsScreen, EditObjectScreen
 from smalltown.tui.interview import InterviewScreen
 from smalltown.tui.map_view import MapView
@@ -27,17 +27,10 @@ from smalltown.tui.panels import AgentsPanel, EventLog
 from smalltown.tui.runner import SimRunner
 from smalltown.tui.snapshot import Frame
 from smalltown.world.load import load_world
+from conftest import query
 from tests.test_tui import TINY, tiny_sim, wait_until
 
 MARIA, KLAUS, ISABELLA = "Maria Lopez", "Klaus Mueller", "Isabella Rodriguez"
-
-
-def query(path: Path, sql: str, *args: Any) -> list[tuple]:
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        return conn.execute(sql, args).fetchall()
-    finally:
-        conn.close()
 
 
 # --- the breakpoint conditions ---------------------------------------------------------------

@@ -6,13 +6,14 @@ import argparse
 import json
 from contextlib import contextmanager
 from typing import Iterator
-from datetime import datetime, time, timedelta
+from datetime import datetime
 
 from rich.console import Console
 from rich.table import Table
 
 from smalltown.llm.registry import make_backend, make_embedder
-from smalltown.mind.agent import Mind, hhmm, minute_of
+from smalltown.lang import hhmm
+from smalltown.mind.agent import Mind, minute_of
 from smalltown.mind.memory import Retrieval
 from smalltown.sim.simulation import TIME_FMT, Simulation
 

@@ -9,9 +9,7 @@ from datetime import timedelta
 
 from smalltown.cli.when import parse_when
 from smalltown.sim.fork import clock, fork
-from smalltown.store.save import Save
-
-TIME_FMT = "%Y-%m-%d %H:%M:%S"
+from smalltown.store.save import TIME_FMT, Save
 
 
 def add_parser(sub) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import signal
-import sqlite3
 import sys
 import threading
 import time
@@ -22,7 +21,7 @@ from smalltown.config import Settings
 from smalltown.llm.models import HOW_TO_ADD
 from smalltown.llm.registry import choose_backend, make_backend, make_embedder
 from smalltown.sim.simulation import TIME_FMT, Simulation
-from smalltown.store.save import Save, SaveError, is_save
+from smalltown.store.save import Save, SaveError, copy_save, is_save
 from smalltown.world.load import load_world, load_world_text
 
 
@@ -105,15 +104,6 @@ def recreate(path: Path, name: str, opts, args: argparse.Namespace) -> Simulatio
         save.close()
     return Simulation.create(world, path, make_backend(name, world.seed, opts), settings=settings,
                              overwrite=True, sets=args.set or [], embedder=make_embedder(opts))
-
-
-def copy_save(src: Path, dst: Path) -> None:
-    """Copy through SQLite's backup API, so a save being written is copied consistently."""
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    for suffix in ("", "-wal", "-shm"):
-        Path(f"{dst}{suffix}").unlink(missing_ok=True)
-    with sqlite3.connect(src) as a, sqlite3.connect(dst) as b:
-        a.backup(b)
 
 
 def run_headless(sim: Simulation, until: datetime, notice: str | None = None) -> int:

@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 _REL = re.compile(r"^([+-])(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
 _UNITS = ("days", "hours", "minutes", "seconds")
 _CLOCK = re.compile(r"^(?:day\s*(\d+)\s*)?(?:(\d{1,2}):(\d{2})(?::(\d{2}))?)?$", re.IGNORECASE)
+_BARE_CLOCK = re.compile(r"^(\d{1,2}):(\d{2})(?::(\d{2}))?$")
 
 
 def parse_when(text: str, now: datetime, start: datetime | None = None) -> datetime:
@@ -36,3 +37,18 @@ def parse_when(text: str, now: datetime, start: datetime | None = None) -> datet
             pass
     raise ValueError(f"cannot read the time {text!r}: use 'YYYY-MM-DD HH:MM', '9:00', 'day 2 9:00', "
                      f"or '+6h', '+1d', '-30m'")
+
+
+def clock_near(text: str, now: datetime, start: datetime | None = None, *, last: bool = False) -> datetime:
+    """As `parse_when`, except that a bare clock time ("17:30") is the next time the clock says so
+    after `now` (run until it), or with `last` the latest at or before `now` (rewind to it)."""
+    m = _BARE_CLOCK.match(text.strip())
+    if not m:
+        return parse_when(text, now, start)
+    hour, minute, second = int(m[1]), int(m[2]), int(m[3] or 0)
+    if hour > 23 or minute > 59 or second > 59:
+        raise ValueError(f"{text!r} is not a time of day")
+    when = now.replace(hour=hour, minute=minute, second=second, microsecond=0)
+    if last:
+        return when if when <= now else when - timedelta(days=1)
+    return when if when > now else when + timedelta(days=1)

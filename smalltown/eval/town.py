@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
@@ -14,29 +13,19 @@ from pathlib import Path
 from smalltown.eval import EvalError
 from smalltown.sim.simulation import TIME_FMT
 from smalltown.store.save import Save, is_save
+from smalltown.store.save import copy_save as store_copy
 from smalltown.world.load import load_world_text
 from smalltown.world.model import World
 
 
 def copy_save(src: str | Path, dst: str | Path) -> Path:
-    """Copy a save through SQLite's backup API (consistent even while it is being run), reading
-    the original read-only: eval works on the copy, and the original is never changed."""
-    src, dst = Path(src), Path(dst)
+    """The save copied for eval to work on (store.save.copy_save): the original is never changed."""
+    src = Path(src)
     if not src.exists():
         raise EvalError(f"{src}: no such save")
     if not is_save(src):
         raise EvalError(f"{src}: not a smalltown save (not an SQLite database)")
-    for suffix in ("", "-wal", "-shm"):
-        Path(f"{dst}{suffix}").unlink(missing_ok=True)
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    a = sqlite3.connect(f"file:{src}?mode=ro", uri=True)
-    b = sqlite3.connect(dst)
-    try:
-        a.backup(b)
-    finally:
-        a.close()
-        b.close()
-    return dst
+    return store_copy(src, dst)
 
 
 @dataclass(frozen=True)

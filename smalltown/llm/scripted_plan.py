@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
+from smalltown.lang import hhmm
 from smalltown.llm.routine import Routine, leisure, read_routine
 from smalltown.llm.scripted_text import CONVERSATION, MONTHS, PLAN_RECORD, clip, full_names, is_activity, people
 from smalltown.llm.tasks import (
@@ -38,10 +39,6 @@ DAY = 24 * 60
 SLEEPING = "sleeping"
 
 Span = tuple[int, int, str]  # (start minute, minutes, activity)
-
-
-def hhmm(minute: int) -> str:
-    return f"{minute // 60 % 24:02d}:{minute % 60:02d}"
 
 
 def clock(minute: int) -> str:

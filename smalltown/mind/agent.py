@@ -29,7 +29,7 @@ from smalltown.llm.tasks import (
 from smalltown.mind.memory import Memory, MemoryStream, Retrieval
 from smalltown.mind.places import KnownTree, choose_place
 from smalltown.mind.plan import SLEEPING, DayPlan, PlanItem, fit_actions, normalise_blocks
-from smalltown.lang import gerund
+from smalltown.lang import gerund, hhmm
 from smalltown.mind.reflect import reflect
 from smalltown.world.model import AgentSpec, World, pretty
 from smalltown.world.perception import Seen
@@ -75,10 +75,6 @@ class Reaction:
     observed: str  # an agent's name or an object's address
     is_agent: bool
     answer: ReactOut
-
-
-def hhmm(minute: int) -> str:
-    return f"{minute // 60 % 24:02d}:{minute % 60:02d}"
 
 
 def minute_of(now: datetime) -> int:

@@ -17,12 +17,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from smalltown.store.save import Save, SaveError
+from smalltown.store.save import TIME_FMT, Save, SaveError
 from smalltown.world.errors import WorldError
 from smalltown.world.load import load_world_text
 from smalltown.world.model import World
 
-TIME_FMT = "%Y-%m-%d %H:%M:%S"
 MAX_LISTED = 20  # problems of one kind listed before "... and N more"
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from smalltown.store.save import Save, SaveError
+from smalltown.store.save import Save, SaveError, copy_save
 from smalltown.world.load import load_world_text
 
 
@@ -54,7 +54,7 @@ def fork(save_path: str | Path, at: datetime | int | None, to_path: str | Path,
     _remove(work)
     dst.parent.mkdir(parents=True, exist_ok=True)
     try:
-        _copy(src, work)
+        copy_save(src, work)
         save = Save.open(work)  # a copy of an older save is migrated here, never the original
         try:
             result = _cut(save, src, dst, at)
@@ -110,21 +110,6 @@ def clock(save: Save) -> tuple[datetime, int]:
     world = load_world_text(save.meta("world_source"), save.meta("world_text"),
                             save.meta("map_source"), save.meta("map_text"))
     return world.start, world.step_seconds
-
-
-def _copy(src: Path, dst: Path) -> None:
-    """SQLite's backup API, reading the original through a read-only connection."""
-    a = sqlite3.connect(f"{src.resolve().as_uri()}?mode=ro", uri=True)
-    try:
-        b = sqlite3.connect(dst)
-        try:
-            a.backup(b)
-        finally:
-            b.close()
-    except sqlite3.DatabaseError as e:
-        raise SaveError(f"{src}: cannot be copied ({e})") from None
-    finally:
-        a.close()
 
 
 def _vacuum(path: Path) -> None:

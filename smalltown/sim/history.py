@@ -20,12 +20,11 @@ from smalltown.lang import gerund
 from smalltown.mind.agent import TALKING, Action
 from smalltown.mind.memory import Memory
 from smalltown.sim.events import Event
-from smalltown.store.save import Save, decode_snapshot, has_snapshots
+from smalltown.store.save import TIME_FMT, Save, decode_snapshot, has_snapshots, has_table
 from smalltown.world.load import load_world_text
 from smalltown.world.model import Tile
 from smalltown.world.paths import Paths
 
-TIME_FMT = "%Y-%m-%d %H:%M:%S"
 # events that change what state_at shows
 _STATE_KINDS = ("started", "moved", "arrived", "object")
 
@@ -41,6 +40,7 @@ class AgentAt:
     address: str | None  # sector:arena:object of the action
     dest: Tile | None  # where it is walking to
     walking: bool
+    path: tuple[Tile, ...] = ()  # the tiles still to walk
 
     @property
     def doing(self) -> str:
@@ -159,7 +159,7 @@ class History:
         for name in self.names:
             action, activity, address = cur.acts[name]
             agents[name] = AgentAt(name, cur.tiles[name], action, activity, address, cur.dests[name],
-                                   bool(cur.walks[name]))
+                                   bool(cur.walks[name]), tuple(cur.walks[name]))
         return StateAt(tick, self.time_of(tick), agents, dict(cur.objects))
 
     def _base_tick(self, tick: int) -> int:
@@ -286,7 +286,7 @@ class History:
         accessed = dict(self.conn.execute(
             "SELECT json_extract(j.value, '$.id'), max(r.time) FROM retrievals r, json_each(r.results) j "
             "WHERE r.agent = ? AND r.tick <= ? GROUP BY 1", (agent, tick))) \
-            if self._has_table("retrievals") else {}
+            if has_table(self.conn, "retrievals") else {}
         out = []
         for mid, kind, desc, created, importance, evidence in self.conn.execute(
                 "SELECT id, kind, description, created, importance, evidence FROM memories "
@@ -316,7 +316,3 @@ class History:
         if agent is not None:
             out = [c for c in out if agent in c.participants]
         return out
-
-    def _has_table(self, name: str) -> bool:
-        return self.conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?",
-                                 (name,)).fetchone() is not None

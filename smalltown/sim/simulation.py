@@ -22,13 +22,12 @@ from smalltown.mind.memory import Memory, MemoryStream, Retrieval, RetrievalWeig
 from smalltown.lang import gerund
 from smalltown.seeded import stable_int
 from smalltown.sim.events import Event
-from smalltown.store.save import Save, SaveError
+from smalltown.store.save import TIME_FMT, Save, SaveError
 from smalltown.world.load import load_world_text
 from smalltown.world.model import AgentSpec, Tile, World, pretty
 from smalltown.world.paths import Paths
 from smalltown.world.perception import Body, Seen, perceive
 
-TIME_FMT = "%Y-%m-%d %H:%M:%S"
 SNAPSHOT_EVERY = 3600  # game seconds: a snapshot at the first tick of each game hour
 
 

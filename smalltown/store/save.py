@@ -23,6 +23,31 @@ class SaveError(Exception):
     """A save that cannot be opened or written, with a message for the user."""
 
 
+TIME_FMT = "%Y-%m-%d %H:%M:%S"  # how a save writes game times
+
+
+def copy_save(src: str | Path, dst: str | Path) -> Path:
+    """Copy a save through SQLite's backup API, reading the original through a read-only
+    connection: consistent even while the original is being run, which it never changes. A stale
+    write-ahead log beside `dst` is removed first, so it cannot be replayed into the copy."""
+    src, dst = Path(src), Path(dst)
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{dst}{suffix}").unlink(missing_ok=True)
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    a = sqlite3.connect(f"{src.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        b = sqlite3.connect(dst)
+        try:
+            a.backup(b)
+        finally:
+            b.close()
+    except sqlite3.DatabaseError as e:
+        raise SaveError(f"{src}: cannot be copied ({e})") from None
+    finally:
+        a.close()
+    return dst
+
+
 def is_save(path: str | Path) -> bool:
     try:
         with open(path, "rb") as f:
@@ -557,9 +582,14 @@ def decode_snapshot(blob: bytes, where: str = "save") -> dict:
     return state
 
 
+def has_table(conn: sqlite3.Connection, name: str) -> bool:
+    """Whether the save has a table: a read-only reader may meet older (or stripped) saves."""
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (name,)).fetchone() is not None
+
+
 def has_snapshots(conn: sqlite3.Connection) -> bool:
-    """The save has a snapshots table (schema 3); a read-only reader may meet older saves."""
-    return conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='snapshots'").fetchone() is not None
+    """The save has a snapshots table (schema 3)."""
+    return has_table(conn, "snapshots")
 
 
 def snapshot_list(conn: sqlite3.Connection) -> list[tuple[int, str]]:

@@ -14,21 +14,18 @@ from __future__ import annotations
 
 import re
 import time
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from rich.text import Text
-from textual.app import App, ComposeResult, SystemCommand
+from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
-from textual.containers import Container, Vertical
 from textual.css.query import NoMatches
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Static
 from textual.worker import Worker, WorkerState
 
-from smalltown.cli.when import parse_when
+from smalltown.cli.when import clock_near
 from smalltown.llm.tasks import TASKS
 from smalltown.sim.breakpoints import Breakpoint
 from smalltown.sim.simulation import Simulation
@@ -40,39 +37,16 @@ from smalltown.tui.inspector import InspectorScreen
 from smalltown.tui.interview import InterviewScreen
 from smalltown.tui.map_view import MapView
 from smalltown.tui.palette import agent_colours
-from smalltown.tui.panels import AgentsPanel, ClockBar, EventLog
+from smalltown.tui.panels import ClockBar, EventLog
 from smalltown.tui.reader import SaveReader
 from smalltown.tui.runner import SimRunner
 from smalltown.tui.snapshot import Frame
 from smalltown.tui.timeline import DialogueScreen, TimelineScreen
+from smalltown.tui.town import TownView
 
 SHUTDOWN_WAIT_SECONDS = 120  # how long an exit waits for a slow tick (a model call) to finish
 SCREEN_RELOAD_SECONDS = 0.5  # an open debugger screen re-reads the save at most this often
 BUSY_SHOWN_AFTER = 0.25  # seconds a tick runs before the "thinking" indicator shows
-_CLOCK = re.compile(r"^(\d{1,2}):(\d{2})$")
-
-
-def rewind_to(text: str, now: datetime, start: datetime) -> datetime:
-    """ "9:00" (the last time the clock said so), "-2h", "day 1 9:00" or "2023-02-13 09:00"."""
-    m = _CLOCK.match(text.strip())
-    if m:
-        when = until_from(text, now)
-        return when if when <= now else when - timedelta(days=1)
-    return parse_when(text, now, start)
-
-
-def until_from(text: str, now: datetime) -> datetime:
-    """ "17:30" (the next time the clock says so), "+2h", or "2023-02-14 08:00"."""
-    m = _CLOCK.match(text.strip())
-    if m:
-        hour, minute = int(m[1]), int(m[2])
-        if hour > 23 or minute > 59:
-            raise ValueError(f"{text!r} is not a time of day")
-        when = now.replace(hour=hour, minute=minute, second=0, microsecond=0)
-        return when if when > now else when + timedelta(days=1)
-    return parse_when(text, now)
-
-
 class FrameReady(Message):
     """Posted from the worker thread: a new picture of the town."""
 
@@ -121,28 +95,8 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
 )
 
 
-class SmalltownApp(App[Path | None]):
+class SmalltownApp(TownView[Path | None]):  # its result: a file to open next, or None
     TITLE = "smalltown"
-    # Narrow terminals stack the log under map and agents; wide ones give the side panels a column.
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (140, "-wide")]
-    VERTICAL_BREAKPOINTS = [(0, "-short"), (40, "-tall")]  # a taller log when there is room
-    CSS = """
-    #body { layout: grid; grid-size: 2 2; grid-columns: 1fr 30; grid-rows: 1fr 8; height: 1fr; }
-    #mapbox { height: 1fr; }
-    #map { background: #101010; height: 1fr; }
-    #where { height: 1; background: $panel; color: $text; padding: 0 1; text-wrap: nowrap;
-             text-overflow: ellipsis; }
-    #agents { border-left: vkey $panel-lighten-2; border-top: hkey $panel-lighten-2;
-              border-title-color: $text-muted; padding: 0 0 0 1; }
-    #log { column-span: 2; border-top: hkey $panel-lighten-2; border-title-color: $text-muted;
-           padding: 0 1; overflow-x: hidden; scrollbar-gutter: stable; }
-    Screen.-narrow.-tall #body { grid-rows: 1fr 14; }
-    Screen.-wide #body { grid-columns: 1fr 64; grid-rows: auto 1fr; }
-    Screen.-wide #agents { height: auto; max-height: 50vh; }
-    Screen.-wide #mapbox { row-span: 2; }
-    Screen.-wide #log { column-span: 1; border-left: vkey $panel-lighten-2; }
-    #agents, #log { background: $background; scrollbar-background: $background; }
-    """
     BINDINGS = [
         # not priority: a text field or an open screen gets its keys first
         Binding("space", "toggle", "Run/Pause"),
@@ -205,14 +159,7 @@ class SmalltownApp(App[Path | None]):
         return self._frame
 
     def compose(self) -> ComposeResult:
-        yield ClockBar(self._backend, self._save_name)
-        with Container(id="body"):
-            with Vertical(id="mapbox"):
-                yield MapView(self._world, self._colours, id="map")
-                yield Static(Text("click a tile (or shift+arrows) to see what is there", "dim"), id="where")
-            yield AgentsPanel(self._colours, id="agents")
-            yield EventLog(self._colours, id="log")
-        yield Footer(compact=True)
+        yield from self.compose_town(self._world, self._colours, self._backend, self._save_name)
 
     def on_mount(self) -> None:
         log = self.query_one(EventLog)
@@ -283,20 +230,6 @@ class SmalltownApp(App[Path | None]):
     def action_dialogue(self) -> None:
         self.push_screen(DialogueScreen(self._save_reader(), self.selected))
 
-    def _draw(self, frame: Frame) -> None:
-        self.query_one(ClockBar).show(frame)
-        view = self.query_one(MapView)
-        view.selected = self.selected
-        view.show(frame.agents, frame.objects, frame.changed_objects)
-        if self.following and self.selected:
-            view.follow(self.selected)
-        if view.cursor is not None:
-            self.query_one("#where", Static).update(view.describe(view.cursor))
-        panel = self.query_one(AgentsPanel)
-        panel.selected = self.selected
-        panel.show(frame.agents)
-        self.query_one(EventLog).add_frame(frame)
-
     # --- commands -----------------------------------------------------------------------------
 
     def action_toggle(self) -> None:
@@ -315,33 +248,6 @@ class SmalltownApp(App[Path | None]):
         log = self.query_one(EventLog)
         log.show_perceived = not log.show_perceived
         log.note("Showing perceived events." if log.show_perceived else "Hiding perceived events.")
-
-    def action_select(self, step: int) -> None:
-        """Put the next (or previous) agent under the lens: marked on the map and in the list."""
-        if not self._names:
-            return
-        i = self._names.index(self.selected) if self.selected in self._names else -1
-        self._select(self._names[(i + step) % len(self._names)])
-
-    def _select(self, name: str) -> None:
-        self.selected = name
-        self.query_one(MapView).select(name)
-        self.query_one(AgentsPanel).select(name)
-        if self.following:
-            self.query_one(MapView).follow(name)
-        self.query_one(EventLog).note(f"Selected {name}.")
-
-    def on_agents_panel_picked(self, message: AgentsPanel.Picked) -> None:
-        self._select(message.name)
-
-    def on_map_view_cursor_moved(self, message: MapView.CursorMoved) -> None:
-        where = self.query_one("#where", Static)
-        if message.tile is None:
-            where.update(Text("click a tile (or shift+arrows) to see what is there", "dim"))
-            return
-        where.update(self.query_one(MapView).describe(message.tile))
-        if message.agents and self.selected not in message.agents:
-            self._select(message.agents[0])
 
     def action_follow(self) -> None:
         """Keep the selected agent in the middle of the map as it walks."""
@@ -369,14 +275,14 @@ class SmalltownApp(App[Path | None]):
 
         def check(text: str) -> str | None:
             try:
-                when = until_from(text, now)
+                when = clock_near(text, now)
             except ValueError as e:
                 return str(e)
             return None if when > now else f"{when:%a %H:%M} has passed (it is {now:%a %H:%M})"
 
         def chosen(text: str | None) -> None:
             if text:
-                when = until_from(text, self._frame.now)
+                when = clock_near(text, self._frame.now)
                 self._runner.send("until", when)
                 self._note(f"Running until {when:%a %Y-%m-%d %H:%M}.", notify=False)
 
@@ -463,9 +369,7 @@ class SmalltownApp(App[Path | None]):
 
     def action_edit_object(self) -> None:
         view = self.query_one(MapView)
-        address = ""
-        if view.cursor is not None:
-            address = next((o.address for o in self._world.objects.values() if view.cursor in o.tiles), "")
+        address = (view.object_at(view.cursor) if view.cursor is not None else None) or ""
         if not address and self.selected:  # what the selected agent is using or heading for
             address = next((a.action_address for a in self._frame.agents if a.name == self.selected), "") or ""
 
@@ -552,7 +456,7 @@ class SmalltownApp(App[Path | None]):
 
         def check(text: str) -> str | None:
             try:
-                when = rewind_to(text, now, start)
+                when = clock_near(text, now, start, last=True)
             except ValueError as e:
                 return str(e)
             if not start <= when <= now:
@@ -567,7 +471,7 @@ class SmalltownApp(App[Path | None]):
 
         def chosen(text: str | None) -> None:
             if text:
-                when = rewind_to(text, now, start)
+                when = clock_near(text, now, start, last=True)
                 to = self._copy_name(f"at-{when:%H%M}")
                 self._runner.send("rewind", when, str(to), self._replier(done))
 

@@ -29,12 +29,12 @@ from textual.widgets import DataTable, Static
 
 from smalltown.tui.palette import agent_colours
 from smalltown.tui.reader import CallRow, SaveReader
+from smalltown.store.save import TIME_FMT
 
 # The app's own keys are priority bindings, which win over a screen's: space n + = - p [ ] f ? q
 # run, step, select and follow whatever screen is on top. The screens here use none of them.
 KEY_STYLE = "bold #ffe066"  # as in the help screen
 NOTE_STYLE = "bold #ffa94d"
-TIME_FMT = "%Y-%m-%d %H:%M:%S"
 
 # --- shared by the debugger screens ---------------------------------------------------------
 

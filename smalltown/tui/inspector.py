@@ -29,6 +29,7 @@ from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane, Tree
 from textual.widgets.tree import TreeNode
 
+from smalltown.lang import hhmm
 from smalltown.mind.plan import SLEEPING
 from smalltown.tui.palette import agent_colours
 from smalltown.tui.reader import MemoryRow, SaveReader
@@ -71,10 +72,6 @@ def memory_counts(reader: SaveReader, agent: str) -> dict[str, int]:
 
 
 # --- the plan ----------------------------------------------------------------------------------
-
-
-def hhmm(minute: int) -> str:
-    return f"{minute // 60 % 24:02d}:{minute % 60:02d}"
 
 
 def _minute_in(plan: dict, when: str) -> int | None:

@@ -113,6 +113,7 @@ class MapView(ScrollView, can_focus=True):
         self._marker = {name: on_colour(c) for name, c in colours.items()}
         self._object_at: dict[Tile, str] = {t: o.address for o in world.objects.values() for t in o.tiles}
         self._overlay: dict[Tile, Cell] = {}
+        self._marks: dict[int, list[tuple[int, Cell]]] = {}
         self._cache: dict[int, Strip] = {}  # map row -> strip with what is drawn over it
         self._agents: tuple[AgentView, ...] = ()
         self._changed: frozenset[str] = frozenset()
@@ -164,6 +165,9 @@ class MapView(ScrollView, can_focus=True):
         changed = {t[1] for t in overlay.keys() ^ self._overlay.keys()}
         changed |= {t[1] for t in overlay.keys() & self._overlay.keys() if overlay[t] != self._overlay[t]}
         self._overlay = overlay
+        self._marks = {}  # the overlay by row, for _row
+        for (x, y), cell in overlay.items():
+            self._marks.setdefault(y, []).append((x, cell))
         _, off_y = self._offset()
         for row in changed:
             self._cache.pop(row, None)
@@ -223,12 +227,16 @@ class MapView(ScrollView, can_focus=True):
         if tile is not None:
             self.set_cursor(tile)
 
+    def object_at(self, tile: Tile) -> str | None:
+        """The address of the object on a tile, if any."""
+        return self._object_at.get(tile)
+
     def describe(self, tile: Tile) -> Text:
         """What is at a tile: its place (sector: arena), the object and its state, who stands there."""
         x, y = tile
         text = Text(f"({x},{y}) ", "dim")
         arena = self._world.arena_at(tile)
-        address = self._object_at.get(tile)
+        address = self.object_at(tile)
         if address:
             text.append(pretty(address), "bold")
             state = self.objects.get(address, "")
@@ -251,7 +259,7 @@ class MapView(ScrollView, can_focus=True):
     def _row(self, row: int) -> Strip:
         strip = self._cache.get(row)
         if strip is None:
-            marks = [(t[0], cell) for t, cell in self._overlay.items() if t[1] == row]
+            marks = self._marks.get(row)
             if not marks:
                 strip = self._base[row]
             else:

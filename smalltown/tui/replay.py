@@ -11,19 +11,20 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from rich.text import Text
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Container, Vertical, VerticalScroll
+from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
+from smalltown.cli.when import clock_near
 from smalltown.mind.agent import TALKING
 from smalltown.sim.history import History, StateAt
 from smalltown.tui.forms import AskScreen
-from smalltown.tui.map_view import MapView
 from smalltown.tui.palette import agent_colours
-from smalltown.tui.panels import AgentsPanel, ClockBar, EventLog
+from smalltown.tui.panels import EventLog
 from smalltown.tui.snapshot import AgentView, Frame
+from smalltown.tui.town import TownView
 
 CHANGED_TICKS = 180  # an object change stays marked this many ticks (half an hour of 10 s ticks)
 PLAY_SPEEDS = (1, 6, 60, 360)  # ticks per step of playback (five steps a second)
@@ -40,7 +41,7 @@ def frame_at(history: History, state: StateAt, events: tuple = (), playing: bool
         agents.append(AgentView(
             name, a.tile, a.action, a.doing, asleep=activity == "sleeping" and not a.walking,
             walking=a.walking, talking=activity.startswith(TALKING),
-            path=tuple(history.paths.path(a.tile, a.dest)) if a.dest and a.walking else (),
+            path=a.path,
             action_address=a.address))
     since = max(-1, state.tick - CHANGED_TICKS)
     changed = frozenset(e.data.get("address") for e in history.events(state.tick, since, kinds=["object"]))
@@ -72,21 +73,8 @@ class MemoriesScreen(ModalScreen[None]):
         self.dismiss(None)
 
 
-class ReplayApp(App[None]):
+class ReplayApp(TownView[None]):
     TITLE = "smalltown replay"
-    CSS = """
-    #body { layout: grid; grid-size: 2 2; grid-columns: 1fr 30; grid-rows: 1fr 8; height: 1fr; }
-    #mapbox { height: 1fr; }
-    #map { background: #101010; height: 1fr; }
-    #where { height: 1; background: $panel; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
-    #agents { border-left: vkey $panel-lighten-2; border-top: hkey $panel-lighten-2; padding: 0 0 0 1; }
-    #log { column-span: 2; border-top: hkey $panel-lighten-2; padding: 0 1; overflow-x: hidden; }
-    Screen.-wide #body { grid-columns: 1fr 64; grid-rows: auto 1fr; }
-    Screen.-wide #agents { height: auto; max-height: 50vh; }
-    Screen.-wide #mapbox { row-span: 2; }
-    Screen.-wide #log { column-span: 1; border-left: vkey $panel-lighten-2; }
-    """
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (140, "-wide")]
     BINDINGS = [
         Binding("full_stop", "seek(1)", "+1 tick", key_display="."),
         Binding("comma", "seek(-1)", "-1 tick", key_display=","),
@@ -112,7 +100,8 @@ class ReplayApp(App[None]):
         self.history = History(path)
         self._colours = agent_colours(self.history.names)
         self.tick = self.history.last_tick if at is None else max(0, min(at, self.history.last_tick))
-        self.selected: str | None = self.history.names[0] if self.history.names else None
+        self._names = self.history.names
+        self.selected = self._names[0] if self._names else None
         self.playing = False
         self._speed = 0
         self._frame = frame_at(self.history, self.history.state_at(self.tick), speed=PLAY_SPEEDS[0] * 5)
@@ -122,14 +111,7 @@ class ReplayApp(App[None]):
         return self._frame
 
     def compose(self) -> ComposeResult:
-        yield ClockBar("replay", self.history.path.name)
-        with Container(id="body"):
-            with Vertical(id="mapbox"):
-                yield MapView(self.history.world, self._colours, id="map")
-                yield Static(Text("click a tile (or shift+arrows) to see what is there", "dim"), id="where")
-            yield AgentsPanel(self._colours, id="agents")
-            yield EventLog(self._colours, id="log")
-        yield Footer(compact=True)
+        yield from self.compose_town(self.history.world, self._colours, "replay", self.history.path.name)
 
     def on_mount(self) -> None:
         last = self.history.last_tick
@@ -161,16 +143,7 @@ class ReplayApp(App[None]):
     def _show(self, events: list) -> None:
         speed = PLAY_SPEEDS[self._speed] * 5  # ticks a second when playing
         self._frame = frame_at(self.history, self.history.state_at(self.tick), tuple(events), self.playing, speed)
-        self.query_one(ClockBar).show(self._frame)
-        view = self.query_one(MapView)
-        view.selected = self.selected
-        view.show(self._frame.agents, self._frame.objects, self._frame.changed_objects)
-        panel = self.query_one(AgentsPanel)
-        panel.selected = self.selected
-        panel.show(self._frame.agents)
-        self.query_one(EventLog).add_frame(self._frame)
-        if view.cursor is not None:
-            self.query_one("#where", Static).update(view.describe(view.cursor))
+        self._draw(self._frame)
 
     def action_seek(self, ticks: int) -> None:
         self.seek(self.tick + ticks)
@@ -209,9 +182,7 @@ class ReplayApp(App[None]):
         start, end = self.history.time_of(0), self.history.time_of(self.history.last_tick)
 
         def parse(text: str) -> datetime:
-            from smalltown.tui.app import until_from  # the same reading as "run until"
-
-            when = until_from(text, self.history.time_of(self.tick))
+            when = clock_near(text, self.history.time_of(self.tick))
             if "-" not in text and ":" in text and when > end:  # "9:00": the last one that happened
                 when -= timedelta(days=1)
             return when
@@ -234,25 +205,6 @@ class ReplayApp(App[None]):
                                    check=check), chosen)
 
     # --- what the agents knew and said by then --------------------------------------------------
-
-    def action_select(self, step: int) -> None:
-        names = self.history.names
-        i = names.index(self.selected) if self.selected in names else -1
-        self._select(names[(i + step) % len(names)])
-
-    def _select(self, name: str) -> None:
-        self.selected = name
-        self.query_one(MapView).select(name)
-        self.query_one(AgentsPanel).select(name)
-
-    def on_agents_panel_picked(self, message: AgentsPanel.Picked) -> None:
-        self._select(message.name)
-
-    def on_map_view_cursor_moved(self, message: MapView.CursorMoved) -> None:
-        if message.tile is not None:
-            self.query_one("#where", Static).update(self.query_one(MapView).describe(message.tile))
-            if message.agents:
-                self._select(message.agents[0])
 
     def action_memories(self) -> None:
         if not self.selected:

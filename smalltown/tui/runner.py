@@ -11,7 +11,6 @@ a fast simulation can never flood a slow screen; the events of the ticks in betw
 from __future__ import annotations
 
 import queue
-import sqlite3
 import threading
 import time
 from collections import deque
@@ -22,7 +21,8 @@ from typing import Any, Callable
 from smalltown.sim.breakpoints import Breakpoint, Hit, check
 from smalltown.sim.events import Event
 from smalltown.sim.fork import fork
-from smalltown.sim.simulation import TIME_FMT, Simulation
+from smalltown.sim.simulation import Simulation
+from smalltown.store.save import TIME_FMT, copy_save
 from smalltown.tui.snapshot import DEFAULT_SPEED, SPEEDS, Frame, agent_views
 
 # ("toggle",), ("step",), ("faster",), ("slower",), ("quit",), ("until", datetime), ("break", Breakpoint),
@@ -223,16 +223,10 @@ class SimRunner:
         reply(result)
 
     def _copy(self, path: Path) -> Path:
-        """A consistent copy of the save as of the last committed tick (SQLite's online backup)."""
+        """A consistent copy of the save as of the last committed tick."""
         if path.exists():
             raise FileExistsError(f"{path} already exists")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        dest = sqlite3.connect(path)
-        try:
-            self.sim.save.conn.backup(dest)
-        finally:
-            dest.close()
-        return path
+        return copy_save(self.sim.save.path, path)
 
     def _interval(self) -> float:
         speed = SPEEDS[self._speed]

@@ -260,8 +260,8 @@ def unpack(path: str | Path, to: str | Path = ".", force: bool = False) -> Path:
         if target.is_symlink() or (target.exists() and not target.is_file()):
             raise PackError(str(target), "not a plain file: refusing to install over it")
         if target.exists() and not force and target.read_bytes() != text.encode("utf-8"):
-            raise PackError(str(target), f"a different file is already there (pass --force to replace "
-                                         f"it, or --to DIR to install elsewhere)")
+            raise PackError(str(target), "a different file is already there (pass --force to replace "
+                                         "it, or --to DIR to install elsewhere)")
     for target, text in targets:
         target.parent.mkdir(parents=True, exist_ok=True)
         _write_atomic(target, text.encode("utf-8"))

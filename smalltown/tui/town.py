@@ -1,0 +1,100 @@
+"""The town's main layout, shared by the live TUI and the replay: the clock bar, the map with a
+line saying what is under its cursor, the agents list and the event log; how a `Frame` is drawn
+on them, and picking an agent (keys, a click in the list, a click on the map)."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import App, ComposeResult, ReturnType
+from textual.containers import Container, Vertical
+from textual.widgets import Footer, Static
+
+from smalltown.tui.map_view import MapView
+from smalltown.tui.panels import AgentsPanel, ClockBar, EventLog
+from smalltown.tui.snapshot import Frame
+from smalltown.world.model import World
+
+WHERE_HINT = Text("click a tile (or shift+arrows) to see what is there", "dim")
+
+TOWN_CSS = """
+#body { layout: grid; grid-size: 2 2; grid-columns: 1fr 30; grid-rows: 1fr 8; height: 1fr; }
+#mapbox { height: 1fr; }
+#map { background: #101010; height: 1fr; }
+#where { height: 1; background: $panel; color: $text; padding: 0 1; text-wrap: nowrap;
+         text-overflow: ellipsis; }
+#agents { border-left: vkey $panel-lighten-2; border-top: hkey $panel-lighten-2;
+          border-title-color: $text-muted; padding: 0 0 0 1; }
+#log { column-span: 2; border-top: hkey $panel-lighten-2; border-title-color: $text-muted;
+       padding: 0 1; overflow-x: hidden; scrollbar-gutter: stable; }
+Screen.-narrow.-tall #body { grid-rows: 1fr 14; }
+Screen.-wide #body { grid-columns: 1fr 64; grid-rows: auto 1fr; }
+Screen.-wide #agents { height: auto; max-height: 50vh; }
+Screen.-wide #mapbox { row-span: 2; }
+Screen.-wide #log { column-span: 1; border-left: vkey $panel-lighten-2; }
+#agents, #log { background: $background; scrollbar-background: $background; }
+"""
+
+
+class TownView(App[ReturnType]):
+    """An app showing the town. Subclasses set `selected` and `following` and call `_draw`."""
+
+    CSS = TOWN_CSS
+    # Narrow terminals stack the log under map and agents; wide ones give the side panels a column.
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (140, "-wide")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (40, "-tall")]  # a taller log when there is room
+
+    selected: str | None = None  # the agent under the lens
+    following = False  # the map keeps the selected agent in its middle
+    _names: list[str] = []  # the agents, in the world file's order
+
+    def compose_town(self, world: World, colours: dict[str, str], backend: str, save_name: str) -> ComposeResult:
+        yield ClockBar(backend, save_name)
+        with Container(id="body"):
+            with Vertical(id="mapbox"):
+                yield MapView(world, colours, id="map")
+                yield Static(WHERE_HINT, id="where")
+            yield AgentsPanel(colours, id="agents")
+            yield EventLog(colours, id="log")
+        yield Footer(compact=True)
+
+    def _draw(self, frame: Frame) -> None:
+        self.query_one(ClockBar).show(frame)
+        view = self.query_one(MapView)
+        view.selected = self.selected
+        view.show(frame.agents, frame.objects, frame.changed_objects)
+        if self.following and self.selected:
+            view.follow(self.selected)
+        if view.cursor is not None:
+            self.query_one("#where", Static).update(view.describe(view.cursor))
+        panel = self.query_one(AgentsPanel)
+        panel.selected = self.selected
+        panel.show(frame.agents)
+        self.query_one(EventLog).add_frame(frame)
+
+    def action_select(self, step: int) -> None:
+        """Put the next (or previous) agent under the lens."""
+        if not self._names:
+            return
+        i = self._names.index(self.selected) if self.selected in self._names else -1
+        self._select(self._names[(i + step) % len(self._names)])
+
+    def _select(self, name: str) -> None:
+        """Put an agent under the lens: marked on the map and in the list."""
+        self.selected = name
+        self.query_one(MapView).select(name)
+        self.query_one(AgentsPanel).select(name)
+        if self.following:
+            self.query_one(MapView).follow(name)
+        self.query_one(EventLog).note(f"Selected {name}.")
+
+    def on_agents_panel_picked(self, message: AgentsPanel.Picked) -> None:
+        self._select(message.name)
+
+    def on_map_view_cursor_moved(self, message: MapView.CursorMoved) -> None:
+        where = self.query_one("#where", Static)
+        if message.tile is None:
+            where.update(WHERE_HINT)
+            return
+        where.update(self.query_one(MapView).describe(message.tile))
+        if message.agents and self.selected not in message.agents:
+            self._select(message.agents[0])
