@@ -9,9 +9,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-TINY = ROOT / "worlds" / "tiny.toml"
-SMALLVILLE = ROOT / "worlds" / "smallville.toml"
+from helpers import ROOT, SMALLVILLE, TINY  # noqa: F401  (re-exported: older tests import them from here)
 
 
 def smalltown(*args: str, check: bool = False, timeout: float = 600) -> subprocess.CompletedProcess:

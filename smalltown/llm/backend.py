@@ -90,6 +90,12 @@ class Asker:
     def last(self) -> CallRecord:
         return self._local.last
 
+    @property
+    def last_task(self) -> Task:
+        """The last task this thread asked, as it was asked: fitted to the window, so what an
+        answer cites by number ("because of 3", "tells 2") is numbered as in its prompt."""
+        return self._local.task
+
     @last.setter
     def last(self, record: CallRecord) -> None:
         self._local.last = record
@@ -132,6 +138,7 @@ class Asker:
             with self._lock:
                 self._in_flight.pop(me, None)
         ms = (time.perf_counter() - t0) * 1000
+        self._local.task = asked
         self.last = CallRecord(
             agent=agent, task=task.name, prompt=prompt, raw_answer=ans.raw,
             parsed_answer=ans.output.model_dump_json(), prompt_tokens=ans.prompt_tokens,
