@@ -241,6 +241,7 @@ class HourlySchedule(Task):
     done: list[Block] = []  # what was lived today before `from_time`
     reason: list[Record] = []  # what prompts a re-plan: a conversation and what was learned
     reaction: str = ""  # a reaction to do first, from `from_time`
+    place: str = ""  # where the agent is now ("sector: arena"), when re-planning
 
     def schema(self) -> dict:
         return _enum(super().schema(), ("$defs", "Block", "properties", "place"), self.known_places) \
@@ -282,6 +283,8 @@ class Decompose(Task):
     minutes_left: int = 0  # of the activity after this part
     before: Block | None = None  # the activity before, and after, in today's schedule
     after: Block | None = None
+    gatherings: list[Gathering] = []  # events today the agent knows of (as the schedule was given)
+    intentions: list[Record] = []  # inner voices that still stand (as the schedule was given)
     rate: list[Record] = []  # memories to rate on SPEC 2's scale
 
     def schema(self) -> dict:
@@ -448,7 +451,8 @@ class Utterance(Task):
     last_talk: LastTalk | None = None
     already_told: list[Record] = []  # what the speaker has told this listener before
     news: list[Record] = []  # what the speaker knows of the world's news, not yet told to the listener
-    facts: list[Fact] = []  # the declared facts the news is about
+    facts: list[Fact] = []  # the declared facts the news, and the lines so far, are about
+    gatherings: list[Gathering] = []  # events those facts announce
     memories: list[Record] = []  # retrieved about the listener and the last line
     transcript: list[Line] = []  # the conversation so far
 

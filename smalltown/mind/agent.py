@@ -261,8 +261,14 @@ class Mind:
         """The gatherings of that day the agent knows of: it hosts them, they are public (no fact
         announces them), or it knows the fact that announces them."""
         known = self.known_facts()
-        return [g for g in self.lore.gatherings if g.start.date() == day
-                and (g.host == self.name or g.fact is None or g.fact in known)]
+        out = [g for g in self.lore.gatherings if g.start.date() == day
+               and (g.host == self.name or g.fact is None or g.fact in known)]
+        for g in out:  # knowing of a gathering is knowing where it is
+            sector = g.place.split(":")[0]
+            if sector not in self.known.tree and sector in self.lore.sectors:
+                for arena, objects in self.lore.sectors[sector].items():
+                    self.known.visit(sector, arena, objects)
+        return out
 
     def intention_records(self, now: datetime) -> list[Record]:
         """Inner voices whispered today (or since yesterday morning): intentions that still stand."""

@@ -194,6 +194,7 @@ def _decompose(mind: "Mind", block: PlanItem, now: datetime, current: str) -> No
                              minutes=block.minutes, place=block.place, objects=objects,
                              activity_start=hhmm(first.start), activity_minutes=last.end - first.start,
                              done=done, minutes_left=last.end - block.end, before=before, after=after,
+                             gatherings=mind.gatherings_on(now.date()), intentions=mind.intention_records(now),
                              rate=rate))
     if len(out.ratings) == len(rate):
         mind._importance.update((r.text, x) for r, x in zip(rate, out.ratings))
@@ -260,7 +261,8 @@ def replan(mind: "Mind", now: datetime, reason: list[Record], reaction: str = ""
         daily_plan=[PlanStep(time=t if _hhmm_ok(t) else f"{plan.wake_up_hour:02d}:00", activity=a[:60] or "-")
                     for t, a in plan.items],
         known_places=places, gatherings=mind.gatherings_on(now.date()), intentions=mind.intention_records(now),
-        from_time=hhmm(minute), done=done, reason=reason, reaction=reaction[:200]))
+        from_time=hhmm(minute), done=done, reason=reason, reaction=reaction[:200],
+        place=pretty(":".join(mind.action.address.split(":")[:2])) if mind.action and mind.action.address else ""))
     plan.blocks = normalise_blocks(_raw(mind, hourly.blocks, minute), minute, before=lived, home=mind.persona.home)
     if first_address:  # a reaction to an object: done at that object
         nxt = plan.block_at(minute)

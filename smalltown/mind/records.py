@@ -25,6 +25,8 @@ class Lore:
         self.agents = [a.name for a in world.agents]
         self.facts = {f.name: f for f in world.facts}
         self.gatherings = list(world.gatherings)
+        self.sectors = {name: {a.name: list(a.objects) for a in sec.arenas.values()}
+                        for name, sec in world.sectors.items()}
         named = sorted({s for s in world.sectors} | {a.name for a in world.arenas}
                        | {o.name for o in world.objects.values()}, key=len, reverse=True)
         self._places = [n for n in named if any(a in n for a in self.agents)]

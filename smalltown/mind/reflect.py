@@ -25,6 +25,8 @@ def reflect(mind: "Mind", now: datetime) -> list[Memory]:
         for r in mind.retrieve(q, now, s.reflection_k, "reflection"):
             if r.id not in cited or cited[r.id].score < r.score:
                 cited[r.id] = r
+    if not cited:
+        return []  # nothing retrieved to rest an insight on
     answer = mind.ask(ReflectionInsights(persona=mind.persona, now=now, questions=questions,
                                          statements=list(cited.values())))
     shown = mind.asker.last_task.statements  # numbered as the prompt showed them (after fitting)

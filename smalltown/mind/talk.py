@@ -85,9 +85,10 @@ def already_told(mind: "Mind", other: str) -> list[Record]:
     return [mind._facts[f].model_copy(update={"score": 100.0}) for f in mind.told.get(other, {}) if f in mind._facts]
 
 
-def _facts_of(mind: "Mind", records: list[Record]):
-    names = list(dict.fromkeys(f for r in records for f in r.facts if f in mind.lore.facts))
-    return [mind.lore.fact(n) for n in names]
+def _facts_of(mind: "Mind", records: list[Record], lines: list["Said"] = ()):
+    """The declared facts records are about, and the lines so far passed on."""
+    names = list(dict.fromkeys([*(f for r in records for f in r.facts), *(f for x in lines for f in x.facts)]))
+    return [mind.lore.fact(n) for n in names if n in mind.lore.facts]
 
 
 def last_talk(mind: "Mind", other: str) -> LastTalk | None:
@@ -156,7 +157,9 @@ def converse(a: "Mind", b: "Mind", now: datetime, place: str, reason: str, doing
             speaker_doing=doing.get(speaker.name, "nothing in particular"),
             listener_doing=doing.get(listener.name, "nothing in particular"),
             relationship=conv.relationships.get(speaker.name, ""), last_talk=last_talk(speaker, listener.name),
-            already_told=already_told(speaker, listener.name), news=news, facts=_facts_of(speaker, news),
+            already_told=already_told(speaker, listener.name), news=news,
+            facts=(facts := _facts_of(speaker, news, conv.lines)),
+            gatherings=[g for f in facts for g in speaker.lore.announced(f.name)],
             memories=list(memories.values()),
             transcript=[Line(speaker=x.speaker, text=x.text, facts=x.facts) for x in conv.lines]))
         asked = speaker.asker.last_task  # numbered as its prompt showed them
