@@ -109,9 +109,9 @@ EXAMPLES: dict[str, dict] = {
         {"start": "08:00", "minutes": 240, "activity": "bake bread and serve customers", "place": "<a place>"},
         {"start": "22:30", "minutes": 510, "activity": "sleeping", "place": "<a place>"}]},
     "decompose": {"actions": [
-        {"activity": "knead the dough", "minutes": 15, "object": "<an object>"},
-        {"activity": "shape the loaves", "minutes": 10, "object": "<an object>"},
-        {"activity": "put the loaves in the oven", "minutes": 5, "object": "<an object>"}],
+        {"activity": "knead the dough", "minutes": 15, "object": "<an object>", "state": "covered in flour"},
+        {"activity": "shape the loaves", "minutes": 10, "object": "<an object>", "state": "covered in flour"},
+        {"activity": "put the loaves in the oven", "minutes": 5, "object": "<an object>", "state": "baking bread"}],
         "ratings": [2, 6]},
     "next_action": {"activity": "water the plants in the garden", "minutes": 20},
     "rate_importance": {"ratings": [1, 7, 3]},

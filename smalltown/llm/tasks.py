@@ -257,10 +257,11 @@ class SubAction(BaseModel):
     activity: str = Field(min_length=1, max_length=60)
     minutes: int = Field(ge=5, le=15)
     object: str = Field(default="", max_length=200, description="where it is done: one of the objects listed")
+    state: str = Field(default="", max_length=30, description="what that object is doing meanwhile, in a few words")
 
 
 class DecomposeOut(Output):
-    actions: list[SubAction] = Field(min_length=1, max_length=12)
+    actions: list[SubAction] = Field(min_length=1, max_length=8)
     ratings: list[Rating] = Field(default=[], description="one importance rating per memory to rate, in order")
 
 
@@ -279,7 +280,7 @@ class Decompose(Task):
     objects: list[str]  # "arena: object" in that sector, as the agent knows it
     activity_start: str  # "HH:MM": the whole activity
     activity_minutes: int
-    done: list[Done] = []  # what is already done of the activity
+    done: list[Done] = []  # what is already done of the activity (its latest actions)
     minutes_left: int = 0  # of the activity after this part
     before: Block | None = None  # the activity before, and after, in today's schedule
     after: Block | None = None

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from smalltown.mind.agent import Action, Mind
 
 __all__ = ["action_at", "hhmm", "plan_day", "replan", "unplanned"]
+DONE_SHOWN = 12  # the latest actions of an activity a decomposition is shown
 
 
 def _day(now: datetime) -> str:
@@ -184,7 +185,7 @@ def _decompose(mind: "Mind", block: PlanItem, now: datetime, current: str) -> No
     span = plan.span(block)
     first, last = span[0], span[-1]
     done = [Done(time=hhmm(a.start), activity=a.activity, object=_short(a.address))
-            for b in span if b.start < block.start for a in (b.actions or [])]
+            for b in span if b.start < block.start for a in (b.actions or [])][-DONE_SHOWN:]
     i, j = plan.index(first), plan.index(last)
     before = as_block(plan.span(plan.blocks[i - 1])) if i > 0 else None
     after = as_block(plan.span(plan.blocks[j + 1])) if j + 1 < len(plan.blocks) else None
@@ -208,6 +209,8 @@ def _decompose(mind: "Mind", block: PlanItem, now: datetime, current: str) -> No
         where = _full(block.place, a.object) if a.object in objects else ""
         if not where:
             mind.note(f"object {a.object!r} is not at {block.place}; used the previous one")
+        elif a.state.strip():  # packed: what the object does meanwhile, asked no more
+            mind.object_states.setdefault(f"{where.rsplit(':', 1)[-1]}\x1f{a.activity}", a.state.strip())
         raw.append((a.activity, a.minutes, where or (raw[-1][2] if raw else default)))
     block.actions, fixed = fit_actions(raw, block, default)
     if fixed:

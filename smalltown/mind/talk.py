@@ -91,6 +91,12 @@ def _facts_of(mind: "Mind", records: list[Record], lines: list["Said"] = ()):
     return [mind.lore.fact(n) for n in names if n in mind.lore.facts]
 
 
+def own(doing: str, name: str) -> str:
+    """What an agent is doing, as it says it itself: its own places are "my" ("walking to my room"),
+    never its name (a speaker does not speak of itself in the third person)."""
+    return doing.replace(f"{name}'s", "my").replace(name, "myself")
+
+
 def last_talk(mind: "Mind", other: str) -> LastTalk | None:
     t = mind.talks.get(other)
     return LastTalk(time=datetime.fromisoformat(t["time"]), summary=t["summary"]) if t else None
@@ -154,7 +160,7 @@ def converse(a: "Mind", b: "Mind", now: datetime, place: str, reason: str, doing
                     memories[r.id] = r
         out = speaker.ask(Utterance(
             persona=speaker.persona, now=now, listener=listener.name, place=place, initiator=a.name, reason=reason,
-            speaker_doing=doing.get(speaker.name, "nothing in particular"),
+            speaker_doing=own(doing.get(speaker.name, "nothing in particular"), speaker.name),
             listener_doing=doing.get(listener.name, "nothing in particular"),
             relationship=conv.relationships.get(speaker.name, ""), last_talk=last_talk(speaker, listener.name),
             already_told=already_told(speaker, listener.name), news=news,

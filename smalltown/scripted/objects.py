@@ -161,11 +161,17 @@ STATES: tuple[tuple[str, str], ...] = (
 )
 
 
-def object_state(task: ObjectState) -> ObjectStateOut:
-    obj = stem_set(task.object.split(":")[-1])
-    if "bed" in obj and (task.activity == SLEEPING or "sleep" in stem_set(task.activity)):
-        return ObjectStateOut(state="being slept in")
+def state_of(obj_name: str, activity: str) -> str:
+    """What an object (by the words of its world name) is doing while used; a bed is slept in
+    only by a sleeper (`SLEEPING`, the typed activity of sleep)."""
+    obj = stem_set(obj_name.split(":")[-1])
+    if "bed" in obj and activity == SLEEPING:
+        return "being slept in"
     for word, state in STATES:
         if word in obj:
-            return ObjectStateOut(state=state)
-    return ObjectStateOut(state="in use")
+            return state
+    return "in use"
+
+
+def object_state(task: ObjectState) -> ObjectStateOut:
+    return ObjectStateOut(state=state_of(task.object, task.activity))

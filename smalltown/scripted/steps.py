@@ -20,9 +20,12 @@ from dataclasses import dataclass
 
 from smalltown.llm.tasks import SLEEPING, Decompose, DecomposeOut, Persona, SubAction
 from smalltown.scripted import day
-from smalltown.scripted.objects import choose_object
+from smalltown.scripted.objects import choose_object, state_of
 from smalltown.scripted.words import DAY, fit, minute, words
 from smalltown.world.model import RoutineItem
+
+
+MAX_ACTIONS = 8  # DecomposeOut allows at most this many actions
 
 
 @dataclass(frozen=True)
@@ -154,7 +157,13 @@ def layout(st: Steps, total: int, offset: int, part: int, first: bool, last: boo
         for j in range(k):
             out.append((s, m // k + (1 if j < m % k else 0)))
     out = [(s, max(5, min(15, m))) for s, m in out if m > 0] or [(core[0], 5)]
-    return out[:12]
+    while len(out) > MAX_ACTIONS:  # the answer holds at most 8: the shortest neighbours join
+        pairs = [(out[i][1] + out[i + 1][1], i) for i in range(len(out) - 1) if out[i][1] + out[i + 1][1] <= 15]
+        if not pairs:
+            break
+        _, i = min(pairs)
+        out[i:i + 2] = [(out[i][0], out[i][1] + out[i + 1][1])]
+    return out[:MAX_ACTIONS]
 
 
 def decompose(task: Decompose, rate) -> DecomposeOut:
@@ -172,7 +181,8 @@ def decompose(task: Decompose, rate) -> DecomposeOut:
     actions = []
     for step, m in parts:
         obj = choose_object(step, task.objects, p, prev, st.kind) if task.objects else ""
-        actions.append(SubAction(activity=fit(step, 60) or "-", minutes=m, object=obj))
+        actions.append(SubAction(activity=fit(step, 60) or "-", minutes=m, object=obj,
+                                 state=state_of(obj, step)))
         prev = obj or prev
     return DecomposeOut(actions=actions, ratings=[rate(r, p) for r in task.rate])
 

@@ -44,7 +44,7 @@ P_STRANGER = 0.03
 P_KNOWN = 0.12  # added when records name the other
 P_NEWS = 0.40  # added when there is untold news to pass on
 TALKED_TODAY = 0.25  # the chance is multiplied by this when the two already talked today
-NOT_DOING = ("", "nothing in particular")
+NOT_DOING = ("", "nothing in particular", "idle")
 
 ALARMS: tuple[tuple[frozenset[str], str], ...] = (
     (frozenset("fire burning burnt burned smoke smoking flames flame".split()), "put out the fire on the {o}"),

@@ -58,9 +58,10 @@ class Agent:
         a = self.mind.action
         if a is None:
             return "idle"
-        if self.path:
+        if self.path and a.address.count(":") == 2:
             purpose = "sleep" if a.activity == "sleeping" else a.activity
-            return f"walking to the {a.address.split(':')[1]} to {purpose}"
+            arena = a.address.split(":")[1]
+            return f"walking to {arena if arena[:1].isupper() else 'the ' + arena} to {purpose}"
         return gerund(a.activity)
 
     @property
