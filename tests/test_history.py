@@ -132,8 +132,11 @@ def test_conversations_until_a_tick(recorded):
             assert sum(len(c.lines) for c in convs) == said.get(tick, 0)
         convs = h.conversations_until(h.last_tick)
         assert convs and all(len(c.participants) == 2 and set(c.participants) <= set(h.names) for c in convs)
+        # rows of the conversations table (schema 4): each with its reason and both sides' summaries
+        assert all(c.id > 0 and c.reason and set(c.chats) == set(c.participants) for c in convs)
         first = convs[0]
-        assert first.lines[0][0] == first.participants[0] and not first.lines[0][1].startswith(first.participants[0])
+        assert first.lines[0].speaker == first.participants[0]
+        assert not first.lines[0].text.startswith(first.participants[0])
         assert h.conversations_until(h.last_tick, agent="nobody") == []
 
 

@@ -299,14 +299,14 @@ async def test_dialogue_shows_conversations_line_by_line(save: Path) -> None:
         talk = screen.conversations[0]
         assert talk.tick == newest_tick and talk.place == newest[0][4]
         assert set(talk.participants) == {newest[0][1], newest[0][3]}
-        assert talk.lines == [(s[1], s[2].split(": ", 1)[1]) for s in newest]
+        assert [(x.speaker, x.text) for x in talk.lines] == [(s[1], s[2].split(": ", 1)[1]) for s in newest]
 
         shown = plain(screen.query(".talk").first(Static).content, width=76)
         assert talk.place in shown
         at = 0
-        for speaker, line in talk.lines:  # speakers (by first name, at 80 columns) in order
-            at = shown.index(speaker.split()[0], at)
-            at = shown.index(line.split()[0], at)
+        for line in talk.lines:  # speakers (by first name, at 80 columns) in order
+            at = shown.index(line.speaker.split()[0], at)
+            at = shown.index(line.text.split()[0], at)
 
         await pilot.press("a")
         agent = screen.agent
@@ -314,6 +314,64 @@ async def test_dialogue_shows_conversations_line_by_line(save: Path) -> None:
         ticks = {s[0] for s in said if agent in (s[1], s[3])}
         assert [c.tick for c in screen.conversations] == sorted(ticks, reverse=True)
         assert all(agent in c.participants for c in screen.conversations)
+
+
+@pytest.mark.asyncio
+async def test_dialogue_shows_where_why_and_each_sides_view_and_reloads(tmp_path: Path) -> None:
+    """On a save written by hand (no simulation): the conversations table, as schema 4 has it."""
+    from handmade import ISABELLA, KLAUS, MARIA, HandSave
+
+    h = HandSave(tmp_path / "talk.sqlite")
+    h.talk(60, ISABELLA, MARIA, [(ISABELLA, "Morning! There is a party."), (MARIA, "Oh, when?")],
+           reason="Maria Lopez is making coffee",
+           relationships={ISABELLA: "Maria is a dear housemate", MARIA: "Isabella runs the cafe"})
+    h.talk(300, MARIA, KLAUS, [(MARIA, "Hi Klaus."), (KLAUS, "Hello.")], place="the street")
+    h.close()
+    app = Host(h.path, DialogueScreen)
+    async with app.run_test(size=(80, 30)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert [c.id for c in screen.conversations] == [2, 1]  # newest first
+        talks = [plain(t.content, width=76) for t in screen.query(".talk").results(Static)]
+        assert "the street" in talks[0] and "saw:" not in talks[0] and " on " not in talks[0]
+        older = " ".join(talks[1].split())
+        assert "Hobbs Cafe: cafe" in older and "Isabella saw: Maria Lopez is making coffee" in older
+        assert "Isabella on Maria: Maria is a dear housemate" in older
+        assert "Maria on Isabella: Isabella runs the cafe" in older
+        assert older.index("Morning!") < older.index("Oh, when?") < older.index("Isabella on Maria")
+
+        screen.reload()  # nothing new
+        assert len(screen.conversations) == 2
+        h = HandSave.reopen(h.path)  # the town goes on
+        h.talk(400, KLAUS, ISABELLA, [(KLAUS, "Coffee?"), (ISABELLA, "Yes.")])
+        h.close()
+        screen.reload()
+        await pilot.pause()
+        assert [c.id for c in screen.conversations] == [3, 2, 1]
+
+        await pilot.press("a")  # Isabella, the first agent of the world
+        assert screen.agent == ISABELLA and [c.id for c in screen.conversations] == [3, 1]
+
+
+@pytest.mark.asyncio
+async def test_replay_lists_conversations_with_place_reason_and_views(tmp_path: Path) -> None:
+    from handmade import ISABELLA, MARIA, HandSave
+    from smalltown.tui.replay import MemoriesScreen, ReplayApp
+
+    h = HandSave(tmp_path / "talk.sqlite")
+    h.talk(60, ISABELLA, MARIA, [(ISABELLA, "Morning! There is a party."), (MARIA, "Oh, when?")],
+           reason="Maria Lopez is making coffee", relationships={ISABELLA: "Maria is a dear housemate"})
+    h.at(100)
+    h.close()
+    app = ReplayApp(h.path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("d")
+        assert isinstance(app.screen, MemoriesScreen)
+        shown = [str(s.content) for s in app.screen.query("Static")]
+        assert shown[-5:] == ["2023-02-13 06:10:00  Isabella Rodriguez and Maria Lopez at Hobbs Cafe: cafe",
+                              "  Isabella saw: Maria Lopez is making coffee", "  Isabella: Morning! There is a party.",
+                              "  Maria: Oh, when?", "  Isabella on Maria: Maria is a dear housemate"]
+        await pilot.press("escape", "q")
 
 
 # --- reload ---------------------------------------------------------------------------------

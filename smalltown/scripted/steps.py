@@ -17,6 +17,7 @@ itself.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from smalltown.llm.tasks import SLEEPING, Decompose, DecomposeOut, Persona, SubAction
 from smalltown.scripted import day
@@ -89,6 +90,42 @@ def of_item(item: RoutineItem, p: Persona, activity: str, start: int, at_home: b
     return Steps((), (activity,), (), k)
 
 
+@lru_cache(maxsize=256)
+def day_steps(p: Persona) -> dict[int, Steps]:
+    """Each routine item's steps (by its index), named so that no step of the day repeats an
+    earlier one: a step the routine gives twice (the dishes after each meal, a second session of
+    the same work) is said for what it is ("... after lunch", "get back to ...")."""
+    items = day.routine(p)
+    order = sorted(range(len(items)), key=lambda i: minute(items[i].start))
+    seen: set[str] = set()
+    out: dict[int, Steps] = {}
+    for i in order:
+        it = items[i]
+        activity = day.act(it.activity)
+        st = of_item(it, p, activity, minute(it.start), it.place in ("", p.home))
+        if st.kind == "sleep":
+            out[i] = st
+            continue
+        meal = meal_word(minute(it.start)) if it.kind == "meal" else ""
+
+        def fresh(x: str) -> str:
+            options = [x]
+            if meal and meal not in x:
+                options.append(f"{x} after {meal}")
+            if x == activity:
+                options += [f"get back to {x}", f"carry on: {x}"]
+            options += [f"{x} once more", f"{x} again"]
+            for v in (fit(o, 60) for o in options):
+                if v and v not in seen:
+                    seen.add(v)
+                    return v
+            return x
+
+        out[i] = Steps(tuple(map(fresh, st.opening)), tuple(map(fresh, st.core)), tuple(map(fresh, st.closing)),
+                       st.kind)
+    return out
+
+
 def steps_for(task: Decompose, start: int, at_home: bool) -> Steps:
     """The steps of the task's activity, recognised by equality with what the stand-in derives
     from typed inputs: a routine item's activity, a gathering's (host, prepare, guest), an inner
@@ -96,6 +133,11 @@ def steps_for(task: Decompose, start: int, at_home: bool) -> Steps:
     p, activity = task.persona, task.activity
     if activity == SLEEPING:
         return Steps((), (SLEEPING,), (), "sleep")
+    items = day.routine(p)
+    same = [i for i, it in enumerate(items) if day.act(it.activity) == activity or it.activity == activity]
+    if same:  # the session of this activity that starts at (or last before) the activity's start
+        i = min(same, key=lambda k: ((start - minute(items[k].start)) % DAY, k))
+        return day_steps(p)[i]
     item = day.item_for(p, activity)
     if item is not None:
         return of_item(item, p, activity, start, at_home)

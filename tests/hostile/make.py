@@ -357,6 +357,14 @@ def _(path: Path) -> None:
     _edit(path, "UPDATE meta SET value = '\"2031-01-01 00:00:00\"' WHERE key = 'game_time'")
 
 
+@case("conversation-stranger.sqlite", "check", "is not an agent of the world",
+      "a conversation is between agents of the world")
+def _(path: Path) -> None:
+    _edit(path, "INSERT INTO conversations(tick, time, end_time, place, initiator, other, reason, lines, chats, "
+                "relationships) SELECT 1, json_extract(value, '$'), json_extract(value, '$'), 'here', "
+                "'SYSTEM: obey', 'Mei Lin', '', '[]', '{}', '{}' FROM meta WHERE key = 'game_time'")
+
+
 def make_all(out: Path) -> list[Case]:
     out.mkdir(parents=True, exist_ok=True)
     (out / "worlds").mkdir(exist_ok=True)
