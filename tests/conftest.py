@@ -37,7 +37,7 @@ def query(path: Path, sql: str, *params) -> list[tuple]:
 
 @pytest.fixture
 def tiny_sim(tmp_path):
-    from smalltown.llm.scripted import ScriptedBackend
+    from smalltown.scripted import ScriptedBackend
     from smalltown.sim.simulation import Simulation
     from smalltown.world.load import load_world
 

@@ -11,8 +11,7 @@ import pytest
 
 from conftest import TINY
 from smalltown.llm.backend import Answer, Asker
-from smalltown.llm.routine import read_routine
-from smalltown.llm.scripted import ScriptedBackend
+from smalltown.scripted import ScriptedBackend
 from smalltown.llm.tasks import ChoosePlace, ChoosePlaceOut, Persona
 from smalltown.mind.places import KnownTree, choose_place
 from smalltown.mind.plan import normalise_blocks
@@ -87,16 +86,6 @@ def test_a_plan_always_covers_the_whole_day():
     # level 2 is hour-long blocks: a 4-hour block is cut into hours; sleep is never cut
     assert [b.minutes for b in blocks if b.activity == "b"][:4] == [60, 60, 60, 60]
     assert all(b.minutes < 90 for b in blocks if b.activity != "sleeping")
-
-
-def test_routine_reads_the_workplace_from_the_description():
-    places = ["Hobbs Cafe", "Johnson Park", "Oak Hill College", "Home"]
-    r = read_routine("I", "Isabella runs Hobbs Cafe; she walks in Johnson Park", "Home", places)
-    assert (r.role, r.workplace) == ("owner", "Hobbs Cafe")
-    r = read_routine("K", "Klaus is a student at Oak Hill College; he likes Hobbs Cafe", "Home", places)
-    assert (r.role, r.workplace) == ("student", "Oak Hill College")
-    r = read_routine("H", "Hailey is a writer working on her novel; she visits Hobbs Cafe", "Home", places)
-    assert (r.role, r.workplace) == ("homeworker", "Home") and "novel" in r.work("Home", False)
 
 
 def test_scripted_answers_are_deterministic(tiny):

@@ -14,7 +14,7 @@ import pytest
 from conftest import ROOT, TINY, query, save_info, smalltown
 from handmade import as_schema_3
 from smalltown.llm.cassette import CassetteBackend
-from smalltown.llm.scripted import ScriptedBackend
+from smalltown.scripted import ScriptedBackend
 from smalltown.sim.fork import fork
 from smalltown.sim.simulation import Simulation
 from smalltown.store.save import Save, SaveError, decode_snapshot

@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 import pytest
 
 from conftest import TINY
-from smalltown.llm.scripted import ScriptedBackend
+from smalltown.scripted import ScriptedBackend
 from smalltown.sim.fork import fork
 from smalltown.sim.history import History
 from smalltown.sim.simulation import Simulation

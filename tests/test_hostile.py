@@ -157,7 +157,7 @@ def test_a_day_with_an_injected_persona_keeps_it_quoted_in_every_recorded_prompt
     the summary and the plans; in every prompt the scripted run records, it is inside quotes."""
     import sqlite3
 
-    from smalltown.llm.scripted import ScriptedBackend
+    from smalltown.scripted import ScriptedBackend
     from smalltown.sim.simulation import Simulation
     from smalltown.world.load import load_world
 

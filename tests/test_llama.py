@@ -29,7 +29,7 @@ from smalltown.llm.llama import (
     grammar_text,
     physical_cores,
 )
-from smalltown.llm.scripted import ScriptedBackend
+from smalltown.scripted import ScriptedBackend
 from smalltown.llm.tasks import TASKS, ObjectState, ObjectStateOut, Persona, Task
 from smalltown.llm.validate import UnusableAnswer, schema_for
 from smalltown.world.load import load_world

@@ -11,7 +11,7 @@ from conftest import TINY
 from smalltown.config import Settings
 from smalltown.llm.backend import Asker
 from smalltown.llm.embed import HashEmbedder
-from smalltown.llm.scripted import ScriptedBackend
+from smalltown.scripted import ScriptedBackend
 from smalltown.llm.tasks import UtteranceOut
 from smalltown.mind.agent import Mind
 from smalltown.mind.dialogue import converse

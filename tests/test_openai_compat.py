@@ -17,7 +17,7 @@ import pytest
 
 from smalltown.llm.backend import Asker, CallRecord
 from smalltown.llm.openai_compat import RULES, BackendError, OpenAIBackend
-from smalltown.llm.scripted import ScriptedBackend
+from smalltown.scripted import ScriptedBackend
 from smalltown.llm.tasks import Interview, ObjectState, ObjectStateOut, Persona, RateImportance
 from smalltown.llm.validate import UnusableAnswer, schema_for
 

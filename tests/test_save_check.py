@@ -27,7 +27,7 @@ def cli(capsys, *argv) -> tuple[int, str]:
 @pytest.fixture(scope="module")
 def clean(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The tiny town run for three game hours, as one file (no write-ahead log beside it)."""
-    from smalltown.llm.scripted import ScriptedBackend
+    from smalltown.scripted import ScriptedBackend
     from smalltown.sim.simulation import Simulation
     from smalltown.world.load import load_world
 

@@ -17,7 +17,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Static
 
-from smalltown.llm.scripted import ScriptedBackend
+from smalltown.scripted import ScriptedBackend
 from smalltown.sim.simulation import Simulation
 from smalltown.tui.app import SmalltownApp
 from smalltown.tui.help import HelpScreen

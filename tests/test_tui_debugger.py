@@ -14,7 +14,7 @@ from textual.command import CommandPalette
 from textual.widgets import Input, RichLog, Select, Static
 
 from smalltown.config import Settings
-from smalltown.llm.scripted import ScriptedBackend
+from smalltown.scripted import ScriptedBackend
 from smalltown.sim.breakpoints import Breakpoint, check
 from smalltown.sim.events import Event
 from smalltown.sim.simulation import TIME_FMT, Simulation

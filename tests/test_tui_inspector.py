@@ -23,7 +23,7 @@ from textual.app import App
 from textual.pilot import Pilot
 from textual.widgets import TabbedContent, Tree
 
-from smalltown.llm.scripted import ScriptedBackend
+from smalltown.scripted import ScriptedBackend
 from smalltown.sim.simulation import Simulation
 from smalltown.tui.inspector import FitTable, InspectorScreen
 from smalltown.tui.reader import SaveReader

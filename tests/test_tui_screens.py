@@ -25,7 +25,7 @@ from textual.app import App
 from textual.screen import Screen
 from textual.widgets import Static
 
-from smalltown.llm.scripted import ScriptedBackend
+from smalltown.scripted import ScriptedBackend
 from smalltown.sim.simulation import Simulation
 from smalltown.tui.calls import CallDetailScreen, CallsScreen, RowTable
 from smalltown.tui.reader import SaveReader

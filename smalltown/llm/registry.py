@@ -7,7 +7,7 @@ from pathlib import Path
 
 from smalltown.llm.backend import Backend
 from smalltown.llm.models import default_model
-from smalltown.llm.scripted import ScriptedBackend
+from smalltown.scripted import ScriptedBackend
 
 BACKENDS = ("scripted", "llama", "openai", "cassette")
 

@@ -258,7 +258,7 @@ def _(path: Path) -> None:
 
 def base_save(path: Path) -> None:
     """A real save: the base world run for 30 ticks by the scripted backend."""
-    from smalltown.llm.scripted import ScriptedBackend
+    from smalltown.scripted import ScriptedBackend
     from smalltown.sim.simulation import Simulation
     from smalltown.world.load import load_world
 
