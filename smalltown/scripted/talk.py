@@ -40,9 +40,9 @@ from smalltown.seeded import stable_int
 from smalltown.world.model import Fact
 
 # chances to start a talk on meeting someone (tuned so news spreads, but not to everyone)
-P_STRANGER = 0.03
-P_KNOWN = 0.12  # added when records name the other
-P_NEWS = 0.40  # added when there is untold news to pass on
+P_STRANGER = 0.02
+P_KNOWN = 0.06  # added when records name the other
+P_NEWS = 0.15  # added when there is untold news to pass on
 TALKED_TODAY = 0.25  # the chance is multiplied by this when the two already talked today
 NOT_DOING = ("", "nothing in particular", "idle")
 
