@@ -105,6 +105,7 @@ EXAMPLES: dict[str, dict] = {
         {"time": "18:00", "activity": "cook dinner at home"},
         {"time": "22:30", "activity": "go to bed"}]},
     "hourly_schedule": {"blocks": [
+        {"start": "00:00", "minutes": 420, "activity": "sleeping", "place": "<a place>"},
         {"start": "07:00", "minutes": 60, "activity": "wake up, wash and have breakfast", "place": "<a place>"},
         {"start": "08:00", "minutes": 240, "activity": "bake bread and serve customers", "place": "<a place>"},
         {"start": "22:30", "minutes": 510, "activity": "sleeping", "place": "<a place>"}]},
@@ -234,8 +235,8 @@ PLAIN = frozenset({"listener", "other", "observed", "initiator", "level", "withi
 
 
 def _hourly(t: T.HourlySchedule) -> dict[str, str]:
-    start = t.from_time or f"{t.wake_up_hour:02d}:00"
-    return {"start_phrase": f"{t.from_time} (now)" if t.from_time else f"waking up at {start}",
+    return {"start_phrase": f"{t.from_time} (now)" if t.from_time else
+            f"00:00 (the whole day: {t.persona.name} wakes up at {t.wake_up_hour:02d}:00)",
             "reaction_line": f"{t.persona.name} first reacts: {quote(t.reaction)}" if t.reaction else ""}
 
 

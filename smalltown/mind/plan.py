@@ -23,6 +23,7 @@ class PlanItem:
     address: str = ""  # where it is done: the object (actions; blocks not decomposed, once chosen)
     actions: list["PlanItem"] | None = None  # its 5-15 minute actions, once decomposed (blocks)
     place: str = ""  # the sector (blocks)
+    runs_on: int = 0  # minutes the activity goes on past midnight (the day's last block)
 
     @property
     def end(self) -> int:
@@ -36,7 +37,7 @@ class PlanItem:
         for a in items or []:  # a save from before actions had their own objects
             a.address = a.address or address
         return cls(d["start"], d["minutes"], d["activity"], address, items,
-                   d.get("place") or address.split(":")[0])
+                   d.get("place") or address.split(":")[0], d.get("runs_on", 0))
 
 
 @dataclass
@@ -45,6 +46,9 @@ class DayPlan:
     wake_up_hour: int
     items: list[tuple[str, str]]  # level 1: the day in broad strokes, (HH:MM, activity)
     blocks: list[PlanItem] = field(default_factory=list)  # level 2: about an hour each
+    # yesterday's last activity, when it ran to midnight and today's first block goes on with it
+    # (a night's work): its blocks, their minutes counted back from midnight (negative)
+    carried: list[PlanItem] = field(default_factory=list)
 
     def block_at(self, minute: int) -> PlanItem | None:
         for b in self.blocks:
@@ -57,14 +61,15 @@ class DayPlan:
 
     def span(self, block: PlanItem) -> list[PlanItem]:
         """The blocks of the one activity `block` is part of: it and its neighbours with the same
-        activity and place, back to back."""
+        activity and place, back to back (and yesterday's, when the day began with it)."""
         i = j = self.index(block)
         same = lambda b: b.activity == block.activity and b.place == block.place  # noqa: E731
         while i > 0 and same(self.blocks[i - 1]) and self.blocks[i - 1].end == self.blocks[i].start:
             i -= 1
         while j + 1 < len(self.blocks) and same(self.blocks[j + 1]) and self.blocks[j].end == self.blocks[j + 1].start:
             j += 1
-        return self.blocks[i:j + 1]
+        before = self.carried if i == 0 and self.carried and same(self.carried[-1]) and self.blocks[0].start == 0 else []
+        return [*before, *self.blocks[i:j + 1]]
 
     def spans(self) -> list[list[PlanItem]]:
         """The day as activities (spans of blocks), in order."""
@@ -82,10 +87,21 @@ class DayPlan:
         d["items"] = [list(i) for i in self.items]
         return d
 
+    def tail(self) -> list[PlanItem]:
+        """The day's last activity if it runs to midnight and is not sleep, its minutes counted
+        back from midnight: what a next day beginning with the same activity goes on with."""
+        spans = self.spans()
+        if not spans or spans[-1][-1].end != DAY or spans[-1][0].activity == SLEEPING:
+            return []
+        return [PlanItem(b.start - DAY, b.minutes, b.activity, b.address,
+                         [PlanItem(a.start - DAY, a.minutes, a.activity, a.address) for a in b.actions]
+                         if b.actions is not None else None, b.place) for b in spans[-1]]
+
     @classmethod
     def from_json(cls, d: dict) -> "DayPlan":
         items = [tuple(i) if isinstance(i, (list, tuple)) else ("", str(i)) for i in d["items"]]  # str: older saves
-        return cls(d["date"], d["wake_up_hour"], items, [PlanItem.from_json(b) for b in d["blocks"]])
+        return cls(d["date"], d["wake_up_hour"], items, [PlanItem.from_json(b) for b in d["blocks"]],
+                   [PlanItem.from_json(b) for b in d.get("carried", [])])
 
 
 Raw = tuple[int, int, str, str]  # (start minute, minutes, activity, place)
@@ -109,6 +125,8 @@ def normalise_blocks(raw: list[Raw], start: int, before: list[PlanItem] | None =
         if b_start > t and blocks:  # a gap: the previous activity goes on over it
             _extend_last(blocks, b_start)
         blocks.extend(_hours(b_start, end, activity, place))
+        if activity != SLEEPING and b_start + minutes > DAY:
+            blocks[-1].runs_on = b_start + minutes - DAY  # a night's work: it goes on tomorrow
         t = end
     if t < DAY:
         if blocks and blocks[-1].activity == SLEEPING:

@@ -99,9 +99,13 @@ def plan_day(mind: "Mind", now: datetime) -> DayPlan:
     hourly = mind.ask(HourlySchedule(persona=mind.persona, now=now, wake_up_hour=daily.wake_up_hour,
                                      daily_plan=daily.items, known_places=places, gatherings=gatherings,
                                      intentions=intentions))
-    blocks = normalise_blocks(_raw(mind, hourly.blocks, 0), daily.wake_up_hour * 60,
-                              sleep_until=daily.wake_up_hour * 60, home=mind.persona.home)
-    plan = DayPlan(now.date().isoformat(), daily.wake_up_hour, items, blocks)
+    raw = _raw(mind, hourly.blocks, 0)
+    # the day from midnight: sleep (or a night's work) as the schedule gives it; before its first
+    # block, asleep
+    first = min((r[0] for r in raw), default=daily.wake_up_hour * 60)
+    blocks = normalise_blocks(raw, 0, sleep_until=first, home=mind.persona.home)
+    carried = mind.plan.tail() if mind.plan is not None else []
+    plan = DayPlan(now.date().isoformat(), daily.wake_up_hour, items, blocks, carried)
     _remember_schedule(mind, plan, f"{mind.name}'s schedule for {date_text}", now, [level1[0].id])
     return plan
 
@@ -186,15 +190,16 @@ def _decompose(mind: "Mind", block: PlanItem, now: datetime, current: str) -> No
     first, last = span[0], span[-1]
     done = [Done(time=hhmm(a.start), activity=a.activity, object=_short(a.address))
             for b in span if b.start < block.start for a in (b.actions or [])][-DONE_SHOWN:]
-    i, j = plan.index(first), plan.index(last)
+    i = plan.index(first) if any(b is first for b in plan.blocks) else -1
+    j = plan.index(last)
     before = as_block(plan.span(plan.blocks[i - 1])) if i > 0 else None
     after = as_block(plan.span(plan.blocks[j + 1])) if j + 1 < len(plan.blocks) else None
     objects = [f"{arena}: {obj}" for arena, objs in mind.known.tree[block.place].items() for obj in objs]
     rate = mind.unrated()
     out = mind.ask(Decompose(persona=mind.persona, now=now, activity=block.activity, start=hhmm(block.start),
                              minutes=block.minutes, place=block.place, objects=objects,
-                             activity_start=hhmm(first.start), activity_minutes=last.end - first.start,
-                             done=done, minutes_left=last.end - block.end, before=before, after=after,
+                             activity_start=hhmm(first.start), activity_minutes=last.end - first.start + last.runs_on,
+                             done=done, minutes_left=last.end - block.end + last.runs_on, before=before, after=after,
                              gatherings=mind.gatherings_on(now.date()), intentions=mind.intention_records(now),
                              rate=rate))
     if len(out.ratings) == len(rate):

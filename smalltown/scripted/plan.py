@@ -55,8 +55,9 @@ def daily_plan(seed: int, task: DailyPlan) -> DailyPlanOut:
 
 
 def hourly_schedule(seed: int, task: HourlySchedule) -> HourlyScheduleOut:
-    """The waking day (or the rest of it from `from_time`) as blocks, each at a known place; a
-    reaction first, at the place of the block lived last."""
+    """The whole day from midnight (or the rest of it from `from_time`) as blocks, each at a known
+    place: the night's sleep, or a shift that runs past midnight, is a block like any other; a
+    reaction first, at the place where the agent is."""
     p = task.persona
     known = task.known_places
     from_min = minute(task.from_time) if task.from_time else None
@@ -66,9 +67,13 @@ def hourly_schedule(seed: int, task: HourlySchedule) -> HourlyScheduleOut:
     elif here not in known:
         here = ""
     bent = day.plan(seed, p, task.now, known, task.gatherings, task.intentions, from_min, task.reaction, here)
-    # a fresh day starts at the wake-up hour asked (sleeping on until the routine's wake-up)
-    start = from_min if from_min is not None else min(max(0, task.wake_up_hour) * 60, DAY - 5)
+    start = from_min if from_min is not None else 0
     blocks = day.to_blocks(day.spans(bent.day, start, DAY), p, known)
+    # an activity that runs past midnight (a night's work) is given its whole length
+    tomorrow = day.spans(day.routine_minutes(p), 0, DAY)
+    if blocks and tomorrow and blocks[-1].activity == tomorrow[0].label.activity and blocks[-1].activity != SLEEPING:
+        last = blocks[-1]
+        blocks[-1] = last.model_copy(update={"minutes": min(1440, last.minutes + tomorrow[0].minutes)})
     return HourlyScheduleOut(blocks=blocks)
 
 
