@@ -26,7 +26,8 @@ def add_backend_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--backend", choices=BACKENDS, default=None,
                    help="default: llama when a model is configured or found, else scripted")
     g.add_argument("--model", metavar="PATH|NAME", help="llama: a GGUF file; openai: the model name")
-    g.add_argument("--ctx", type=int, help="llama: context size (default 4096)")
+    g.add_argument("--ctx", type=int, help="the model's context window in tokens, prompts are fitted to it "
+                   "(llama: its n_ctx; openai: the server's; default 4096)")
     g.add_argument("--threads", type=int, help="llama: threads (default: physical cores)")
     g.add_argument("--gpu-layers", type=int, help="llama: layers offloaded to a GPU (default 0)")
     g.add_argument("--temperature", type=float, help="default 0.7")

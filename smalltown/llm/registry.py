@@ -17,7 +17,7 @@ class BackendOptions:
     """What the command line says about the backend (all optional)."""
 
     model: str | None = None  # llama: a GGUF path; openai: the model name
-    ctx: int = 4096
+    ctx: int = 4096  # the model's context window: llama's n_ctx; openai: the server's, to fit prompts to
     threads: int | None = None  # default: the machine's physical cores
     gpu_layers: int = 0
     temperature: float = 0.7
@@ -70,7 +70,7 @@ def make_backend(name: str, seed: int, opts: BackendOptions | None = None) -> Ba
             raise BackendError("--backend openai needs --base-url (e.g. http://127.0.0.1:8080/v1)")
         return OpenAIBackend(opts.base_url, model=opts.model or "local", api_key_env=opts.api_key_env,
                              retries=max(opts.retries, 0), temperature=opts.temperature,
-                             max_concurrency=opts.concurrency)
+                             max_concurrency=opts.concurrency, context=opts.ctx)
     if name == "cassette":
         from smalltown.llm.cassette import CassetteBackend, CassetteMiss
 

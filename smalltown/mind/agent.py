@@ -106,7 +106,13 @@ class Mind:
         self._importance.update(state.get("pending_ratings", {}))
         self.schedule_memory: int | None = state.get("schedule_memory")
         self._facts: dict[str, Record] = {}  # fact -> the latest record about it
-        for m in memory:
+        self.reindex()
+
+    def reindex(self) -> None:
+        """What the agent knows of the world's facts, from its memory stream and the records still
+        waiting (after the stream is loaded from a save)."""
+        self._facts = {}
+        for m in self.memory:
             self._learn_facts(record(self.lore, m))
         for kind, text, when, _ in self.pending:
             self._learn_facts(pending(self.lore, kind, text, when))

@@ -37,7 +37,7 @@ class PlanItem:
         for a in items or []:  # a save from before actions had their own objects
             a.address = a.address or address
         return cls(d["start"], d["minutes"], d["activity"], address, items,
-                   d.get("place") or address.split(":")[0], d.get("runs_on", 0))
+                   d["place"] if "place" in d else address.split(":")[0], d.get("runs_on", 0))
 
 
 @dataclass

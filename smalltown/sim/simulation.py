@@ -243,6 +243,7 @@ class Simulation:
             if spec.name in legacy:
                 sim._complete_legacy(agent.mind, mems, embs, legacy[spec.name])
             agent.mind.memory.load(mems, np.vstack(embs) if embs else np.zeros((0, embedder.dim), np.float32))
+            agent.mind.reindex()
             if dest:
                 agent.dest = tuple(json.loads(dest))
                 agent.path = deque(sim.paths.path(tile, agent.dest))
@@ -413,7 +414,7 @@ class Simulation:
                     if (other.asleep or other.name in talked or (other.action and other.action.talking)
                             or not agent.mind.may_talk_to(other.name, now)):
                         continue
-                elif not self._unattended(s.subject):
+                elif not self._unusual(s.subject):
                     continue
                 if not agent.mind.may_consider(s.subject, now):
                     continue
@@ -438,9 +439,16 @@ class Simulation:
         arena = self.world.arena_at(agent.tile)
         return pretty(arena.address) if arena else "the street"
 
-    def _unattended(self, address: str) -> bool:
-        """An object doing something (not in its initial state) that nobody is using."""
-        return self.objects[address] != self.world.objects[address].initial_state and not self.users.get(address)
+    def _unusual(self, address: str) -> bool:
+        """An object in a state that neither rest nor its use explains (a stove burning, whoever
+        stands at it): worth reacting to."""
+        state = self.objects[address]
+        if state == self.world.objects[address].initial_state:
+            return False
+        name = self.world.objects[address].name
+        explained = {a.mind.object_states.get(f"{name}\x1f{a.action.activity}") for a in
+                     (self._by_name[u] for u in self.users.get(address, ())) if a.action is not None}
+        return state not in explained
 
     def _converse(self, a: Agent, b: Agent, now: datetime, emit, changed: set[str], reason: str,
                   opening: str = "", relationship: str = "") -> None:
