@@ -11,6 +11,9 @@ from conftest import TINY, query, save_info, smalltown
 from tinymodel import build_tiny_gguf
 
 
+TINY_CTX = "8192"  # the tiny model's tokens are mostly single bytes: its prompts run long
+
+
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory):
     return build_tiny_gguf(tmp_path_factory.mktemp("model") / "tiny.gguf")
@@ -20,7 +23,7 @@ def tiny_model(tmp_path_factory):
 def llama_hour(tmp_path_factory, tiny_model):
     save = tmp_path_factory.mktemp("llama") / "hour.sqlite"
     smalltown("run", "--headless", TINY, "--until", "+1h", "--save", save, "--backend", "llama",
-              "--model", tiny_model, "--threads", "1", check=True)
+              "--model", tiny_model, "--threads", "1", "--ctx", TINY_CTX, check=True)
     return save
 
 
@@ -79,7 +82,7 @@ def test_the_default_backend_is_llama_when_a_model_is_found(tmp_path, tiny_model
     os.link(tiny_model, models / "tiny.gguf")
     assert "tiny.gguf" in smalltown("models", check=True).stdout
     proc = smalltown("run", "--headless", TINY, "--until", "+5m", "--save", tmp_path / "l.sqlite", "--threads", "1",
-                     check=True)
+                     "--ctx", TINY_CTX, check=True)
     assert "no model configured" not in proc.stderr
     assert {b for (b,) in query(tmp_path / "l.sqlite", "select distinct backend from llm_calls")} == {"llama"}
 
@@ -109,7 +112,7 @@ def test_the_config_file_names_the_model_and_the_environment_outranks_it(tmp_pat
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.setenv("SMALLTOWN_MODELS", str(tmp_path / "no-models"))
     monkeypatch.delenv("SMALLTOWN_MODEL", raising=False)
-    (conf / "config.toml").write_text(f'model = "{tiny_model}"\nthreads = 1\nctx = 2048\n')
+    (conf / "config.toml").write_text(f'model = "{tiny_model}"\nthreads = 1\nctx = {TINY_CTX}\n')
     save = tmp_path / "c.sqlite"
     smalltown("run", "--headless", TINY, "--until", "+5m", "--save", save, check=True)
     assert {m for (m,) in query(save, "select distinct model from llm_calls")} == {"tiny.gguf"}

@@ -422,7 +422,7 @@ def test_every_eval_report_carries_the_call_figures(town: HandSave, tmp_path: Pa
     out = tmp_path / "report"
     rc, text = cli(capsys, "eval", "town", town.path, "--out", out)
     assert rc == 0, text
-    assert "model calls (the run)" in text and "7 model calls; 5 answered by a fallback" in text  # the summary
+    assert "model calls (the run)" in text and "7 model calls; 5 answered by a" in text  # the summary (it wraps)
     data = json.loads((out / "report.json").read_text())
     assert data["calls"]["fallbacks"] == 5 and data["calls"]["by_task"]["react"]["by_reason"]["cut off"] == 1
     md = (out / "report.md").read_text()

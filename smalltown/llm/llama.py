@@ -157,7 +157,7 @@ def grammar_text(schema: dict) -> str:
     """GBNF for a request schema (`schema.request_schema`), as llama.cpp decodes under it."""
     converter = _converter()
     converter.visit(converter.resolve_refs(grammar_schema(schema), "request"), "")
-    rules = converter.format_grammar().splitlines()
+    rules = converter.format_grammar().split("\n")  # (not splitlines: an option may hold U+2028)
     rules = [CHAR_RULE if r.startswith("char ::=") else SPACE_RULE if r.startswith("space ::=") else r
              for r in rules]
     return "\n".join(rules) + "\n"

@@ -173,6 +173,13 @@ def interview(seed: int, task: Interview) -> InterviewOut:
         return InterviewOut(answer=clip(f"{full}? I know them. I remember {_quotes(about, task.now)}.", 600))
     names = _names(task)
     someone = _named_in(q, names)
+    m = re.search(r"\b(?:know|met|heard of)\b(?: of| about)? (" + _NAME.pattern + r")", q)
+    if m and not someone and m.group(1).split()[0] not in ("The", "A", "An") and m.group(1) != p.name:
+        return InterviewOut(answer=f"No, I don't know {m.group(1).strip()}.")  # a person no memory names
+    if m and someone and re.match(r"^(do|did|have|has)\b", ql):
+        about = [r for r in task.memories if someone in r.about]
+        if about:
+            return InterviewOut(answer=clip(f"Yes, I know {someone}. I remember {_quotes(about, task.now)}.", 600))
     if re.search(r"spend time|talked to recently|talked with recently", ql):
         chats = [r for r in task.memories if r.kind == "chat" and any(a != p.name for a in r.about)]
         if chats:

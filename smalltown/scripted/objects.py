@@ -157,16 +157,20 @@ STATES: tuple[tuple[str, str], ...] = (
     ("computer", "switched on"), ("television", "switched on"), ("table", "in use"), ("shelf", "being browsed"),
     ("shelves", "being browsed"), ("bench", "occupied"), ("sofa", "occupied"), ("couch", "occupied"),
     ("armchair", "occupied"), ("bookshelf", "being browsed"), ("closet", "open"), ("wardrobe", "open"),
-    ("blackboard", "covered in notes"), ("garden", "being tended"), ("bed", "being made"),
+    ("blackboard", "covered in notes"), ("garden", "being tended"), ("bed", "in use"),
 )
 
 
-def state_of(obj_name: str, activity: str) -> str:
+def state_of(obj_name: str, activity: str, own_step: bool = False) -> str:
     """What an object (by the words of its world name) is doing while used; a bed is slept in
-    only by a sleeper (`SLEEPING`, the typed activity of sleep)."""
+    only by a sleeper (`SLEEPING`, the typed activity of sleep). With `own_step` the activity is
+    a step the stand-in laid out itself (from the world's routine or its own library), whose
+    words it may read: a bed being made."""
     obj = stem_set(obj_name.split(":")[-1])
     if "bed" in obj and activity == SLEEPING:
         return "being slept in"
+    if own_step and "bed" in obj and "make" in stem_set(activity):
+        return "being made"
     for word, state in STATES:
         if word in obj:
             return state

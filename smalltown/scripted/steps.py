@@ -224,7 +224,7 @@ def decompose(task: Decompose, rate) -> DecomposeOut:
     for step, m in parts:
         obj = choose_object(step, task.objects, p, prev, st.kind) if task.objects else ""
         actions.append(SubAction(activity=fit(step, 60) or "-", minutes=m, object=obj,
-                                 state=state_of(obj, step)))
+                                 state=state_of(obj, step, own_step=True)))
         prev = obj or prev
     return DecomposeOut(actions=actions, ratings=[rate(r, p) for r in task.rate])
 

@@ -71,7 +71,10 @@ def check_save(path: str | Path, integrity: bool = True) -> CheckReport:
     p = _Problems()
     try:
         if integrity:
-            rows = [r[0] for r in save.conn.execute("PRAGMA integrity_check(50)")]
+            try:
+                rows = [r[0] for r in save.conn.execute("PRAGMA integrity_check(50)")]
+            except sqlite3.DatabaseError as e:  # damage the check itself trips over
+                rows = [str(e)]
             if rows != ["ok"]:
                 for r in rows:
                     p.add("integrity", f"SQLite integrity check: {r}")

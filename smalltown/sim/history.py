@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Iterable
 
-from smalltown.lang import gerund
+from smalltown.lang import doing
 from smalltown.mind.agent import TALKING, Action
 from smalltown.mind.memory import Memory
 from smalltown.sim.events import Event
@@ -46,12 +46,7 @@ class AgentAt:
     @property
     def doing(self) -> str:
         """What others see it doing, as the running simulation says it."""
-        if self.activity is None:
-            return "idle"
-        if self.walking and self.address and ":" in self.address:
-            purpose = "sleep" if self.activity == "sleeping" else self.activity
-            return f"walking to the {self.address.split(':')[1]} to {purpose}"
-        return gerund(self.activity)
+        return doing(self.activity, self.address, self.walking)
 
 
 @dataclass(frozen=True)

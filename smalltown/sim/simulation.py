@@ -19,7 +19,7 @@ from smalltown.mind.agent import Action, Mind
 from smalltown.mind.memory import Memory, MemoryStream, Retrieval, RetrievalWeights
 from smalltown.mind.records import Lore, record
 from smalltown.mind.talk import Conversation, consider, converse
-from smalltown.lang import gerund
+from smalltown.lang import doing
 from smalltown.seeded import stable_int
 from smalltown.sim.events import Event
 from smalltown.store.save import TIME_FMT, Save, SaveError
@@ -56,13 +56,7 @@ class Agent:
     def doing(self) -> str:
         """What others see it doing: "wiping the tables", "walking to the cafe to ..." """
         a = self.mind.action
-        if a is None:
-            return "idle"
-        if self.path and a.address.count(":") == 2:
-            purpose = "sleep" if a.activity == "sleeping" else a.activity
-            arena = a.address.split(":")[1]
-            return f"walking to {arena if arena[:1].isupper() else 'the ' + arena} to {purpose}"
-        return gerund(a.activity)
+        return doing(a.activity if a else None, a.address if a else None, bool(self.path))
 
     @property
     def asleep(self) -> bool:
