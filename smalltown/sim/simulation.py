@@ -398,14 +398,15 @@ class Simulation:
         object doing something with nobody tending it (a burning stove)."""
         talked: set[str] = set()
         for agent in self.agents:
-            if agent.asleep or agent.name in talked or (agent.action and agent.action.talking):
+            # not before its first action: an agent that has not woken into its day does not react
+            if agent.action is None or agent.asleep or agent.name in talked or agent.action.talking:
                 continue
             # something going on with nobody tending it (a burning stove) comes before people
             new = sorted(seen.get(agent.name, []), key=lambda s: s.subject in self._by_name)
             for s in new:
                 other = self._by_name.get(s.subject)
                 if other is not None:
-                    if (other.asleep or other.name in talked or (other.action and other.action.talking)
+                    if (other.action is None or other.asleep or other.name in talked or other.action.talking
                             or not agent.mind.may_talk_to(other.name, now)):
                         continue
                 elif not self._unusual(s.subject):
