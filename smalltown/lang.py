@@ -8,7 +8,7 @@ _DOUBLE = {"get", "sit", "run", "shop", "stop", "plan", "chat", "jog", "set", "p
 
 def gerund(phrase: str) -> str:
     """"wipe the tables" -> "wiping the tables": plans are imperative, descriptions of what
-    someone is doing are not ("Isabella Rodriguez is wiping the tables")."""
+    someone is doing are not ("Ann Lee is wiping the tables")."""
     first, sep, rest = phrase.strip().partition(" ")
     low = first.lower()
     if not low.isalpha() or low.endswith("ing") or low in _KEEP:

@@ -7,3 +7,4 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "worlds" / "tiny.toml"
 SMALLVILLE = ROOT / "worlds" / "smallville.toml"
+GULLHAVEN = ROOT / "worlds" / "gullhaven.toml"

@@ -128,12 +128,9 @@ def test_ablate_runs_each_condition_with_its_settings(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def smallville_report(tmp_path_factory) -> tuple[dict, Path]:
-    base = tmp_path_factory.mktemp("smallville")
-    save = base / "smallville.sqlite"
-    smalltown("run", SMALLVILLE, "--headless", "--until", "+2d", "--save", save, "--backend", "scripted", check=True)
-    out = base / "report"
-    return run_json("eval", "town", save, "--out", out), out
+def smallville_report(tmp_path_factory, smallville_two_days) -> tuple[dict, Path]:
+    out = tmp_path_factory.mktemp("smallville-report") / "report"
+    return run_json("eval", "town", smallville_two_days, "--out", out), out
 
 
 def test_two_days_of_smallville(smallville_report):

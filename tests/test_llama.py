@@ -102,6 +102,23 @@ def test_the_tiny_model_is_small_and_loads_with_its_chat_template(model, backend
     assert "Answer with one JSON object" in prompt
 
 
+NO_SYSTEM = ("{% if messages[0]['role'] == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}"
+             + CHAT_TEMPLATE)
+
+
+def test_a_template_without_a_system_role_gets_the_rules_first_in_the_user_turn(tmp_path, tasks):
+    b = backend_for(build_tiny_gguf(tmp_path / "nosys.gguf", chat_template=NO_SYSTEM))
+    assert b._system_in_user
+    prompt = tasks["object_state"].render()
+    text = b._formatter(messages=b.messages(prompt)).prompt
+    assert text == f"<|im_start|>user\n{SYSTEM}\n\n{prompt}<|im_end|>\n<|im_start|>assistant\n"
+    assert b.count(prompt) == len(b.prompt_tokens(prompt)[0])
+    try:
+        assert b.answer(tasks["object_state"], prompt).prompt_tokens == b.count(prompt)
+    except UnusableAnswer as e:
+        assert e.usage[0] == b.count(prompt)
+
+
 def test_count_is_the_exact_tokens_llama_cpp_evaluates(model, tasks):
     b = backend_for(model, retries=0, cache_bytes=0)
     for task in (tasks["object_state"], tasks["rate_importance"], tasks["utterance"]):

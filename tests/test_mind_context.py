@@ -286,3 +286,25 @@ def test_a_minds_state_survives_a_round_trip_through_the_save(world, tmp_path):
         assert a.mind.to_json() == state and a.mind.known_facts() == facts
     assert any(facts for _, facts in live.values())
     again.close()
+
+
+@pytest.mark.parametrize("question, hour", [("What will you be doing at 6am today?", 6),
+                                            ("What will you be doing at 6pm today?", 18),
+                                            ("What will you be doing at 10pm today?", 22)])
+def test_the_interview_answers_the_papers_plan_questions_from_the_plan(world, tmp_path, question, hour):
+    """SPEC 9's plan questions: the prompt holds the time and today's schedule; the stand-in's
+    answer is the block of the schedule at the hour asked."""
+    from smalltown.scripted import ScriptedBackend
+    from smalltown.sim.simulation import Simulation
+
+    sim = Simulation.create(world, tmp_path / "s.sqlite", ScriptedBackend(world.seed))
+    sim.run_until(T0)  # 08:00, the day planned
+    mind = sim.agent("Isabella Rodriguez").mind
+    block = next(s for s in mind.plan.spans() if s[0].start <= hour * 60 < s[-1].end)
+    answer, _ = sim.interview("Isabella Rodriguez", question, "a news reporter")
+    prompt = sim.save.conn.execute("select prompt from llm_calls where task='interview' order by id desc").fetchone()[0]
+    sim.close()
+    assert "It is Monday February 13, 2023, 08:00." in prompt
+    assert f'{block[0].start // 60:02d}:{block[0].start % 60:02d}-' in prompt and block[0].activity in prompt
+    assert " ".join(block[0].activity.split()[-3:]) in answer, answer  # the block at that hour
+    assert answer.startswith(("At 6 am", "At 6 pm", "At 10 pm")), answer

@@ -130,7 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     ed = sub.add_parser("edit-object", help="rewrite an object's state; agents who see it notice")
     ed.add_argument("save", metavar="SAVE")
-    ed.add_argument("address", metavar="ADDRESS", help="sector:arena:object, e.g. 'Willow Cottage:kitchen:stove'")
+    ed.add_argument("address", metavar="ADDRESS", help="sector:arena:object, e.g. 'Rose Cottage:kitchen:stove'")
     ed.add_argument("state", metavar="STATE", help='e.g. "burning"')
 
     models = sub.add_parser("models", help="local GGUF models: list them, or pull a recommended one")

@@ -69,7 +69,7 @@ class Town:
 
     @cached_property
     def _named_places(self) -> re.Pattern[str] | None:
-        """Places named after people ("Adam Smith's house"): naming them is not naming the person."""
+        """Places named after people ("Ann Lee's house"): naming them is not naming the person."""
         names = {s for s in self.world.sectors} | {a.name for a in self.world.arenas} | \
                 {o.name for o in self.world.objects.values()}
         named = sorted((n for n in names if self._names.search(n)), key=len, reverse=True)

@@ -192,7 +192,7 @@ def representative(task: type[Task]) -> Task:
     for name, field in task.model_fields.items():
         if typing.get_origin(field.annotation) is list:
             (item,) = typing.get_args(field.annotation) or (object,)
-            values[name] = ([f"The Willows: Café Ñandú's room {i}: Maria's big armchair {i}" for i in range(1, 13)]
+            values[name] = ([f"The Willows: Café Ñandú's room {i}: Ann's big armchair {i}" for i in range(1, 13)]
                             if item is str else [None] * 9)
     return task.model_construct(**values)
 

@@ -209,7 +209,7 @@ def intention_activity(words: str) -> str:
 
 def named_place(words: str, places: list[str]) -> str:
     """A known place named in the user's words: the full name, else a word of exactly one
-    place's name ("in the park" -> "<Name> Park"); "" when none."""
+    place's name ("by the pond" -> "<Name> Pond"); "" when none."""
     low = words.lower()
     full = sorted((pl for pl in places if pl and pl.lower() in low), key=len, reverse=True)
     if full:

@@ -133,7 +133,7 @@ class Fact:
 
     def about(self, text: str) -> bool:
         """A text is about the fact when every keyword (or one of its alternatives) starts a
-        word in it, in any case: "mayor" matches "mayoral", not "Dismayor"."""
+        word in it, in any case: "council" matches "councillor", not "subcouncil"."""
         return all(_pattern(k).search(text) for k in self.keywords)
 
 
@@ -145,7 +145,7 @@ def _pattern(keyword: str) -> re.Pattern[str]:
 
 @dataclass(frozen=True)
 class Gathering:
-    """An event agents may coordinate around (the party at Hobbs Cafe, February 14, 5-7 pm)."""
+    """An event agents may coordinate around (a party at a cafe, February 14, 5-7 pm)."""
 
     name: str
     place: str  # a sector, or a sector:arena address

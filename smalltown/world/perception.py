@@ -11,7 +11,7 @@ from smalltown.world.model import Tile, World
 @dataclass(frozen=True)
 class Seen:
     subject: str  # an agent's name or an object's address
-    description: str  # "Maria Lopez is having a coffee", "stove is idle"
+    description: str  # "Ann Lee is having a coffee", "stove is idle"
     distance: int
     idle: bool = False  # an object in its initial state: seen, and not worth remembering
 
