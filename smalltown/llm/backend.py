@@ -34,6 +34,10 @@ class Backend(Protocol):
         """Tokens of `prompt` as the backend sends it (system message and chat template included)."""
         ...
 
+    def count_tokens(self, text: str) -> int:
+        """Tokens of a piece of text, alone."""
+        ...
+
 
 def estimate_prompt(prompt: str) -> int:
     """`Backend.count` for a backend without a tokenizer: the rules and the prompt, estimated."""
@@ -104,8 +108,9 @@ class Asker:
         """(the task as it will be asked, its prompt, a note): fitted to the backend's window."""
         budget = getattr(self.backend, "context", DEFAULT_CONTEXT) - max_answer_tokens(task)
         count = getattr(self.backend, "count", estimate_prompt)
-        asked, prompt, dropped = fit(task, budget, count)
-        return asked, prompt, (f"{dropped} retrieved records dropped to fit {budget} tokens" if dropped else "")
+        count_text = getattr(self.backend, "count_tokens", estimate)
+        asked, prompt, dropped = fit(task, budget, count, count_text)
+        return asked, prompt, (f"{dropped} retrieved records dropped to fit the prompt's budgets" if dropped else "")
 
     def ask(self, agent: str, task: Task) -> Output:
         key = task_key(task)

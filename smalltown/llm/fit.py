@@ -1,5 +1,5 @@
-"""Prompts that fit: a task's retrieved records dropped, lowest score first, until its prompt and
-its answer's budget fit the backend's context window.
+"""Prompts that fit: a task's retrieved records dropped, lowest score first, until each list is
+within its own budget and the prompt and its answer's budget fit the backend's context window.
 
 Only the fields a task names in `trim` are cut (memories retrieved for it); what defines the
 question (the persona, the observation, the conversation so far) is never cut. A prompt that
@@ -26,17 +26,40 @@ class PromptTooLong(Exception):
 
 
 def estimate(text: str) -> int:
-    """Tokens for a backend without a tokenizer: a cautious 3 characters a token (English runs
-    about 4; names, quotes and times run shorter)."""
-    return math.ceil(len(text) / 3)
+    """Tokens for a backend without a tokenizer: a cautious 2.5 characters a token (English prose
+    runs about 4; quoted memories with their times run 2.7 with SmolLM2's tokenizer)."""
+    return math.ceil(len(text) / 2.5)
 
 
-def fit(task: Task, budget: int, count: Counter) -> tuple[Task, str, int]:
-    """(the task as asked, its prompt, how many records were dropped to fit `budget` tokens)."""
+def within_budgets(task: Task, count: Counter = estimate) -> tuple[Task, int]:
+    """The task with each retrieved list cut to its token budget (`Task.budgets`), the lowest
+    scores (then the oldest) going first; the records kept stay in their order."""
+    update, dropped = {}, 0
+    today = task.now.date()
+    for field, limit in task.budgets.items():
+        rs = getattr(task, field)
+        costs = [count(record(r, today)) + 2 for r in rs]
+        if sum(costs) <= limit:
+            continue
+        keep, used = set(), 0
+        for i in sorted(range(len(rs)), key=lambda i: (-rs[i].score, -rs[i].time.timestamp(), -rs[i].id)):
+            if used + costs[i] <= limit:
+                keep.add(i)
+                used += costs[i]
+        update[field] = [r for i, r in enumerate(rs) if i in keep]
+        dropped += len(rs) - len(keep)
+    return (task.model_copy(update=update) if update else task), dropped
+
+
+def fit(task: Task, budget: int, count: Counter, count_text: Counter = estimate) -> tuple[Task, str, int]:
+    """(the task as asked, its prompt, how many records were dropped to fit its lists' budgets
+    and `budget` tokens for the whole prompt). `count` counts a whole prompt as the backend sends
+    it; `count_text` a piece of text (a record)."""
+    task, cut = within_budgets(task, count_text)
     prompt = task.render()
     used = count(prompt)
     if used <= budget:
-        return task, prompt, 0
+        return task, prompt, cut
     # candidates, first to go first: lowest score, then oldest, then lowest id
     pool = sorted(((r.score, r.time, r.id, field, i) for field in task.trim
                    for i, r in enumerate(getattr(task, field))), key=lambda c: c[:3])
@@ -48,11 +71,11 @@ def fit(task: Task, budget: int, count: Counter) -> tuple[Task, str, int]:
         excess, saved = used - budget, 0
         for c in left:  # drop until the estimated saving covers the excess
             gone.add((c[3], c[4]))
-            saved += count(record(getattr(task, c[3])[c[4]])) + 2
+            saved += count_text(record(getattr(task, c[3])[c[4]], task.now.date())) + 2
             if saved >= excess:
                 break
         kept = {f: [r for i, r in enumerate(getattr(task, f)) if (f, i) not in gone] for f in task.trim}
         trimmed = task.model_copy(update=kept)
         prompt = trimmed.render()
         used = count(prompt)
-    return trimmed, prompt, len(gone)
+    return trimmed, prompt, cut + len(gone)

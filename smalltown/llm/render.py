@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 import string
-from datetime import datetime
+from datetime import date, datetime
 from functools import cache
 from importlib import resources
 
@@ -39,22 +39,23 @@ def moment(t: datetime) -> str:
     return t.strftime("%A %B %-d, %Y, %H:%M")
 
 
-def stamp(t: datetime) -> str:
-    """When a memory was made, as every memory line shows it: "Mon Feb 13, 08:30"."""
-    return t.strftime("%a %b %-d, %H:%M")
+def stamp(t: datetime, today: date | None = None) -> str:
+    """When a memory was made, as every memory line shows it: "08:30" today, "Feb 12 08:30" on
+    another day (the prompt says what day it is)."""
+    return t.strftime("%H:%M") if t.date() == today else t.strftime("%b %-d %H:%M")
 
 
-def record(r: T.Record) -> str:
-    return f"({stamp(r.time)}) {quote(r.text)}"
+def record(r: T.Record, today: date | None = None) -> str:
+    return f"({stamp(r.time, today)}) {quote(r.text)}"
 
 
-def records(rs: list[T.Record], start: int | None = None) -> str:
+def records(rs: list[T.Record], start: int | None = None, today: date | None = None) -> str:
     """Memories one a line, with their times; numbered from `start + 1` when `start` is given."""
     if not rs:
         return NONE
     if start is None:
-        return "\n".join(f"- {record(r)}" for r in rs)
-    return "\n".join(f"{start + i}. {record(r)}" for i, r in enumerate(rs, 1))
+        return "\n".join(f"- {record(r, today)}" for r in rs)
+    return "\n".join(f"{start + i}. {record(r, today)}" for i, r in enumerate(rs, 1))
 
 
 def bullets(items: list[str], plain: bool = False) -> str:
@@ -82,15 +83,16 @@ def gathering(g: Gathering) -> str:
     return f"- {quote(g.name)} at {g.place}, {stamp(g.start)} to {g.end.strftime('%H:%M')}{host}"
 
 
-def last_talk(t: T.LastTalk | None) -> str:
-    return f"{stamp(t.time)}: {quote(t.summary)}" if t else "none before"
+def last_talk(t: T.LastTalk | None, today: date | None = None) -> str:
+    return f"{stamp(t.time, today)}: {quote(t.summary)}" if t else "none before"
 
 
 def card(p: T.Persona) -> str:
-    """The agent's card: what every prompt about it starts with (stable through a day)."""
+    """Who "the person" of the task's instructions is (stable through a day): it follows the
+    instructions, which are the same for every agent, so both stay evaluated in a model's cache."""
     if p.summary:
-        return f"{p.name}, age {p.age}.\nSummary description: {quote(p.summary)}"
-    return (f"{p.name}, age {p.age}.\nInnate traits: {quote(p.traits)}\n"
+        return f"The person: {p.name}, age {p.age}.\nSummary description: {quote(p.summary)}"
+    return (f"The person: {p.name}, age {p.age}.\nInnate traits: {quote(p.traits)}\n"
             f"Description: {quote(p.description)}\nLives in: {p.home}.")
 
 
@@ -186,6 +188,7 @@ def answer_shape(task: type[T.Task]) -> str:
 def _values(task: T.Task) -> dict[str, str]:
     """Every `$name` a task's template may use."""
     p = task.persona
+    today = task.now.date()
     v: dict[str, str] = {
         "persona_card": card(p), "persona_name": p.name, "persona_home": p.home,
         "persona_age": str(p.age), "persona_traits": quote(p.traits),
@@ -197,9 +200,9 @@ def _values(task: T.Task) -> dict[str, str]:
             continue
         value = getattr(task, name)
         if name in task.numbered:
-            v[name] = records(value, task.count(name)) if value else NONE
+            v[name] = records(value, task.count(name), today) if value else NONE
         elif isinstance(value, list) and value and isinstance(value[0], T.Record):
-            v[name] = records(value)
+            v[name] = records(value, today=today)
         elif isinstance(value, list) and value and isinstance(value[0], Gathering):
             v[name] = "\n".join(gathering(g) for g in value)
         elif isinstance(value, list) and value and isinstance(value[0], T.Block):
@@ -215,7 +218,7 @@ def _values(task: T.Task) -> dict[str, str]:
             plain = name in ("known_places", "options", "objects")
             v[name] = bullets([str(x) for x in value], plain) if value else NONE
         elif isinstance(value, T.LastTalk) or (value is None and name == "last_talk"):
-            v[name] = last_talk(value)
+            v[name] = last_talk(value, today)
         elif isinstance(value, T.Block):
             v[name] = block(value)
         elif value is None:
@@ -248,7 +251,7 @@ def _decompose(t: T.Decompose) -> dict[str, str]:
 
 def _utterance(t: T.Utterance) -> dict[str, str]:
     ask = ("" if t.relationship else
-           f' First, in "relationship", say in a sentence what {t.persona.name} thinks of {t.listener}.')
+           f' (Also give "relationship": what {t.persona.name} thinks of {t.listener}, in a sentence.)')
     return {"relationship_ask": ask,
             "relationship": quote(t.relationship) if t.relationship else "(to be said in this answer)",
             "transcript": "\n".join(f"{line.speaker}: {quote(line.text)}" for line in t.transcript)
@@ -256,8 +259,8 @@ def _utterance(t: T.Utterance) -> dict[str, str]:
 
 
 def _react(t: T.React) -> dict[str, str]:
-    talk = (f"Last conversation with {t.observed}: {last_talk(t.last_talk)}" if t.observed_is_agent else "")
-    news = (f"News {t.persona.name} has not told {t.observed} yet:\n{records(t.news)}"
+    talk = (f"Last conversation with {t.observed}: {last_talk(t.last_talk, t.now.date())}" if t.observed_is_agent else "")
+    news = (f"News {t.persona.name} has not told {t.observed} yet:\n{records(t.news, today=t.now.date())}"
             if t.observed_is_agent and t.news else "")
     return {"last_talk_line": talk, "news_line": news}
 

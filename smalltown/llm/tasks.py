@@ -130,6 +130,8 @@ class Task(BaseModel):
     """A question: typed inputs in, a typed `output` out.
 
     `trim`: lists of Records a prompt may drop, lowest score first, to fit a context window.
+    `budgets`: tokens each of those lists may take at most (k fitted to a budget, not fixed): what
+    a question is shown of a memory stream is bounded whatever the stream's size.
     `numbered`: list fields shown "1. ...", counted on across them in this order (an answer
     cites them by number). `schema()` is the output's JSON schema narrowed to this question;
     `check()` says what an otherwise valid answer breaks of it."""
@@ -138,6 +140,7 @@ class Task(BaseModel):
     name: ClassVar[str]
     output: ClassVar[type[Output]]
     trim: ClassVar[tuple[str, ...]] = ()
+    budgets: ClassVar[dict[str, int]] = {}
     numbered: ClassVar[tuple[str, ...]] = ()
     persona: Persona
     now: datetime  # the game time it is asked at
@@ -214,6 +217,7 @@ class DailyPlan(Task):
     name: ClassVar[str] = "daily_plan"
     output: ClassVar[type[Output]] = DailyPlanOut
     trim: ClassVar[tuple[str, ...]] = ("context", "yesterday")
+    budgets: ClassVar[dict[str, int]] = {"context": 250, "yesterday": 250}
     known_places: list[str]
     yesterday: list[Record] = []  # what happened yesterday: the schedule lived, talks, what stood out
     context: list[Record] = []  # retrieved for today's plans
@@ -232,6 +236,7 @@ class HourlySchedule(Task):
     name: ClassVar[str] = "hourly_schedule"
     output: ClassVar[type[Output]] = HourlyScheduleOut
     trim: ClassVar[tuple[str, ...]] = ("context",)
+    budgets: ClassVar[dict[str, int]] = {"reason": 250}
     wake_up_hour: int
     daily_plan: list[PlanStep]
     known_places: list[str]
@@ -261,18 +266,20 @@ class SubAction(BaseModel):
 
 
 class DecomposeOut(Output):
-    actions: list[SubAction] = Field(min_length=1, max_length=8)
+    actions: list[SubAction] = Field(min_length=1, max_length=10)
     ratings: list[Rating] = Field(default=[], description="one importance rating per memory to rate, in order")
 
 
 class Decompose(Task):
-    """Just in time: the next part (at most an hour) of an activity into 5-15 minute actions, each
+    """Just in time: the next part (at most two hours) of an activity into 5-15 minute actions, each
     with the object it is done at, seeing the day around it and what is already done of it. The
     same call rates the records noted since the last rating (packed: one call instead of two)."""
 
     name: ClassVar[str] = "decompose"
     output: ClassVar[type[Output]] = DecomposeOut
     numbered: ClassVar[tuple[str, ...]] = ("rate",)
+    trim: ClassVar[tuple[str, ...]] = ("rate",)  # what is not rated here waits for the next batch
+    budgets: ClassVar[dict[str, int]] = {"rate": 300}
     activity: str
     start: str  # "HH:MM": this part starts
     minutes: int  # this part's length
@@ -312,6 +319,7 @@ class NextAction(Task):
     name: ClassVar[str] = "next_action"
     output: ClassVar[type[Output]] = NextActionOut
     trim: ClassVar[tuple[str, ...]] = ("recent",)
+    budgets: ClassVar[dict[str, int]] = {"recent": 300}
     status: str
     recent: list[Record]
     known_places: list[str]
@@ -330,6 +338,7 @@ class RateImportance(Task):
     name: ClassVar[str] = "rate_importance"
     output: ClassVar[type[Output]] = RateImportanceOut
     numbered: ClassVar[tuple[str, ...]] = ("memories",)
+    trim: ClassVar[tuple[str, ...]] = ("memories",)  # what does not fit is asked in the next batch
     memories: list[Record]
 
     def schema(self) -> dict:
@@ -348,6 +357,7 @@ class ReflectionQuestions(Task):
     name: ClassVar[str] = "reflection_questions"
     output: ClassVar[type[Output]] = ReflectionQuestionsOut
     trim: ClassVar[tuple[str, ...]] = ("statements",)
+    budgets: ClassVar[dict[str, int]] = {"statements": 950}
     statements: list[Record]  # the most recent records (scored by recency: the oldest go first)
 
 
@@ -366,6 +376,7 @@ class ReflectionInsights(Task):
     name: ClassVar[str] = "reflection_insights"
     output: ClassVar[type[Output]] = ReflectionInsightsOut
     trim: ClassVar[tuple[str, ...]] = ("statements",)
+    budgets: ClassVar[dict[str, int]] = {"statements": 750}
     numbered: ClassVar[tuple[str, ...]] = ("statements",)
     questions: list[str]
     statements: list[Record]
@@ -381,9 +392,9 @@ class ReflectionInsights(Task):
 
 
 class SummaryOut(Output):
-    core: str = Field(min_length=1, max_length=200)
-    occupation: str = Field(min_length=1, max_length=200)
-    feeling: str = Field(min_length=1, max_length=200)
+    core: str = Field(min_length=1, max_length=150)
+    occupation: str = Field(min_length=1, max_length=150)
+    feeling: str = Field(min_length=1, max_length=150)
 
 
 class SummaryDescription(Task):
@@ -392,6 +403,7 @@ class SummaryDescription(Task):
     name: ClassVar[str] = "summary_description"
     output: ClassVar[type[Output]] = SummaryOut
     trim: ClassVar[tuple[str, ...]] = ("core", "occupation", "feeling")
+    budgets: ClassVar[dict[str, int]] = {"core": 200, "occupation": 200, "feeling": 200}
     core: list[Record]  # retrieved for "<name>'s core characteristics"
     occupation: list[Record]  # "<name>'s current daily occupation"
     feeling: list[Record]  # "<name>'s feeling about their recent progress in life"
@@ -414,6 +426,7 @@ class React(Task):
     name: ClassVar[str] = "react"
     output: ClassVar[type[Output]] = ReactOut
     trim: ClassVar[tuple[str, ...]] = ("context",)
+    budgets: ClassVar[dict[str, int]] = {"context": 180}
     status: str  # what the agent is doing
     place: str  # where: "sector: arena"
     observation: str
@@ -441,6 +454,7 @@ class Utterance(Task):
     name: ClassVar[str] = "utterance"
     output: ClassVar[type[Output]] = UtteranceOut
     trim: ClassVar[tuple[str, ...]] = ("memories",)
+    budgets: ClassVar[dict[str, int]] = {"memories": 220}
     numbered: ClassVar[tuple[str, ...]] = ("news", "memories")
     listener: str
     place: str
@@ -503,6 +517,7 @@ class Interview(Task):
     name: ClassVar[str] = "interview"
     output: ClassVar[type[Output]] = InterviewOut
     trim: ClassVar[tuple[str, ...]] = ("memories",)
+    budgets: ClassVar[dict[str, int]] = {"memories": 700}
     interviewer: str  # "a news reporter"
     question: str
     doing: str  # what the agent is doing now

@@ -143,14 +143,19 @@ class Mind:
         """Ratings for new records: this agent's earlier rating of the same text, the rest asked
         in one task."""
         todo = list({r.text: r for r in records if r.text not in self._importance}.values())
-        for k in range(0, len(todo), RATE_BATCH):
-            batch = todo[k:k + RATE_BATCH]
+        while todo:
+            batch = todo[:RATE_BATCH]
             ratings = self.ask(RateImportance(persona=self.persona, now=max(r.time for r in batch),
                                               memories=batch)).ratings
-            if len(ratings) != len(batch):  # only a backend that skips validation gets here
-                self.note(f"{len(ratings)} ratings for {len(batch)} memories; missing ones rated 3")
-            for i, r in enumerate(batch):
+            asked = self.asker.last_task.memories  # those the prompt had room for
+            if not asked:  # a window too small for even one: rated as middling, and said so
+                self.note(f"no room in the prompt to rate {len(batch)} memories; rated 3")
+                asked, ratings = batch, [3] * len(batch)
+            if len(ratings) != len(asked):  # only a backend that skips validation gets here
+                self.note(f"{len(ratings)} ratings for {len(asked)} memories; missing ones rated 3")
+            for i, r in enumerate(asked):
                 self._importance[r.text] = max(1, min(10, ratings[i])) if i < len(ratings) else 3
+            todo = [r for r in todo if r.text not in self._importance]
         return [self._importance[r.text] for r in records]
 
     def remember(self, kind: str, texts: list[str], now: datetime, evidence: list[int] = (),

@@ -32,7 +32,9 @@ if TYPE_CHECKING:
     from smalltown.mind.agent import Action, Mind
 
 __all__ = ["action_at", "hhmm", "plan_day", "replan", "unplanned"]
-DONE_SHOWN = 12  # the latest actions of an activity a decomposition is shown
+DONE_SHOWN = 6  # the latest actions of an activity a decomposition is shown
+RATE_PACKED = 12  # memories rated in a decomposition's answer at most (the rest wait for the next settle)
+WINDOW = 120  # minutes of one activity decomposed at a time (its hour-long blocks, two at most)
 
 
 def _day(now: datetime) -> str:
@@ -177,8 +179,9 @@ def block_time(mind: "Mind", block: PlanItem) -> datetime:
 
 
 def _decompose(mind: "Mind", block: PlanItem, now: datetime, current: str) -> None:
-    """Just in time: this block (at most an hour of its activity) into 5-15 minute actions, each at
-    an object of its place, seeing the day around the activity and what is already done of it."""
+    """Just in time: this block and, when the activity goes on into the next one, that one too
+    (at most WINDOW minutes of it), into 5-15 minute actions, each at an object of its place,
+    seeing the day around the activity and what is already done of it."""
     plan = mind.plan
     assert plan is not None
     if block.place not in mind.known.tree:
@@ -188,24 +191,34 @@ def _decompose(mind: "Mind", block: PlanItem, now: datetime, current: str) -> No
             b.place = sector
     span = plan.span(block)
     first, last = span[0], span[-1]
-    done = [Done(time=hhmm(a.start), activity=a.activity, object=_short(a.address))
-            for b in span if b.start < block.start for a in (b.actions or [])][-DONE_SHOWN:]
+    done: list[Done] = []
+    for a in (a for b in span if b.start < block.start for a in (b.actions or [])):
+        if done and done[-1].activity == a.activity and done[-1].object == _short(a.address):
+            continue  # the same action going on: one line
+        done.append(Done(time=hhmm(a.start), activity=a.activity, object=_short(a.address)))
+    done = done[-DONE_SHOWN:]
     i = plan.index(first) if any(b is first for b in plan.blocks) else -1
     j = plan.index(last)
     before = as_block(plan.span(plan.blocks[i - 1])) if i > 0 else None
     after = as_block(plan.span(plan.blocks[j + 1])) if j + 1 < len(plan.blocks) else None
     objects = [f"{arena}: {obj}" for arena, objs in mind.known.tree[block.place].items() for obj in objs]
-    rate = mind.unrated()
+    rate = mind.unrated(RATE_PACKED)
+    window = [block]  # this block, and the next of the same activity while they fit WINDOW
+    for b in span:
+        if b.start == window[-1].end and b.actions is None and b.end - block.start <= WINDOW:
+            window.append(b)
+    part = PlanItem(block.start, window[-1].end - block.start, block.activity, place=block.place)
     out = mind.ask(Decompose(persona=mind.persona, now=now, activity=block.activity, start=hhmm(block.start),
-                             minutes=block.minutes, place=block.place, objects=objects,
+                             minutes=part.minutes, place=block.place, objects=objects,
                              activity_start=hhmm(first.start), activity_minutes=last.end - first.start + last.runs_on,
-                             done=done, minutes_left=last.end - block.end + last.runs_on, before=before, after=after,
+                             done=done, minutes_left=last.end - part.end + last.runs_on, before=before, after=after,
                              gatherings=mind.gatherings_on(now.date()), intentions=mind.intention_records(now),
                              rate=rate))
-    if len(out.ratings) == len(rate):
-        mind._importance.update((r.text, x) for r, x in zip(rate, out.ratings))
-    elif rate:
-        mind.note(f"{len(out.ratings)} ratings for {len(rate)} memories; they are asked again")
+    rated = mind.asker.last_task.rate  # those the prompt had room for
+    if len(out.ratings) == len(rated):
+        mind._importance.update((r.text, x) for r, x in zip(rated, out.ratings))
+    elif rated:
+        mind.note(f"{len(out.ratings)} ratings for {len(rated)} memories; they are asked again")
     default = next((a.address for b in reversed(span) for a in reversed(b.actions or [])), "")
     if not default:
         default = _full(block.place, objects[0]) if objects else current
@@ -217,12 +230,15 @@ def _decompose(mind: "Mind", block: PlanItem, now: datetime, current: str) -> No
         elif a.state.strip():  # packed: what the object does meanwhile, asked no more
             mind.object_states.setdefault(f"{where.rsplit(':', 1)[-1]}\x1f{a.activity}", a.state.strip())
         raw.append((a.activity, a.minutes, where or (raw[-1][2] if raw else default)))
-    block.actions, fixed = fit_actions(raw, block, default)
+    actions, fixed = fit_actions(raw, part, default)
     if fixed:
         mind.note(fixed)
-    steps = "; ".join(f"{a.activity} ({a.minutes} min)" for a in block.actions)
+    for b in window:  # each block gets the actions in its time; one crossing the hour is cut in two
+        b.actions = [PlanItem(max(a.start, b.start), min(a.end, b.end) - max(a.start, b.start), a.activity, a.address)
+                     for a in actions if a.start < b.end and b.start < a.end]
+    steps = "; ".join(f"{a.activity} ({a.minutes} min)" for a in actions)
     # rated with the next batch: nothing cites this record at once
-    mind.pending.append(("plan", f"From {hhmm(block.start)} to {hhmm(block.end)} {mind.name} will: {steps}",
+    mind.pending.append(("plan", f"From {hhmm(part.start)} to {hhmm(part.end)} {mind.name} will: {steps}",
                          now.isoformat(" "), [mind.schedule_memory] if mind.schedule_memory else []))
 
 

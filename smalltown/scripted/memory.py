@@ -191,7 +191,7 @@ def summary_description(seed: int, task: SummaryDescription) -> SummaryOut:
                and (r.importance == 0 or r.importance >= 3)]
     if telling:
         best = max(telling, key=lambda r: (r.score, r.importance, -r.id))
-        core = clip(f"{core} {best.text.strip()}", 200)
+        core = clip(f"{core} {best.text.strip()}", 150)
     items = sorted(day.routine(p), key=lambda it: it.start)
     work = [it for it in items if it.kind == "work"]
     if work:
@@ -215,4 +215,4 @@ def summary_description(seed: int, task: SummaryDescription) -> SummaryOut:
     people = _people(recent, me)
     if people:
         feeling += f", and is glad to have {people[0]} around"
-    return SummaryOut(core=clip(core, 200), occupation=clip(occupation + ".", 200), feeling=clip(feeling + ".", 200))
+    return SummaryOut(core=clip(core, 150), occupation=clip(occupation + ".", 150), feeling=clip(feeling + ".", 150))

@@ -26,7 +26,7 @@ from smalltown.scripted.words import DAY, fit, minute, words
 from smalltown.world.model import RoutineItem
 
 
-MAX_ACTIONS = 8  # DecomposeOut allows at most this many actions
+MAX_ACTIONS = 10  # DecomposeOut allows at most this many actions
 
 
 @dataclass(frozen=True)

@@ -435,15 +435,14 @@ class Simulation:
         return pretty(arena.address) if arena else "the street"
 
     def _unusual(self, address: str) -> bool:
-        """An object in a state that neither rest nor its use explains (a stove burning, whoever
-        stands at it): worth reacting to."""
+        """An object in a state that neither rest nor anyone's use of it explains (a stove burning):
+        worth reacting to. What use does to an object is what the minds were told it does (their
+        object states, kept in their saved state), so the test holds after a resume."""
         state = self.objects[address]
         if state == self.world.objects[address].initial_state:
             return False
-        name = self.world.objects[address].name
-        explained = {a.mind.object_states.get(f"{name}\x1f{a.action.activity}") for a in
-                     (self._by_name[u] for u in self.users.get(address, ())) if a.action is not None}
-        return state not in explained
+        key = self.world.objects[address].name + "\x1f"
+        return not any(v == state for a in self.agents for k, v in a.mind.object_states.items() if k.startswith(key))
 
     def _converse(self, a: Agent, b: Agent, now: datetime, emit, changed: set[str], reason: str,
                   opening: str = "", relationship: str = "") -> None:
