@@ -76,6 +76,16 @@ def test_a_question_trimmed_when_recorded_replays_by_its_key(tmp_path, tasks):
     assert replayed[0].prompt != recorded[0].prompt  # (so the prompt alone would have missed)
 
 
+def test_a_question_cut_to_its_lists_budgets_when_recorded_replays_by_its_key(tmp_path, tasks):
+    many = tasks[0].model_copy(update={"memories": [r.model_copy(update={"id": i, "score": i / 100})
+                                                    for i, r in enumerate(tasks[0].memories * 12)]})
+    recorded, answers = record(tmp_path / "rec.sqlite", Window(CONTEXT), [many])
+    assert "dropped to fit" in recorded[0].note and recorded[0].key == task_key(many)  # cut to 220 tokens
+    cassette = CassetteBackend(tmp_path / "rec.sqlite")
+    replayed, again = replay(cassette, [many])
+    assert again == answers and cassette.replayed == 1 and not replayed[0].note  # nothing cut for it
+
+
 def test_a_save_without_keys_replays_by_prompt(tmp_path, tasks):
     _, answers = record(tmp_path / "rec.sqlite", Window(CONTEXT), tasks)
     as_schema_3(tmp_path / "rec.sqlite")

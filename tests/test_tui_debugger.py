@@ -28,7 +28,7 @@ from smalltown.tui.runner import SimRunner
 from smalltown.tui.snapshot import Frame
 from smalltown.world.load import load_world
 from conftest import query
-from tests.test_tui import TINY, tiny_sim, wait_until
+from helpers import TINY, tiny_sim, wait_until
 
 MARIA, KLAUS, ISABELLA = "Maria Lopez", "Klaus Mueller", "Isabella Rodriguez"
 
@@ -283,7 +283,8 @@ async def test_breakpoints_screen_adds_lists_and_removes(tmp_path: Path) -> None
 
 @pytest.mark.asyncio
 async def test_a_breakpoint_hit_selects_the_agent_and_says_why(tmp_path: Path) -> None:
-    app = SmalltownApp(tiny_sim(tmp_path), start_paused=True)
+    # Klaus wakes at 07:00; at 07:10 he sets off for the bathroom, and enters it a minute later.
+    app = SmalltownApp(tiny_sim(tmp_path, until="07:10"), start_paused=True)
     async with app.run_test(size=(120, 40)) as pilot:
         assert app.selected == ISABELLA
         app._add_breakpoint("enter", KLAUS, "")
@@ -291,6 +292,9 @@ async def test_a_breakpoint_hit_selects_the_agent_and_says_why(tmp_path: Path) -
         await wait_until(pilot, lambda: app.selected == KLAUS)
         assert not app.frame.running
         assert "Breakpoint #1: Klaus Mueller enters" in log_text(app)
+        entered = query(app.sim.save.path, "SELECT min(tick) FROM events WHERE kind = 'entered' AND agent = ?",
+                        KLAUS)[0][0]
+        assert app.frame.tick == entered  # paused at the end of the tick where he entered
 
 
 @pytest.mark.asyncio
@@ -415,12 +419,14 @@ async def test_the_command_palette_lists_every_action_and_runs_them(tmp_path: Pa
 
 @pytest.mark.asyncio
 async def test_map_and_agents_list_pick_agents_draw_paths_and_tell_what_is_where(tmp_path: Path) -> None:
-    app = SmalltownApp(tiny_sim(tmp_path), start_paused=True)
+    # 07:15: Isabella sets off for Hobbs Cafe; Maria is asleep in Willow Cottage until 08:00
+    sim = tiny_sim(tmp_path, until="07:15")
+    app = SmalltownApp(sim, start_paused=True)
     async with app.run_test(size=(120, 40)) as pilot:
         # a walker's way ahead is drawn, ending in an X
         for _ in range(2):
             await pilot.press("n")
-        await wait_until(pilot, lambda: app.frame.tick == 2)
+        await wait_until(pilot, lambda: app.frame.tick == sim.tick == 452)
         walker = next(a for a in app.frame.agents if len(a.path) > 2)
         app._select(walker.name)
         await pilot.pause()
@@ -482,17 +488,22 @@ async def test_keys_are_handled_within_100ms_while_a_slow_model_thinks(tmp_path:
 def test_screen_after_a_few_ticks_with_a_path_a_cursor_and_a_breakpoint(snap_compare, tmp_path: Path,
                                                                         size: tuple[int, int]) -> None:
     """The main layout mid-run: a walker selected with its path drawn, the cursor on an object
-    whose state changed, a breakpoint set. Deterministic: the scripted town, stepped by hand."""
-    app = SmalltownApp(tiny_sim(tmp_path), start_paused=True)
+    whose state changed, a breakpoint set. Deterministic: the scripted town, run to 08:30 (Klaus
+    sets off for Johnson Park, Maria dresses by her bed, Isabella is at work) and stepped by hand."""
+    sim = tiny_sim(tmp_path, until="08:30")
+    app = SmalltownApp(sim, start_paused=True)
 
     async def run_before(pilot) -> None:
         for _ in range(3):
             await pilot.press("n")
-        await wait_until(pilot, lambda: app.frame.tick == 3)
+        await wait_until(pilot, lambda: app.frame.tick == sim.tick == 903)
         app._add_breakpoint("talk", None, "")
         await pilot.press("right_square_bracket", "right_square_bracket")  # Klaus, walking
         await wait_until(pilot, lambda: app.frame.breakpoints != ())
-        bed = app.sim.world.objects["Willow Cottage:bedroom:Isabella's bed"]
+        klaus = next(a for a in app.frame.agents if a.name == KLAUS)
+        assert app.selected == KLAUS and klaus.walking and len(klaus.path) > 2
+        bed = app.sim.world.objects["Willow Cottage:bedroom:Maria's bed"]
+        assert bed.address in app.frame.changed_objects  # in use again since 08:27
         app.query_one(MapView).set_cursor(bed.tiles[0])
         await pilot.pause()
 

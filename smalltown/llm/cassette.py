@@ -6,9 +6,12 @@ hash of its typed inputs, in the call log since save schema 4), or, in an older 
 keys, its prompt. A question the cassette lacks is reported clearly, or answered by a live
 backend when one is given (`fallthrough`).
 
-The key recorded is the question's before the Asker fitted it to the recording backend's window;
-the cassette sees the question after fitting. So it declares a window no prompt fills (`CONTEXT`):
-fitting never drops anything, and the question it is asked is the question as it was recorded.
+The key recorded is the question's before the Asker fitted it (each retrieved list to its token
+budget, the whole prompt to the recording backend's window); the cassette sees the question after
+fitting. So it declares a window no prompt fills (`CONTEXT`) and records that cost it nothing
+(`count_tokens`): fitting drops nothing, and the question it is asked is the question as it was
+recorded. (A list of more records than half its budget in tokens would still be cut, at the 2
+tokens fitting adds per record; the mind retrieves far fewer.)
 
 A run continued from tick T (a resumed save, or a fork of the recorded run) has asked its questions
 up to T already: the cassette then replays only the calls recorded after T (`after_tick`, or
@@ -59,6 +62,10 @@ class CassetteBackend:
 
     def count(self, prompt: str) -> int:
         return estimate_prompt(prompt)
+
+    def count_tokens(self, text: str) -> int:
+        """Nothing: a record costs a cassette nothing, so no list is cut to its budget (see above)."""
+        return 0
 
     def start_after(self, tick: int) -> None:
         """Replay only the calls recorded after `tick` (the run has asked the earlier ones)."""

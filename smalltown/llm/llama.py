@@ -325,6 +325,12 @@ class LlamaBackend:
         with self._lock:
             return len(self.prompt_tokens(prompt)[0])
 
+    def count_tokens(self, text: str) -> int:
+        """Tokens of a piece of text alone, with the model's tokenizer (Backend.count_tokens: what
+        a retrieved record costs a list's budget)."""
+        with self._lock:
+            return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+
     # --- grammars ---
 
     def _accepts(self, text: str) -> bool:

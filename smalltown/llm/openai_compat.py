@@ -25,6 +25,7 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
 from smalltown.llm.backend import DEFAULT_CONTEXT, Answer, BackendUnavailable, estimate_prompt
+from smalltown.llm.fit import estimate
 from smalltown.llm.schema import max_answer_tokens, request_schema
 from smalltown.llm.tasks import RULES, Task
 from smalltown.llm.validate import UnusableAnswer, parse_answer
@@ -99,6 +100,10 @@ class OpenAIBackend:
     def count(self, prompt: str) -> int:
         """The prompt's tokens, estimated (the server's tokenizer is not at hand): Backend.count."""
         return estimate_prompt(prompt)
+
+    def count_tokens(self, text: str) -> int:
+        """A piece of text's tokens, estimated: Backend.count_tokens."""
+        return estimate(text)
 
     # --- answering ------------------------------------------------------------------------------
 
