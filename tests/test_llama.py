@@ -15,6 +15,8 @@ import threading
 import time
 
 import pytest
+
+from smalltown.llm.fit import estimate
 from pydantic import model_validator
 
 pytest.importorskip("llama_cpp")
@@ -387,9 +389,9 @@ def test_the_asker_fits_a_prompt_to_its_budgets_and_the_window_by_exact_count(mo
     memories = [r.model_copy(update={"id": i, "score": i / 10})
                 for i, r in enumerate(tasks["reflection_questions"].statements * 3)]  # 27
     task = tasks["interview"].model_copy(update={"memories": memories})
-    budgeted = n_budgeted = 0  # the tokens and memories the list's budget keeps (the model's tokenizer)
+    budgeted = n_budgeted = 0  # the tokens and memories the list's budget keeps (estimated, for every backend)
     for r in sorted(memories, key=lambda r: -r.score):
-        if budgeted + backend.count_tokens(record(r, task.now.date())) + 2 > task.budgets["memories"]:
+        if budgeted + estimate(record(r, task.now.date())) + 2 > task.budgets["memories"]:
             break
         budgeted += backend.count_tokens(record(r, task.now.date())) + 2
         n_budgeted += 1

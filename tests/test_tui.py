@@ -122,3 +122,12 @@ async def test_the_debugger_screens_open_on_the_selected_agent_and_close(tmp_pat
             await pilot.pause()
             assert not isinstance(app.screen, screen)
         await pilot.press("q")
+
+
+def test_an_agents_symbol_comes_from_its_activity_not_its_place() -> None:
+    from smalltown.tui.palette import state_symbol
+
+    assert state_symbol("", "get dressed @ Willow Cottage: bedroom: Maria's bed") == "·"  # awake, by a bed
+    assert state_symbol("asleep", "sleeping @ Willow Cottage: bedroom: Maria's bed") == "z"
+    assert state_symbol("", "eat toast at the kitchen table @ Willow Cottage: kitchen: kitchen table") == "%"
+    assert state_symbol("", "read a book @ Hobbs Cafe: cafe: cafe table") == "="

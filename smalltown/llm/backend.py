@@ -30,17 +30,13 @@ class Backend(Protocol):
 
     def answer(self, task: Task, prompt: str) -> Answer: ...
 
-    def count(self, prompt: str) -> int:
-        """Tokens of `prompt` as the backend sends it (system message and chat template included)."""
-        ...
-
-    def count_tokens(self, text: str) -> int:
-        """Tokens of a piece of text, alone."""
-        ...
+    # Declared where a backend has them (capabilities, read with getattr by the Asker):
+    #   count(prompt) -> int: the exact tokens of `prompt` as the backend sends it
+    #   keyed = True: `answer` takes `key=`, the question's typed-input key (a cassette replays by it)
 
 
 def estimate_prompt(prompt: str) -> int:
-    """`Backend.count` for a backend without a tokenizer: the rules and the prompt, estimated."""
+    """Tokens of a prompt as sent (the rules, the prompt, a chat template's markers), estimated."""
     return estimate(RULES) + estimate(prompt) + 16
 
 
@@ -107,9 +103,7 @@ class Asker:
     def prepare(self, task: Task) -> tuple[Task, str, str]:
         """(the task as it will be asked, its prompt, a note): fitted to the backend's window."""
         budget = getattr(self.backend, "context", DEFAULT_CONTEXT) - max_answer_tokens(task)
-        count = getattr(self.backend, "count", estimate_prompt)
-        count_text = getattr(self.backend, "count_tokens", estimate)
-        asked, prompt, dropped = fit(task, budget, count, count_text)
+        asked, prompt, dropped = fit(task, budget, getattr(self.backend, "count", None))
         return asked, prompt, (f"{dropped} retrieved records dropped to fit the prompt's budgets" if dropped else "")
 
     def ask(self, agent: str, task: Task) -> Output:
@@ -129,7 +123,10 @@ class Asker:
                 ans = self.fallback.answer(asked, prompt)
             else:
                 try:
-                    ans = self.backend.answer(asked, prompt)
+                    if getattr(self.backend, "keyed", False):
+                        ans = self.backend.answer(asked, prompt, key=key)
+                    else:
+                        ans = self.backend.answer(asked, prompt)
                 except UnusableAnswer as e:
                     if self.fallback is None:
                         raise

@@ -6,12 +6,11 @@ hash of its typed inputs, in the call log since save schema 4), or, in an older 
 keys, its prompt. A question the cassette lacks is reported clearly, or answered by a live
 backend when one is given (`fallthrough`).
 
-The key recorded is the question's before the Asker fitted it (each retrieved list to its token
-budget, the whole prompt to the recording backend's window); the cassette sees the question after
-fitting. So it declares a window no prompt fills (`CONTEXT`) and records that cost it nothing
-(`count_tokens`): fitting drops nothing, and the question it is asked is the question as it was
-recorded. (A list of more records than half its budget in tokens would still be cut, at the 2
-tokens fitting adds per record; the mind retrieves far fewer.)
+The key recorded is the question's before the Asker fitted it; the Asker hands it to the cassette
+(`keyed`). The question itself is fitted as it was when recorded: which records a question keeps
+is decided the same way for every backend (llm/fit.py), within the window the recording had
+(`context`, 4096 unless `--ctx` says otherwise), so a replayed answer's citations ("tells 3",
+"because of 2") point at the same records.
 
 A run continued from tick T (a resumed save, or a fork of the recorded run) has asked its questions
 up to T already: the cassette then replays only the calls recorded after T (`after_tick`, or
@@ -23,13 +22,10 @@ import sqlite3
 from collections import defaultdict, deque
 from pathlib import Path
 
-from smalltown.llm.backend import Answer, Backend, BackendUnavailable, estimate_prompt, task_key
+from smalltown.llm.backend import DEFAULT_CONTEXT, Answer, Backend, BackendUnavailable, task_key
 from smalltown.llm.schema import max_answer_tokens
 from smalltown.llm.tasks import Task
 from smalltown.llm.validate import UnusableAnswer
-
-CONTEXT = 1 << 20  # tokens: more than any prompt, so that fitting never trims a question
-
 
 class CassetteMiss(BackendUnavailable):
     """The cassette has no recorded answer for a question (the run's inputs differ)."""
@@ -37,9 +33,10 @@ class CassetteMiss(BackendUnavailable):
 
 class CassetteBackend:
     name = "cassette"
-    context = CONTEXT
 
-    def __init__(self, save_path: str | Path, fallthrough: Backend | None = None, after_tick: int = -1):
+    def __init__(self, save_path: str | Path, fallthrough: Backend | None = None, after_tick: int = -1,
+                 context: int = DEFAULT_CONTEXT):
+        self.context = context  # the recording's window
         path = Path(save_path)
         if not path.exists():
             raise CassetteMiss(f"{path}: no such save to replay answers from")
@@ -56,16 +53,10 @@ class CassetteBackend:
             raise CassetteMiss(f"{path}: not a smalltown save with a call log ({e})") from None
         finally:
             conn.close()
-        self.keyed = keyed  # the save records questions' keys (schema 4 on)
+        self.keyed = True  # `answer` takes the question's key (the save's keys: schema 4 on)
+        self._has_keys = keyed
         self._rows = rows
         self.start_after(after_tick)
-
-    def count(self, prompt: str) -> int:
-        return estimate_prompt(prompt)
-
-    def count_tokens(self, text: str) -> int:
-        """Nothing: a record costs a cassette nothing, so no list is cut to its budget (see above)."""
-        return 0
 
     def start_after(self, tick: int) -> None:
         """Replay only the calls recorded after `tick` (the run has asked the earlier ones)."""
@@ -79,8 +70,8 @@ class CassetteBackend:
                 n += 1
         self.recorded = n
 
-    def answer(self, task: Task, prompt: str) -> Answer:
-        queue = (self._answers.get((task.name, "key", task_key(task))) if self.keyed else None) \
+    def answer(self, task: Task, prompt: str, key: str | None = None) -> Answer:
+        queue = (self._answers.get((task.name, "key", key or task_key(task))) if self._has_keys else None) \
             or self._answers.get((task.name, "prompt", prompt))
         if queue:
             parsed = queue.popleft()
@@ -96,9 +87,9 @@ class CassetteBackend:
             f"inputs differ from the recorded ones — pass --fallthrough BACKEND to answer live")
 
     def _live(self, task: Task, prompt: str) -> Answer:
-        """The fallthrough's answer. The question is not fitted to its window (the mind reads an
-        answer's citations against the question as asked, unfitted here): one too long for it
-        is an UnusableAnswer, "too long", which the Asker's fallback answers."""
+        """The fallthrough's answer, to the question as the cassette was asked it (the mind reads
+        an answer's citations against it): one too long for the live backend's own window is an
+        UnusableAnswer, "too long", which the Asker's fallback answers."""
         live = self.fallthrough
         context = getattr(live, "context", None)
         count = getattr(live, "count", None)

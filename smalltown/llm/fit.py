@@ -13,7 +13,7 @@ import math
 from typing import Callable
 
 from smalltown.llm.render import record
-from smalltown.llm.tasks import Task
+from smalltown.llm.tasks import RULES, Task
 
 Counter = Callable[[str], int]
 
@@ -51,31 +51,45 @@ def within_budgets(task: Task, count: Counter = estimate) -> tuple[Task, int]:
     return (task.model_copy(update=update) if update else task), dropped
 
 
-def fit(task: Task, budget: int, count: Counter, count_text: Counter = estimate) -> tuple[Task, str, int]:
-    """(the task as asked, its prompt, how many records were dropped to fit its lists' budgets
-    and `budget` tokens for the whole prompt). `count` counts a whole prompt as the backend sends
-    it; `count_text` a piece of text (a record)."""
-    task, cut = within_budgets(task, count_text)
-    prompt = task.render()
+def _to_window(task: Task, prompt: str, budget: int, count: Counter) -> tuple[Task, str, int]:
+    """Records dropped, lowest score (then oldest) first, until `count(prompt)` is within `budget`."""
     used = count(prompt)
     if used <= budget:
-        return task, prompt, cut
-    # candidates, first to go first: lowest score, then oldest, then lowest id
+        return task, prompt, 0
     pool = sorted(((r.score, r.time, r.id, field, i) for field in task.trim
                    for i, r in enumerate(getattr(task, field))), key=lambda c: c[:3])
     gone: set[tuple[str, int]] = set()
+    trimmed = task
     while used > budget:
         left = [c for c in pool if (c[3], c[4]) not in gone]
         if not left:
             raise PromptTooLong(used, budget, task.name)
         excess, saved = used - budget, 0
+        scale = used / max(1, estimate(prompt))  # this counter's tokens per estimated token
         for c in left:  # drop until the estimated saving covers the excess
             gone.add((c[3], c[4]))
-            saved += count_text(record(getattr(task, c[3])[c[4]], task.now.date())) + 2
+            saved += (estimate(record(getattr(task, c[3])[c[4]], task.now.date())) + 2) * scale
             if saved >= excess:
                 break
         kept = {f: [r for i, r in enumerate(getattr(task, f)) if (f, i) not in gone] for f in task.trim}
         trimmed = task.model_copy(update=kept)
         prompt = trimmed.render()
         used = count(prompt)
-    return trimmed, prompt, cut + len(gone)
+    return trimmed, prompt, len(gone)
+
+
+def fit(task: Task, budget: int, count: Counter | None = None) -> tuple[Task, str, int]:
+    """(the task as asked, its prompt, how many records were dropped to fit its lists' budgets
+    and `budget` tokens for the whole prompt).
+
+    Which records a question keeps is decided with the estimate, the same for every backend, so a
+    recorded run's questions are asked again exactly as they were (a cassette's answers cite
+    records by their number). `count`, a backend's own tokenizer, is the last word: a prompt that
+    its exact count still finds too long loses more records."""
+    task, cut = within_budgets(task)
+    task, prompt, n = _to_window(task, task.render(), budget, lambda p: estimate(RULES) + estimate(p) + 16)
+    cut += n
+    if count is not None:
+        task, prompt, n = _to_window(task, prompt, budget, count)
+        cut += n
+    return task, prompt, cut

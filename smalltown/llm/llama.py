@@ -279,6 +279,7 @@ class LlamaBackend:
         self.states = AgentStates(cache_bytes)
         self._lock = threading.RLock()
         self._owner: str | None = None  # whose prompt the KV cache holds
+        self._prompt_len = 0  # how many of the tokens in the KV cache are the owner's prompt
         self._saved = True  # ... and whether that is already in `states`
         self._llm = _load(path, n_ctx=n_ctx, n_threads=self.n_threads, n_threads_batch=self.n_threads,
                           n_gpu_layers=n_gpu_layers, seed=seed)
@@ -427,6 +428,7 @@ class LlamaBackend:
             self._owner, self._saved = None, True
             raise UnusableAnswer(f"llama.cpp failed: {e}", "", kind="failed") from None
         self._owner, self._saved = agent, False
+        self._prompt_len = len(tokens)  # what a saved state keeps: the next prompt never shares the answer
         usage = out["usage"]
         # Cached prompt tokens, measured, not inferred: llama-cpp-python evaluates only the part
         # of the prompt after its longest common prefix with the tokens in the KV cache (after
@@ -457,8 +459,9 @@ class LlamaBackend:
         import llama_cpp
 
         llm = self._llm
-        n = llm.n_tokens
+        n = min(llm.n_tokens, self._prompt_len)  # the prompt's tokens: smaller states, more of them kept
         llm._ctx.kv_cache_seq_rm(0, n, -1)  # only the cells of the tokens we record
+        llm.n_tokens = n
         ctx = llm._ctx.ctx
         size = llama_cpp.llama_state_seq_get_size(ctx, 0)
         data = (ctypes.c_uint8 * size)()

@@ -78,5 +78,5 @@ def make_backend(name: str, seed: int, opts: BackendOptions | None = None) -> Ba
             raise CassetteMiss("--backend cassette needs --from SAVE (the run whose answers to replay)")
         live = make_backend(opts.fallthrough, seed, BackendOptions(**{**opts.__dict__, "fallthrough": None})) \
             if opts.fallthrough else None
-        return CassetteBackend(opts.replay, fallthrough=live)
+        return CassetteBackend(opts.replay, fallthrough=live, context=opts.ctx)
     raise ValueError(f"unknown backend {name!r} (available: {', '.join(BACKENDS)})")

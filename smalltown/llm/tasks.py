@@ -226,7 +226,7 @@ class DailyPlan(Task):
 
 
 class HourlyScheduleOut(Output):
-    blocks: list[Block] = Field(min_length=1, max_length=16)
+    blocks: list[Block] = Field(min_length=1, max_length=14)
 
 
 class HourlySchedule(Task):
@@ -235,7 +235,7 @@ class HourlySchedule(Task):
 
     name: ClassVar[str] = "hourly_schedule"
     output: ClassVar[type[Output]] = HourlyScheduleOut
-    trim: ClassVar[tuple[str, ...]] = ("context",)
+    trim: ClassVar[tuple[str, ...]] = ("reason",)
     budgets: ClassVar[dict[str, int]] = {"reason": 250}
     wake_up_hour: int
     daily_plan: list[PlanStep]

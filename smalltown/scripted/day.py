@@ -287,7 +287,7 @@ def place_of(label: Label, p: Persona, known_places: list[str]) -> str:
     return p.home if p.home in known_places else known_places[0]
 
 
-def to_blocks(spans_: list[Span], p: Persona, known_places: list[str], limit: int = 16) -> list[Block]:
+def to_blocks(spans_: list[Span], p: Persona, known_places: list[str], limit: int = 14) -> list[Block]:
     """Spans as schedule blocks: slivers under 5 minutes join a neighbour, neighbours with the
     same activity and place join, and the shortest routine blocks join their neighbour until the
     schedule has at most `limit` blocks."""

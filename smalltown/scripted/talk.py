@@ -41,8 +41,9 @@ from smalltown.world.model import Fact
 
 # chances to start a talk on meeting someone (tuned so news spreads, but not to everyone)
 P_STRANGER = 0.02
-P_KNOWN = 0.06  # added when records name the other
+P_KNOWN = 0.05  # added when records name the other
 P_NEWS = 0.15  # added when there is untold news to pass on
+P_TELL = 0.35  # the chance a speaker brings up a given piece of news with a given listener on a day
 TALKED_TODAY = 0.25  # the chance is multiplied by this when the two already talked today
 NOT_DOING = ("", "nothing in particular", "idle")
 
@@ -99,7 +100,8 @@ def react(seed: int, task: React) -> ReactOut:
     known = sum(other in r.about for r in task.context)
     last = task.last_talk
     today = last is not None and last.time.date() == task.now.date()
-    tellable = [r for r in task.news if _news_fact(r, task.facts, me, other)]
+    tellable = [r for r in task.news if (f := _news_fact(r, task.facts, me, other)) and
+                _minded(seed, me, other, f, task.now)]
     chance = P_STRANGER + (P_KNOWN if known or last else 0.0) + (P_NEWS if tellable else 0.0)
     if today:
         chance *= TALKED_TODAY
@@ -174,6 +176,15 @@ def _news_fact(r: Record, facts: list[Fact], me: str, listener: str) -> Fact | N
             continue
         return f
     return None
+
+
+def _minded(seed: int, me: str, other: str, f: Fact, now) -> bool:
+    """Whether the speaker brings this news up with this listener today: always its own news (it is
+    the fact's subject), others' at a seeded chance (not every conversation turns to every piece of
+    news one has heard); the same answer all day."""
+    if f.subject == me:
+        return True
+    return stable_int(seed, "tell", me, other, f.name, now.date().isoformat()) % 1000 < P_TELL * 1000
 
 
 def _tell(seed: int, f: Fact, me: str, *key: object) -> str:
@@ -266,7 +277,7 @@ def utterance(seed: int, task: Utterance) -> UtteranceOut:
     told = ""
     for i, r in enumerate(task.news, 1):
         f = _news_fact(r, task.facts, me, other)
-        if f is None or f.name in passed:
+        if f is None or f.name in passed or not _minded(seed, me, other, f, task.now):
             continue
         told = _tell(seed, f, me, *key)
         parts.append(told)

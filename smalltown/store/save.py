@@ -419,6 +419,13 @@ class Save:
     def objects(self) -> dict[str, str]:
         return dict(self.conn.execute("SELECT address, state FROM objects"))
 
+    def events_since(self, tick: int, kinds: Iterable[str]) -> list[tuple[str, str | None, str, dict]]:
+        """(time, agent, kind, data) of the events of these kinds at ticks after `tick`, oldest first."""
+        kinds = list(kinds)
+        rows = self.conn.execute(f"SELECT time, agent, kind, data FROM events WHERE tick > ? AND kind IN "
+                                 f"({','.join('?' * len(kinds))}) ORDER BY id", [tick, *kinds])
+        return [(t, a, k, json.loads(d or "{}")) for t, a, k, d in rows]
+
     def conversations(self, until: int | None = None, since: int | None = None, agent: str | None = None,
                       limit: int | None = None) -> list[Conversation]:
         """Conversations held at ticks in (since, until], with `agent` on either side, oldest first
