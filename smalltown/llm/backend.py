@@ -104,7 +104,8 @@ class Asker:
         """(the task as it will be asked, its prompt, a note): fitted to the backend's window."""
         budget = getattr(self.backend, "context", DEFAULT_CONTEXT) - max_answer_tokens(task)
         asked, prompt, dropped = fit(task, budget, getattr(self.backend, "count", None))
-        return asked, prompt, (f"{dropped} retrieved records dropped to fit the prompt's budgets" if dropped else "")
+        return asked, prompt, (f"{dropped} retrieved record{'s' if dropped > 1 else ''} dropped to fit the prompt's budgets"
+                               if dropped else "")
 
     def ask(self, agent: str, task: Task) -> Output:
         key = task_key(task)

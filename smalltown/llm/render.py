@@ -91,7 +91,8 @@ def card(p: T.Persona) -> str:
     """Who "the person" of the task's instructions is (stable through a day): it follows the
     instructions, which are the same for every agent, so both stay evaluated in a model's cache."""
     if p.summary:
-        return f"The person: {p.name}, age {p.age}.\nSummary description: {quote(p.summary)}"
+        lines = "\n".join(quote(line) for line in p.summary.splitlines() if line.strip())
+        return f"The person: {p.name}, age {p.age}.\nSummary description:\n{lines}"
     return (f"The person: {p.name}, age {p.age}.\nInnate traits: {quote(p.traits)}\n"
             f"Description: {quote(p.description)}\nLives in: {p.home}.")
 

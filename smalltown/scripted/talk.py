@@ -14,10 +14,13 @@ names) and varied templates; no line a speaker wrote is ever read.
 from __future__ import annotations
 
 import re
+from datetime import datetime
 
 from smalltown.llm.tasks import (
     ConversationOut,
+    LastTalk,
     LearnedFact,
+    Persona,
     React,
     ReactOut,
     Record,
@@ -97,16 +100,16 @@ def react(seed: int, task: React) -> ReactOut:
         reaction = alarm(state, obj)
         return ReactOut(context_summary=summary, react=bool(reaction), talk=False, reaction=reaction)
     other = task.observed
-    known = sum(other in r.about for r in task.context)
     last = task.last_talk
+    known = _ties(task.persona, other, task.context, last)
     today = last is not None and last.time.date() == task.now.date()
     tellable = [r for r in task.news if (f := _news_fact(r, task.facts, me, other)) and
                 _minded(seed, me, other, f, task.now)]
-    chance = P_STRANGER + (P_KNOWN if known or last else 0.0) + (P_NEWS if tellable else 0.0)
+    chance = P_STRANGER + (P_KNOWN if known else 0.0) + (P_NEWS if tellable else 0.0)
     if today:
         chance *= TALKED_TODAY
     talk = stable_int(seed, "talk", me, other, task.now.isoformat()) % 1000 < chance * 1000
-    parts = [f"{me} knows {other}" if known or last else f"{me} does not know {other} yet"]
+    parts = [_view(me, other, known, None, task.now)]
     if last is not None:
         parts.append(f"they last talked {when(last.time, task.now)}: {last.summary.strip()}")
     if tellable:
@@ -117,7 +120,7 @@ def react(seed: int, task: React) -> ReactOut:
     if talk:
         key = (me, other, task.now.isoformat())
         first = first_name(other)
-        if not known and last is None:
+        if not known:
             hello = pick(seed, (f"Hello! I don't think we've met. I'm {first_name(me)}.",
                                 f"Hi there, I'm {first_name(me)}. I don't think we've met.",
                                 f"Hello, I'm {first_name(me)}. Nice to meet you."), *key, "meet")
@@ -209,16 +212,25 @@ def _tell(seed: int, f: Fact, me: str, *key: object) -> str:
 # --- a line of the conversation --------------------------------------------------------------------
 
 
+def _ties(persona: Persona, other: str, records: list[Record], last: LastTalk | None) -> int:
+    """How well `persona` knows `other`: 2 well (the world's description of the person names them,
+    or many records do), 1 a little (a record names them, or they have talked), 0 not at all."""
+    n = sum(other in r.about for r in records)
+    if other in persona.description or n > 2:
+        return 2
+    return 1 if n or last is not None else 0
+
+
+def _view(me: str, other: str, ties: int, last: LastTalk | None, now: datetime) -> str:
+    """One side's view of the other, in the third person as the paper's relationship summaries."""
+    view = (f"{me} does not know {other} yet", f"{me} knows {other} a little", f"{me} knows {other} well")[ties]
+    return view + (f"; they last talked {when(last.time, now)}" if last is not None else "")
+
+
 def _relationship(task: Utterance) -> str:
-    other = task.listener
-    n = sum(other in r.about for r in (*task.memories, *task.news, *task.already_told))
     last = task.last_talk
-    since = f"; we last talked {when(last.time, task.now)}" if last else ""
-    if n == 0 and last is None:
-        return f"I don't really know {other} yet."
-    if n <= 2:
-        return clip(f"I know {other} a little{since}.", 200)
-    return clip(f"{other} is someone I know well{since}.", 200)
+    ties = _ties(task.persona, task.listener, [*task.memories, *task.news, *task.already_told], last)
+    return clip(_view(task.persona.name, task.listener, ties, last, task.now) + ".", 200)
 
 
 def utterance(seed: int, task: Utterance) -> UtteranceOut:

@@ -111,7 +111,7 @@ ACTIVITY_SYMBOLS: tuple[tuple[tuple[str, ...], str], ...] = (
 
 def state_symbol(state: str, action: str | None) -> str:
     """`state` first (the agents list's word), else a keyword of the action's activity, not of
-    its place ("get dressed @ Willow Cottage: bedroom: Maria's bed" is not sleep); "·" for
+    its place ("get dressed @ a home: bedroom: someone's bed" is not sleep); "·" for
     anything else."""
     if state == "asleep":
         return "z"

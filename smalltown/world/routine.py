@@ -17,7 +17,7 @@ from typing import Iterable, Sequence
 from smalltown.lang import hhmm
 from smalltown.world.model import ROUTINE_KINDS, RoutineItem
 
-SLEEPING = "sleeping"  # the activity of sleep (as llm/tasks.py names it)
+SLEEPING = "sleeping"  # the activity of sleep (as llm/tasks names it)
 DAY = 24 * 60
 MIN_ITEMS = 3
 MAX_ITEMS = 48

@@ -13,7 +13,7 @@ from smalltown.world.model import ROUTINE_KINDS, TILE_KINDS
 Name = Field(min_length=1, max_length=120)
 
 
-# Text from a world file reaches every prompt (quoted there, see llm/tasks.py) and the screen:
+# Text from a world file reaches every prompt (quoted there, see llm/render.py) and the screen:
 # names are one line without double quotes or backslashes (prompts show them unquoted); short
 # texts are one line; longer texts may hold line breaks and tabs. No other control characters.
 def _breaks(c: str) -> bool:
