@@ -145,3 +145,15 @@ def test_an_embedding_model_is_kept_with_its_save_and_never_mixed(tmp_path, tiny
               "--threads", "1", check=True)
     proc = smalltown("run", "--headless", save, "--until", "+10m", "--backend", "scripted")
     assert proc.returncode == 1 and "cannot be mixed" in proc.stderr and "--embed-model" in proc.stderr
+
+
+def test_a_prompt_too_long_for_the_window_is_logged_and_answered_by_the_fallback(tmp_path, tiny_model):
+    # the tiny model's tokens are bytes: at 4,096 some prompts cannot fit beside their answer's
+    # budget. The run goes on (the scripted stand-in answers them), and the log and `save info` say so.
+    save = tmp_path / "small-window.sqlite"
+    smalltown("run", "--headless", TINY, "--until", "+20m", "--save", save, "--backend", "llama",
+              "--model", tiny_model, "--threads", "1", "--ctx", "4096", check=True)
+    rows = query(save, "select task, note, fallback from llm_calls where fallback = 'too long'")
+    assert rows and all(note.startswith("error: ") and "tokens" in note for _, note, _ in rows)
+    calls = save_info(save)["calls"]
+    assert calls["too_long"] == len(rows) and calls["fallbacks"] >= len(rows)

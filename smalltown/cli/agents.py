@@ -11,7 +11,7 @@ from datetime import datetime
 from rich.console import Console
 from rich.table import Table
 
-from smalltown.llm.registry import make_backend, make_embedder
+from smalltown.llm.registry import make_backend, make_embedder, make_fallback
 from smalltown.lang import hhmm
 from smalltown.mind.agent import Mind, minute_of
 from smalltown.mind.memory import Retrieval
@@ -35,7 +35,7 @@ def open_sim(args: argparse.Namespace) -> Simulation:
         opts, name, embedder = None, "scripted", None
     seed = Simulation.peek_seed(args.save)
     return Simulation.open(args.save, make_backend(name, seed, opts), sets=getattr(args, "set", None) or [],
-                           embedder=embedder)
+                           embedder=embedder, fallback=make_fallback(name, seed, opts))
 
 
 @contextmanager

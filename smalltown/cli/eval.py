@@ -91,12 +91,14 @@ def working_copy(save: str, keep: str | None) -> Iterator[Path]:
 
 def open_copy(path: Path, args: argparse.Namespace):
     from smalltown.cli.main import backend_options
-    from smalltown.llm.registry import choose_backend, make_backend, make_embedder
+    from smalltown.llm.registry import choose_backend, make_backend, make_embedder, make_fallback
     from smalltown.sim.simulation import Simulation
 
     opts = backend_options(args)
     name = choose_backend(args.backend, opts)
-    return Simulation.open(path, make_backend(name, Simulation.peek_seed(path), opts), embedder=make_embedder(opts))
+    seed = Simulation.peek_seed(path)
+    return Simulation.open(path, make_backend(name, seed, opts), embedder=make_embedder(opts),
+                           fallback=make_fallback(name, seed, opts))
 
 
 @contextmanager
@@ -247,7 +249,7 @@ def ablate(args: argparse.Namespace) -> int:
     from smalltown.config import parse_sets
     from smalltown.eval.conditions import SETTINGS, parse_conditions
     from smalltown.eval.report import ablate_doc
-    from smalltown.llm.registry import choose_backend, make_backend, make_embedder
+    from smalltown.llm.registry import choose_backend, make_backend, make_embedder, make_fallback
     from smalltown.sim.simulation import Simulation
     from smalltown.world.load import load_world
 
@@ -263,7 +265,8 @@ def ablate(args: argparse.Namespace) -> int:
     for c, path in runs.items():
         sets = {**parse_sets(args.set or []), **SETTINGS[c]}  # the condition wins over --set
         sim = Simulation.create(world, path, make_backend(name, world.seed, opts), overwrite=True,
-                                sets=[f"{k}={v}" for k, v in sets.items()], embedder=make_embedder(opts))
+                                sets=[f"{k}={v}" for k, v in sets.items()], embedder=make_embedder(opts),
+                                fallback=make_fallback(name, world.seed, opts))
         try:
             until = parse_when(args.until, sim.now)
         except ValueError as e:

@@ -49,6 +49,14 @@ def choose_backend(name: str | None, opts: BackendOptions) -> str:
     return "scripted"
 
 
+def make_fallback(name: str, seed: int, opts: BackendOptions | None = None) -> Backend | None:
+    """Who answers what the `name` backend cannot (an unusable answer, a prompt too long for its
+    window), visibly in the call log: the scripted stand-in, unless it is the backend itself."""
+    if name == "scripted":
+        return None
+    return ScriptedBackend(opts.seed if opts is not None and opts.seed is not None else seed)
+
+
 def make_backend(name: str, seed: int, opts: BackendOptions | None = None) -> Backend:
     opts = opts or BackendOptions()
     seed = opts.seed if opts.seed is not None else seed

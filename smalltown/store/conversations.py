@@ -115,14 +115,8 @@ def read_conversations(conn: sqlite3.Connection, until: int | None = None, since
     if not has_conversations(conn):
         convs = [c for c, _ in _from_said(conn, until, since, agent)]
         return convs[-limit:] if limit is not None and limit > 0 else ([] if limit == 0 else convs)
-    sql = f"SELECT id, {', '.join(COLUMNS)} FROM conversations WHERE 1 = 1"
-    args: list = []
-    if until is not None:
-        sql += " AND tick <= ?"
-        args.append(until)
-    if since is not None:
-        sql += " AND tick > ?"
-        args.append(since)
+    where, args = _ticks(until, since)
+    sql = f"SELECT id, {', '.join(COLUMNS)} FROM conversations WHERE 1 = 1{where}"
     if agent is not None:
         sql += " AND (initiator = ? OR other = ?)"
         args += [agent, agent]
@@ -196,16 +190,21 @@ def _json_object(text: str | None) -> dict:
 # --- the said events of an older save --------------------------------------------------------------
 
 
+def _ticks(until: int | None, since: int | None) -> tuple[str, list]:
+    """The " AND ..." clause (and its arguments) of rows in the ticks (since, until]."""
+    clauses, args = [], []
+    for op, tick in (("<=", until), (">", since)):
+        if tick is not None:
+            clauses.append(f" AND tick {op} ?")
+            args.append(tick)
+    return "".join(clauses), args
+
+
 def _said_rows(conn: sqlite3.Connection, until: int | None = None, since: int | None = None,
                agent: str | None = None) -> list[tuple]:
     """(id, tick, time, speaker, text, data) of said events, oldest first."""
-    sql, args = "SELECT id, tick, time, agent, text, data FROM events WHERE kind = 'said'", []
-    if until is not None:
-        sql += " AND tick <= ?"
-        args.append(until)
-    if since is not None:
-        sql += " AND tick > ?"
-        args.append(since)
+    where, args = _ticks(until, since)
+    sql = f"SELECT id, tick, time, agent, text, data FROM events WHERE kind = 'said'{where}"
     if agent is not None:
         sql += " AND (agent = ? OR json_extract(data, '$.to') = ?)"
         args += [agent, agent]
