@@ -8,6 +8,7 @@ import sqlite3
 import sys
 from pathlib import Path
 
+from smalltown.shown import shown
 from smalltown.store.save import Save, SaveError, explain
 
 
@@ -29,7 +30,7 @@ def world_unpack(args: argparse.Namespace) -> int:
     from smalltown.world.pack import unpack
 
     installed = unpack(args.path, args.to, force=args.force)
-    print(f"installed {installed} (and its map); run it with `smalltown run {installed}`")
+    print(shown(f"installed {installed} (and its map); run it with `smalltown run {installed}`"))
     return 0
 
 
@@ -49,7 +50,7 @@ def save_check(args: argparse.Namespace) -> int:
               f"{c.get('events', 0):,} events, {talks}{c.get('llm_calls', 0):,} model calls")
     else:
         for problem in report.problems:
-            print(f"{args.path}: {problem}")
+            print(f"{args.path}: {shown(problem, lines=True)}")
     return 0 if report.ok else 1
 
 

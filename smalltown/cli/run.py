@@ -17,9 +17,10 @@ from rich.table import Table
 
 from smalltown.cli.main import backend_options, default_save, default_target
 from smalltown.cli.when import parse_when
-from smalltown.config import Settings
+from smalltown.config import Settings, parse_sets
 from smalltown.llm.models import HOW_TO_ADD
 from smalltown.llm.registry import choose_backend, make_backend, make_embedder, make_fallback
+from smalltown.shown import shown, shown_text
 from smalltown.sim.simulation import TIME_FMT, Simulation
 from smalltown.store.save import Save, SaveError, copy_save, is_save
 from smalltown.world.load import load_world, load_world_text
@@ -33,12 +34,10 @@ def run(args: argparse.Namespace) -> int:
     if args.headless and not args.until:
         print("error: --headless needs --until WHEN (e.g. --until +1d)", file=sys.stderr)
         return 2
-    sim = open_simulation(target, args)
     try:
-        until = parse_when(args.until, sim.now) if args.until else None
-    except ValueError as e:
-        sim.close()
-        print(f"error: --until: {e}", file=sys.stderr)
+        sim, until = open_simulation(target, args)
+    except UntilError as e:
+        print(f"error: --until: {shown(e)}", file=sys.stderr)
         return 2
     notice = HOW_TO_ADD if args.backend is None and sim.backend.name == "scripted" else None
     if args.headless:
@@ -49,41 +48,105 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def open_simulation(target: Path, args: argparse.Namespace) -> Simulation:
+class UntilError(ValueError):
+    """--until names a time that cannot be run to."""
+
+
+def stop_time(args: argparse.Namespace, now: datetime) -> datetime | None:
+    """--until, read against the run's current time; refused before anything is written."""
+    if not args.until:
+        return None
+    try:
+        until = parse_when(args.until, now)
+    except ValueError as e:
+        raise UntilError(str(e)) from None
+    if until < now:  # "-1h", or a time already past: nothing would run
+        raise UntilError(f"{args.until.strip()[:40]!r} is {until:%Y-%m-%d %H:%M:%S}, before the save's "
+                         f"time {now:%Y-%m-%d %H:%M:%S}: nothing to run (a later time, or +1h)")
+    return until
+
+
+def open_simulation(target: Path, args: argparse.Namespace) -> tuple[Simulation, datetime | None]:
+    """The simulation to run and when to stop it. Everything that can refuse the start (the
+    arguments, the save's soundness, the backend: a model that will not load, a server that does
+    not answer) is checked before anything is written, so a start that fails leaves no file."""
     from smalltown.cli.files import refuse_stripped_cassette
     from smalltown.sim.check import require_sound
-    from smalltown.world.pack import is_pack, unpack
+    from smalltown.store.save import remove_db, take_lock
+    from smalltown.world.pack import is_pack, read_pack, unpack
 
     opts = backend_options(args)
     # --from SAVE alone means the cassette: a re-run of a fork repeats its original
     name = choose_backend(args.backend or ("cassette" if opts.replay else None), opts)
     if name == "cassette":
         refuse_stripped_cassette(opts.replay)
+    sets = args.set or []
+    Settings().override(**parse_sets(sets))  # a --set that names no setting, or a value out of its range
     if is_save(target):
-        fresh = unborn(target)  # killed while it was being created: nothing had happened yet
-        if not fresh:
-            require_sound(target)  # a save from a stranger whose rows make no sense stops here
         path = target
         if args.save and Path(args.save).resolve() != target.resolve():
             path = Path(args.save)
             if path.exists() and not args.overwrite:
                 raise FileExistsError(f"{path}: a file is already there (pass --overwrite)")
-            copy_save(target, path)
-        if fresh:
-            return recreate(path, name, opts, args)
-        seed = Simulation.peek_seed(path)
-        return Simulation.open(path, make_backend(name, seed, opts), sets=args.set or [], embedder=make_embedder(opts),
-                               fallback=make_fallback(name, seed, opts))
+        hold = take_lock(path) if path == target else None  # one writer: refused now if another writes it
+        try:
+            fresh = unborn(target)  # killed while it was being created: nothing had happened yet
+            if not fresh:
+                require_sound(target)  # a save from a stranger whose rows make no sense stops here
+            until = stop_time(args, saved_now(target))
+            seed = Simulation.peek_seed(target)
+            backend, embedder, fallback = connected(make_backend(name, seed, opts)), make_embedder(opts), \
+                make_fallback(name, seed, opts)
+            if path != target:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                hold = take_lock(path)  # the copy is ours until it runs
+                copy_save(target, path)  # (built aside: whole, or nothing)
+            try:
+                if fresh:
+                    return recreate(path, backend, embedder, fallback, sets), until
+                return Simulation.open(path, backend, sets=sets, embedder=embedder, fallback=fallback), until
+            except BaseException:
+                if path != target:
+                    remove_db(path)  # a copy that did not start is not left behind
+                raise
+        finally:
+            if hold is not None:
+                hold.release()
     if target.suffix in (".sqlite", ".sqlite3", ".db"):
         raise SaveError(f"{target}: not a smalltown save (not an SQLite database)")
+    world = read_pack(target).world if is_pack(target) else load_world(target)
+    until = stop_time(args, world.start)
+    backend, embedder, fallback = connected(make_backend(name, world.seed, opts)), make_embedder(opts), \
+        make_fallback(name, world.seed, opts)
     if is_pack(target):  # a shared world: validated and installed under worlds/ and maps/, then run
         target = unpack(target, ".")
-        print(f"installed {target} (and its map)", file=sys.stderr)
-    world = load_world(target)
+        print(f"installed {shown(target)} (and its map)", file=sys.stderr)
+        world = load_world(target)
     path = Path(args.save) if args.save else default_save(target)
-    return Simulation.create(world, path, make_backend(name, world.seed, opts), overwrite=args.overwrite,
-                             sets=args.set or [], embedder=make_embedder(opts),
-                             fallback=make_fallback(name, world.seed, opts))
+    return Simulation.create(world, path, backend, overwrite=args.overwrite, sets=sets, embedder=embedder,
+                             fallback=fallback), until
+
+
+def connected(backend):
+    """The backend, once it has shown it can answer (a server that is down is refused here, before
+    a save is written, not at the first question)."""
+    from smalltown.llm.registry import connect
+
+    connect(backend)
+    return backend
+
+
+def saved_now(path: Path) -> datetime:
+    """A save's current game time (what `sim.now` will be once it is opened)."""
+    from datetime import timedelta
+
+    save = Save.open(path, readonly=True)
+    try:
+        world = load_world_text(*(save.meta(k) for k in ("world_source", "world_text", "map_source", "map_text")))
+        tick = save.meta("tick")
+    finally:
+        save.close()
+    return world.start + timedelta(seconds=int(tick) * world.step_seconds)
 
 
 def unborn(path: Path) -> bool:
@@ -96,17 +159,17 @@ def unborn(path: Path) -> bool:
         save.close()
 
 
-def recreate(path: Path, name: str, opts, args: argparse.Namespace) -> Simulation:
-    """Start an unborn save again, from the world text and settings it recorded."""
+def recreate(path: Path, backend, embedder, fallback, sets: list[str]) -> Simulation:
+    """Start an unborn save again (made by an older smalltown, whose creation was not yet
+    atomic), from the world text and settings it recorded."""
     save = Save.open(path)  # (refused if the file is read-only)
     try:
         world = load_world_text(*(save.meta(k) for k in ("world_source", "world_text", "map_source", "map_text")))
-        settings = Settings().override(**save.meta("settings", {}))
+        settings = Settings().saved(save.meta("settings"))
     finally:
         save.close()
-    return Simulation.create(world, path, make_backend(name, world.seed, opts), settings=settings,
-                             overwrite=True, sets=args.set or [], embedder=make_embedder(opts),
-                             fallback=make_fallback(name, world.seed, opts))
+    return Simulation.create(world, path, backend, settings=settings, overwrite=True, sets=sets,
+                             embedder=embedder, fallback=fallback)
 
 
 def run_headless(sim: Simulation, until: datetime, notice: str | None = None) -> int:
@@ -142,7 +205,7 @@ def run_headless(sim: Simulation, until: datetime, notice: str | None = None) ->
         wall = time.perf_counter() - t0
         summarise(console, sim, start_time, start_tick, wall, kinds, interrupted=stop.is_set())
         if notice:
-            console.print(f"[dim]{notice}[/]")
+            console.print(shown_text(notice, "dim"))  # it names a folder: not markup
         sim.close()
     return 130 if stop.is_set() else 0
 
@@ -152,10 +215,10 @@ def summarise(console: Console, sim: Simulation, start: datetime, start_tick: in
     game = (sim.tick - start_tick) * sim.world.step_seconds
     t = Table(title="stopped early (Ctrl-C); the save is intact" if interrupted else "run complete",
               show_header=False, box=None)
-    t.add_row("world", sim.world.name)
-    t.add_row("save", str(sim.save.path))
-    t.add_row("backend", f"{sim.backend.name} ({sim.backend.model})" if sim.backend.model != sim.backend.name
-              else sim.backend.name)
+    t.add_row("world", shown_text(sim.world.name))
+    t.add_row("save", shown_text(sim.save.path))
+    t.add_row("backend", shown_text(f"{sim.backend.name} ({sim.backend.model})" if sim.backend.model != sim.backend.name
+              else sim.backend.name))
     calls = sim.save.conn.execute("select count(*), sum(note != ''), sum(prompt_tokens), sum(cached_tokens) "
                                   "from llm_calls where tick > ?", (start_tick,)).fetchone()
     if calls[0]:
@@ -166,4 +229,4 @@ def summarise(console: Console, sim: Simulation, start: datetime, start_tick: in
     t.add_row("events", ", ".join(f"{k} {v}" for k, v in kinds.most_common()) or "none")
     console.print(t)
     if not interrupted:
-        console.print(f"continue it: smalltown run {sim.save.path}")
+        console.print(shown_text(f"continue it: smalltown run {sim.save.path}"))

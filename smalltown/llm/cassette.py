@@ -40,6 +40,8 @@ class CassetteBackend:
         path = Path(save_path)
         if not path.exists():
             raise CassetteMiss(f"{path}: no such save to replay answers from")
+        if not path.is_file():  # a folder (SQLite would say "disk I/O error")
+            raise CassetteMiss(f"{path}: not a save file (--from names the save whose answers to replay)")
         self.model = f"cassette:{path.name}"
         self.fallthrough = fallthrough
         self.replayed = 0

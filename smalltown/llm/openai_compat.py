@@ -105,6 +105,20 @@ class OpenAIBackend:
         """A piece of text's tokens, estimated: Backend.count_tokens."""
         return estimate(text)
 
+    def connect(self, timeout: float = 10.0) -> None:
+        """Reach the server once (GET /models) before a run writes anything: any HTTP answer,
+        even an error status, shows a server is there; no answer raises BackendError."""
+        req = urllib.request.Request(f"{self.base_url}/models", headers=self._headers, method="GET")
+        wait = min(timeout, self.timeout)
+        try:
+            self._opener.open(req, timeout=wait).close()  # its status is enough: the body is not read
+        except urllib.error.HTTPError as e:
+            e.close()
+        except urllib.error.URLError as e:
+            raise BackendError(f"OpenAI-compatible server at {self.base_url}: {_describe(e.reason, wait)}") from None
+        except (OSError, http.client.HTTPException) as e:
+            raise BackendError(f"OpenAI-compatible server at {self.base_url}: {_describe(e, wait)}") from None
+
     # --- answering ------------------------------------------------------------------------------
 
     def answer(self, task: Task, prompt: str) -> Answer:

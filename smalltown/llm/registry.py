@@ -57,6 +57,16 @@ def make_fallback(name: str, seed: int, opts: BackendOptions | None = None) -> B
     return ScriptedBackend(opts.seed if opts is not None and opts.seed is not None else seed)
 
 
+def connect(backend: Backend) -> None:
+    """Make sure the backend (and a cassette's live fallthrough) can be reached before a run
+    writes anything: a server that is down is then a clear error, not a save at tick 0. Backends
+    with nothing to reach (scripted; llama, whose model is loaded when it is made) pass."""
+    for b in (backend, getattr(backend, "fallthrough", None)):
+        reach = getattr(b, "connect", None)
+        if reach is not None:
+            reach()
+
+
 def make_backend(name: str, seed: int, opts: BackendOptions | None = None) -> Backend:
     opts = opts or BackendOptions()
     seed = opts.seed if opts.seed is not None else seed

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from smalltown.config import Settings, SettingsError
 from smalltown.store import conversations as conv
 from smalltown.store.save import TIME_FMT, Save, SaveError
 from smalltown.world.errors import WorldError
@@ -67,7 +68,7 @@ def check_save(path: str | Path, integrity: bool = True) -> CheckReport:
     smalltown refuses to open) raises SaveError instead."""
     path = Path(path)
     report = CheckReport(path)
-    save = Save.open(path, readonly=True)
+    save = Save.open(path, readonly=True).hold_still()  # (a run may be writing it: one moment's rows)
     p = _Problems()
     try:
         if integrity:
@@ -106,6 +107,10 @@ def _world(save: Save, p: _Problems) -> World | None:
 def _check_rows(save: Save, p: _Problems, counts: dict[str, int]) -> None:
     counts["schema_version"] = save.meta("schema_version")  # a known one: Save.open refuses others
     world = _world(save, p)
+    try:
+        Settings().saved(save.meta("settings"))  # each in its range: a resume does arithmetic with them
+    except SettingsError as e:
+        p.add("meta", f"meta settings: {e}")
     tick, game_time = save.meta("tick"), save.meta("game_time")
     if not isinstance(tick, int) or isinstance(tick, bool) or tick < 0:
         p.add("meta", f"meta tick {tick!r} is not a tick number")

@@ -12,7 +12,7 @@ from typing import Callable
 
 import numpy as np
 
-from smalltown.config import Settings, parse_sets
+from smalltown.config import Settings, SettingsError, parse_sets
 from smalltown.llm.backend import Asker, Backend, CallRecord
 from smalltown.llm.embed import Embedder, HashEmbedder
 from smalltown.mind.agent import Action, Mind
@@ -27,6 +27,7 @@ from smalltown.world.load import load_world_text
 from smalltown.world.model import AgentSpec, Tile, World, pretty
 from smalltown.world.paths import Paths
 from smalltown.world.perception import Body, Seen, perceive
+from smalltown.world.schema import object_state_problem
 
 SNAPSHOT_EVERY = 3600  # game seconds: a snapshot at the first tick of each game hour
 
@@ -153,49 +154,68 @@ class Simulation:
             "map_source": world.map_source, "map_text": world.map_text,
             "tick": 0, "game_time": world.start.strftime(TIME_FMT),
             "created_with": backend.name, "settings": settings.changes(),
-        }, overwrite=overwrite)
-        sim = cls(world, save, backend, settings, tick=0, embedder=embedder, fallback=fallback)
-        with save.transaction():
-            save.set_meta({"embedder": sim.embedder.name})
-        for spec in world.agents:
-            arena = world.arena_at(spec.spawn)
-            agent = Agent(spec, sim._mind(spec), spec.spawn, arena.index if arena else -1)
-            sim._add(agent)
-            agent.mind.remember("observation", spec.seed_memories, sim.now)  # seed memories
-            if arena:
-                agent.mind.enter(arena.sector, arena.name, list(arena.objects))
-        sim._flush([], {a.name for a in sim.agents}, set(), set(sim.objects), snapshot=True)
+        }, overwrite=overwrite, publish=False)
+        try:  # built aside: the save appears at `path` only once its first state is whole
+            sim = cls(world, save, backend, settings, tick=0, embedder=embedder, fallback=fallback)
+            with save.transaction():
+                save.set_meta({"embedder": sim.embedder.name})
+            for spec in world.agents:
+                arena = world.arena_at(spec.spawn)
+                agent = Agent(spec, sim._mind(spec), spec.spawn, arena.index if arena else -1)
+                sim._add(agent)
+                agent.mind.remember("observation", spec.seed_memories, sim.now)  # seed memories
+                if arena:
+                    agent.mind.enter(arena.sector, arena.name, list(arena.objects))
+            sim._flush([], {a.name for a in sim.agents}, set(), set(sim.objects), snapshot=True)
+            save.publish()
+        except BaseException:
+            save.close()  # (nothing is left behind)
+            raise
         return sim
 
     @staticmethod
     def peek_seed(path: str | Path) -> int:
         """The seed of the world a save was started from (to seed its backend before opening)."""
-        save = Save.open(path)
+        save = Save.open(path, readonly=True)
         try:
-            import tomllib
+            from smalltown.world.load import parse_toml
 
-            return int(tomllib.loads(save.meta("world_text")).get("seed", 0))
+            return int(parse_toml(save.meta("world_source"), save.meta("world_text")).get("seed", 0))
         finally:
             save.close()
 
     @classmethod
     def open(cls, path: str | Path, backend: Backend, settings: Settings | None = None,
-             sets: list[str] = (), embedder: Embedder | None = None, fallback: Backend | None = None) -> "Simulation":
+             sets: list[str] = (), embedder: Embedder | None = None, fallback: Backend | None = None,
+             readonly: bool = False) -> "Simulation":
         """Continue a save from its last committed tick, with the settings it was run with
-        (plus `--set` options, which are then recorded)."""
-        save = Save.open(path)
+        (plus `--set` options, which are then recorded). `readonly`: to look at it (inspect),
+        without its writer lock; nothing is written to the file (an older save is migrated in
+        memory, see Save.current)."""
         extra = parse_sets(sets)
-        settings = (settings or Settings()).override(**save.meta("settings", {})).override(**extra)
+        if readonly and extra:
+            raise SaveError(f"{path}: opened to be read: settings cannot be changed")
+        save = Save.open(path, readonly=True).current() if readonly else Save.open(path)
+        try:
+            settings = (settings or Settings()).saved(save.meta("settings"))
+        except SettingsError as e:  # a stranger's save: refused, naming the setting
+            save.close()
+            raise SaveError(f"{path}: refusing to open it: meta settings: {e}") from None
+        try:
+            settings = settings.override(**extra)
+        except SettingsError:
+            save.close()
+            raise
         if extra:
             with save.transaction():
                 save.set_meta({"settings": settings.changes()})
         world = load_world_text(save.meta("world_source"), save.meta("world_text"),
                                 save.meta("map_source"), save.meta("map_text"))
         embedder = embedder or HashEmbedder()
-        if save.meta("embedder") is None:  # a save from before memories had embeddings (schema 1)
+        if save.meta("embedder") is None and not readonly:  # a save from before memories had embeddings (schema 1)
             with save.transaction():
                 save.set_meta({"embedder": embedder.name})
-        if save.meta("embedder") != embedder.name:
+        if (save.meta("embedder") or embedder.name) != embedder.name:
             used = save.meta("embedder")
             hint = (f"pass --embed-model with the model {used.split(':')[1]!r}" if used.startswith("llama-embed:")
                     else "run it without --embed-model")
@@ -244,7 +264,7 @@ class Simulation:
             if agent.using:
                 sim.users.setdefault(agent.using, set()).add(agent.name)
             sim._add(agent)
-        if not save.snapshots():  # a save from before snapshots (schema 2): its first one, now
+        if not save.snapshots() and not readonly:  # a save from before snapshots (schema 2): its first one, now
             sim.snapshot()
         start_after = getattr(backend, "start_after", None)
         if start_after is not None:  # a cassette replays only what was recorded after this tick
@@ -585,6 +605,9 @@ class Simulation:
         """The user rewrites an object's state ("stove is burning"); agents who see it notice."""
         if address not in self.objects:
             raise KeyError(f"no object {address!r} (addresses look like 'sector:arena:object')")
+        problem = object_state_problem(state)  # the world file's rule for a state
+        if problem:
+            raise ValueError(f"the state {str(state)[:60]!r}: {problem}")
         events: list[Event] = []
         self._set_object(address, state, None,
                          lambda agent, kind, text, **data: events.append(

@@ -18,6 +18,7 @@ import sqlite_utils
 from smalltown.store import calls as _calls
 from smalltown.store import conversations as _conversations
 from smalltown.store.conversations import Conversation
+from smalltown.store.lock import SaveBusy, WriterLock, lock_file
 
 SCHEMA_VERSION = 4
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -32,13 +33,22 @@ TIME_FMT = "%Y-%m-%d %H:%M:%S"  # how a save writes game times
 
 def copy_save(src: str | Path, dst: str | Path) -> Path:
     """Copy a save through SQLite's backup API, reading the original through a read-only
-    connection: consistent even while the original is being run, which it never changes. A stale
-    write-ahead log beside `dst` is removed first, so it cannot be replayed into the copy."""
+    connection: consistent even while the original is being run, which it never changes. The copy
+    is built aside and moved into place whole (see Aside): a copy killed half-way leaves `dst` as
+    it was. Replaces a file at `dst` (the callers ask first)."""
     src, dst = Path(src), Path(dst)
-    for suffix in ("", "-wal", "-shm"):
-        Path(f"{dst}{suffix}").unlink(missing_ok=True)
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    a = sqlite3.connect(f"{src.resolve().as_uri()}?mode=ro", uri=True)
+    aside = Aside(dst)
+    try:
+        copy_pages(src, aside.tmp)
+        aside.place()
+    finally:
+        aside.close()
+    return dst
+
+
+def copy_pages(src: Path, dst: Path) -> None:
+    """The pages of the save `src`, as of its last commit, into the new file `dst`."""
+    a = sqlite3.connect(f"{Path(src).resolve().as_uri()}?mode=ro", uri=True)
     try:
         b = sqlite3.connect(dst)
         try:
@@ -49,7 +59,85 @@ def copy_save(src: str | Path, dst: str | Path) -> Path:
         raise SaveError(f"{src}: cannot be copied ({e})") from None
     finally:
         a.close()
-    return dst
+
+
+# --- making a save file: one writer, and whole or not at all -------------------------------------
+
+SIDECARS = ("-wal", "-shm", "-journal")  # SQLite's files beside a database
+PARTIAL = ".partial"  # a save being built, beside where it will be
+
+
+def remove_db(path: Path) -> None:
+    """A database file and SQLite's files beside it."""
+    for suffix in ("", *SIDECARS):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+
+def take_lock(path: Path) -> WriterLock:
+    """The save's writer lock (store/lock.py), or a SaveError naming the process that holds it."""
+    try:
+        return WriterLock.take(path)
+    except SaveBusy as e:
+        raise SaveError(f"{path}: another process is writing this save: {e.holder}. One writer at a time: "
+                        f"wait for it to end (or stop it), then try again; reading the save (inspect, "
+                        f"save info, replay) works meanwhile") from None
+    except OSError as e:
+        raise SaveError(f"{path}: cannot take the writer lock {lock_file(path).name} ({e.strerror or e}): "
+                        f"is its folder writable?") from None
+
+
+class Aside:
+    """A new save built under a temporary name beside `dst` (NAME.partial: the same folder, so
+    the same file system) and moved into place by one rename once it is complete. Whatever stops
+    the build (a kill, a full disk, an error), `dst` is as it was or the whole new file, never a
+    part of one. The writer lock of `dst` is held from the start: nobody else writes or builds
+    it meanwhile. A killed build leaves NAME.partial behind; the next build at NAME removes it."""
+
+    def __init__(self, dst: str | Path):
+        self.dst = Path(dst)
+        self.tmp = self.dst.with_name(self.dst.name + PARTIAL)
+        self.placed = False
+        try:
+            self.dst.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise SaveError(f"{self.dst}: cannot make its folder ({e.strerror or e})") from None
+        self.lock = take_lock(self.dst)
+        try:
+            remove_db(self.tmp)
+        except BaseException:
+            self.lock.release()
+            raise
+
+    def place(self) -> None:
+        """Move the finished file into place; every connection to it must be closed (a write-ahead
+        log still beside it would be left behind)."""
+        if any(Path(f"{self.tmp}{s}").exists() and Path(f"{self.tmp}{s}").stat().st_size
+               for s in ("-wal", "-journal")):
+            raise SaveError(f"{self.dst}: the new save is not complete (its log was not folded in)")
+        Path(f"{self.tmp}-shm").unlink(missing_ok=True)
+        try:
+            _fsync(self.tmp)
+            for suffix in SIDECARS:  # the old file's log must never be applied to the new one
+                Path(f"{self.dst}{suffix}").unlink(missing_ok=True)
+            os.replace(self.tmp, self.dst)
+            _fsync(self.dst.parent)
+        except OSError as e:
+            raise SaveError(f"{self.dst}: cannot be written ({e.strerror or e})") from None
+        self.placed = True
+
+    def close(self) -> None:
+        """Done: an unplaced build is removed, and the lock let go."""
+        if not self.placed:
+            remove_db(self.tmp)
+        self.lock.release()
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def is_save(path: str | Path) -> bool:
@@ -216,6 +304,11 @@ MIGRATIONS = {1: _create_v2, 2: _create_v3, 3: _create_v4}  # from version N to 
 
 
 class Save:
+    # The writer lock this Save holds (an open to write, a new save), and a new save's build
+    # (Aside) until it is published at its path.
+    _lock: WriterLock | None = None
+    _aside: Aside | None = None
+
     def __init__(self, conn: sqlite3.Connection, path: Path):
         self.conn = conn
         self.path = path
@@ -223,27 +316,65 @@ class Save:
     # --- opening ------------------------------------------------------------------------------
 
     @classmethod
-    def create(cls, path: str | Path, meta: dict[str, Any], overwrite: bool = False) -> "Save":
+    def create(cls, path: str | Path, meta: dict[str, Any], overwrite: bool = False,
+               publish: bool = True) -> "Save":
+        """A new save at `path`, built aside (see Aside) and put there complete: at once when
+        `publish` (the schema and meta are then the whole save), else by `publish()` once the
+        caller has written the rest of its first state (Simulation.create: the agents and the
+        first snapshot). Until then nothing is at `path`, and closing the Save leaves nothing."""
         path = Path(path)
-        if path.exists():
-            if not overwrite:
+        aside = Aside(path)
+        try:
+            if path.exists() and not overwrite:
                 raise SaveError(f"{path}: a file is already there (continue it with "
                                 f"`smalltown run {path}`, or pass --overwrite)")
-            for suffix in ("", "-wal", "-shm"):
-                Path(f"{path}{suffix}").unlink(missing_ok=True)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        save = cls(cls._connect(path), path)
-        db = sqlite_utils.Database(save.conn)
-        with save.transaction():
-            _create_schema(db)
-            save.set_meta({"schema_version": SCHEMA_VERSION, **meta})
+            save = cls(cls._connect(aside.tmp), path)
+        except BaseException:
+            aside.close()
+            raise
+        save._aside, save._lock = aside, aside.lock
+        try:
+            with save.transaction():
+                _create_schema(sqlite_utils.Database(save.conn))
+                save.set_meta({"schema_version": SCHEMA_VERSION, **meta})
+            if publish:
+                save.publish()
+        except BaseException:
+            save.close()
+            raise
         return save
+
+    def publish(self) -> None:
+        """Put a new save (built aside by `create`) at its path, whole; it stays open there."""
+        if self._aside is None:
+            return
+        # Closed, its write-ahead log is folded into the file (Aside.place checks it was): the file
+        # alone is the save, still in WAL mode, so opening it at its path never writes its header
+        # (a change of journal mode killed half-way would leave a journal a reader cannot undo).
+        self.conn.close()
+        self._aside.place()
+        self._aside = None  # (its lock is this Save's now)
+        self.conn = self._connect(self.path)
 
     @classmethod
     def open(cls, path: str | Path, readonly: bool = False) -> "Save":
-        """Open a save to continue it, or only to read it (`readonly`: `save info`, `save check`).
-        Nothing in the file is run: it is checked before use (see _check_contents)."""
+        """Open a save to continue it, holding its writer lock (one writer at a time, see
+        store/lock.py), or only to read it (`readonly`: `save info`, `save check`, `inspect`; no
+        lock). Nothing in the file is run: it is checked before use (see _check_contents)."""
         path = Path(path)
+        if readonly or not path.exists():
+            return cls._open(path, readonly)
+        lock = take_lock(path)
+        try:
+            save = cls._open(path, readonly)
+        except BaseException:
+            lock.release()
+            raise
+        save._lock = lock
+        return save
+
+    @classmethod
+    def _open(cls, path: Path, readonly: bool) -> "Save":
         if not path.exists():
             raise SaveError(f"{path}: no such save")
         if not is_save(path):
@@ -280,12 +411,39 @@ class Save:
             return save  # read as it is: migrating would write to it
         save.conn.close()
         save.conn = cls._connect(path)
-        while version < SCHEMA_VERSION:
-            with save.transaction():
-                MIGRATIONS[version](sqlite_utils.Database(save.conn))
-                version += 1
-                save.set_meta({"schema_version": version})
+        save._migrate()
         return save
+
+    def _migrate(self) -> None:
+        version = self.meta("schema_version")
+        while version < SCHEMA_VERSION:
+            with self.transaction():
+                MIGRATIONS[version](sqlite_utils.Database(self.conn))
+                version += 1
+                self.set_meta({"schema_version": version})
+
+    def hold_still(self) -> "Save":
+        """Read from now on as of one moment (a read transaction, until `close`), even while
+        another process runs the save: a short-lived reader's rows then agree with each other
+        (`save check`, inspect). Not for a reader that follows a run (it would see no new tick)."""
+        if not self.conn.in_transaction:
+            self.conn.execute("BEGIN")
+            self.conn.execute("SELECT count(*) FROM meta").fetchone()  # (the moment is the first read)
+        return self
+
+    def current(self) -> "Save":
+        """This save (opened read-only) at the current schema, held still (see hold_still): itself,
+        or for an older save a copy in memory migrated there. What a reader then writes (a
+        migration, a first snapshot) never reaches the file."""
+        if self.meta("schema_version") == SCHEMA_VERSION:
+            return self.hold_still()
+        mem = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        mem.execute("PRAGMA trusted_schema=OFF")
+        self.conn.backup(mem)
+        self.close()
+        copy = Save(mem, self.path)
+        copy._migrate()
+        return copy
 
     @staticmethod
     def _connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
@@ -307,7 +465,14 @@ class Save:
         return conn
 
     def close(self) -> None:
+        """Close it and let go of its writer lock; a new save never published is removed."""
         self.conn.close()
+        if self._aside is not None:
+            self._aside.close()
+            self._aside = None
+        elif self._lock is not None:
+            self._lock.release()
+        self._lock = None
 
     # --- writing ------------------------------------------------------------------------------
 

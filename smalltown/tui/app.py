@@ -27,6 +27,7 @@ from textual.worker import Worker, WorkerState
 
 from smalltown.cli.when import clock_near
 from smalltown.llm.tasks import TASKS
+from smalltown.shown import shown
 from smalltown.sim.breakpoints import Breakpoint
 from smalltown.sim.simulation import Simulation
 from smalltown.store.save import is_save
@@ -259,10 +260,11 @@ class SmalltownApp(TownView[Path | None]):  # its result: a file to open next, o
     # --- stepping and breakpoints -----------------------------------------------------------
 
     def _note(self, message: str, notify: bool = True) -> None:
-        """A confirmation: in the log, and for a moment in the corner (on whatever screen)."""
+        """A confirmation: in the log, and for a moment in the corner (on whatever screen). It
+        may quote the save (names, states, errors): shown as text, never as markup."""
         self.query_one(EventLog).note(message)
         if notify:
-            self.notify(message, timeout=4)
+            self.notify(shown(message), timeout=4, markup=False)
 
     def action_step_agent(self) -> None:
         if not self.selected:
