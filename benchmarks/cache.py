@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from smalltown.llm.llama import LlamaBackend  # noqa: E402
+from smalltown.scripted import ScriptedBackend  # noqa: E402
 from smalltown.sim.simulation import Simulation  # noqa: E402
 from smalltown.world.load import load_world  # noqa: E402
 from tinymodel import build_tiny_gguf  # noqa: E402
@@ -30,17 +31,19 @@ def main() -> None:
     p.add_argument("--hours", type=float, default=1.0)
     p.add_argument("--model", help="a GGUF to use instead of the tiny test model")
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--ctx", type=int, default=8192, help="the tiny model's tokens are bytes: its prompts run long")
     args = p.parse_args()
     with tempfile.TemporaryDirectory() as d:
         model = Path(args.model) if args.model else build_tiny_gguf(Path(d) / "tiny.gguf")
         world = load_world(ROOT / "worlds" / "tiny.toml")
-        sim = Simulation.create(world, Path(d) / "cache.sqlite", LlamaBackend(model, n_threads=args.threads))
+        sim = Simulation.create(world, Path(d) / "cache.sqlite", LlamaBackend(model, n_ctx=args.ctx, n_threads=args.threads),
+                                fallback=ScriptedBackend(world.seed))
         t0 = time.perf_counter()
         sim.run_until(sim.now + timedelta(hours=args.hours))
         wall = time.perf_counter() - t0
         calls, prompt, cached, completion, fallbacks = sim.save.conn.execute(
             "select count(*), sum(prompt_tokens), sum(cached_tokens), sum(completion_tokens), "
-            "sum(note like 'fallback%') from llm_calls").fetchone()
+            "sum(fallback != '') from llm_calls").fetchone()
         sim.close()
     print(f"model           {model.name}")
     print(f"run             {args.hours:g} game hour(s) of {world.name}, {len(world.agents)} agents, {wall:.1f} s")

@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from smalltown.llm.scripted import ScriptedBackend  # noqa: E402
+from smalltown.scripted import ScriptedBackend  # noqa: E402
 from smalltown.sim.simulation import Simulation  # noqa: E402
 from smalltown.tui.app import SmalltownApp  # noqa: E402
 from smalltown.tui.map_view import MapView  # noqa: E402

@@ -28,14 +28,14 @@ class Settings:
     reflection_k: int = 30  # records retrieved per question
     # importance ratings are batched: new records wait until this many pile up or the oldest
     # has waited this long (or until the memory is used), then are rated in one task
-    settle_batch: int = 12
+    settle_batch: int = 16
     settle_hours: float = 2.0
     # reacting and dialogue (SPEC 5)
     react_k: int = 5  # records per context query (two queries: relationship, and what is seen)
     dialogue_k: int = 10  # records per utterance retrieval (about the other, about the last line)
     dialogue_rounds: int = 8  # at most; a round is one line from each side
     chat_cooldown_hours: float = 3.0  # two agents who just talked do not start again before this
-    react_cooldown_hours: float = 2.0  # after deciding not to react to something, not again before this
+    react_cooldown_hours: float = 4.0  # after deciding not to react to something, not again before this
     plan_context_k: int = 10  # records retrieved when planning a day
     interview_k: int = 20
     # ablations (SPEC 9)

@@ -8,7 +8,7 @@ _DOUBLE = {"get", "sit", "run", "shop", "stop", "plan", "chat", "jog", "set", "p
 
 def gerund(phrase: str) -> str:
     """"wipe the tables" -> "wiping the tables": plans are imperative, descriptions of what
-    someone is doing are not ("Isabella Rodriguez is wiping the tables")."""
+    someone is doing are not ("Ann Lee is wiping the tables")."""
     first, sep, rest = phrase.strip().partition(" ")
     low = first.lower()
     if not low.isalpha() or low.endswith("ing") or low in _KEEP:
@@ -29,3 +29,15 @@ def gerund(phrase: str) -> str:
 def hhmm(minute: int) -> str:
     """A minute of the day as the plans write it: 545 -> "09:05"."""
     return f"{minute // 60 % 24:02d}:{minute % 60:02d}"
+
+
+def doing(activity: str | None, address: str | None, walking: bool) -> str:
+    """What others see an agent doing: "wiping the tables", "walking to the kitchen to cook
+    dinner", "walking to Ann Lee's room to sleep" (a place named after someone takes no "the")."""
+    if activity is None:
+        return "idle"
+    if walking and address and address.count(":") == 2:
+        purpose = "sleep" if activity == "sleeping" else activity
+        arena = address.split(":")[1]
+        return f"walking to {arena if arena[:1].isupper() else 'the ' + arena} to {purpose}"
+    return gerund(activity)

@@ -9,9 +9,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-TINY = ROOT / "worlds" / "tiny.toml"
-SMALLVILLE = ROOT / "worlds" / "smallville.toml"
+from helpers import GULLHAVEN, ROOT, SMALLVILLE, TINY  # noqa: F401  (re-exported: older tests import them from here)
 
 
 def smalltown(*args: str, check: bool = False, timeout: float = 600) -> subprocess.CompletedProcess:
@@ -39,7 +37,7 @@ def query(path: Path, sql: str, *params) -> list[tuple]:
 
 @pytest.fixture
 def tiny_sim(tmp_path):
-    from smalltown.llm.scripted import ScriptedBackend
+    from smalltown.scripted import ScriptedBackend
     from smalltown.sim.simulation import Simulation
     from smalltown.world.load import load_world
 
@@ -47,3 +45,24 @@ def tiny_sim(tmp_path):
     sim = Simulation.create(world, tmp_path / "tiny.sqlite", ScriptedBackend(world.seed))
     yield sim
     sim.close()
+
+
+# --- the expensive runs, made once a session and shared (read them; never write to them) ----------
+
+
+def _two_days(tmp_path_factory, world: Path, name: str) -> Path:
+    save = tmp_path_factory.mktemp(name) / f"{name}.sqlite"
+    smalltown("run", world, "--headless", "--until", "+2d", "--save", save, "--backend", "scripted", check=True)
+    return save
+
+
+@pytest.fixture(scope="session")
+def smallville_two_days(tmp_path_factory) -> Path:
+    """Two scripted game days of Smallville, the paper's run (about 30 s, made once)."""
+    return _two_days(tmp_path_factory, SMALLVILLE, "smallville")
+
+
+@pytest.fixture(scope="session")
+def gullhaven_two_days(tmp_path_factory) -> Path:
+    """Two scripted game days of Gullhaven, a town no code names."""
+    return _two_days(tmp_path_factory, GULLHAVEN, "gullhaven")

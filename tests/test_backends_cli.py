@@ -11,6 +11,9 @@ from conftest import TINY, query, save_info, smalltown
 from tinymodel import build_tiny_gguf
 
 
+TINY_CTX = "8192"  # the tiny model's tokens are mostly single bytes: its prompts run long
+
+
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory):
     return build_tiny_gguf(tmp_path_factory.mktemp("model") / "tiny.gguf")
@@ -20,7 +23,7 @@ def tiny_model(tmp_path_factory):
 def llama_hour(tmp_path_factory, tiny_model):
     save = tmp_path_factory.mktemp("llama") / "hour.sqlite"
     smalltown("run", "--headless", TINY, "--until", "+1h", "--save", save, "--backend", "llama",
-              "--model", tiny_model, "--threads", "1", check=True)
+              "--model", tiny_model, "--threads", "1", "--ctx", TINY_CTX, check=True)
     return save
 
 
@@ -79,7 +82,7 @@ def test_the_default_backend_is_llama_when_a_model_is_found(tmp_path, tiny_model
     os.link(tiny_model, models / "tiny.gguf")
     assert "tiny.gguf" in smalltown("models", check=True).stdout
     proc = smalltown("run", "--headless", TINY, "--until", "+5m", "--save", tmp_path / "l.sqlite", "--threads", "1",
-                     check=True)
+                     "--ctx", TINY_CTX, check=True)
     assert "no model configured" not in proc.stderr
     assert {b for (b,) in query(tmp_path / "l.sqlite", "select distinct backend from llm_calls")} == {"llama"}
 
@@ -109,7 +112,7 @@ def test_the_config_file_names_the_model_and_the_environment_outranks_it(tmp_pat
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.setenv("SMALLTOWN_MODELS", str(tmp_path / "no-models"))
     monkeypatch.delenv("SMALLTOWN_MODEL", raising=False)
-    (conf / "config.toml").write_text(f'model = "{tiny_model}"\nthreads = 1\nctx = 2048\n')
+    (conf / "config.toml").write_text(f'model = "{tiny_model}"\nthreads = 1\nctx = {TINY_CTX}\n')
     save = tmp_path / "c.sqlite"
     smalltown("run", "--headless", TINY, "--until", "+5m", "--save", save, check=True)
     assert {m for (m,) in query(save, "select distinct model from llm_calls")} == {"tiny.gguf"}
@@ -142,3 +145,15 @@ def test_an_embedding_model_is_kept_with_its_save_and_never_mixed(tmp_path, tiny
               "--threads", "1", check=True)
     proc = smalltown("run", "--headless", save, "--until", "+10m", "--backend", "scripted")
     assert proc.returncode == 1 and "cannot be mixed" in proc.stderr and "--embed-model" in proc.stderr
+
+
+def test_a_prompt_too_long_for_the_window_is_logged_and_answered_by_the_fallback(tmp_path, tiny_model):
+    # the tiny model's tokens are bytes: at 4,096 some prompts cannot fit beside their answer's
+    # budget. The run goes on (the scripted stand-in answers them), and the log and `save info` say so.
+    save = tmp_path / "small-window.sqlite"
+    smalltown("run", "--headless", TINY, "--until", "+20m", "--save", save, "--backend", "llama",
+              "--model", tiny_model, "--threads", "1", "--ctx", "4096", check=True)
+    rows = query(save, "select task, note, fallback from llm_calls where fallback = 'too long'")
+    assert rows and all(note.startswith("error: ") and "tokens" in note for _, note, _ in rows)
+    calls = save_info(save)["calls"]
+    assert calls["too_long"] == len(rows) and calls["fallbacks"] >= len(rows)

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from conftest import TINY
 from smalltown.llm.openai_compat import OpenAIBackend
-from smalltown.llm.scripted import ScriptedBackend
+from smalltown.scripted import ScriptedBackend
 from smalltown.sim.simulation import Simulation
 from smalltown.world.load import load_world
 from test_openai_compat import FakeServer

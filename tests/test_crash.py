@@ -134,7 +134,7 @@ def test_a_save_killed_while_being_created_starts_again(tmp_path: Path):
 def test_a_full_disk_stops_the_run_with_the_last_tick_intact(tmp_path: Path):
     """SQLite's 'database or disk is full' (a page limit stands in for the disk) is a SaveError
     naming the file; the save reopens whole, at the last committed tick, with that tick's digest."""
-    from smalltown.llm.scripted import ScriptedBackend
+    from smalltown.scripted import ScriptedBackend
     from smalltown.sim.simulation import Simulation
     from smalltown.store.save import Save, SaveError
     from smalltown.world.load import load_world

@@ -8,11 +8,11 @@ from collections import deque
 
 import numpy as np
 import pytest
+from datetime import datetime
 
 from conftest import TINY
 from smalltown.llm.backend import Answer, Asker
-from smalltown.llm.routine import read_routine
-from smalltown.llm.scripted import ScriptedBackend
+from smalltown.scripted import ScriptedBackend
 from smalltown.llm.tasks import ChoosePlace, ChoosePlaceOut, Persona
 from smalltown.mind.places import KnownTree, choose_place
 from smalltown.mind.plan import normalise_blocks
@@ -78,8 +78,8 @@ def test_retention_skips_what_was_just_perceived(tiny_sim):
 
 
 def test_a_plan_always_covers_the_whole_day():
-    blocks = normalise_blocks([(7 * 60, 60, "a"), (9 * 60, 240, "b"), (8 * 60 + 30, 60, "overlap"),
-                               (23 * 60, 300, "too long")], 7 * 60, sleep_until=7 * 60)
+    blocks = normalise_blocks([(7 * 60, 60, "a", "Home"), (9 * 60, 240, "b", "Work"), (8 * 60 + 30, 60, "overlap", "Home"),
+                               (23 * 60, 300, "too long", "Home")], 7 * 60, sleep_until=7 * 60, home="Home")
     assert blocks[0].activity == "sleeping" and blocks[0].start == 0
     for prev, nxt in zip(blocks, blocks[1:]):
         assert prev.end == nxt.start  # no gaps, no overlaps
@@ -87,21 +87,14 @@ def test_a_plan_always_covers_the_whole_day():
     # level 2 is hour-long blocks: a 4-hour block is cut into hours; sleep is never cut
     assert [b.minutes for b in blocks if b.activity == "b"][:4] == [60, 60, 60, 60]
     assert all(b.minutes < 90 for b in blocks if b.activity != "sleeping")
-
-
-def test_routine_reads_the_workplace_from_the_description():
-    places = ["Hobbs Cafe", "Johnson Park", "Oak Hill College", "Home"]
-    r = read_routine("I", "Isabella runs Hobbs Cafe; she walks in Johnson Park", "Home", places)
-    assert (r.role, r.workplace) == ("owner", "Hobbs Cafe")
-    r = read_routine("K", "Klaus is a student at Oak Hill College; he likes Hobbs Cafe", "Home", places)
-    assert (r.role, r.workplace) == ("student", "Oak Hill College")
-    r = read_routine("H", "Hailey is a writer working on her novel; she visits Hobbs Cafe", "Home", places)
-    assert (r.role, r.workplace) == ("homeworker", "Home") and "novel" in r.work("Home", False)
+    assert [b.place for b in blocks if b.activity == "b"][0] == "Work" and blocks[0].place == "Home"
+    assert blocks[-1].runs_on == 23 * 60 + 300 - 24 * 60  # it goes on past midnight, and says so
 
 
 def test_scripted_answers_are_deterministic(tiny):
     persona = Persona(name="Maria Lopez", age=21, traits="x", description="y", home="Willow Cottage")
-    task = ChoosePlace(persona=persona, activity="sleeping", level="object", within="in Willow Cottage: bedroom",
+    task = ChoosePlace(persona=persona, now=datetime(2023, 2, 13, 22), activity="sleeping", level="object",
+                       within="in Willow Cottage: bedroom",
                        current="Willow Cottage: kitchen", options=["Isabella's bed", "Maria's bed", "Klaus's bed"])
     answers = {ScriptedBackend(1).answer(task, task.render()).output.choice for _ in range(3)}
     assert answers == {"Maria's bed"}  # her own bed, every time
@@ -171,12 +164,12 @@ def test_object_state_follows_the_activity():
     from smalltown.llm.tasks import ObjectState
 
     def state(obj: str, activity: str) -> str:
-        task = ObjectState(persona=persona, activity=activity, object=obj)
+        task = ObjectState(persona=persona, now=datetime(2023, 2, 13, 9), activity=activity, object=obj)
         return backend.answer(task, task.render()).output.state
 
     assert state("bed", "sleeping") == "being slept in"
     assert state("bed", "relax at home and read") == "in use"  # awake on the bed
     assert state("bedside table", "sleeping") != "being slept in"
-    assert state("coffee machine", "open Hobbs Cafe and serve customers") == "brewing coffee"
+    assert state("coffee machine", "open the cafe and serve customers") == "brewing coffee"
     assert state("pub tables", "have a drink with friends") == "in use"
     assert state("supply shelves", "browse the shelves") == "being browsed"

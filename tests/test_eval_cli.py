@@ -12,22 +12,6 @@ import pytest
 from conftest import SMALLVILLE, TINY, save_info, smalltown
 from test_eval_measures import ANN, BOB, CAL, DEE, make_town
 
-TINY_NEWS = """
-[[facts]]
-name = "party"
-text = "Isabella Rodriguez is hosting a Valentine's Day party at Hobbs Cafe"
-keywords = ["Valentine", "party"]
-known_by = ["Isabella Rodriguez"]
-
-[[gatherings]]
-name = "party"
-place = "Hobbs Cafe"
-start = 2023-02-13T07:00:00
-end = 2023-02-13T08:00:00
-fact = "party"
-"""
-
-
 def sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -38,10 +22,20 @@ def run_json(*args) -> dict:
     return json.loads(proc.stdout)
 
 
+def without_news(world: Path, to: Path) -> Path:
+    """The world file with its [[facts]] and [[gatherings]] left out (a world that declares none)."""
+    text = world.read_text().split("# News the town may pass on")[0]
+    to.write_text(text.replace("../maps/", str(world.parent.parent / "maps") + "/"))
+    return to
+
+
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("tiny") / "tiny.sqlite"
-    smalltown("run", TINY, "--headless", "--until", "+3h", "--save", path, "--backend", "scripted", check=True)
+    """Three scripted hours of the tiny town, as if its world declared no news."""
+    d = tmp_path_factory.mktemp("tiny")
+    world = without_news(TINY, d / "tiny-quiet.toml")
+    path = d / "tiny.sqlite"
+    smalltown("run", world, "--headless", "--until", "+3h", "--save", path, "--backend", "scripted", check=True)
     return path
 
 
@@ -80,11 +74,8 @@ def test_asking_and_interviewing_leave_the_save_unchanged(tmp_path):
 
 
 def test_report_files_open_and_carry_their_plots(tmp_path, tiny_run):
-    world = tmp_path / "tiny-news.toml"
-    tiny_map = str(TINY.parent.parent / "maps" / "tiny.toml")
-    world.write_text((TINY.read_text() + TINY_NEWS).replace("../maps/tiny.toml", tiny_map))
     out = tmp_path / "report"
-    proc = smalltown("eval", "town", tiny_run, "--facts", world, "--out", out)
+    proc = smalltown("eval", "town", tiny_run, "--facts", TINY, "--out", out)  # the news it declares
     assert proc.returncode == 0, proc.stderr
     assert "diffusion: party" in proc.stdout and "relationship density" in proc.stdout
     html = (out / "report.html").read_text()
@@ -137,12 +128,9 @@ def test_ablate_runs_each_condition_with_its_settings(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def smallville_report(tmp_path_factory) -> tuple[dict, Path]:
-    base = tmp_path_factory.mktemp("smallville")
-    save = base / "smallville.sqlite"
-    smalltown("run", SMALLVILLE, "--headless", "--until", "+2d", "--save", save, "--backend", "scripted", check=True)
-    out = base / "report"
-    return run_json("eval", "town", save, "--out", out), out
+def smallville_report(tmp_path_factory, smallville_two_days) -> tuple[dict, Path]:
+    out = tmp_path_factory.mktemp("smallville-report") / "report"
+    return run_json("eval", "town", smallville_two_days, "--out", out), out
 
 
 def test_two_days_of_smallville(smallville_report):

@@ -25,7 +25,7 @@ from smalltown.eval.relationships import acquaintance, density, mutual
 from smalltown.eval.town import Town, copy_save, read_town
 from smalltown.llm.backend import Answer
 from smalltown.llm.embed import HashEmbedder
-from smalltown.llm.scripted import ScriptedBackend
+from smalltown.scripted import ScriptedBackend
 from smalltown.llm.tasks import Interview, InterviewOut, Task
 from smalltown.sim.simulation import Simulation
 from smalltown.store.save import Save

@@ -12,8 +12,9 @@ from datetime import datetime, timedelta
 import pytest
 
 from conftest import ROOT, TINY, query, save_info, smalltown
+from handmade import as_schema_3
 from smalltown.llm.cassette import CassetteBackend
-from smalltown.llm.scripted import ScriptedBackend
+from smalltown.scripted import ScriptedBackend
 from smalltown.sim.fork import fork
 from smalltown.sim.simulation import Simulation
 from smalltown.store.save import Save, SaveError, decode_snapshot
@@ -215,6 +216,7 @@ def test_a_schema_2_save_is_migrated_and_gets_its_first_snapshot_when_opened(tin
         tiny_sim.step()
     path = tiny_sim.save.path
     tiny_sim.close()
+    as_schema_3(path)
     conn = sqlite3.connect(path)  # as a schema-2 smalltown left it
     conn.execute("drop table snapshots")
     conn.execute("update meta set value='2' where key='schema_version'")
@@ -224,7 +226,7 @@ def test_a_schema_2_save_is_migrated_and_gets_its_first_snapshot_when_opened(tin
     sim = Simulation.open(path, ScriptedBackend(world.seed))
     expected = sim.save.digest()
     sim.close()
-    assert query(path, "select value from meta where key='schema_version'") == [("3",)]
+    assert query(path, "select value from meta where key='schema_version'") == [("4",)]
     assert [t for (t,) in query(path, "select tick from snapshots")] == [50]
     assert digest(fork(path, 50, tmp_path / "f.sqlite").path) == expected
 

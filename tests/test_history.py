@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 import pytest
 
 from conftest import TINY
-from smalltown.llm.scripted import ScriptedBackend
+from smalltown.scripted import ScriptedBackend
 from smalltown.sim.fork import fork
 from smalltown.sim.history import History
 from smalltown.sim.simulation import Simulation
@@ -35,7 +35,7 @@ def seen_state(h: History, tick: int) -> tuple[dict, dict]:
 
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory):
-    """A scripted tiny town 06:00-10:30, stopped and resumed once, with a whisper and a user's
+    """A scripted tiny town 06:00-13:10 (past its first conversation), stopped and resumed once, with a whisper and a user's
     object edit on the way; the real state after every tick, and memory streams now and then."""
     path = tmp_path_factory.mktemp("hist") / "run.sqlite"
     world = load_world(TINY)
@@ -61,7 +61,7 @@ def recorded(tmp_path_factory):
     run(datetime(2023, 2, 13, 9))  # a snapshot is taken at this tick: then a user's edit after it
     sim.edit_object(STOVE, "on fire")
     states[sim.tick] = real_state(sim)
-    run(datetime(2023, 2, 13, 10, 30))
+    run(datetime(2023, 2, 13, 13, 10))
     sim.close()
     return path, states, streams, said
 
@@ -132,8 +132,11 @@ def test_conversations_until_a_tick(recorded):
             assert sum(len(c.lines) for c in convs) == said.get(tick, 0)
         convs = h.conversations_until(h.last_tick)
         assert convs and all(len(c.participants) == 2 and set(c.participants) <= set(h.names) for c in convs)
+        # rows of the conversations table (schema 4): each with its reason and both sides' summaries
+        assert all(c.id > 0 and c.reason and set(c.chats) == set(c.participants) for c in convs)
         first = convs[0]
-        assert first.lines[0][0] == first.participants[0] and not first.lines[0][1].startswith(first.participants[0])
+        assert first.lines[0].speaker == first.participants[0]
+        assert not first.lines[0].text.startswith(first.participants[0])
         assert h.conversations_until(h.last_tick, agent="nobody") == []
 
 
@@ -141,7 +144,7 @@ def test_the_clock_and_its_bounds(recorded):
     path, states, _, _ = recorded
     with History(path) as h:
         assert h.time_of(360) == START + timedelta(hours=1) and h.tick_of(START + timedelta(hours=1)) == 360
-        assert h.snapshot_ticks() == [0, 360, 720, 1080, 1440]
+        assert h.snapshot_ticks() == [360 * hour for hour in range(8)]  # 06:00 to 13:00, one each game hour
         with pytest.raises(ValueError, match="outside the run"):
             h.state_at(max(states) + 1)
         events = h.events(until=360, since=300, kinds=["started"])

@@ -10,12 +10,17 @@ import json
 import re
 import sys
 import typing
+import dataclasses
+import types
+from datetime import datetime
 from pathlib import Path
 
 import pytest
+from pydantic import BaseModel
 
 from smalltown.cli.main import main
-from smalltown.llm.tasks import TASKS, Persona, quote
+from smalltown.llm.render import PLAIN, quote
+from smalltown.llm.tasks import TASKS, Persona
 
 ROOT = Path(__file__).resolve().parents[1]
 _spec = importlib.util.spec_from_file_location("hostile_make", ROOT / "tests" / "hostile" / "make.py")
@@ -113,16 +118,60 @@ def assert_quoted(prompt: str, whole: str | None = None) -> int:
     return n
 
 
+WHEN = datetime(2023, 2, 13, 9, 30)
+
+
+def _build(cls, text: str):
+    """An instance of a typed input (a pydantic model or a world dataclass) with `text` in every
+    text field it has (cut to the field's limit), and plain values elsewhere."""
+    if dataclasses.is_dataclass(cls):
+        hints = typing.get_type_hints(cls)
+        kwargs = {}
+        for f in dataclasses.fields(cls):
+            if f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING:
+                continue
+            kwargs[f.name] = _value(f.name, hints[f.name], text)
+        return cls(**kwargs)
+    kwargs = {}
+    for name, f in cls.model_fields.items():
+        if not f.is_required() and f.annotation is not str:
+            continue
+        value = _value(name, f.annotation, text)
+        limit = next((m.max_length for m in f.metadata if getattr(m, "max_length", None)), None)
+        if isinstance(value, str) and limit:
+            value = value[:limit]
+        if name in ("time", "start") and f.annotation is str:
+            value = "09:30"
+        kwargs[name] = value
+    return cls(**kwargs)
+
+
+NAMES = {"place", "host", "subject", "home", "speaker", "object", "known_places", "options", "objects", "known_by", "fact"}
+
+
 def _value(name: str, annotation, text: str):
+    if name in NAMES:  # names of people and places: a world file's names cannot hold quotes or breaks
+        return [PLAIN_VALUE] if typing.get_origin(annotation) in (list, tuple) else PLAIN_VALUE
     if annotation is int:
         return 60
     if annotation is bool:
         return True
+    if annotation is float:
+        return 1.0
+    if annotation is datetime:
+        return WHEN
     origin = typing.get_origin(annotation)
-    if origin is list:
-        return [f"{name}: {text}", f"another {name}"]
+    if origin in (typing.Union, types.UnionType):
+        return _value(name, next(a for a in typing.get_args(annotation) if a is not type(None)), text)
+    if origin in (list, tuple):
+        item = typing.get_args(annotation)[0]
+        if item is str:
+            return [f"{name}: {text}", f"another {name}"]
+        return [_build(item, text)]
     if origin is typing.Literal:
         return typing.get_args(annotation)[0]
+    if isinstance(annotation, type) and (dataclasses.is_dataclass(annotation) or issubclass(annotation, BaseModel)):
+        return _build(annotation, text)
     return f"{name}: {text}"
 
 
@@ -132,17 +181,16 @@ PLAIN_VALUE = "Hobbs Cafe: cafe"  # names the engine puts in unquoted fields (va
 @pytest.mark.parametrize("summary", [False, True], ids=["seed card", "summary card"])
 @pytest.mark.parametrize("task", list(TASKS.values()), ids=list(TASKS))
 def test_an_injected_persona_stays_inside_its_quotes_in_every_prompt(task, summary):
-    from smalltown.llm.tasks import PLAIN
-
     persona = Persona(name="Klaus Mueller", age=20, traits=f"kind {INJECTED}", description=f"a student; {INJECTED}",
                       home="Willow Cottage", summary=f"Name: Klaus Mueller\nInnate traits: kind {INJECTED}" if summary else "")
-    fields = {k: (PLAIN_VALUE if k in PLAIN and f.annotation is str else _value(k, f.annotation, INJECTED))
+    fields = {k: ("09:30" if k in ("start", "activity_start", "from_time") else
+                  PLAIN_VALUE if k in PLAIN and f.annotation is str else _value(k, f.annotation, INJECTED))
               for k, f in task.model_fields.items() if k != "persona"}
     prompt = task(persona=persona, **fields).render()
-    injected_fields = [k for k, v in fields.items() if isinstance(v, (str, list)) and k not in PLAIN]
-    n = assert_quoted(prompt, whole=INJECTED)
+    text_fields = [k for k, v in fields.items() if isinstance(v, str) and k not in PLAIN]
+    n = assert_quoted(prompt)
     # the persona's own texts, and every text field of the task, reached the prompt (quoted)
-    assert n >= len(injected_fields) + (0 if task.name == "object_state" else 1)
+    assert n >= len(text_fields) + (0 if task.name == "object_state" else 1)
     assert "\n\n" + MARK not in prompt
 
 
@@ -157,7 +205,7 @@ def test_a_day_with_an_injected_persona_keeps_it_quoted_in_every_recorded_prompt
     the summary and the plans; in every prompt the scripted run records, it is inside quotes."""
     import sqlite3
 
-    from smalltown.llm.scripted import ScriptedBackend
+    from smalltown.scripted import ScriptedBackend
     from smalltown.sim.simulation import Simulation
     from smalltown.world.load import load_world
 

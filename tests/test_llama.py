@@ -1,6 +1,8 @@
 """The llama.cpp backend on real llama.cpp, with a tiny random-weight GGUF the tests write
-themselves: every task is answered under its grammar (or falls back, visibly), agents' prefixes
-stay evaluated across agent switches, bad model files fail with a clear message, and a town runs.
+themselves: every question is answered under its own narrowed grammar (or falls back, visibly,
+with the reason's kind), within the answer's token budget, prompts are counted exactly as
+llama.cpp evaluates them, agents' prefixes stay evaluated across agent switches, bad model files
+fail with a clear message, and a town runs.
 
 Tests run llama.cpp with one thread: the tiny model's work per token is so small that a second
 thread only adds synchronisation (and on a busy 2-core machine, much waiting)."""
@@ -13,28 +15,39 @@ import threading
 import time
 
 import pytest
+
+from smalltown.llm.fit import estimate
 from pydantic import model_validator
 
 pytest.importorskip("llama_cpp")
 pytest.importorskip("gguf")
 
-from conftest import SMALLVILLE, TINY, query
+from conftest import TINY, query
+from realistic import KLAUS, MEMORIES, rate, realistic_tasks
 from smalltown.llm.backend import Answer, Asker, CallRecord
 from smalltown.llm.llama import (
+    CHAR_RULE,
+    SPACE_RULE,
     SYSTEM,
     LlamaBackend,
     ModelError,
     common_prefix,
     cores_from_cpuinfo,
+    declared_grammar,
     grammar_text,
     physical_cores,
+    representative,
+    task_grammar,
 )
-from smalltown.llm.scripted import ScriptedBackend
-from smalltown.llm.tasks import TASKS, ObjectState, ObjectStateOut, Persona, Task
-from smalltown.llm.validate import UnusableAnswer, schema_for
+from smalltown.llm.render import quote, record
+from smalltown.llm.schema import max_answer_tokens, request_schema
+from smalltown.llm.tasks import TASKS, ChoosePlace, ObjectState, ObjectStateOut, Task
+from smalltown.llm.validate import UnusableAnswer
+from smalltown.scripted import ScriptedBackend
 from smalltown.world.load import load_world
-from test_scripted import realistic_tasks
 from tinymodel import CHAT_TEMPLATE, build_tiny_gguf
+
+KINDS = {"invalid", "cut off", "failed", "too long"}
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +56,9 @@ def model(tmp_path_factory):
 
 
 def backend_for(model, **kw) -> LlamaBackend:
-    return LlamaBackend(model, n_threads=1, **kw)
+    """A window that holds every realistic prompt whole, by default: the tiny model's tokens are
+    mostly single bytes, a prompt's several times a real model's."""
+    return LlamaBackend(model, n_threads=1, **{"n_ctx": 8192, **kw})
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +70,23 @@ def backend(model):
 
 @pytest.fixture(scope="module")
 def tasks():
-    return realistic_tasks(load_world(SMALLVILLE))
+    return realistic_tasks()
+
+
+class Spy:
+    """Records what each completion was asked and how it ended."""
+
+    def __init__(self, backend: LlamaBackend):
+        self.calls: list[dict] = []
+        create = backend._llm.create_completion
+
+        def spy(tokens, **kw):
+            out = create(tokens, **kw)
+            self.calls.append({"prompt": len(tokens), **kw, "finish": out["choices"][0]["finish_reason"],
+                               "completion": out["usage"]["completion_tokens"]})
+            return out
+
+        backend._llm.create_completion = spy
 
 
 # --- the model and the machine ----------------------------------------------------------------
@@ -63,16 +94,49 @@ def tasks():
 def test_the_tiny_model_is_small_and_loads_with_its_chat_template(model, backend):
     assert model.stat().st_size < 2_000_000
     assert backend.name == "llama" and backend.model == "tiny.gguf"
+    assert backend.context == backend.n_ctx == 8192
     assert backend._llm.chat_format == "chat_template.default"  # llama-cpp-python found it too
     assert backend._formatter.template == CHAT_TEMPLATE and not backend._system_in_user
-    task = ObjectState(persona=Persona(name="A", age=30, traits="calm", description="", home="h"),
-                       activity="brew coffee", object="coffee machine")
-    text = backend._formatter(messages=backend.messages(task, task.render())).prompt
-    assert text.startswith(f"<|im_start|>system\n{SYSTEM}<|im_end|>\n<|im_start|>user\nA is using the coffee machine")
-    assert text.endswith("<|im_start|>assistant\n")
+    task = realistic_tasks()["object_state"]
+    prompt = task.render()
+    text = backend._formatter(messages=backend.messages(prompt)).prompt
+    # the rules, then the prompt as rendered: it holds the answer's shape, nothing is appended
+    assert text == f"<|im_start|>system\n{SYSTEM}<|im_end|>\n<|im_start|>user\n{prompt}<|im_end|>\n<|im_start|>assistant\n"
+    assert "Answer with one JSON object" in prompt
 
 
-def test_count_tokens_with_the_models_tokenizer(backend):
+NO_SYSTEM = ("{% if messages[0]['role'] == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}"
+             + CHAT_TEMPLATE)
+
+
+def test_a_template_without_a_system_role_gets_the_rules_first_in_the_user_turn(tmp_path, tasks):
+    b = backend_for(build_tiny_gguf(tmp_path / "nosys.gguf", chat_template=NO_SYSTEM))
+    assert b._system_in_user
+    prompt = tasks["object_state"].render()
+    text = b._formatter(messages=b.messages(prompt)).prompt
+    assert text == f"<|im_start|>user\n{SYSTEM}\n\n{prompt}<|im_end|>\n<|im_start|>assistant\n"
+    assert b.count(prompt) == len(b.prompt_tokens(prompt)[0])
+    try:
+        assert b.answer(tasks["object_state"], prompt).prompt_tokens == b.count(prompt)
+    except UnusableAnswer as e:
+        assert e.usage[0] == b.count(prompt)
+
+
+def test_count_is_the_exact_tokens_llama_cpp_evaluates(model, tasks):
+    b = backend_for(model, retries=0, cache_bytes=0)
+    for task in (tasks["object_state"], tasks["rate_importance"], tasks["utterance"]):
+        prompt = task.render()
+        b._llm.reset()  # nothing cached: every prompt token is evaluated
+        try:
+            used = b.answer(task, prompt).prompt_tokens
+        except UnusableAnswer as e:
+            used = e.usage[0]
+        assert b.count(prompt) == used == b._llm.evaluated[0] > len(prompt) // 4
+    text = 'Día 1: {"state": "brewing"} ☕\n'
+    assert b.count(text) - b.count("") == b.count_tokens(text)  # the template adds a fixed frame
+
+
+def test_count_tokens_of_a_text_alone_with_the_models_tokenizer(backend):
     text = 'Día 1: {"state": "brewing"} ☕\n'
     assert 0 < backend.count_tokens(text) <= len(text.encode())  # bytes, and a few merges
     assert backend.count_tokens("") == 0
@@ -103,60 +167,120 @@ def test_every_task_gets_a_valid_model_answer_or_a_logged_fallback(backend, task
         rec = records[-1]
         assert isinstance(out, task.output) and rec.task == name and rec.backend == "llama"
         assert task.output.model_validate_json(rec.parsed_answer) == out
-        if rec.note:
-            assert rec.note.startswith("fallback to scripted"), rec.note
+        assert rec.prompt_tokens > 0 and rec.completion_tokens > 0  # a fallback still counts what was spent
+        if rec.fallback:
+            assert rec.fallback in KINDS and rec.note.startswith("fallback to scripted"), rec.note
         else:
             assert task.output.model_validate(json.loads(rec.raw_answer)) == out  # the model's own
-            assert rec.prompt_tokens > 0 and rec.completion_tokens > 0
-    answered = [r.task for r in records if not r.note]
+            assert not task.check(out)
+    answered = [r.task for r in records if not r.fallback]
     print(f"\nanswered by the model: {len(answered)}/{len(records)}; fallbacks: "
-          f"{[r.task for r in records if r.note]}")
+          f"{[(r.task, r.fallback) for r in records if r.fallback]}")
     assert len(answered) >= len(records) // 2
 
 
-def test_every_task_grammar_is_accepted_by_llama_cpp(backend, tasks):
+def test_every_tasks_narrowed_grammar_is_accepted_by_llama_cpp(backend, tasks):
     from llama_cpp.llama_grammar import JSON_GBNF
 
     assert not backend._refused
     for task in tasks.values():
-        assert backend._grammar(task)._grammar == grammar_text(task) != JSON_GBNF, task.name
+        assert backend._grammar(task)._grammar == task_grammar(task) != JSON_GBNF, task.name
+    for name, cls in TASKS.items():
+        assert backend._accepts(task_grammar(representative(cls))), name
 
 
-def test_a_grammar_llama_cpp_refuses_falls_back_to_any_json_quietly(model, tasks, monkeypatch, capfd):
+def test_grammars_are_per_question_and_cached_by_text(model, tasks, monkeypatch):
     import smalltown.llm.llama as llama
 
-    monkeypatch.setattr(llama, "MAX_GRAMMAR_LENGTH", 10_000)  # interview's 1500 characters unrolled
-    backend = backend_for(model)
-    assert backend._refused == {"interview"}
-    assert capfd.readouterr() == ("", "")
+    b = backend_for(model)
+    monkeypatch.setattr(llama, "GRAMMAR_CACHE", 3)
+    grammars = [b._grammar(rate(n)) for n in (1, 2, 1)]
+    assert grammars[0] is grammars[2] is not grammars[1]  # the same question's grammar, cached
+    assert list(b._grammars) == [task_grammar(rate(2)), task_grammar(rate(1))]  # least recently used first
+    for n in (3, 4, 5):
+        b._grammar(rate(n))
+    assert len(b._grammars) == 3 and task_grammar(rate(1)) not in b._grammars
+
+
+def test_a_grammar_llama_cpp_refuses_falls_back_quietly_to_the_tasks_then_to_any_json(model, tasks, monkeypatch, capfd):
+    import smalltown.llm.llama as llama
+    from llama_cpp.llama_grammar import JSON_GBNF
+
+    broken = 'root ::= "unclosed\n'
+    narrowed, declared = llama.task_grammar, llama.declared_grammar
+    monkeypatch.setattr(llama, "task_grammar", lambda t: broken if t.name in ("interview", "choose_place")
+                        else narrowed(t))
+    monkeypatch.setattr(llama, "declared_grammar", lambda t: broken if t.name == "interview" else declared(t))
+    b = backend_for(model)
+    assert b._refused == {"interview": "json", "choose_place": "declared"}
+    assert capfd.readouterr() == ("", "")  # llama.cpp's complaints stay quiet at load
+    assert b._grammar(tasks["interview"])._grammar == JSON_GBNF
+    assert b._grammar(tasks["choose_place"])._grammar == declared(tasks["choose_place"])
     records = []
-    Asker(backend, records.append, fallback=ScriptedBackend(0)).ask("Klaus Mueller", tasks["interview"])
-    assert records[-1].note == "" or records[-1].note.startswith("fallback to scripted")
+    asker = Asker(b, records.append, fallback=ScriptedBackend(0))
+    for name in ("interview", "choose_place"):
+        asker.ask(tasks[name].persona.name, tasks[name])
+        assert records[-1].fallback in KINDS | {""}
 
 
 def test_the_grammar_enforces_what_the_converter_alone_would_not(tasks):
-    assert r"\d" not in grammar_text(TASKS["hourly_schedule"])  # llama.cpp rejects that escape
-    assert '"3" | "4"' in grammar_text(TASKS["daily_plan"])  # wake_up_hour in 3..12
-    assert "\\x00-\\x1F" in grammar_text(TASKS["object_state"])  # no raw control characters
+    hourly = task_grammar(tasks["hourly_schedule"])
+    assert r"\d" not in hourly  # llama.cpp rejects that escape
+    assert '"3" | "4"' in task_grammar(tasks["daily_plan"])  # wake_up_hour in 3..12
+    for task in tasks.values():
+        rules = task_grammar(task).split("\n")
+        assert SPACE_RULE in rules  # at most one space between tokens
+        assert all(r == CHAR_RULE for r in rules if r.startswith("char ::="))  # one-line strings, no \u escapes
+        assert not any(r.startswith(("ws ::=", "value ::=", "string ::=")) for r in rules)  # nothing unbounded
+    assert CHAR_RULE in hourly
     choose = tasks["choose_place"]
-    assert all(json.dumps(json.dumps(o))[1:-1] in grammar_text(choose) for o in choose.options)
+    assert all(f'"\\"{o}\\""' in task_grammar(choose) for o in choose.options)  # the options, exactly
+    assert all(f'"\\"{p}\\""' in hourly for p in tasks["hourly_schedule"].known_places)
+    assert all(f'"\\"{o}\\""' in task_grammar(tasks["decompose"]) for o in tasks["decompose"].objects)
+    assert '"1" | "2" | "3" | "4" | "5" | "6" | "7" | "8" | "9" | "10"' in task_grammar(rate(9))
+    assert task_grammar(rate(9)).count("ratings-item") == 10  # the rule, and nine ratings
+    assert "tells ::= \"[\" space  \"]\" space" in task_grammar(tasks["utterance"].model_copy(
+        update={"news": [], "memories": []}))  # nothing to cite: nothing cited
+    assert declared_grammar(rate(9)) != task_grammar(rate(9)) == grammar_text(request_schema(rate(9)))
 
 
-@pytest.mark.parametrize("name", ["object_state", "choose_place", "decompose", "react"])
-def test_random_weights_still_answer_json_of_the_schemas_shape(model, tasks, name):
+def test_options_with_quotes_backslashes_and_accents_are_spelled_exactly(backend, tasks):
+    odd = ['Café "Ñandú"', "back\\slash: room", "line\u2028break", "tab\there", "plain"]
+    task = ChoosePlace(**{**tasks["choose_place"].model_dump(), "options": odd})
+    text = task_grammar(task)
+    assert backend._accepts(text)
+    for seed in range(4):
+        b = backend_for(backend.path, seed=seed, retries=0)
+        raw = b.answer(task, task.render()).raw
+        assert json.loads(raw)["choice"] in odd
+
+
+@pytest.mark.parametrize("n", [1, 4, 9])
+def test_n_memories_get_exactly_n_ratings(backend, n):
+    task = rate(n)
+    answer = backend.answer(task, task.render())
+    assert len(answer.output.ratings) == n and len(json.loads(answer.raw)["ratings"]) == n
+    assert answer.completion_tokens <= max_answer_tokens(task)
+
+
+@pytest.mark.parametrize("name", ["object_state", "choose_place", "decompose", "react", "utterance",
+                                  "reflection_insights", "summarize_conversation"])
+def test_random_weights_still_answer_json_of_the_request_schemas_shape_within_its_budget(model, tasks, name):
     task = tasks[name]
-    schema = schema_for(task)
-    props, required = set(schema["properties"]), set(schema.get("required", []))
+    schema = request_schema(task)
+    b = backend_for(model, retries=0)
+    spy = Spy(b)
     for seed in range(3):
-        answer = backend_for(model, seed=seed, retries=0)  # (a load takes milliseconds)
+        b.seed = seed
         try:
-            raw = answer.answer(task, task.render()).raw
+            raw = b.answer(task, task.render()).raw
         except UnusableAnswer as e:  # valid JSON breaking a rule (a bound the grammar leaves open)
-            if e.reason.startswith("cut off"):
-                continue
+            assert e.kind == "invalid", e.reason  # never cut off: the grammar ends it within budget
             raw = e.raw
         data = json.loads(raw)
-        assert required <= set(data) <= props
+        assert set(data) == set(schema["properties"])  # every field, always
+        assert "\n" not in raw
+        assert spy.calls[-1]["max_tokens"] == max_answer_tokens(task) and spy.calls[-1]["finish"] == "stop"
         if name == "choose_place":
             assert data["choice"] in task.options
 
@@ -181,12 +305,13 @@ def test_an_unusable_answer_is_retried_with_other_seeds_then_raised(model, tasks
         backend.answer(task, task.render())
     assert seeds == [0, 1, 2]
     assert "never good enough" in e.value.reason and e.value.reason.endswith("(3 attempts)")
-    assert json.loads(e.value.raw)["state"]
+    assert e.value.kind == "invalid" and json.loads(e.value.raw)["state"]
     prompt, completion, cached = e.value.usage
     assert prompt > 0 and completion > 0 and cached >= 2 * prompt // 3 - 3  # retries reuse the prompt
     records = []
     assert Asker(backend, records.append, fallback=Idle()).ask("Isabella Rodriguez", task).state == "idle"
     assert records[-1].note.startswith("fallback to idle: ") and json.loads(records[-1].raw_answer)
+    assert records[-1].fallback == "invalid" and records[-1].completion_tokens == completion
 
 
 class Idle:
@@ -196,14 +321,91 @@ class Idle:
         return Answer(ObjectStateOut(state="idle"), '{"state": "idle"}')
 
 
-def test_a_prompt_too_long_for_the_context_is_unusable_not_an_error(model, tasks):
+def test_an_answer_stopped_by_its_token_limit_is_cut_off(model, tasks, monkeypatch):
+    import smalltown.llm.llama as llama
+
+    monkeypatch.setattr(llama, "max_answer_tokens", lambda task: 4)
+    b = backend_for(model, retries=1)
+    task = tasks["utterance"]
+    with pytest.raises(UnusableAnswer) as e:
+        b.answer(task, task.render())
+    assert e.value.kind == "cut off" and e.value.reason.startswith("cut off at 4 tokens: not JSON")
+    assert e.value.usage[1] == 8  # two attempts of 4 tokens
+
+
+def test_a_failing_decode_is_failed_and_the_next_question_starts_clean(model, tasks):
+    b = backend_for(model, retries=1)
+    task = tasks["object_state"]
+
+    def boom(*a, **kw):
+        raise RuntimeError("llama_decode returned -3")
+
+    create, b._llm.create_completion = b._llm.create_completion, boom
+    with pytest.raises(UnusableAnswer, match="llama.cpp failed: llama_decode returned -3") as e:
+        b.answer(task, task.render())
+    assert e.value.kind == "failed" and e.value.usage == (0, 0, 0)
+    b._llm.create_completion = create
+    assert b.answer(task, task.render()).cached_tokens == 0  # (the state was dropped)
+
+
+def test_max_tokens_is_the_answers_budget_or_the_room_left(model, backend, tasks):
+    task = tasks["hourly_schedule"]
+    prompt = task.render()
+    b = backend_for(model, n_ctx=backend.count(prompt) + 300, retries=0)
+    spy = Spy(b)
+    room = 300
+    assert room < max_answer_tokens(task)  # (2631 tokens: more than this window holds beside the prompt)
+    with _anything():
+        b.answer(task, prompt)
+    assert spy.calls[-1]["max_tokens"] == room
+    small = tasks["object_state"]
+    with _anything():
+        b.answer(small, small.render())
+    assert spy.calls[-1]["max_tokens"] == max_answer_tokens(small)
+
+
+class _anything:
+    """A block whose UnusableAnswer is fine (random weights)."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, value, tb):
+        return kind is UnusableAnswer
+
+
+def test_a_prompt_too_long_for_the_context_is_too_long_not_an_error(model, tasks):
     backend = backend_for(model, n_ctx=512)
-    task = tasks["interview"]
-    with pytest.raises(UnusableAnswer, match="no room for an answer"):
+    task = tasks["interview"].model_copy(update={"question": "What do you do all day? " * 40})
+    with pytest.raises(UnusableAnswer, match="no room for an answer") as e:
         backend.answer(task, task.render())
+    assert e.value.kind == "too long"
     records = []
     Asker(backend, records.append, fallback=ScriptedBackend(0)).ask("Klaus Mueller", task)
-    assert records[-1].note.startswith("fallback to scripted")
+    assert records[-1].fallback == "too long" and records[-1].note.startswith("error: the interview prompt is")
+
+
+def test_the_asker_fits_a_prompt_to_its_budgets_and_the_window_by_exact_count(model, backend, tasks):
+    memories = [r.model_copy(update={"id": i, "score": i / 10})
+                for i, r in enumerate(tasks["reflection_questions"].statements * 3)]  # 27
+    task = tasks["interview"].model_copy(update={"memories": memories})
+    budgeted = n_budgeted = 0  # the tokens and memories the list's budget keeps (estimated, for every backend)
+    for r in sorted(memories, key=lambda r: -r.score):
+        if budgeted + estimate(record(r, task.now.date())) + 2 > task.budgets["memories"]:
+            break
+        budgeted += backend.count_tokens(record(r, task.now.date())) + 2
+        n_budgeted += 1
+    bare = task.model_copy(update={"memories": []})
+    window = backend.count(bare.render()) + max_answer_tokens(task) + budgeted // 2  # room for half of them
+    b = backend_for(model, n_ctx=window, retries=0)
+    records = []
+    Asker(b, records.append, fallback=ScriptedBackend(0)).ask("Klaus Mueller", task)
+    rec = records[-1]
+    assert "retrieved records dropped to fit" in rec.note and rec.fallback in ("", "invalid")
+    kept = sum(rec.prompt.count(quote(t)) for t in MEMORIES)
+    assert 0 < kept < n_budgeted < len(memories)  # cut to the list's budget, then to the window...
+    assert b.count(rec.prompt) + max_answer_tokens(task) <= window == b.context  # ...within the window
+    assert rec.prompt_tokens == b.count(rec.prompt)  # what llama.cpp read is what was counted
 
 
 def test_concurrent_callers_are_served_one_at_a_time(model, tasks):
@@ -242,41 +444,49 @@ def test_concurrent_callers_are_served_one_at_a_time(model, tasks):
 
 # --- each agent's prefix stays evaluated ------------------------------------------------------
 
-def test_switching_agents_reuses_each_agents_evaluated_prefix(model, tasks):
+def test_a_question_reuses_the_longest_evaluated_prefix_across_agents_and_switches(model, tasks):
+    """Prompts lead with the rules, then the task's instructions, then the agent's card: a
+    question reuses what another agent's question of the same task evaluated (the instructions),
+    and its own agent's earlier question of that task (the card too), saved across switches."""
     backend = backend_for(model)
-    a1, a2, a3 = tasks["next_action"], tasks["choose_place"], tasks["rate_importance"]  # Klaus
-    b = tasks["decompose"]  # Isabella
-    assert {a1.persona.name, a2.persona.name, a3.persona.name} == {"Klaus Mueller"} != {b.persona.name}
-    tok = {id(t): backend.prompt_tokens(t, t.render())[0] for t in (a1, a2, a3, b)}
+    a1 = tasks["choose_place"]  # Klaus
+    b = a1.model_copy(update={"persona": tasks["object_state"].persona})  # Isabella, the same question
+    a3 = a1.model_copy(update={"activity": "meet his study group", "options": a1.options[::-1]})  # Klaus again
+    c = tasks["rate_importance"].model_copy(update={"persona": KLAUS})  # Klaus, another task
+    assert a1.persona.name == a3.persona.name == c.persona.name == "Klaus Mueller" != b.persona.name
+    tok = {id(t): backend.prompt_tokens(t.render())[0] for t in (a1, b, a3, c)}
+    rules_only = common_prefix(tok[id(a1)], tok[id(c)])
+    instructions = common_prefix(tok[id(a1)], tok[id(b)])
+    card = common_prefix(tok[id(a1)], tok[id(a3)])
+    assert rules_only < instructions < card
 
     first = backend.answer(a1, a1.render())
     assert first.cached_tokens == 0  # a fresh context
     kv = list(backend._llm.input_ids[:backend._llm.n_tokens])  # a1's prompt and answer
-    second = backend.answer(a2, a2.render())
-    assert second.cached_tokens == common_prefix(kv, tok[id(a2)])  # measured = what was shared
     other = backend.answer(b, b.render())
-    system_only = common_prefix(tok[id(a2)], tok[id(b)])
-    assert 0 < other.cached_tokens <= system_only + 1  # Isabella shares the rules, not Klaus's card
+    assert other.cached_tokens == common_prefix(kv, tok[id(b)]) >= instructions  # measured = what was shared
     again = backend.answer(a3, a3.render())
-    assert again.cached_tokens >= common_prefix(tok[id(a2)], tok[id(a3)]) > system_only  # Klaus's state came back
-    assert len(backend.states) == 3  # one saved state per agent and task: Klaus twice, Isabella once
+    assert again.cached_tokens >= card  # Klaus's state came back
+    elsewhere = backend.answer(c, c.render())
+    assert rules_only <= elsewhere.cached_tokens < instructions
+    assert len(backend.states) == 2  # one saved state per agent and task (and Klaus's latest in the KV cache)
 
     # without room for saved states, the same sequence re-reads Klaus's card
     bare = backend_for(model, cache_bytes=0)
-    for t in (a1, a2, b):
+    for t in (a1, b):
         bare.answer(t, t.render())
-    assert bare.answer(a3, a3.render()).cached_tokens <= system_only + 1 < again.cached_tokens
+    assert bare.answer(a3, a3.render()).cached_tokens < card <= again.cached_tokens
 
     # what was restored is what evaluating afresh gives: the same answer, greedily decoded
     greedy, fresh = backend_for(model, temperature=0), backend_for(model, temperature=0)
     for t in (a1, b):
         greedy.answer(t, t.render())
     restored = greedy.answer(a3, a3.render())
-    assert restored.cached_tokens > system_only and restored.raw == fresh.answer(a3, a3.render()).raw
+    assert restored.cached_tokens >= card and restored.raw == fresh.answer(a3, a3.render()).raw
 
-    calls = [first, second, other, again]
-    share = sum(c.cached_tokens for c in calls) / sum(c.prompt_tokens for c in calls)
-    print(f"\ncached prompt tokens: {[c.cached_tokens for c in calls]} of {[c.prompt_tokens for c in calls]}"
+    calls = [first, other, again, elsewhere]
+    share = sum(x.cached_tokens for x in calls) / sum(x.prompt_tokens for x in calls)
+    print(f"\ncached prompt tokens: {[x.cached_tokens for x in calls]} of {[x.prompt_tokens for x in calls]}"
           f" ({share:.0%})")
 
 

@@ -158,10 +158,13 @@ def test_identical_texts_tie_exactly_with_the_real_embedder():
     for i in range(3000):  # identical texts scattered through a large matrix
         s.add("observation", rng.choice(["bed is idle", "stove is on", "Isabella is brewing coffee"]), T0, 2)
     r = s.retrieve("coffee at the cafe", T0, k=30)
-    assert len({sc.total for sc in r.results}) == 1
-    ids = [sc.memory.id for sc in r.results]
-    assert ids == sorted(ids, reverse=True)
-    assert all(sc.memory.description == "Isabella is brewing coffee" for sc in r.results)
+    # each text once (issue 11: identical records no longer fill the top k), best first
+    assert sorted(sc.memory.description for sc in r.results) == ["Isabella is brewing coffee", "bed is idle",
+                                                                  "stove is on"]
+    best = r.results[0]
+    assert best.memory.description == "Isabella is brewing coffee"
+    same = [m.id for m in s if m.description == best.memory.description]
+    assert best.memory.id == max(same)  # identical texts tie exactly: the newest wins the tie
 
 
 class DenseEmbedder:
@@ -451,7 +454,13 @@ def naive_top_k(memories, embeddings, query_vec, now, k, w: RetrievalWeights):
     scored = [(w.recency * rc + w.importance * im + w.relevance * rl, m.id)
               for m, rc, im, rl in zip(memories, rec, imp, rel)]
     scored.sort(key=lambda t: (-t[0], -t[1]))
-    return scored[:k]
+    text = {m.id: m.description for m in memories}
+    seen, out = set(), []
+    for total, mid in scored:  # each text once, at its best
+        if text[mid] not in seen:
+            seen.add(text[mid])
+            out.append((total, mid))
+    return out[:k]
 
 
 def test_vectorised_retrieval_matches_a_naive_reference_over_10k_records():

@@ -11,10 +11,10 @@ from conftest import TINY
 from smalltown.config import Settings
 from smalltown.llm.backend import Asker
 from smalltown.llm.embed import HashEmbedder
-from smalltown.llm.scripted import ScriptedBackend
+from smalltown.scripted import ScriptedBackend
 from smalltown.llm.tasks import UtteranceOut
 from smalltown.mind.agent import Mind
-from smalltown.mind.dialogue import converse
+from smalltown.mind.talk import converse
 from smalltown.mind.memory import MemoryStream
 from smalltown.sim.simulation import Simulation
 from smalltown.world.load import load_world
@@ -28,21 +28,26 @@ def tiny():
 
 
 def make_minds(world, backend=None, settings=Settings()):
-    """Minds over real memory streams, sharing an id counter and importance cache, as in a run."""
+    """Minds over real memory streams, sharing an id counter, as in a run; each its own ratings."""
     backend = backend or ScriptedBackend(1)
     calls = []
     asker = Asker(backend, calls.append)
     counter = iter(range(1, 10**9))
-    cache: dict[str, int] = {}
+    ratings: dict[str, dict[str, int]] = {s.name: {} for s in world.agents}
     embedder = HashEmbedder()
-    minds = {s.name: Mind(s, world, asker, MemoryStream(s.name, embedder, lambda: next(counter)), cache, settings)
-             for s in world.agents}
-    return minds, calls, cache
+    minds = {s.name: Mind(s, world, asker, MemoryStream(s.name, embedder, lambda: next(counter)), ratings[s.name],
+                          settings) for s in world.agents}
+    return minds, calls, ratings
+
+
+def talk(a, b, now, place, opening=""):
+    return converse(a, b, now, place, f"{b.name} is here", {a.name: "reading", b.name: "walking"}, opening)
 
 
 def test_reflection_triggers_only_above_150(tiny):
-    minds, calls, cache = make_minds(tiny)
+    minds, calls, ratings = make_minds(tiny)
     klaus = minds["Klaus Mueller"]
+    cache = ratings["Klaus Mueller"]
     texts = [f"Klaus Mueller reads page {i} of a book on gentrification" for i in range(30)]
     for t in texts:
         cache[t] = 5  # 30 records of importance 5 = exactly 150
@@ -83,11 +88,15 @@ def test_plans_have_three_levels_and_actions_of_5_to_15_minutes(tiny):
     assert 5 <= len(plan.items) <= 8  # level 1: broad strokes
     waking = [b for b in plan.blocks if b.activity != "sleeping"]
     assert waking and all(b.minutes <= 89 for b in waking)  # level 2: about an hour each
+    assert all(b.place in isabella.known.tree for b in plan.blocks)  # each where it is done
     block = plan.block_at(9 * 60)
     assert block.actions and sum(a.minutes for a in block.actions) == block.minutes
     assert all(5 <= a.minutes <= 15 for a in block.actions)  # level 3
-    # only the hour at hand is decomposed (just in time)
-    assert sum(1 for b in plan.blocks if b.actions is not None) == 1
+    assert all(a.address.startswith(block.place + ":") for a in block.actions)  # each at an object there
+    # only what is at hand is decomposed (just in time): this hour, and the next if the activity goes on
+    decomposed = [b for b in plan.blocks if b.actions is not None and b.activity != "sleeping"]
+    assert decomposed[0] is block and len(decomposed) <= 2
+    assert all(b.activity == block.activity and b.place == block.place for b in decomposed)
     assert any(kind == "plan" for kind, *_ in isabella.pending)  # the hour's plan waits to be rated...
     isabella.settle()  # ...with the next batch
     plans = [m for m in isabella.memory if m.kind == "plan"]
@@ -103,7 +112,7 @@ class EndlessTalker(ScriptedBackend):
     def answer(self, task, prompt):
         ans = super().answer(task, prompt)
         if task.name == "utterance":
-            ans.output = UtteranceOut(utterance=ans.output.utterance, end=False)
+            ans.output = UtteranceOut(utterance=ans.output.utterance, end=False, tells=ans.output.tells)
         return ans
 
 
@@ -113,17 +122,18 @@ class ShortTalker(ScriptedBackend):
     def answer(self, task, prompt):
         ans = super().answer(task, prompt)
         if task.name == "utterance":
-            ans.output = UtteranceOut(utterance=ans.output.utterance, end=len(task.transcript) == 2)
+            ans.output = UtteranceOut(utterance=ans.output.utterance, end=len(task.transcript) == 2,
+                                      tells=ans.output.tells)
         return ans
 
 
 def test_dialogue_ends_after_8_rounds_or_when_a_side_ends_it(tiny):
     minds, _, _ = make_minds(tiny, EndlessTalker(1))
-    conv = converse(minds["Isabella Rodriguez"], minds["Maria Lopez"], NOW, "Hobbs Cafe: cafe")
+    conv = talk(minds["Isabella Rodriguez"], minds["Maria Lopez"], NOW, "Hobbs Cafe: cafe")
     assert len(conv.lines) == 16  # 8 rounds, a line from each side
-    assert [who for who, _ in conv.lines[:2]] == ["Isabella Rodriguez", "Maria Lopez"]
+    assert [x.speaker for x in conv.lines[:2]] == ["Isabella Rodriguez", "Maria Lopez"]
     minds, _, _ = make_minds(tiny, ShortTalker(1))
-    conv = converse(minds["Isabella Rodriguez"], minds["Maria Lopez"], NOW, "Hobbs Cafe: cafe")
+    conv = talk(minds["Isabella Rodriguez"], minds["Maria Lopez"], NOW, "Hobbs Cafe: cafe")
     assert len(conv.lines) == 3
 
 
@@ -132,10 +142,11 @@ def test_after_a_conversation_both_remember_it_and_what_they_learned(tiny):
     isabella, klaus = minds["Isabella Rodriguez"], minds["Klaus Mueller"]
     isabella.remember("observation", isabella.spec.seed_memories, NOW)
     klaus.remember("observation", klaus.spec.seed_memories, NOW)
-    conv = converse(isabella, klaus, NOW, "Johnson Park: park")
+    conv = talk(isabella, klaus, NOW, "Johnson Park: park")
     for me in (isabella, klaus):
-        chat = conv.chats[me.name]
-        assert chat.kind == "chat" and all(line in chat.description for line in conv.transcript)
+        chat = conv.chats[me.name]  # the summary, not the transcript
+        assert chat.kind == "chat" and not any(x.text in chat.description for x in conv.lines)
+    assert any(x.speaker == "Isabella Rodriguez" and x.facts == ("party",) for x in conv.lines)
     party = [m for m in conv.learned["Klaus Mueller"] if "Valentine's Day party" in m.description]
     assert party and party[0].evidence == (conv.chats["Klaus Mueller"].id,)  # traceable to the chat
     # each line came from its speaker's own retrieval: about the listener, then the last line
@@ -148,8 +159,8 @@ def test_hearing_the_same_news_twice_stores_it_once(tiny):
     minds, _, _ = make_minds(tiny)
     isabella, klaus = minds["Isabella Rodriguez"], minds["Klaus Mueller"]
     isabella.remember("observation", isabella.spec.seed_memories, NOW)
-    converse(isabella, klaus, NOW, "Johnson Park: park")
-    converse(isabella, klaus, NOW + timedelta(hours=4), "Johnson Park: park")
+    talk(isabella, klaus, NOW, "Johnson Park: park")
+    talk(isabella, klaus, NOW + timedelta(hours=4), "Johnson Park: park")
     party = [m for m in klaus.memory if m.kind != "chat" and "Valentine's Day party at Hobbs" in m.description]
     assert len(party) == 1
 
@@ -288,8 +299,8 @@ def test_spatial_memory_grows_as_agents_walk_into_new_places(tmp_path):
 def test_a_packed_opening_line_is_the_first_line_and_saves_a_call(tiny):
     minds, calls, _ = make_minds(tiny)
     isabella, maria = minds["Isabella Rodriguez"], minds["Maria Lopez"]
-    conv = converse(isabella, maria, NOW, "Hobbs Cafe: cafe", opening="Hi Maria! Lovely morning.")
-    assert conv.lines[0] == ("Isabella Rodriguez", "Hi Maria! Lovely morning.")
-    assert conv.lines[1][0] == "Maria Lopez"
+    conv = talk(isabella, maria, NOW, "Hobbs Cafe: cafe", opening="Hi Maria! Lovely morning.")
+    assert (conv.lines[0].speaker, conv.lines[0].text) == ("Isabella Rodriguez", "Hi Maria! Lovely morning.")
+    assert conv.lines[1].speaker == "Maria Lopez"
     asked = [c for c in calls if c.task == "utterance"]
     assert len(asked) == len(conv.lines) - 1  # the opening came with the decision to talk

@@ -127,7 +127,7 @@ def test_run_takes_a_pack_installs_it_and_runs_it(tmp_path: Path, capsys, monkey
 @pytest.fixture(scope="module")
 def played(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The tiny town run to noon: calls, retrievals and (schema 3) snapshots."""
-    from smalltown.llm.scripted import ScriptedBackend
+    from smalltown.scripted import ScriptedBackend
     from smalltown.sim.simulation import Simulation
 
     path = tmp_path_factory.mktemp("strip") / "played.sqlite"

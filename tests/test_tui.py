@@ -8,38 +8,15 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import time
 from datetime import timedelta
 from pathlib import Path
-from typing import Callable
 
 import pytest
-from textual.pilot import Pilot
 from textual.widgets import Static
 
-from smalltown.llm.scripted import ScriptedBackend
-from smalltown.sim.simulation import Simulation
+from helpers import tiny_sim, wait_until
 from smalltown.tui.app import SmalltownApp
 from smalltown.tui.help import HelpScreen
-from smalltown.world.load import load_world
-
-ROOT = Path(__file__).resolve().parent.parent
-TINY = ROOT / "worlds" / "tiny.toml"
-
-
-def tiny_sim(tmp_path: Path) -> Simulation:
-    world = load_world(TINY)
-    # A fixed file name: the header shows it, and the snapshots must not depend on tmp_path.
-    return Simulation.create(world, tmp_path / "tiny.sqlite", ScriptedBackend(world.seed), overwrite=True)
-
-
-async def wait_until(pilot: Pilot, cond: Callable[[], bool], seconds: float = 5.0) -> None:
-    """Poll while letting the app process messages; the worker ticks on its own thread."""
-    deadline = time.monotonic() + seconds
-    while not cond():
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out waiting for the app")
-        await pilot.pause(0.02)
 
 
 def clock_text(app: SmalltownApp) -> str:
@@ -145,3 +122,12 @@ async def test_the_debugger_screens_open_on_the_selected_agent_and_close(tmp_pat
             await pilot.pause()
             assert not isinstance(app.screen, screen)
         await pilot.press("q")
+
+
+def test_an_agents_symbol_comes_from_its_activity_not_its_place() -> None:
+    from smalltown.tui.palette import state_symbol
+
+    assert state_symbol("", "get dressed @ Willow Cottage: bedroom: Maria's bed") == "·"  # awake, by a bed
+    assert state_symbol("asleep", "sleeping @ Willow Cottage: bedroom: Maria's bed") == "z"
+    assert state_symbol("", "eat toast at the kitchen table @ Willow Cottage: kitchen: kitchen table") == "%"
+    assert state_symbol("", "read a book @ Hobbs Cafe: cafe: cafe table") == "="

@@ -14,7 +14,7 @@ from textual.command import CommandPalette
 from textual.widgets import Input, RichLog, Select, Static
 
 from smalltown.config import Settings
-from smalltown.llm.scripted import ScriptedBackend
+from smalltown.scripted import ScriptedBackend
 from smalltown.sim.breakpoints import Breakpoint, check
 from smalltown.sim.events import Event
 from smalltown.sim.simulation import TIME_FMT, Simulation
@@ -28,7 +28,7 @@ from smalltown.tui.runner import SimRunner
 from smalltown.tui.snapshot import Frame
 from smalltown.world.load import load_world
 from conftest import query
-from tests.test_tui import TINY, tiny_sim, wait_until
+from helpers import TINY, run_until_after, tiny_sim, wait_until
 
 MARIA, KLAUS, ISABELLA = "Maria Lopez", "Klaus Mueller", "Isabella Rodriguez"
 
@@ -283,7 +283,8 @@ async def test_breakpoints_screen_adds_lists_and_removes(tmp_path: Path) -> None
 
 @pytest.mark.asyncio
 async def test_a_breakpoint_hit_selects_the_agent_and_says_why(tmp_path: Path) -> None:
-    app = SmalltownApp(tiny_sim(tmp_path), start_paused=True)
+    # Klaus wakes at 07:00; at 07:10 he sets off for the bathroom, and enters it a minute later.
+    app = SmalltownApp(tiny_sim(tmp_path, until="07:10"), start_paused=True)
     async with app.run_test(size=(120, 40)) as pilot:
         assert app.selected == ISABELLA
         app._add_breakpoint("enter", KLAUS, "")
@@ -291,6 +292,9 @@ async def test_a_breakpoint_hit_selects_the_agent_and_says_why(tmp_path: Path) -
         await wait_until(pilot, lambda: app.selected == KLAUS)
         assert not app.frame.running
         assert "Breakpoint #1: Klaus Mueller enters" in log_text(app)
+        entered = query(app.sim.save.path, "SELECT min(tick) FROM events WHERE kind = 'entered' AND agent = ?",
+                        KLAUS)[0][0]
+        assert app.frame.tick == entered  # paused at the end of the tick where he entered
 
 
 @pytest.mark.asyncio
@@ -415,12 +419,14 @@ async def test_the_command_palette_lists_every_action_and_runs_them(tmp_path: Pa
 
 @pytest.mark.asyncio
 async def test_map_and_agents_list_pick_agents_draw_paths_and_tell_what_is_where(tmp_path: Path) -> None:
-    app = SmalltownApp(tiny_sim(tmp_path), start_paused=True)
+    # 07:15: Isabella sets off for Hobbs Cafe; Maria is asleep in Willow Cottage until 08:00
+    sim = tiny_sim(tmp_path, until="07:15")
+    app = SmalltownApp(sim, start_paused=True)
     async with app.run_test(size=(120, 40)) as pilot:
         # a walker's way ahead is drawn, ending in an X
         for _ in range(2):
             await pilot.press("n")
-        await wait_until(pilot, lambda: app.frame.tick == 2)
+        await wait_until(pilot, lambda: app.frame.tick == sim.tick == 452)
         walker = next(a for a in app.frame.agents if len(a.path) > 2)
         app._select(walker.name)
         await pilot.pause()
@@ -482,21 +488,53 @@ async def test_keys_are_handled_within_100ms_while_a_slow_model_thinks(tmp_path:
 def test_screen_after_a_few_ticks_with_a_path_a_cursor_and_a_breakpoint(snap_compare, tmp_path: Path,
                                                                         size: tuple[int, int]) -> None:
     """The main layout mid-run: a walker selected with its path drawn, the cursor on an object
-    whose state changed, a breakpoint set. Deterministic: the scripted town, stepped by hand."""
-    app = SmalltownApp(tiny_sim(tmp_path), start_paused=True)
+    whose state changed, a breakpoint set. Deterministic: the scripted town, run to 08:29:50 and
+    stepped by hand (Klaus leaves the kitchen table for Johnson Park at 08:30, Maria dresses by her
+    bed, Isabella bakes at the cafe)."""
+    sim = tiny_sim(tmp_path, until="08:29:50")
+    app = SmalltownApp(sim, start_paused=True)
 
     async def run_before(pilot) -> None:
-        for _ in range(3):
+        for _ in range(4):
             await pilot.press("n")
-        await wait_until(pilot, lambda: app.frame.tick == 3)
+        await wait_until(pilot, lambda: app.frame.tick == sim.tick == 903)
         app._add_breakpoint("talk", None, "")
         await pilot.press("right_square_bracket", "right_square_bracket")  # Klaus, walking
         await wait_until(pilot, lambda: app.frame.breakpoints != ())
-        bed = app.sim.world.objects["Willow Cottage:bedroom:Isabella's bed"]
-        app.query_one(MapView).set_cursor(bed.tiles[0])
+        klaus = next(a for a in app.frame.agents if a.name == KLAUS)
+        assert app.selected == KLAUS and klaus.walking and len(klaus.path) > 2
+        table = app.sim.world.objects["Willow Cottage:kitchen:kitchen table"]
+        assert table.address in app.frame.changed_objects  # idle since Klaus got up
+        app.query_one(MapView).set_cursor(table.tiles[0])
         await pilot.pause()
+        assert app.selected == KLAUS
 
     assert snap_compare(app, terminal_size=size, run_before=run_before)
+
+
+def test_a_run_opened_part_way_marks_what_changed_in_its_last_half_hour(tmp_path: Path) -> None:
+    """The map marks objects changed in the last half hour, and the agents list who reflected in
+    it, also when the app opens a run that got there without it (resumed, or run headless)."""
+    sim = tiny_sim(tmp_path)
+    reflected: list[Event] = []
+    try:
+        sim.run_until(sim.now + timedelta(days=2), stop=lambda: bool(reflected),
+                      on_tick=lambda events: reflected.extend(e for e in events if e.kind == "reflected"))
+        assert reflected, "nobody reflected in two days"
+        sim.run_until(sim.now + timedelta(minutes=5))
+        frame = SimRunner(sim, lambda f: None, paused=True).frame()
+        since = (sim.now - timedelta(minutes=30)).strftime(TIME_FMT)
+        changed = {a for (a,) in query(sim.save.path, "SELECT DISTINCT json_extract(data, '$.address') FROM events "
+                                       "WHERE kind = 'object' AND time > ?", since)}
+        reflected = {a for (a,) in query(sim.save.path, "SELECT DISTINCT agent FROM events WHERE kind = 'reflected' "
+                                         "AND time > ?", since)}
+        assert changed and frame.changed_objects == changed
+        assert reflected and {a.name for a in frame.agents if a.reflecting} == reflected
+        older = query(sim.save.path, "SELECT json_extract(data, '$.address') FROM events WHERE kind = 'object' "
+                      "AND time <= ?", since)
+        assert {a for (a,) in older} - changed  # and not what changed before
+    finally:
+        sim.close()
 
 
 # --- rewind and replay ---------------------------------------------------------------------
@@ -532,18 +570,35 @@ async def test_rewind_opens_a_new_save_as_the_run_was_then(hour_and_a_half: Path
     assert query(path, "SELECT value FROM meta WHERE key = 'game_time'") == [('"2023-02-13 07:30:00"',)]
 
 
+@pytest.fixture(scope="module")
+def past_the_first_conversation(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny save run until ten minutes after its first conversation (Isabella and Maria at the
+    cafe at 13:04:40, as the town is tuned at this writing), closed."""
+    sim = tiny_sim(tmp_path_factory.mktemp("talked"))
+    run_until_after(sim, lambda: sim.save.conversation_count() > 0)
+    path = sim.save.path
+    sim.close()
+    return path
+
+
 @pytest.mark.asyncio
-async def test_replay_scrubs_back_and_forth_and_shows_the_town_as_it_was(hour_and_a_half: Path) -> None:
+async def test_replay_scrubs_back_and_forth_and_shows_the_town_as_it_was(past_the_first_conversation: Path) -> None:
     from smalltown.sim.history import History
     from smalltown.tui.replay import MemoriesScreen, ReplayApp
 
-    before = hour_and_a_half.read_bytes()
-    app = ReplayApp(hour_and_a_half)
-    history = History(hour_and_a_half)
+    save = past_the_first_conversation
+    before = save.read_bytes()
+    app = ReplayApp(save)
+    history = History(save)
     end = history.last_tick
+    talk_tick, talk_time, reason, first_line = query(
+        save, "SELECT tick, time, reason, json_extract(lines, '$[0].text') FROM conversations ORDER BY id LIMIT 1")[0]
 
     def tiles_at(tick: int) -> dict:
         return {n: a.tile for n, a in history.state_at(tick).agents.items()}
+
+    def shown() -> str:
+        return "\n".join(str(s.content) for s in app.screen.query("Static"))
 
     async with app.run_test(size=(120, 40)) as pilot:
         assert app.frame.tick == end
@@ -557,22 +612,33 @@ async def test_replay_scrubs_back_and_forth_and_shows_the_town_as_it_was(hour_an
         await pilot.press("g")
         await pilot.press(*"6:00", "enter")  # the start of the run
         assert app.frame.tick == 0
-        await pilot.press("full_stop")
-        assert app.frame.tick == 1 and any(e.kind == "said" for e in app.frame.events)
+        await pilot.press("full_stop")  # one tick on: its events, the first of the day
+        assert app.frame.tick == 1
+        assert [(e.kind, e.text) for e in app.frame.events] == [(e.kind, e.text) for e in history.events(1, 0)]
+        assert any(e.kind == "started" and e.agent == ISABELLA for e in app.frame.events)
 
         await pilot.press("m")
         assert isinstance(app.screen, MemoriesScreen)
-        shown = len(app.screen.query("Static"))
-        assert shown == len(history.memories_at(app.selected, 1))
+        shown_memories = len(app.screen.query("Static"))
+        assert shown_memories == len(history.memories_at(app.selected, 1))
         await pilot.press("escape")
+        await pilot.press("d")  # nobody has talked yet
+        assert first_line not in shown() and "nothing yet" in shown()
+        await pilot.press("escape")
+
+        await pilot.press("g")  # to the first conversation: its lines are in the log, and in d
+        app.screen.query_one("#answer", Input).value = talk_time[11:]  # "13:04:40"
+        await pilot.press("enter")
+        assert app.frame.tick == talk_tick
+        assert any(e.kind == "said" and e.tick == talk_tick for e in app.frame.events)
         await pilot.press("d")
-        assert "Hey, Maria" in "".join(str(s.content) for s in app.screen.query("Static"))
+        assert first_line in shown() and f"saw: {reason}" in shown()
         await pilot.press("escape")
 
         await pilot.press("space")
-        await wait_until(pilot, lambda: app.frame.tick > 3)
+        await wait_until(pilot, lambda: app.frame.tick > talk_tick + 2)
         await pilot.press("space")
         assert not app.playing
         await pilot.press("q")
     history.close()
-    assert hour_and_a_half.read_bytes() == before  # read-only
+    assert save.read_bytes() == before  # read-only

@@ -1,6 +1,7 @@
 """The inspector screen, on a real save: the tiny town run from 06:00 to 18:00 with the scripted
-backend (deterministic). By then Maria has made plans, chatted, and reflected twice, the second
-time on her own reflections (a two-level evidence tree).
+backend (deterministic), reflecting at a lower threshold than the default (40 instead of 150), so
+that by then Maria has made plans, chatted, and reflected several times, the later times on her own
+reflections (an evidence tree of more than one level).
 
 The snapshot (tests/__snapshots__/test_tui_inspector/) is of that save; regenerate it with
 `python3 -m pytest tests/test_tui_inspector.py --snapshot-update` and look at the SVG.
@@ -12,10 +13,8 @@ import io
 import re
 import shutil
 import sqlite3
-import time
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Callable
 
 import pytest
 from rich.console import Console
@@ -23,7 +22,9 @@ from textual.app import App
 from textual.pilot import Pilot
 from textual.widgets import TabbedContent, Tree
 
-from smalltown.llm.scripted import ScriptedBackend
+from helpers import wait_until
+from smalltown.config import Settings
+from smalltown.scripted import ScriptedBackend
 from smalltown.sim.simulation import Simulation
 from smalltown.tui.inspector import FitTable, InspectorScreen
 from smalltown.tui.reader import SaveReader
@@ -35,8 +36,8 @@ AGENT = "Maria Lopez"
 SIZES = pytest.mark.parametrize("size", [(80, 24), (160, 50)], ids=["80x24", "160x50"])
 
 
-def make_save(path: Path, hours: float) -> Simulation:
-    sim = Simulation.create(load_world(TINY), path, ScriptedBackend(1), overwrite=True)
+def make_save(path: Path, hours: float, settings: Settings | None = None) -> Simulation:
+    sim = Simulation.create(load_world(TINY), path, ScriptedBackend(1), settings=settings, overwrite=True)
     if hours:
         sim.run_until(sim.now + timedelta(hours=hours))
     return sim
@@ -46,7 +47,7 @@ def make_save(path: Path, hours: float) -> Simulation:
 def save(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # A fixed file name: the screen's header shows it, and the snapshot must not depend on tmp_path.
     path = tmp_path_factory.mktemp("inspector") / "t.sqlite"
-    make_save(path, 12).close()
+    make_save(path, 12, Settings(reflection_threshold=40)).close()
     return path
 
 
@@ -87,12 +88,15 @@ def screen_text(app: App) -> str:
     return console.export_text()
 
 
-async def wait_until(pilot: Pilot, cond: Callable[[], bool], seconds: float = 5.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not cond():
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out waiting for the screen")
-        await pilot.pause(0.02)
+def flat(text: str) -> str:
+    """Words with single spaces: a line of text as it reads once the screen has wrapped it."""
+    return " ".join(text.split())
+
+
+async def drawn(pilot: Pilot, *texts: str) -> str:
+    """The screen's text, once every one of `texts` is on it (wrapped or not)."""
+    await wait_until(pilot, lambda: all(flat(t) in flat(screen_text(pilot.app)) for t in texts))
+    return screen_text(pilot.app)
 
 
 def cells(table: FitTable, key: str) -> list[str]:
@@ -115,11 +119,13 @@ def hhmm(m: int) -> str:
 async def test_summary_shows_the_description_and_the_current_action(save: Path, data: SaveReader, size) -> None:
     state = data.agent_state(AGENT)
     action = state["action"]
+    summary = state["summary"].splitlines()
+    assert summary[0] == "Name: Maria Lopez (age: 21)" and len(summary) > 3
     async with Host(save).run_test(size=size) as pilot:
-        await pilot.pause()
-        text = screen_text(pilot.app)
-        assert state["summary"].splitlines()[0] in text  # "Name: Maria Lopez (age: 21)"
-        assert "Maria Lopez works part-time as a barista" in text
+        text = await drawn(pilot, summary[0])
+        for line in summary:  # every line the agent's summary has, wrapped to the screen
+            assert flat(line) in flat(text)
+        assert f"(as of {state['summary_date']})" in text
         assert action["activity"] in text
         assert f"until {datetime.fromisoformat(action['end']):%H:%M}" in text
         assert "tick 4320" in text and "Mon 2023-02-13 18:00:00" in text and "t.sqlite" in text
@@ -133,8 +139,8 @@ async def test_plan_marks_the_current_block_and_action(save: Path, data: SaveRea
     block = plan["blocks"][current]
     async with Host(save).run_test(size=size) as pilot:
         await pilot.press("2")
-        await pilot.pause()
         screen = pilot.app.inspector
+        await wait_until(pilot, lambda: screen.query_one("#plan-actions", FitTable).row_count > 0)
         blocks = screen.query_one("#plan-blocks", FitTable)
         assert blocks.row_count == len(plan["blocks"])
         marks = [cells(blocks, str(i))[0] for i in range(len(plan["blocks"]))]
@@ -145,12 +151,15 @@ async def test_plan_marks_the_current_block_and_action(save: Path, data: SaveRea
         actions = screen.query_one("#plan-actions", FitTable)
         assert actions.row_count == len(block["actions"])
         marked = [cells(actions, str(j))[3] for j in range(len(block["actions"])) if cells(actions, str(j))[0]]
-        assert marked == [action["activity"]]
+        # each action with its own object: "activity @ arena: object"
+        arena, obj = action["address"].split(":")[1:]
+        assert marked == [f"{action['activity']} @ {arena}: {obj}"]
 
         text = screen_text(pilot.app)
         assert re.search(rf"▶\s+{hhmm(block['start'])}\s+{block['minutes']}\s+{re.escape(block['activity'])}", text)
-        assert re.search(rf"▶\s+{hhmm(start)}\s+\d+\s+{re.escape(action['activity'])}", text)
-        assert plan["items"][0] in text  # the day in broad strokes
+        assert re.search(rf"▶\s+{hhmm(start)}\s+\d+\s+{re.escape(action['activity'])} @ {arena}", text)
+        when, what = plan["items"][0]  # the day in broad strokes: [time, activity] items
+        assert f"1. {when} {what}" in text
 
         # Another block's actions, with the cursor; nothing marked there.
         await pilot.press("up")
@@ -196,8 +205,8 @@ async def test_memory_list_filters_by_kind_with_keys(save: Path, data: SaveReade
 async def test_memory_filter_is_clickable(save: Path, data: SaveReader) -> None:
     async with Host(save).run_test(size=(80, 24)) as pilot:
         await pilot.press("3")
-        await pilot.pause()
-        line = next(l for l in screen_text(pilot.app).splitlines() if l.lstrip().startswith("kind "))
+        text = await drawn(pilot, "kind ")
+        line = next(l for l in text.splitlines() if l.lstrip().startswith("kind "))
         await pilot.click("#mem-filter", offset=(line.index("chat"), 0))
         await pilot.pause()
         table = pilot.app.inspector.query_one("#mem-table", FitTable)
@@ -330,15 +339,12 @@ async def test_retrievals_show_their_query_and_scores(save: Path, data: SaveRead
 async def test_before_the_first_morning(tmp_path: Path) -> None:
     make_save(tmp_path / "t.sqlite", 0).close()
     async with Host(tmp_path / "t.sqlite").run_test(size=(80, 24)) as pilot:
-        await pilot.pause()
-        text = screen_text(pilot.app)
-        assert "Summary  —" in text and "no action yet" in text
+        text = await drawn(pilot, "no action yet")
+        assert "Summary  —" in text  # no summary before the agent's first morning
         await pilot.press("2")
-        await pilot.pause()
-        assert "no plan yet" in screen_text(pilot.app)
+        await drawn(pilot, "no plan yet")
         await pilot.press("4")
-        await pilot.pause()
-        assert "No retrievals yet." in screen_text(pilot.app)
+        await drawn(pilot, "No retrievals yet.")
 
 
 # --- reloading -----------------------------------------------------------------------------------
@@ -397,7 +403,12 @@ async def test_reload_keeps_the_filter_and_the_open_tree(save: Path, data: SaveR
 # --- the snapshot --------------------------------------------------------------------------------
 
 
-def test_snapshot_memory_with_a_reflection_tree(snap_compare, save: Path) -> None:
-    # The reflections, the third one's evidence open, and the reflection it cites opened in turn.
-    assert snap_compare(Host(save), terminal_size=(100, 30), press=["e", "down", "down", "enter", "down", "down",
-                                                                    "enter"])
+def test_snapshot_memory_with_a_reflection_tree(snap_compare, save: Path, data: SaveReader) -> None:
+    # The reflections; the evidence of the newest one that cites a reflection open, and the first
+    # reflection it cites opened in turn.
+    reflections = data.memories(AGENT, ("reflection",))
+    n, top = next((n, m) for n, m in enumerate(reflections)
+                  if any(data.memory(e).kind == "reflection" for e in m.evidence))
+    k = next(k for k, e in enumerate(top.evidence) if data.memory(e).kind == "reflection")
+    assert snap_compare(Host(save), terminal_size=(100, 30),
+                        press=["e", *["down"] * n, "enter", *["down"] * (k + 1), "enter"])

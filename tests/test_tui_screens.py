@@ -1,9 +1,12 @@
 """The debugger screens (model calls, one call, timeline, conversations) on a real save.
 
-The save is the tiny town run for six and a half game hours by the scripted backend: by then it
-has three conversations and over a hundred model calls. The scripted backend spends no tokens
-and takes well under a millisecond, so the fixture writes made-up token counts and timings into
-the save (the numbers the screens must show) and a note on one call, as a fallback leaves.
+The save is the tiny town run by the scripted backend from 06:00 until its second conversation has
+been held, and ten minutes more (with the tuning of this writing: Isabella and Maria at the cafe at
+13:04, then Maria and Klaus in the street the next day at 13:02): its conversations then have
+all three agents in them, and the model calls number well over fifty, many with a note (records
+dropped to fit a prompt's budgets). The scripted backend spends no tokens and takes well under a
+millisecond, so the fixture writes made-up token counts and timings into the save (the numbers
+the screens must show) and a note on one call that had none, as a fallback leaves.
 
 Snapshots (tests/__snapshots__/test_tui_screens/) are at 100x30; regenerate them with
 `python3 -m pytest tests/test_tui_screens.py --snapshot-update` and look at the SVGs.
@@ -25,7 +28,8 @@ from textual.app import App
 from textual.screen import Screen
 from textual.widgets import Static
 
-from smalltown.llm.scripted import ScriptedBackend
+from helpers import run_until_after
+from smalltown.scripted import ScriptedBackend
 from smalltown.sim.simulation import Simulation
 from smalltown.tui.calls import CallDetailScreen, CallsScreen, RowTable
 from smalltown.tui.reader import SaveReader
@@ -34,14 +38,18 @@ from smalltown.world.load import load_world
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = ROOT / "worlds" / "tiny.toml"
-RUN = timedelta(hours=6, minutes=30)
+RUN = timedelta(hours=4)  # for the reload tests: a town awake and busy
 NOTE = "fallback to scripted: no JSON object in the answer"
 
 
-def make_save(path: Path, close: bool = True) -> Simulation:
+def make_save(path: Path, close: bool = True, conversations: int = 0) -> Simulation:
+    """The tiny town run for RUN, or with `conversations` until it has held that many."""
     world = load_world(TINY)
     sim = Simulation.create(world, path, ScriptedBackend(1))
-    sim.run_until(sim.now + RUN)
+    if conversations:
+        run_until_after(sim, lambda: sim.save.conversation_count() >= conversations)
+    else:
+        sim.run_until(sim.now + RUN)
     if close:
         sim.close()
     return sim
@@ -54,14 +62,14 @@ def fill_in_numbers(path: Path) -> None:
         conn.execute("UPDATE llm_calls SET prompt_tokens = 700 + id * 13, cached_tokens = (id % 4) * 128, "
                      "completion_tokens = 20 + id % 37, ms = 150 + (id * 37) % 900")
         conn.execute("UPDATE llm_calls SET note = ? WHERE id = (SELECT max(id) FROM llm_calls "
-                     "WHERE task = 'decompose')", (NOTE,))
+                     "WHERE task = 'decompose' AND coalesce(note, '') = '')", (NOTE,))
     conn.close()
 
 
 @pytest.fixture(scope="module")
 def save(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("screens") / "tiny.sqlite"
-    make_save(path)
+    make_save(path, conversations=2)
     fill_in_numbers(path)
     return path
 
@@ -112,10 +120,18 @@ def row_text(table: RowTable, row: int) -> list[str]:
     return [str(getattr(cell, "text", cell)) for cell in table.get_row_at(row)]
 
 
+def noted_calls(save: Path) -> list[tuple[int, str]]:
+    """(id, note) of the calls with a note, newest first."""
+    return query(save, "SELECT id, note FROM llm_calls WHERE coalesce(note, '') != '' ORDER BY id DESC")
+
+
 def test_the_save_has_what_the_screens_show(save: Path) -> None:
-    assert query(save, "SELECT count(*) FROM llm_calls")[0][0] > 100
-    assert query(save, "SELECT count(DISTINCT tick) FROM events WHERE kind = 'said'")[0][0] >= 3
+    assert query(save, "SELECT count(*) FROM llm_calls")[0][0] > 50
+    assert query(save, "SELECT count(*) FROM conversations")[0][0] >= 2
     assert query(save, "SELECT count(DISTINCT agent) FROM events WHERE kind = 'said'")[0][0] == 3
+    assert query(save, "SELECT count(*) FROM conversations WHERE reason != '' AND relationships != '{}'")[0][0] >= 1
+    notes = [n for _, n in noted_calls(save)]
+    assert notes.count(NOTE) == 1 and len(notes) > 1  # the made-up one, and those the run wrote
 
 
 # --- model calls ----------------------------------------------------------------------------
@@ -141,8 +157,7 @@ async def test_calls_list_the_saved_calls_newest_first_with_their_numbers(save: 
             assert cells[3] == task
             assert cells[4:8] == [f"{prompt:,}", f"{cached:,}", f"{completion:,}", f"{ms:,.0f}"]
             assert cells[1] == ("!" if note else "")
-        noted = [i for i, r in enumerate(saved) if r[8]]
-        assert len(noted) == 1 and row_text(table, noted[0])[1] == "!"
+        assert [row_text(table, i)[1] for i in range(len(saved))] == ["!" if r[8] else "" for r in saved]
 
         calls, prompt, cached, completion = query(
             save, "SELECT count(*), sum(prompt_tokens), sum(cached_tokens), sum(completion_tokens) FROM llm_calls")[0]
@@ -190,7 +205,8 @@ async def test_calls_filter_by_agent_task_and_note(save: Path) -> None:
         await pilot.press("T")  # the task filter back to all
         assert screen.filter.task is None and len(table.items) == everything
         await pilot.press("e")  # only calls with a note
-        assert [c.note for c in table.items] == [NOTE]
+        assert [(c.id, c.note) for c in table.items] == noted_calls(save)
+        assert NOTE in [c.note for c in table.items]
         await pilot.press("e")
         assert len(table.items) == everything
 
@@ -201,8 +217,9 @@ async def test_enter_opens_the_call_with_its_prompt_and_answers(save: Path) -> N
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         table = app.screen.query_one(RowTable)
-        await pilot.press("down", "down")
-        chosen = table.items[2]
+        row = next(i for i, c in enumerate(table.items) if i >= 2 and not c.note)  # a call without a note
+        await pilot.press(*["down"] * row)
+        chosen = table.items[row]
         await pilot.press("enter")
         await pilot.pause()
         detail = app.screen
@@ -220,17 +237,19 @@ async def test_enter_opens_the_call_with_its_prompt_and_answers(save: Path) -> N
         assert not detail.query_one("#note").display  # no note on this call
 
         await pilot.press("full_stop")  # the next older call
-        assert detail.call_id == table.items[3].id
+        assert detail.call_id == table.items[row + 1].id
         assert content(detail, "#prompt") == query(
-            save, "SELECT prompt FROM llm_calls WHERE id = ?", table.items[3].id)[0][0]
+            save, "SELECT prompt FROM llm_calls WHERE id = ?", table.items[row + 1].id)[0][0]
 
         await pilot.press("escape")
         assert isinstance(app.screen, CallsScreen)
 
-        await pilot.press("e", "enter")  # the call with a note shows it
+        await pilot.press("e", "enter")  # a call with a note (the newest) shows it
         await pilot.pause()
         assert isinstance(app.screen, CallDetailScreen)
-        assert app.screen.query_one("#note").display and NOTE in content(app.screen, "#note")
+        newest_id, newest_note = noted_calls(save)[0]
+        assert app.screen.call_id == newest_id
+        assert app.screen.query_one("#note").display and newest_note in content(app.screen, "#note")
 
 
 # --- timeline -------------------------------------------------------------------------------
@@ -284,36 +303,108 @@ async def test_timeline_filters_by_agent_and_kind(save: Path) -> None:
 # --- conversations --------------------------------------------------------------------------
 
 
+def flat(text: str) -> str:
+    """Words with single spaces: text as it reads once wrapped to the screen."""
+    return " ".join(text.split())
+
+
+def first(name: str) -> str:
+    return name.split()[0]
+
+
 @pytest.mark.asyncio
 async def test_dialogue_shows_conversations_line_by_line(save: Path) -> None:
-    said = query(save, "SELECT tick, agent, text, json_extract(data, '$.to'), json_extract(data, '$.place') "
-                       "FROM events WHERE kind = 'said' ORDER BY id")
-    newest_tick = said[-1][0]
-    newest = [s for s in said if s[0] == newest_tick]
+    """The conversations table, as the town wrote it: where, why, the lines, each side's view."""
+    talks = query(save, "SELECT id, tick, place, initiator, other, reason, lines, relationships "
+                        "FROM conversations ORDER BY id DESC")
+    cid, tick, place, initiator, other, reason, lines, views = talks[0]
+    lines, views = json.loads(lines), json.loads(views)
+    said = query(save, "SELECT agent, text FROM events WHERE kind = 'said' AND json_extract(data, '$.conversation') = ? "
+                       "ORDER BY id", cid)
+    assert said == [(x["speaker"], f"{x['speaker']}: {x['text']}") for x in lines]  # the log says the same
     app = Host(save, DialogueScreen)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         screen = app.screen
         assert isinstance(screen, DialogueScreen)
-        assert len(screen.conversations) == len({s[0] for s in said})  # one per tick in this save
+        assert [c.id for c in screen.conversations] == [t[0] for t in talks]  # newest first, every one
         talk = screen.conversations[0]
-        assert talk.tick == newest_tick and talk.place == newest[0][4]
-        assert set(talk.participants) == {newest[0][1], newest[0][3]}
-        assert talk.lines == [(s[1], s[2].split(": ", 1)[1]) for s in newest]
+        assert (talk.tick, talk.place, talk.initiator, talk.reason) == (tick, place, initiator, reason)
+        assert set(talk.participants) == {initiator, other}
+        assert [(x.speaker, x.text) for x in talk.lines] == [(x["speaker"], x["text"]) for x in lines]
 
-        shown = plain(screen.query(".talk").first(Static).content, width=76)
-        assert talk.place in shown
+        shown = flat(plain(screen.query(".talk").first(Static).content, width=76))
+        assert place in shown and f"{first(initiator)} saw: {flat(reason)}" in shown
         at = 0
-        for speaker, line in talk.lines:  # speakers (by first name, at 80 columns) in order
-            at = shown.index(speaker.split()[0], at)
-            at = shown.index(line.split()[0], at)
+        for line in talk.lines:  # speakers (by first name, at 80 columns) and what they said, in order
+            at = shown.index(f"{first(line.speaker)} {flat(line.text)}", at)
+        assert views and all(f"{first(n)} on {first(talk.other_side(n))}: {flat(v)}" in shown[at:]
+                             for n, v in views.items())  # each side's view of the other, after the lines
 
         await pilot.press("a")
         agent = screen.agent
         assert agent is not None and agent in content(screen, "#title")
-        ticks = {s[0] for s in said if agent in (s[1], s[3])}
-        assert [c.tick for c in screen.conversations] == sorted(ticks, reverse=True)
+        ids = [t[0] for t in talks if agent in (t[3], t[4])]
+        assert [c.id for c in screen.conversations] == ids and 0 < len(ids) < len(talks)
         assert all(agent in c.participants for c in screen.conversations)
+
+
+@pytest.mark.asyncio
+async def test_dialogue_shows_where_why_and_each_sides_view_and_reloads(tmp_path: Path) -> None:
+    """On a save written by hand (no simulation): the conversations table, as schema 4 has it."""
+    from handmade import ISABELLA, KLAUS, MARIA, HandSave
+
+    h = HandSave(tmp_path / "talk.sqlite")
+    h.talk(60, ISABELLA, MARIA, [(ISABELLA, "Morning! There is a party."), (MARIA, "Oh, when?")],
+           reason="Maria Lopez is making coffee",
+           relationships={ISABELLA: "Maria is a dear housemate", MARIA: "Isabella runs the cafe"})
+    h.talk(300, MARIA, KLAUS, [(MARIA, "Hi Klaus."), (KLAUS, "Hello.")], place="the street")
+    h.close()
+    app = Host(h.path, DialogueScreen)
+    async with app.run_test(size=(80, 30)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert [c.id for c in screen.conversations] == [2, 1]  # newest first
+        talks = [plain(t.content, width=76) for t in screen.query(".talk").results(Static)]
+        assert "the street" in talks[0] and "saw:" not in talks[0] and " on " not in talks[0]
+        older = " ".join(talks[1].split())
+        assert "Hobbs Cafe: cafe" in older and "Isabella saw: Maria Lopez is making coffee" in older
+        assert "Isabella on Maria: Maria is a dear housemate" in older
+        assert "Maria on Isabella: Isabella runs the cafe" in older
+        assert older.index("Morning!") < older.index("Oh, when?") < older.index("Isabella on Maria")
+
+        screen.reload()  # nothing new
+        assert len(screen.conversations) == 2
+        h = HandSave.reopen(h.path)  # the town goes on
+        h.talk(400, KLAUS, ISABELLA, [(KLAUS, "Coffee?"), (ISABELLA, "Yes.")])
+        h.close()
+        screen.reload()
+        await pilot.pause()
+        assert [c.id for c in screen.conversations] == [3, 2, 1]
+
+        await pilot.press("a")  # Isabella, the first agent of the world
+        assert screen.agent == ISABELLA and [c.id for c in screen.conversations] == [3, 1]
+
+
+@pytest.mark.asyncio
+async def test_replay_lists_conversations_with_place_reason_and_views(tmp_path: Path) -> None:
+    from handmade import ISABELLA, MARIA, HandSave
+    from smalltown.tui.replay import MemoriesScreen, ReplayApp
+
+    h = HandSave(tmp_path / "talk.sqlite")
+    h.talk(60, ISABELLA, MARIA, [(ISABELLA, "Morning! There is a party."), (MARIA, "Oh, when?")],
+           reason="Maria Lopez is making coffee", relationships={ISABELLA: "Maria is a dear housemate"})
+    h.at(100)
+    h.close()
+    app = ReplayApp(h.path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("d")
+        assert isinstance(app.screen, MemoriesScreen)
+        shown = [str(s.content) for s in app.screen.query("Static")]
+        assert shown[-5:] == ["2023-02-13 06:10:00  Isabella Rodriguez and Maria Lopez at Hobbs Cafe: cafe",
+                              "  Isabella saw: Maria Lopez is making coffee", "  Isabella: Morning! There is a party.",
+                              "  Maria: Oh, when?", "  Isabella on Maria: Maria is a dear housemate"]
+        await pilot.press("escape", "q")
 
 
 # --- reload ---------------------------------------------------------------------------------

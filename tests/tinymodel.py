@@ -53,7 +53,7 @@ def vocabulary() -> tuple[list[str], list[int]]:
     return tokens, [int(t) for t in types]
 
 
-def build_tiny_gguf(path: Path, seed: int = 0) -> Path:
+def build_tiny_gguf(path: Path, seed: int = 0, chat_template: str = CHAT_TEMPLATE) -> Path:
     """Write the tiny model to `path` and return it."""
     path = Path(path)
     rng = np.random.default_rng(seed)
@@ -86,7 +86,7 @@ def build_tiny_gguf(path: Path, seed: int = 0) -> Path:
     w.add_pad_token_id(bos)
     w.add_add_bos_token(False)
     w.add_add_eos_token(False)
-    w.add_chat_template(CHAT_TEMPLATE)
+    w.add_chat_template(chat_template)
 
     def rand(*shape: int, std: float = 0.02) -> np.ndarray:
         return (rng.standard_normal(shape) * std).astype(np.float32)

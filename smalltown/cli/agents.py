@@ -11,7 +11,7 @@ from datetime import datetime
 from rich.console import Console
 from rich.table import Table
 
-from smalltown.llm.registry import make_backend, make_embedder
+from smalltown.llm.registry import make_backend, make_embedder, make_fallback
 from smalltown.lang import hhmm
 from smalltown.mind.agent import Mind, minute_of
 from smalltown.mind.memory import Retrieval
@@ -35,7 +35,7 @@ def open_sim(args: argparse.Namespace) -> Simulation:
         opts, name, embedder = None, "scripted", None
     seed = Simulation.peek_seed(args.save)
     return Simulation.open(args.save, make_backend(name, seed, opts), sets=getattr(args, "set", None) or [],
-                           embedder=embedder)
+                           embedder=embedder, fallback=make_fallback(name, seed, opts))
 
 
 @contextmanager
@@ -65,10 +65,10 @@ def plan_json(mind: Mind, now: datetime) -> dict:
     minute = minute_of(now) if plan.date == now.date().isoformat() else -1
     current = plan.block_at(minute) if minute >= 0 else None
     return {
-        "date": plan.date, "wake_up_hour": plan.wake_up_hour, "daily": plan.items,
+        "date": plan.date, "wake_up_hour": plan.wake_up_hour, "daily": [f"{t} {a}".strip() for t, a in plan.items],
         "blocks": [{"start": hhmm(b.start), "minutes": b.minutes, "activity": b.activity,
-                    "address": b.address, "current": b is current} for b in plan.blocks],
-        "actions": [{"start": hhmm(a.start), "minutes": a.minutes, "activity": a.activity,
+                    "address": b.address or b.place, "current": b is current} for b in plan.blocks],
+        "actions": [{"start": hhmm(a.start), "minutes": a.minutes, "activity": a.activity, "address": a.address,
                      "current": a.start <= minute < a.end} for a in (current.actions or [])] if current else [],
     }
 
@@ -133,7 +133,8 @@ def show_inspect(info: dict) -> None:
         if plan["actions"]:
             c.print("\n[bold]This hour[/]")
             for a in plan["actions"]:
-                c.print(f" {'▶' if a['current'] else ' '} {a['start']} {a['minutes']:>3} min  {a['activity']}")
+                c.print(f" {'▶' if a['current'] else ' '} {a['start']} {a['minutes']:>3} min  {a['activity']}"
+                        + (f"  [dim]@ {a['address'].replace(':', ': ')}[/]" if a["address"] else ""))
     t = Table(title=f"Latest memories ({len(info['memories'])} of {info['memory_count']})", show_lines=False)
     for col in ("id", "time", "kind", "imp", "description", "evidence"):
         t.add_column(col, overflow="fold")

@@ -91,12 +91,14 @@ def working_copy(save: str, keep: str | None) -> Iterator[Path]:
 
 def open_copy(path: Path, args: argparse.Namespace):
     from smalltown.cli.main import backend_options
-    from smalltown.llm.registry import choose_backend, make_backend, make_embedder
+    from smalltown.llm.registry import choose_backend, make_backend, make_embedder, make_fallback
     from smalltown.sim.simulation import Simulation
 
     opts = backend_options(args)
     name = choose_backend(args.backend, opts)
-    return Simulation.open(path, make_backend(name, Simulation.peek_seed(path), opts), embedder=make_embedder(opts))
+    seed = Simulation.peek_seed(path)
+    return Simulation.open(path, make_backend(name, seed, opts), embedder=make_embedder(opts),
+                           fallback=make_fallback(name, seed, opts))
 
 
 @contextmanager
@@ -124,16 +126,18 @@ def measure_save(save: str, args: argparse.Namespace, keep: str | None = None) -
         if not args.ask:
             db = Save.open(copy)
             try:
-                return {"save": str(save), **measure_town(read_town(db, news))}
+                return {"save": str(save), **measure_town(read_town(db, news)), "calls": db.call_figures()}
             finally:
                 db.close()
         sim = open_copy(copy, args)
         try:
             t = read_town(sim.save, news)
+            calls, before = sim.save.call_figures(), sim.save.last_call_id()
             n = len(t.agents)
             with progress(len(t.world.facts) * n + n * (n - 1), "asking") as tick:
                 result = measure_town(t, Interviewer(sim, on_answer=tick))
-            return {"save": str(save), "backend": sim.backend.name, **result}
+            return {"save": str(save), "backend": sim.backend.name, **result, "calls": calls,
+                    "asked_calls": sim.save.call_figures(after_id=before)}
         finally:
             sim.close()
 
@@ -190,6 +194,13 @@ def show_town(c, r: dict) -> None:
         c.print(f"[yellow]note:[/] {esc(note)}")
 
 
+def show_calls(c, r: dict) -> None:
+    from smalltown.eval.report import calls_rows
+
+    for what, line in calls_rows(r):
+        c.print(f"[bold]{esc(what)}[/]: {esc(line)}")
+
+
 def interview(args: argparse.Namespace) -> int:
     from smalltown.eval.conditions import parse_conditions
     from smalltown.eval.interview import Interviewer
@@ -204,10 +215,12 @@ def interview(args: argparse.Namespace) -> int:
         try:
             t = read_town(sim.save)
             agents = list(dict.fromkeys(t.check_agents(args.agents.split(",")))) if args.agents else t.agents
+            calls, before = sim.save.call_figures(), sim.save.last_call_id()
             total = len(agents) * sum(len(qs) for _, qs in QUESTIONS) * len(conditions)
             with progress(total, "interviewing") as tick:
                 result = interview_agents(t, Interviewer(sim, args.persona, on_answer=tick), agents, conditions)
-            result = {"save": str(args.save), "backend": sim.backend.name, **result}
+            result = {"save": str(args.save), "backend": sim.backend.name, **result, "calls": calls,
+                      "asked_calls": sim.save.call_figures(after_id=before)}
         finally:
             sim.close()
     return _emit(result, interview_doc(result, Path(args.save).name), args, show_interview)
@@ -226,6 +239,7 @@ def show_interview(c, r: dict) -> None:
         c.print(t)
         for note in a["notes"]:
             c.print(f"[yellow]note:[/] {esc(note)}")
+    show_calls(c, r)
 
 
 def ablate(args: argparse.Namespace) -> int:
@@ -235,7 +249,7 @@ def ablate(args: argparse.Namespace) -> int:
     from smalltown.config import parse_sets
     from smalltown.eval.conditions import SETTINGS, parse_conditions
     from smalltown.eval.report import ablate_doc
-    from smalltown.llm.registry import choose_backend, make_backend, make_embedder
+    from smalltown.llm.registry import choose_backend, make_backend, make_embedder, make_fallback
     from smalltown.sim.simulation import Simulation
     from smalltown.world.load import load_world
 
@@ -251,7 +265,8 @@ def ablate(args: argparse.Namespace) -> int:
     for c, path in runs.items():
         sets = {**parse_sets(args.set or []), **SETTINGS[c]}  # the condition wins over --set
         sim = Simulation.create(world, path, make_backend(name, world.seed, opts), overwrite=True,
-                                sets=[f"{k}={v}" for k, v in sets.items()], embedder=make_embedder(opts))
+                                sets=[f"{k}={v}" for k, v in sets.items()], embedder=make_embedder(opts),
+                                fallback=make_fallback(name, world.seed, opts))
         try:
             until = parse_when(args.until, sim.now)
         except ValueError as e:

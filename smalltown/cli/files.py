@@ -44,8 +44,9 @@ def save_check(args: argparse.Namespace) -> int:
         print(json.dumps(report.to_json()))
     elif report.ok:
         c = report.counts
+        talks = f"{c['conversations']:,} conversations, " if "conversations" in c else ""
         print(f"{args.path}: ok — {c.get('agents', 0)} agents, {c.get('memories', 0):,} memories, "
-              f"{c.get('events', 0):,} events, {c.get('llm_calls', 0):,} model calls")
+              f"{c.get('events', 0):,} events, {talks}{c.get('llm_calls', 0):,} model calls")
     else:
         for problem in report.problems:
             print(f"{args.path}: {problem}")
@@ -57,8 +58,8 @@ STRIPPED = ("llm_calls", "snapshots")  # the model call log, and the snapshots a
 
 def strip_save(src: Path, dst: Path, keep_retrievals: bool = False) -> dict[str, int]:
     """A smaller copy of a save for sharing: the same town at the same tick (the same digest),
-    without the model call log and snapshots (and the retrieval log, unless kept). Returns the
-    rows dropped per table."""
+    without the model call log and snapshots (and the retrieval log, unless kept); the event log
+    and the conversations (the story) are kept. Returns the rows dropped per table."""
     save = Save.open(src, readonly=True)  # a save we would not open is not copied either
     tmp = dst.with_name(dst.name + ".partial")
     dst.parent.mkdir(parents=True, exist_ok=True)

@@ -26,7 +26,8 @@ def add_backend_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--backend", choices=BACKENDS, default=None,
                    help="default: llama when a model is configured or found, else scripted")
     g.add_argument("--model", metavar="PATH|NAME", help="llama: a GGUF file; openai: the model name")
-    g.add_argument("--ctx", type=int, help="llama: context size (default 4096)")
+    g.add_argument("--ctx", type=int, help="the model's context window in tokens, prompts are fitted to it "
+                   "(llama: its n_ctx; openai: the server's; default 4096)")
     g.add_argument("--threads", type=int, help="llama: threads (default: physical cores)")
     g.add_argument("--gpu-layers", type=int, help="llama: layers offloaded to a GPU (default 0)")
     g.add_argument("--temperature", type=float, help="default 0.7")
@@ -97,7 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
     scheck = save.add_parser("check", help="SQLite's integrity check and smalltown's consistency checks")
     scheck.add_argument("path", metavar="SAVE")
     scheck.add_argument("--json", action="store_true", help="print as JSON")
-    strip = save.add_parser("strip", help="a smaller copy for sharing: no model call log, no snapshots")
+    strip = save.add_parser("strip", help="a smaller copy for sharing: no model call log, no snapshots "
+                                       "(the events and conversations are kept)")
     strip.add_argument("path", metavar="SAVE")
     strip.add_argument("-o", "--output", required=True, metavar="FILE")
     strip.add_argument("--keep-retrievals", action="store_true", help="keep the retrieval log")
@@ -128,7 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     ed = sub.add_parser("edit-object", help="rewrite an object's state; agents who see it notice")
     ed.add_argument("save", metavar="SAVE")
-    ed.add_argument("address", metavar="ADDRESS", help="sector:arena:object, e.g. 'Willow Cottage:kitchen:stove'")
+    ed.add_argument("address", metavar="ADDRESS", help="sector:arena:object, e.g. 'Rose Cottage:kitchen:stove'")
     ed.add_argument("state", metavar="STATE", help='e.g. "burning"')
 
     models = sub.add_parser("models", help="local GGUF models: list them, or pull a recommended one")
@@ -241,17 +243,34 @@ def save_info(path: str, as_json: bool) -> int:
             "world": save.meta("world"), "game_time": save.meta("game_time"), "tick": save.meta("tick"),
             "agents": save.count("agents"), "objects": save.count("objects"),
             "memories": save.count("memories"), "events": save.count("events"),
-            "llm_calls": save.count("llm_calls"), "schema_version": save.meta("schema_version"),
-            "digest": save.digest(),
+            "conversations": save.conversation_count(), "llm_calls": save.count("llm_calls"),
+            "schema_version": save.meta("schema_version"), "digest": save.digest(),
+            "calls": save.call_figures(),
         }
     finally:
         save.close()
     if as_json:
         print(json.dumps(info))
-    else:
-        width = max(map(len, info))
-        for k, v in info.items():
-            print(f"{k:>{width}}  {v}")
+        return 0
+    calls = info.pop("calls")
+    lines = [(k, str(v)) for k, v in info.items()]
+    k, t = calls["fallbacks"], calls["too_long"]
+    at = next(i for i, (key, _) in enumerate(lines) if key == "llm_calls")
+    lines[at] = ("llm_calls", f"{calls['calls']:,} (" + (
+        f"{k:,} answered by a fallback; {t:,} prompt{'s' if t != 1 else ''} too long for the model's window)"
+        if k else "none answered by a fallback)"))
+    if k:
+        from smalltown.store.calls import describe_reasons
+
+        tasks = {task: c for task, c in calls["by_task"].items() if c["fallbacks"]}
+        width = max(map(len, tasks))
+        lines.insert(at + 1, ("fallbacks", describe_reasons(calls["by_reason"])))
+        for i, (task, c) in enumerate(tasks.items()):
+            lines.insert(at + 2 + i, ("", f"  {task:<{width}}  {c['fallbacks']:,} of {c['calls']:,} calls: "
+                                          f"{describe_reasons(c['by_reason'])}"))
+    width = max(len(key) for key, _ in lines)
+    for key, value in lines:
+        print(f"{key:>{width}}  {value}")
     return 0
 
 

@@ -19,7 +19,7 @@ from smalltown.cli.main import backend_options, default_save, default_target
 from smalltown.cli.when import parse_when
 from smalltown.config import Settings
 from smalltown.llm.models import HOW_TO_ADD
-from smalltown.llm.registry import choose_backend, make_backend, make_embedder
+from smalltown.llm.registry import choose_backend, make_backend, make_embedder, make_fallback
 from smalltown.sim.simulation import TIME_FMT, Simulation
 from smalltown.store.save import Save, SaveError, copy_save, is_save
 from smalltown.world.load import load_world, load_world_text
@@ -71,8 +71,9 @@ def open_simulation(target: Path, args: argparse.Namespace) -> Simulation:
             copy_save(target, path)
         if fresh:
             return recreate(path, name, opts, args)
-        backend = make_backend(name, Simulation.peek_seed(path), opts)
-        return Simulation.open(path, backend, sets=args.set or [], embedder=make_embedder(opts))
+        seed = Simulation.peek_seed(path)
+        return Simulation.open(path, make_backend(name, seed, opts), sets=args.set or [], embedder=make_embedder(opts),
+                               fallback=make_fallback(name, seed, opts))
     if target.suffix in (".sqlite", ".sqlite3", ".db"):
         raise SaveError(f"{target}: not a smalltown save (not an SQLite database)")
     if is_pack(target):  # a shared world: validated and installed under worlds/ and maps/, then run
@@ -81,7 +82,8 @@ def open_simulation(target: Path, args: argparse.Namespace) -> Simulation:
     world = load_world(target)
     path = Path(args.save) if args.save else default_save(target)
     return Simulation.create(world, path, make_backend(name, world.seed, opts), overwrite=args.overwrite,
-                             sets=args.set or [], embedder=make_embedder(opts))
+                             sets=args.set or [], embedder=make_embedder(opts),
+                             fallback=make_fallback(name, world.seed, opts))
 
 
 def unborn(path: Path) -> bool:
@@ -103,7 +105,8 @@ def recreate(path: Path, name: str, opts, args: argparse.Namespace) -> Simulatio
     finally:
         save.close()
     return Simulation.create(world, path, make_backend(name, world.seed, opts), settings=settings,
-                             overwrite=True, sets=args.set or [], embedder=make_embedder(opts))
+                             overwrite=True, sets=args.set or [], embedder=make_embedder(opts),
+                             fallback=make_fallback(name, world.seed, opts))
 
 
 def run_headless(sim: Simulation, until: datetime, notice: str | None = None) -> int:

@@ -83,8 +83,8 @@ _NO = re.compile(r"^\W*(no|nope)\b|\b(don't|do not|didn't|did not|haven't|have n
 
 def claims(answer: str, about: Callable[[str], bool], speaker: str | None = None) -> bool:
     """Whether an answer says yes: its first sentence says yes, or (not saying no there) the answer
-    speaks of the subject, the speaker's "I" standing for its name ("I am running for mayor", from
-    Sam Moore, speaks of Sam Moore running). "I'm sorry, I don't know who Kane is." is a no."""
+    speaks of the subject, the speaker's "I" standing for its name ("I am running for the council",
+    from Ann Lee, speaks of Ann Lee running). "I'm sorry, I don't know who Kane is." is a no."""
     text = answer.replace("\u2019", "'").strip()
     first = re.split(r"(?<=[.!?])\s+", text, maxsplit=1)[0]
     if _YES.search(first):

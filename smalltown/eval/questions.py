@@ -1,5 +1,7 @@
 """The paper's interview: 5 categories x 5 questions (SPEC 9). Bracketed names come from the
-agent's own memory: {met1}/{met2} someone it met, {most} the agent it talked with most."""
+agent's own memory: {met1}/{met2} someone it met, {most} the agent it talked with most; the
+questions about the town's news, {news1}/{news2}, are the world's own: its declared facts'
+questions (the paper asked about its own town's news)."""
 
 from __future__ import annotations
 
@@ -18,8 +20,8 @@ QUESTIONS: list[tuple[str, list[str]]] = [
     ("memory", [
         "Who is {met1}?",
         "Who is Kane Martinez?",  # nobody: the right answer is not knowing
-        "Who is running for the election?",
-        "Was there a Valentine's day party?",
+        "{news1}",
+        "{news2}",
         "Who is {met2}?",
     ]),
     ("plans", [
@@ -46,6 +48,10 @@ QUESTIONS: list[tuple[str, list[str]]] = [
 ]
 
 
+# asked when the world declares fewer than two facts
+NO_NEWS = ("Has anything new happened in town lately?", "Is anything special happening in town soon?")
+
+
 def acquaintances(town: Town, agent: str) -> list[str]:
     """Others in the agent's memory: those it talked with (most first), then those it only
     remembers otherwise (most named first)."""
@@ -67,7 +73,8 @@ def fill(town: Town, agent: str) -> tuple[dict[str, str], list[str]]:
     if len(known) < 2:
         notes.append(f"{agent} remembers {len(known)} other agent(s); the rest of the questions name "
                      f"{', '.join(picks[len(known):]) or 'nobody'}")
-    return {"met1": picks[0], "met2": picks[1], "most": picks[0]}, notes
+    news = [f.question for f in town.world.facts] + list(NO_NEWS)
+    return {"met1": picks[0], "met2": picks[1], "most": picks[0], "news1": news[0], "news2": news[1]}, notes
 
 
 def questions_for(town: Town, agent: str) -> tuple[list[tuple[str, str]], list[str]]:

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from smalltown.eval import plots
 from smalltown.eval.conditions import DESCRIBE
-from smalltown.sim.simulation import TIME_FMT
+from smalltown.store.calls import describe_calls, describe_reasons
+from smalltown.store.save import TIME_FMT
 
 CSS = ("body{font-family:Helvetica,Arial,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}"
        "table{border-collapse:collapse;margin:.6em 0 1.2em}td,th{border:1px solid #ccc;padding:4px 8px;"
@@ -108,6 +109,37 @@ def _share(series: list) -> list[tuple[datetime, float]]:
     return [(_dt(t), c) for t, c in series]
 
 
+# --- the model calls (every report) ------------------------------------------------------------------
+
+
+def calls_rows(r: dict) -> list[list[str]]:
+    """[measure, value] rows of the model calls: the run's (in the save), and those eval made
+    asking the agents (`asked_calls`, when it asked)."""
+    rows = []
+    if r.get("calls") is not None:
+        rows.append(["model calls (the run)", describe_calls(r["calls"])])
+    if r.get("asked_calls") is not None:
+        rows.append(["model calls (asking)", describe_calls(r["asked_calls"])])
+    return rows
+
+
+def calls_section(doc: Doc, r: dict) -> None:
+    """How many calls, how many a fallback answered and why, task by task."""
+    parts = [(label, r[key]) for label, key in (("The run", "calls"), ("Asking the agents", "asked_calls"))
+             if r.get(key) is not None]
+    if not parts:
+        return
+    doc.heading("Model calls")
+    doc.para("A fallback is another backend (the scripted one, by default) answering a question because the "
+             "model's answer was unusable (invalid, cut off, failed) or the prompt too long for its window.")
+    for label, c in parts:
+        doc.para(f"{label}: {describe_calls(c)}.")
+        if c["calls"]:
+            doc.table(["task", "calls", "answered by a fallback", "why"],
+                      [[task, f"{t['calls']:,}", f"{t['fallbacks']:,}", describe_reasons(t["by_reason"])]
+                       for task, t in c["by_task"].items()])
+
+
 # --- eval town ---------------------------------------------------------------------------------------
 
 
@@ -139,7 +171,7 @@ def headline(r: dict) -> list[list[str]]:
             line = f"{invited}{planned}, {len(c['attended'])} were there"
             line += " (the save ends during it)" if c["covered"] < 1 else ""
         rows.append([f"coordination: {c['gathering']}", line])
-    return rows
+    return rows + calls_rows(r)
 
 
 def town_doc(r: dict, label: str) -> Doc:
@@ -164,6 +196,7 @@ def town_doc(r: dict, label: str) -> Doc:
         doc.heading("Coordination")
         for c in r["coordination"]:
             _coordination_section(doc, c)
+    calls_section(doc, r)
     doc.heading("How these were measured")
     doc.para("An agent knows a fact from its first memory whose text has all the fact's keywords; that memory "
              "is traced through its evidence to how it was learned (told in a conversation, seen, known at the "
@@ -257,6 +290,7 @@ def interview_doc(r: dict, label: str) -> Doc:
                 doc.details(f"memories behind: {row['question']}", [
                     f"{c}: [{m['kind']} {m['id']}, score {m['score']}] {_clip(m['description'], 220)}"
                     for c in conds for m in row["by_condition"][c]["memories"][:5]] or ["(no memories)"])
+    calls_section(doc, r)
     return doc
 
 
@@ -282,4 +316,18 @@ def ablate_doc(results: dict[str, dict], label: str) -> Doc:
     doc.figure("relationships", plots.networks("Who knows whom at the end, by condition", first["agents"],
                                                [(c, results[c]["relationships"]["edges_end"]) for c in conds], 380),
                "An edge joins two agents when each has a memory naming the other.")
+    called = {c: r["calls"] for c, r in results.items() if r.get("calls") is not None}
+    if called:
+        doc.heading("Model calls")
+        doc.para("Each condition's run: its model calls, those another backend answered (a fallback) and why, "
+                 "and the prompts too long for the model's window.")
+        doc.table(["condition", "calls", "answered by a fallback", "why", "prompts too long"],
+                  [[c, f"{f['calls']:,}", f"{f['fallbacks']:,}", describe_reasons(f["by_reason"]),
+                    f"{f['too_long']:,}"] for c, f in called.items()])
+        for c, f in called.items():
+            tasks = {task: t for task, t in f["by_task"].items() if t["fallbacks"]}
+            if tasks:
+                doc.details(f"{c}: fallbacks by task", [f"{task}: {t['fallbacks']:,} of {t['calls']:,} calls "
+                                                        f"({describe_reasons(t['by_reason'])})"
+                                                        for task, t in tasks.items()])
     return doc

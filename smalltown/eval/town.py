@@ -11,8 +11,8 @@ from functools import cached_property
 from pathlib import Path
 
 from smalltown.eval import EvalError
-from smalltown.sim.simulation import TIME_FMT
-from smalltown.store.save import Save, is_save
+from smalltown.store.conversations import partners_of_chats
+from smalltown.store.save import TIME_FMT, Save, is_save
 from smalltown.store.save import copy_save as store_copy
 from smalltown.world.load import load_world_text
 from smalltown.world.model import World
@@ -47,7 +47,7 @@ class Town:
     world: World
     end: datetime  # the save's clock
     memories: list[Mem]  # in (created, id) order; the records interviews left are not here
-    partner: dict[int, str | None]  # chat record id -> who the agent talked with
+    partner: dict[int, str | None]  # chat record id -> who the agent talked with (None: not known)
     whispers: set[int]  # ids of the records an inner voice made
     moves: list[tuple[datetime, str, str | None]]  # 'entered' events: (time, agent, arena address)
     by_id: dict[int, Mem] = field(init=False)
@@ -69,7 +69,7 @@ class Town:
 
     @cached_property
     def _named_places(self) -> re.Pattern[str] | None:
-        """Places named after people ("Adam Smith's house"): naming them is not naming the person."""
+        """Places named after people ("Ann Lee's house"): naming them is not naming the person."""
         names = {s for s in self.world.sectors} | {a.name for a in self.world.arenas} | \
                 {o.name for o in self.world.objects.values()}
         named = sorted((n for n in names if self._names.search(n)), key=len, reverse=True)
@@ -111,6 +111,9 @@ def read_town(save: Save, news_from: World | None = None) -> Town:
                             f"{', '.join(missing)}")
         world.facts, world.gatherings = list(news_from.facts), list(news_from.gatherings)
     conn = save.conn
+    # who a chat was with: the conversation whose summary it is (the conversations table; for an
+    # older save read as it is, as its migration would rebuild them); else a line said then
+    chatted = partners_of_chats(conn)
     talked: dict[tuple[str, str], str] = {}  # (agent, time) -> the other side of that tick's conversation
     asked: set[tuple[str, str, str]] = set()  # (agent, time, record text) an interview left
     whispers: set[int] = set()
@@ -146,7 +149,7 @@ def read_town(save: Save, news_from: World | None = None) -> Town:
     town = Town(world, _time(save.meta("game_time")), memories, partner, whispers, moves)
     for m in memories:
         if m.kind == "chat":
-            other = talked.get((m.agent, m.created.strftime(TIME_FMT)))
+            other = chatted.get(m.id) or talked.get((m.agent, m.created.strftime(TIME_FMT)))
             if other is None:  # no event log (a hand-made save): the first other person it names
                 other = next((n for n in town.people_in(m.text) if n != m.agent), None)
             partner[m.id] = other

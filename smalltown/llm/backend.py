@@ -1,14 +1,21 @@
-"""The Backend seam: anything that can answer a Task, and the recorder every call goes through."""
+"""The Backend seam: anything that can answer a Task, and the asker every call goes through."""
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import time
 from dataclasses import dataclass
 from typing import Callable, Protocol
 
-from smalltown.llm.tasks import Output, Task
+from smalltown.llm.fit import PromptTooLong, estimate, fit
+from smalltown.llm.schema import max_answer_tokens
+from smalltown.llm.tasks import RULES, Answer, Output, Task
 from smalltown.llm.validate import UnusableAnswer
+
+__all__ = ["Answer", "Asker", "Backend", "BackendUnavailable", "CallRecord", "DEFAULT_CONTEXT"]
+
+DEFAULT_CONTEXT = 4096  # tokens: the window a backend without one of its own is fitted to
 
 
 class BackendUnavailable(Exception):
@@ -16,20 +23,26 @@ class BackendUnavailable(Exception):
     cassette without the question): not a model answer, so the run stops, with this message."""
 
 
-@dataclass
-class Answer:
-    output: Output
-    raw: str  # the backend's answer text, before parsing
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cached_tokens: int = 0
-
-
 class Backend(Protocol):
     name: str
     model: str
+    context: int  # tokens the model's window holds: prompt and answer
 
     def answer(self, task: Task, prompt: str) -> Answer: ...
+
+    # Declared where a backend has them (capabilities, read with getattr by the Asker):
+    #   count(prompt) -> int: the exact tokens of `prompt` as the backend sends it
+    #   keyed = True: `answer` takes `key=`, the question's typed-input key (a cassette replays by it)
+
+
+def estimate_prompt(prompt: str) -> int:
+    """Tokens of a prompt as sent (the rules, the prompt, a chat template's markers), estimated."""
+    return estimate(RULES) + estimate(prompt) + 16
+
+
+def task_key(task: Task) -> str:
+    """A question's identity: its typed inputs before fitting (what a cassette replays by)."""
+    return hashlib.sha256(f"{task.name}\n{task.model_dump_json()}".encode()).hexdigest()[:32]
 
 
 @dataclass
@@ -47,15 +60,17 @@ class CallRecord:
     ms: float
     backend: str
     model: str
-    note: str = ""  # e.g. why a fallback was used
+    note: str = ""  # what happened beyond a plain answer: records dropped to fit, a fallback and why
+    key: str = ""  # task_key(task)
+    fallback: str = ""  # why another backend answered: "too long", "cut off", "invalid", "failed"
 
 
 class Asker:
-    """What the mind holds: asks a task of the backend and records the call.
+    """What the mind holds: fits a task to the backend's window, asks it, records the call.
 
     A run never stops on a model answer: when the backend gives up on a task (UnusableAnswer,
-    after its own bounded retries), the fallback backend answers it (the scripted one, by
-    default), and the call log says so."""
+    after its own bounded retries) or the prompt cannot fit its window, the fallback backend
+    answers it (the scripted one, by default), and the call log says so and why."""
 
     def __init__(self, backend: Backend, record: Callable[[CallRecord], None], fallback: Backend | None = None):
         self.backend = backend
@@ -75,37 +90,64 @@ class Asker:
     def last(self) -> CallRecord:
         return self._local.last
 
+    @property
+    def last_task(self) -> Task:
+        """The last task this thread asked, as it was asked: fitted to the window, so what an
+        answer cites by number ("because of 3", "tells 2") is numbered as in its prompt."""
+        return self._local.task
+
     @last.setter
     def last(self, record: CallRecord) -> None:
         self._local.last = record
 
+    def prepare(self, task: Task) -> tuple[Task, str, str]:
+        """(the task as it will be asked, its prompt, a note): fitted to the backend's window."""
+        budget = getattr(self.backend, "context", DEFAULT_CONTEXT) - max_answer_tokens(task)
+        asked, prompt, dropped = fit(task, budget, getattr(self.backend, "count", None))
+        return asked, prompt, (f"{dropped} retrieved record{'s' if dropped > 1 else ''} dropped to fit the prompt's budgets"
+                               if dropped else "")
+
     def ask(self, agent: str, task: Task) -> Output:
-        prompt = task.render()
+        key = task_key(task)
         t0 = time.perf_counter()
-        note = ""
         me = threading.get_ident()
         with self._lock:
             self._in_flight[me] = (agent, task.name, time.monotonic())
+        fallback = ""
         try:
-            ans = self.backend.answer(task, prompt)
-        except UnusableAnswer as e:
-            if self.fallback is None:
-                raise
-            ans = self.fallback.answer(task, prompt)
-            note = f"fallback to {self.fallback.name}: {e.reason}"
-            ans.raw = e.raw  # keep what the model said, for the log
-            # what the failed attempts cost is still counted
-            ans.prompt_tokens, ans.completion_tokens, ans.cached_tokens = getattr(e, "usage", (0, 0, 0))
+            try:
+                asked, prompt, note = self.prepare(task)
+            except PromptTooLong as e:
+                if self.fallback is None:
+                    raise UnusableAnswer(str(e), "", kind="too long") from None
+                asked, prompt, note, fallback = task, task.render(), f"error: {e}", "too long"
+                ans = self.fallback.answer(asked, prompt)
+            else:
+                try:
+                    if getattr(self.backend, "keyed", False):
+                        ans = self.backend.answer(asked, prompt, key=key)
+                    else:
+                        ans = self.backend.answer(asked, prompt)
+                except UnusableAnswer as e:
+                    if self.fallback is None:
+                        raise
+                    ans = self.fallback.answer(asked, prompt)
+                    fallback = e.kind
+                    note = "; ".join(x for x in (note, f"fallback to {self.fallback.name}: {e.reason}") if x)
+                    ans.raw = e.raw  # keep what the model said, for the log
+                    # what the failed attempts cost is still counted
+                    ans.prompt_tokens, ans.completion_tokens, ans.cached_tokens = e.usage
         finally:
             with self._lock:
                 self._in_flight.pop(me, None)
         ms = (time.perf_counter() - t0) * 1000
+        self._local.task = asked
         self.last = CallRecord(
             agent=agent, task=task.name, prompt=prompt, raw_answer=ans.raw,
             parsed_answer=ans.output.model_dump_json(), prompt_tokens=ans.prompt_tokens,
             completion_tokens=ans.completion_tokens, cached_tokens=ans.cached_tokens,
-            ms=round(ms, 3), backend=self.backend.name, model=self.backend.model, note=note,
-        )
+            ms=round(ms, 3), backend=self.backend.name, model=self.backend.model, note=note, key=key,
+            fallback=fallback)
         self._record(self.last)
         return ans.output
 

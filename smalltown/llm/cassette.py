@@ -1,8 +1,16 @@
 """The cassette backend: answers recorded in an earlier run's call log, replayed.
 
-Keyed by task and prompt: a run with the same inputs asks the same questions in the same order
-and gets the same answers, with zero model calls. A question the cassette lacks is reported
-clearly, or answered by a live backend when one is given (`fallthrough`).
+Keyed by task and question: a run with the same inputs asks the same questions in the same order
+and gets the same answers, with zero model calls. A question is its key (`backend.task_key`, a
+hash of its typed inputs, in the call log since save schema 4), or, in an older save without
+keys, its prompt. A question the cassette lacks is reported clearly, or answered by a live
+backend when one is given (`fallthrough`).
+
+The key recorded is the question's before the Asker fitted it; the Asker hands it to the cassette
+(`keyed`). The question itself is fitted as it was when recorded: which records a question keeps
+is decided the same way for every backend (llm/fit.py), within the window the recording had
+(`context`, 4096 unless `--ctx` says otherwise), so a replayed answer's citations ("tells 3",
+"because of 2") point at the same records.
 
 A run continued from tick T (a resumed save, or a fork of the recorded run) has asked its questions
 up to T already: the cassette then replays only the calls recorded after T (`after_tick`, or
@@ -14,9 +22,10 @@ import sqlite3
 from collections import defaultdict, deque
 from pathlib import Path
 
-from smalltown.llm.backend import Answer, Backend, BackendUnavailable
+from smalltown.llm.backend import DEFAULT_CONTEXT, Answer, Backend, BackendUnavailable, task_key
+from smalltown.llm.schema import max_answer_tokens
 from smalltown.llm.tasks import Task
-
+from smalltown.llm.validate import UnusableAnswer
 
 class CassetteMiss(BackendUnavailable):
     """The cassette has no recorded answer for a question (the run's inputs differ)."""
@@ -25,7 +34,9 @@ class CassetteMiss(BackendUnavailable):
 class CassetteBackend:
     name = "cassette"
 
-    def __init__(self, save_path: str | Path, fallthrough: Backend | None = None, after_tick: int = -1):
+    def __init__(self, save_path: str | Path, fallthrough: Backend | None = None, after_tick: int = -1,
+                 context: int = DEFAULT_CONTEXT):
+        self.context = context  # the recording's window
         path = Path(save_path)
         if not path.exists():
             raise CassetteMiss(f"{path}: no such save to replay answers from")
@@ -35,35 +46,56 @@ class CassetteBackend:
         self.missed = 0
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         try:
-            rows = conn.execute("SELECT tick, task, prompt, parsed_answer FROM llm_calls ORDER BY id").fetchall()
+            keyed = any(r[1] == "key" for r in conn.execute("PRAGMA table_info(llm_calls)"))
+            key = "key" if keyed else "NULL"
+            rows = conn.execute(f"SELECT tick, task, {key}, prompt, parsed_answer FROM llm_calls ORDER BY id").fetchall()
         except sqlite3.DatabaseError as e:
             raise CassetteMiss(f"{path}: not a smalltown save with a call log ({e})") from None
         finally:
             conn.close()
+        self.keyed = True  # `answer` takes the question's key (the save's keys: schema 4 on)
+        self._has_keys = keyed
         self._rows = rows
         self.start_after(after_tick)
 
     def start_after(self, tick: int) -> None:
         """Replay only the calls recorded after `tick` (the run has asked the earlier ones)."""
         self.after_tick = tick
-        self._answers: dict[tuple[str, str], deque[str]] = defaultdict(deque)
+        # a call with a key is found by its key; one without (recorded before keys were) by its prompt
+        self._answers: dict[tuple[str, str, str], deque[str]] = defaultdict(deque)
         n = 0
-        for t, task, prompt, parsed in self._rows:
+        for t, task, key, prompt, parsed in self._rows:
             if t > tick:
-                self._answers[(task, prompt)].append(parsed)
+                self._answers[(task, "key", key) if key else (task, "prompt", prompt)].append(parsed)
                 n += 1
         self.recorded = n
 
-    def answer(self, task: Task, prompt: str) -> Answer:
-        queue = self._answers.get((task.name, prompt))
+    def answer(self, task: Task, prompt: str, key: str | None = None) -> Answer:
+        queue = (self._answers.get((task.name, "key", key or task_key(task))) if self._has_keys else None) \
+            or self._answers.get((task.name, "prompt", prompt))
         if queue:
             parsed = queue.popleft()
             self.replayed += 1
+            # the recorded answer was valid for its question, which this one is: its model suffices
             return Answer(output=task.output.model_validate_json(parsed), raw=parsed)
         self.missed += 1
         if self.fallthrough is not None:
-            return self.fallthrough.answer(task, prompt)
+            return self._live(task, prompt)
         first = prompt.strip().splitlines()[-1][:120] if prompt.strip() else ""
         raise CassetteMiss(
             f"the cassette has no answer for a {task.name!r} question ({first!r}); the run's "
             f"inputs differ from the recorded ones — pass --fallthrough BACKEND to answer live")
+
+    def _live(self, task: Task, prompt: str) -> Answer:
+        """The fallthrough's answer, to the question as the cassette was asked it (the mind reads
+        an answer's citations against it): one too long for the live backend's own window is an
+        UnusableAnswer, "too long", which the Asker's fallback answers."""
+        live = self.fallthrough
+        context = getattr(live, "context", None)
+        count = getattr(live, "count", None)
+        if context is not None and count is not None:
+            need = count(prompt) + max_answer_tokens(task)
+            if need > context:
+                raise UnusableAnswer(f"the {task.name} prompt and its answer need {need} tokens; "
+                                     f"{live.name}'s window holds {context}", "", kind="too long")
+        return live.answer(task, prompt)

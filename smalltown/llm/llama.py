@@ -1,4 +1,8 @@
-"""The llama.cpp backend: a local GGUF model answers tasks under each task's JSON-schema grammar.
+"""The llama.cpp backend: a local GGUF model answers each question under its own JSON grammar.
+
+The grammar is the question's request schema (`schema.request_schema`: its options, its counts,
+every field required, every string and list bounded) turned into GBNF, with one-line strings and
+at most one space between tokens, so an answer ends within `schema.max_answer_tokens`.
 
 One model, one context, one lock: llama.cpp is not thread-safe, so concurrent callers queue.
 Every prompt is the GGUF's own chat template over a fixed system message and the task's prompt,
@@ -13,6 +17,7 @@ import ctypes
 import json
 import os
 import threading
+import typing
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +27,8 @@ import numpy as np
 
 from smalltown.llm import validate
 from smalltown.llm.backend import Answer, BackendUnavailable
-from smalltown.llm.tasks import RULES, TASKS, ChoosePlace, Task
+from smalltown.llm.schema import grammar_schema, max_answer_tokens, request_schema
+from smalltown.llm.tasks import RULES, TASKS, Task
 from smalltown.llm.validate import UnusableAnswer
 
 SYSTEM = RULES  # shared with every model backend (llm/tasks.py)
@@ -30,8 +36,7 @@ CHATML = (  # for a GGUF without a chat template
     "{% for message in messages %}<|im_start|>{{ message['role'] }}\n{{ message['content'] }}"
     "<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
 )
-MIN_ROOM = 64  # tokens an answer needs at least, after the prompt, in the context window
-LONG_TASKS = frozenset({"hourly_schedule", "reflection_insights", "interview"})  # twice max_tokens
+MIN_ROOM = 64  # tokens an answer needs at least (or its whole budget, if smaller) after the prompt
 GGUF_MAGIC = b"GGUF"
 
 
@@ -121,83 +126,75 @@ def llama_log() -> Iterator[list[str]]:
         llama_cpp.llama_log_set(_logger.llama_log_callback, ctypes.c_void_p(0))
 
 
-# --- grammars and the answer's shape ----------------------------------------------------------
+# --- grammars ---------------------------------------------------------------------------------
 
-_CLASSES = {r"\d": "[0-9]", r"\w": "[A-Za-z0-9_]", r"\s": "[ \\t\\n]"}
-MAX_ENUM_RANGE = 200  # an integer range up to this many values is spelled out in the grammar
-MAX_GRAMMAR_LENGTH = 600  # llama.cpp refuses a grammar repeating `char` (much) more often
-
-
-def grammar_schema(node: object) -> object:
-    """The schema as the grammar should enforce it, for llama-cpp-python's converter:
-    - `\\d` in a pattern would reach the grammar as an escape llama.cpp rejects: spelled out;
-    - integer bounds are ignored by the converter: a small range becomes an enum of its values;
-    - a long maxLength unrolls into more rules than llama.cpp accepts: left to validation."""
-    if isinstance(node, list):
-        return [grammar_schema(v) for v in node]
-    if not isinstance(node, dict):
-        return node
-    out = {k: grammar_schema(v) for k, v in node.items()}
-    if isinstance(out.get("pattern"), str):
-        for cls, spelled in _CLASSES.items():
-            out["pattern"] = out["pattern"].replace(cls, spelled)
-    lo, hi = out.get("minimum"), out.get("maximum")
-    if out.get("type") == "integer" and isinstance(lo, int) and isinstance(hi, int) and 0 <= hi - lo < MAX_ENUM_RANGE:
-        out = {k: v for k, v in out.items() if k not in ("type", "minimum", "maximum")}
-        out["enum"] = list(range(lo, hi + 1))
-    if out.get("maxLength", 0) > MAX_GRAMMAR_LENGTH:
-        del out["maxLength"]
-    return out
+GRAMMAR_CACHE = 256  # per-question grammars kept, by text (options and counts vary by question)
+# A JSON string's character: no control characters (json.loads rejects them raw) and no escape but
+# \" and \\: answers are one line, with no \n or \uXXXX spelled out, so a string of n characters
+# is at most n + 2 tokens, as `schema.max_answer_tokens` assumes.
+CHAR_RULE = r'char ::= [^"\\\x7F\x00-\x1F] | "\\" ["\\]'
+SPACE_RULE = 'space ::= " "?'  # at most one space between tokens: no runaway whitespace
+_GBNF_ESCAPES = {"\\": "\\\\", '"': '\\"', "\r": "\\r", "\n": "\\n"}
 
 
-def output_schema(task: type[Task] | Task) -> dict:
-    """The task's output schema, narrowed where the inputs fix the answer's values: a place
-    chosen must be one of the options (the mind trusts nothing else)."""
-    schema = validate.schema_for(task)
-    # (the converter does not escape a backslash in a literal: such options stay free text)
-    if isinstance(task, ChoosePlace) and task.options and not any('"' in o or "\\" in o for o in task.options):
-        schema = {**schema, "properties": {**schema["properties"], "choice": {"enum": list(task.options)}}}
-    return schema
+def _converter():
+    """llama-cpp-python's schema converter, with its literals escaped as GBNF needs: it leaves a
+    backslash as it is (an option holding one, or a quote, would end its literal early or break
+    the grammar) and spells non-ASCII options as \\u escapes the model would have to copy."""
+    from llama_cpp.llama_grammar import SchemaConverter
+
+    class Converter(SchemaConverter):
+        def _format_literal(self, literal: str) -> str:
+            return '"' + "".join(_GBNF_ESCAPES.get(c, c) for c in literal) + '"'
+
+        def _generate_constant_rule(self, value) -> str:
+            return self._format_literal(json.dumps(value, ensure_ascii=False))
+
+    return Converter(prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False)
 
 
-def grammar_text(task: type[Task] | Task) -> str:
-    """GBNF for the task's output schema; JSON strings may not hold raw control characters
-    (the converter's `char` rule allows them, and json.loads then rejects the answer)."""
-    from llama_cpp.llama_grammar import json_schema_to_gbnf
-
-    gbnf = json_schema_to_gbnf(json.dumps(grammar_schema(output_schema(task))))
-    return gbnf.replace('char ::= [^"\\\\] |', 'char ::= [^"\\\\\\x7F\\x00-\\x1F] |')
-
-
-def _describe(schema: dict, defs: dict) -> str:
-    if "$ref" in schema:
-        schema = defs[schema["$ref"].rsplit("/", 1)[-1]]
-    kind = schema.get("type")
-    if kind == "object":
-        fields = ", ".join(f'"{k}": {_field(v, defs)}' for k, v in schema.get("properties", {}).items())
-        return "{" + fields + "}"
-    if kind == "array":
-        lo, hi = schema.get("minItems"), schema.get("maxItems")
-        count = f"{lo} " if lo == hi and lo else f"{lo} to {hi} " if lo and hi else f"up to {hi} " if hi else ""
-        return f"a list of {count}{_describe(schema.get('items', {}), defs)}"
-    if kind == "integer":
-        lo, hi = schema.get("minimum"), schema.get("maximum")
-        return f"integer {lo} to {hi}" if lo is not None and hi is not None else "integer"
-    if kind == "boolean":
-        return "true or false"
-    return "text"
+def grammar_text(schema: dict) -> str:
+    """GBNF for a request schema (`schema.request_schema`), as llama.cpp decodes under it."""
+    converter = _converter()
+    converter.visit(converter.resolve_refs(grammar_schema(schema), "request"), "")
+    rules = converter.format_grammar().split("\n")  # (not splitlines: an option may hold U+2028)
+    rules = [CHAR_RULE if r.startswith("char ::=") else SPACE_RULE if r.startswith("space ::=") else r
+             for r in rules]
+    return "\n".join(rules) + "\n"
 
 
-def _field(schema: dict, defs: dict) -> str:
-    text = _describe(schema, defs)
-    return f"{text} ({schema['description']})" if schema.get("description") else text
+def task_grammar(task: Task) -> str:
+    """The grammar of this very question: its options, its counts, every field required."""
+    return grammar_text(request_schema(task))
 
 
-def answer_shape(task: type[Task] | Task) -> str:
-    """What the answer looks like, told in words at the end of the prompt (the grammar forces
-    the shape; this tells the model what each field means)."""
-    schema = validate.schema_for(task)
-    return "Answer with JSON only, in this shape: " + _describe(schema, schema.get("$defs", {}))
+class _Declared:
+    """A task seen through its output model alone, not narrowed to its question."""
+
+    def __init__(self, task: Task):
+        self.task = task
+
+    def schema(self) -> dict:
+        return Task.schema(self.task)
+
+
+def declared_grammar(task: Task) -> str:
+    """The task's grammar before narrowing (any options, any count): the fallback for a
+    narrowed grammar llama.cpp refuses."""
+    return grammar_text(request_schema(_Declared(task)))  # type: ignore[arg-type]
+
+
+def representative(task: type[Task]) -> Task:
+    """An instance of `task` for checking its grammars at load: every narrowing at work (a list of
+    names becomes options, other lists give counts and citation numbers). Only `schema()` is
+    asked of it, so its inputs are left unvalidated (the persona and time are absent)."""
+    values = {}
+    for name, field in task.model_fields.items():
+        if typing.get_origin(field.annotation) is list:
+            (item,) = typing.get_args(field.annotation) or (object,)
+            values[name] = ([f"The Willows: Café Ñandú's room {i}: Ann's big armchair {i}" for i in range(1, 13)]
+                            if item is str else [None] * 9)
+    return task.model_construct(**values)
 
 
 # --- per-agent evaluated state ----------------------------------------------------------------
@@ -266,29 +263,30 @@ class LlamaBackend:
 
     def __init__(self, model_path: str | Path, n_ctx: int = 4096, n_threads: int | None = None,
                  n_gpu_layers: int = 0, seed: int = 0, temperature: float = 0.7, retries: int = 2,
-                 cache_bytes: int = 2 << 30, max_tokens: int = 512):
-        if retries < 0 or max_tokens < 1 or n_ctx < 2 * MIN_ROOM or cache_bytes < 0:
-            raise ValueError("need retries >= 0, max_tokens >= 1, n_ctx >= 128, cache_bytes >= 0")
+                 cache_bytes: int = 2 << 30):
+        if retries < 0 or n_ctx < 2 * MIN_ROOM or cache_bytes < 0:
+            raise ValueError("need retries >= 0, n_ctx >= 128, cache_bytes >= 0")
         path = Path(model_path)
         check_gguf(path)
         self.model = path.name
         self.path = path
         self.n_ctx = n_ctx
+        self.context = n_ctx  # the Asker fits prompts to it (Backend.context)
         self.n_threads = n_threads or physical_cores()
         self.seed = seed
         self.temperature = temperature
         self.retries = retries
-        self.max_tokens = max_tokens
         self.states = AgentStates(cache_bytes)
         self._lock = threading.RLock()
         self._owner: str | None = None  # whose prompt the KV cache holds
+        self._prompt_len = 0  # how many of the tokens in the KV cache are the owner's prompt
         self._saved = True  # ... and whether that is already in `states`
         self._llm = _load(path, n_ctx=n_ctx, n_threads=self.n_threads, n_threads_batch=self.n_threads,
                           n_gpu_layers=n_gpu_layers, seed=seed)
         self._formatter, self._system_in_user = self._chat_formatter()
-        self._refused: set[str] = set()  # tasks whose grammar llama.cpp refused
-        self._grammars = self._check_grammars()
-        self._choices: dict[str, object] = {}  # choose_place grammars, by their text
+        self._grammars: OrderedDict[str, object] = OrderedDict()  # grammar text -> LlamaGrammar (LRU)
+        self._refused: dict[str, str] = {}  # task -> what it decodes under instead: "declared" or "json"
+        self._check_grammars()
 
     # --- prompts ---
 
@@ -309,82 +307,113 @@ class LlamaBackend:
         except Exception:  # e.g. "System role not supported"
             return formatter, True
 
-    def messages(self, task: Task, prompt: str) -> list[dict]:
-        user = f"{prompt.rstrip()}\n\n{answer_shape(task)}"
+    def messages(self, prompt: str) -> list[dict]:
+        """The rules, then the prompt (which ends with the answer's shape and the question)."""
         if self._system_in_user:
-            return [{"role": "user", "content": f"{SYSTEM}\n\n{user}"}]
-        return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
+            return [{"role": "user", "content": f"{SYSTEM}\n\n{prompt}"}]
+        return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}]
 
-    def prompt_tokens(self, task: Task, prompt: str) -> tuple[list[int], list[str]]:
+    def prompt_tokens(self, prompt: str) -> tuple[list[int], list[str]]:
         """The chat-formatted prompt as tokens, and the stop strings."""
-        result = self._formatter(messages=self.messages(task, prompt))
+        result = self._formatter(messages=self.messages(prompt))
         tokens = self._llm.tokenize(result.prompt.encode("utf-8"), add_bos=not result.added_special, special=True)
         stop = result.stop if isinstance(result.stop, list) else [result.stop] if result.stop else []
         return tokens, [s for s in stop if s]
 
+    def count(self, prompt: str) -> int:
+        """Exactly the tokens llama.cpp evaluates for `prompt` (Backend.count): the rules and the
+        prompt in the model's chat template, with its tokenizer."""
+        with self._lock:
+            return len(self.prompt_tokens(prompt)[0])
+
     def count_tokens(self, text: str) -> int:
+        """Tokens of a piece of text alone, with the model's tokenizer (Backend.count_tokens: what
+        a retrieved record costs a list's budget)."""
         with self._lock:
             return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
 
-    def _check_grammars(self) -> dict[str, object]:
-        """Each task's grammar, parsed by llama.cpp once, at load; should one not parse, that
-        task is decoded as any JSON (validation still applies every rule). llama.cpp's grammar
-        parser prints what it refuses: quieted here, with stdout and stderr, as during the load
-        (not later, when a TUI may be drawing on them)."""
-        import llama_cpp
-        from llama_cpp._utils import suppress_stdout_stderr
-        from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar
+    # --- grammars ---
 
-        grammars = {}
+    def _accepts(self, text: str) -> bool:
+        """Whether llama.cpp parses the grammar (it would crash a completion if it did not)."""
+        import llama_cpp
+
+        sampler = llama_cpp.llama_sampler_init_grammar(self._llm._model.vocab, text.encode(), b"root")
+        if sampler:
+            llama_cpp.llama_sampler_free(sampler)
+        return bool(sampler)
+
+    def _check_grammars(self) -> None:
+        """Every task's grammar, narrowed for a representative question, parsed by llama.cpp once,
+        at load; should one not parse, that task decodes under its grammar before narrowing, or
+        failing that as any JSON (validation still applies every rule). llama.cpp's grammar
+        parser prints what it refuses: quieted here, with stdout and stderr, as during the load
+        (not later, when a TUI may be drawing on them). A question's own grammar differs from its
+        representative's only in its options and counts, which llama.cpp does not limit."""
+        from llama_cpp._utils import suppress_stdout_stderr
+
         with llama_log(), suppress_stdout_stderr(disable=False):
             for name, task in TASKS.items():
-                text = grammar_text(task)
-                sampler = llama_cpp.llama_sampler_init_grammar(self._llm._model.vocab, text.encode(), b"root")
-                if sampler:
-                    llama_cpp.llama_sampler_free(sampler)
-                else:
-                    self._refused.add(name)
-                grammars[name] = LlamaGrammar.from_string(text if sampler else JSON_GBNF, verbose=False)
-        return grammars
+                example = representative(task)
+                if self._accepts(task_grammar(example)):
+                    continue
+                self._refused[name] = "declared" if self._accepts(declared_grammar(example)) else "json"
 
     def _grammar(self, task: Task):
-        """The task's grammar; a place choice's is narrowed to its options (literals added to a
-        grammar llama.cpp accepted), one per set of options."""
-        from llama_cpp.llama_grammar import LlamaGrammar
+        """The grammar of this question, from a bounded cache by its text; the task's fallback
+        if llama.cpp refused the task's grammar at load (or, unforeseen, this question's)."""
+        from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar
 
-        if not isinstance(task, ChoosePlace) or task.name in self._refused:
-            return self._grammars[task.name]
-        text = grammar_text(task)
-        if text not in self._choices:
-            if len(self._choices) > 1000:
-                self._choices.clear()
-            self._choices[text] = LlamaGrammar.from_string(text, verbose=False)
-        return self._choices[text]
+        refused = self._refused.get(task.name)
+        text = JSON_GBNF if refused == "json" else declared_grammar(task) if refused else task_grammar(task)
+        grammar = self._grammars.get(text)
+        if grammar is not None:
+            self._grammars.move_to_end(text)
+            return grammar
+        if text == JSON_GBNF or self._accepts(text):
+            grammar = LlamaGrammar.from_string(text, verbose=False)
+        else:  # not foreseen at load (llama.cpp has printed why): this question falls back
+            fallback = declared_grammar(task) if refused is None else JSON_GBNF
+            grammar = LlamaGrammar.from_string(fallback if self._accepts(fallback) else JSON_GBNF, verbose=False)
+        self._grammars[text] = grammar
+        while len(self._grammars) > GRAMMAR_CACHE:
+            self._grammars.popitem(last=False)
+        return grammar
 
     # --- answering ---
 
     def answer(self, task: Task, prompt: str) -> Answer:
+        """A validated answer, decoded under the question's grammar, for at most the answer's
+        token budget (`max_answer_tokens`); `retries` more seeds for an unusable one."""
         with self._lock:
-            tokens, stop = self.prompt_tokens(task, prompt)
+            tokens, stop = self.prompt_tokens(prompt)
             room = self.n_ctx - len(tokens)
-            if room < MIN_ROOM:
+            budget = max_answer_tokens(task)
+            if room < min(budget, MIN_ROOM):
                 raise UnusableAnswer(f"a prompt of {len(tokens)} tokens leaves no room for an answer "
-                                     f"in the context window of {self.n_ctx}", "")
-            max_tokens = min(room, self.max_tokens * (2 if task.name in LONG_TASKS else 1))
+                                     f"in the context window of {self.n_ctx}", "", kind="too long")
+            max_tokens = min(room, budget)
             used = [0, 0, 0]  # prompt, completion, cached tokens over all attempts
             last = UnusableAnswer("no attempt", "")
             for attempt in range(1 + self.retries):
                 try:
-                    raw = self._complete(task, tokens, stop, max_tokens, self.seed + attempt, used)
-                    return Answer(validate.parse_answer(task, raw), raw, *used)
+                    raw, finish = self._complete(task, tokens, stop, max_tokens, self.seed + attempt, used)
                 except UnusableAnswer as e:
                     last = e
-            err = UnusableAnswer(f"{last.reason} ({1 + self.retries} attempts)", last.raw)
-            err.usage = tuple(used)  # (prompt, completion, cached) tokens the attempts cost
+                    continue
+                try:
+                    return Answer(validate.parse_answer(task, raw), raw, *used)
+                except UnusableAnswer as e:
+                    if finish == "length":  # the token limit, not the model, ended it
+                        e = UnusableAnswer(f"cut off at {max_tokens} tokens: {e.reason}", raw, kind="cut off")
+                    last = e
+            err = UnusableAnswer(f"{last.reason} ({1 + self.retries} attempts)", last.raw, kind=last.kind)
+            err.usage = (used[0], used[1], used[2])
             raise err
 
     def _complete(self, task: Task, tokens: list[int], stop: list[str], max_tokens: int, seed: int,
-                  used: list[int]) -> str:
+                  used: list[int]) -> tuple[str, str]:
+        """(the completion's text, why it stopped: "stop" or "length")."""
         # one saved state per agent and task: the agent's prefix, and the task's own instructions
         # after it, are both reused the next time that agent asks that kind of question
         agent = f"{task.persona.name}\x1f{task.name}"
@@ -397,8 +426,9 @@ class LlamaBackend:
         except Exception as e:  # a failed decode (llama.cpp), not the answer: start clean
             llm.reset()
             self._owner, self._saved = None, True
-            raise UnusableAnswer(f"llama.cpp failed: {e}", "") from None
+            raise UnusableAnswer(f"llama.cpp failed: {e}", "", kind="failed") from None
         self._owner, self._saved = agent, False
+        self._prompt_len = len(tokens)  # what a saved state keeps: the next prompt never shares the answer
         usage = out["usage"]
         # Cached prompt tokens, measured, not inferred: llama-cpp-python evaluates only the part
         # of the prompt after its longest common prefix with the tokens in the KV cache (after
@@ -408,13 +438,8 @@ class LlamaBackend:
         used[0] += usage["prompt_tokens"]
         used[1] += usage["completion_tokens"]
         used[2] += usage["prompt_tokens"] - evaluated
-        raw = out["choices"][0]["text"]
-        if out["choices"][0]["finish_reason"] == "length":  # runaway: usable only if complete
-            try:
-                validate.parse_answer(task, raw)
-            except UnusableAnswer as e:
-                raise UnusableAnswer(f"cut off at {max_tokens} tokens: {e.reason}", raw) from None
-        return raw
+        choice = out["choices"][0]
+        return choice["text"], choice["finish_reason"] or "stop"
 
     def _switch_to(self, agent: str, tokens: np.ndarray) -> None:
         """Before evaluating `agent`'s prompt: save the state of the agent the KV cache holds, if
@@ -434,8 +459,9 @@ class LlamaBackend:
         import llama_cpp
 
         llm = self._llm
-        n = llm.n_tokens
+        n = min(llm.n_tokens, self._prompt_len)  # the prompt's tokens: smaller states, more of them kept
         llm._ctx.kv_cache_seq_rm(0, n, -1)  # only the cells of the tokens we record
+        llm.n_tokens = n
         ctx = llm._ctx.ctx
         size = llama_cpp.llama_state_seq_get_size(ctx, 0)
         data = (ctypes.c_uint8 * size)()

@@ -1,7 +1,9 @@
 """The OpenAI-compatible HTTP backend: llama-server, vLLM, Ollama (`/v1/chat/completions`).
 
-Decoding is constrained with the task's JSON schema (`response_format`), and every answer still
-goes through the validator, since a schema grammar does not enforce every rule. Two kinds of
+Decoding is constrained with the question's request schema (`response_format`: the same schema
+the llama backend decodes under, with its field descriptions, its options and its counts), for at
+most the answer's token budget (`schema.max_answer_tokens`); every answer still goes through the
+validator, since a server's schema grammar does not enforce every rule. Two kinds of
 failure are kept apart: the server cannot be reached or keeps failing (`BackendError`: the run
 cannot go on without it), and the server answers but the answer is unusable (`UnusableAnswer`:
 the Asker falls back to the scripted backend and logs it). Both are retried a bounded number of
@@ -22,9 +24,11 @@ import urllib.parse
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
-from smalltown.llm.backend import Answer, BackendUnavailable
+from smalltown.llm.backend import DEFAULT_CONTEXT, Answer, BackendUnavailable, estimate_prompt
+from smalltown.llm.fit import estimate
+from smalltown.llm.schema import max_answer_tokens, request_schema
 from smalltown.llm.tasks import RULES, Task
-from smalltown.llm.validate import UnusableAnswer, parse_answer, schema_for
+from smalltown.llm.validate import UnusableAnswer, parse_answer
 
 # The fixed first message of every request: identical across tasks and agents, so a server's
 # prefix cache reuses it (the persona card follows, at the top of the user message).
@@ -40,11 +44,12 @@ class BackendError(BackendUnavailable, RuntimeError):
 class _Transport(Exception):
     """One failed exchange with the server (internal; retried, then turned into BackendError)."""
 
-    def __init__(self, what: str, retry: bool = True, wait: float = 0.0):
+    def __init__(self, what: str, retry: bool = True, wait: float = 0.0, body: str = ""):
         super().__init__(what)
         self.what = what
         self.retry = retry
         self.wait = wait  # the server's Retry-After, in seconds
+        self.body = body  # the head of an HTTP error's body
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
@@ -59,13 +64,13 @@ class OpenAIBackend:
 
     def __init__(self, base_url: str, model: str = "local", api_key_env: str | None = None,
                  timeout: float = 60.0, retries: int = 3, backoff: float = 0.5, temperature: float = 0.7,
-                 max_tokens: int = 512, max_concurrency: int = 4):
+                 max_concurrency: int = 4, context: int = DEFAULT_CONTEXT):
         parts = urllib.parse.urlsplit(base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise BackendError(f"base URL {base_url!r} is not an http(s) address "
                                "(e.g. http://127.0.0.1:8080/v1)")
-        if retries < 0 or max_concurrency < 1 or timeout <= 0 or backoff < 0 or max_tokens < 1:
-            raise ValueError("need retries >= 0, max_concurrency >= 1, timeout > 0, backoff >= 0, max_tokens >= 1")
+        if retries < 0 or max_concurrency < 1 or timeout <= 0 or backoff < 0 or context < 1:
+            raise ValueError("need retries >= 0, max_concurrency >= 1, timeout > 0, backoff >= 0, context >= 1")
         self.base_url = base_url.rstrip("/")
         self.url = f"{self.base_url}/chat/completions"
         self.model = model
@@ -74,7 +79,7 @@ class OpenAIBackend:
         self.retries = retries
         self.backoff = backoff
         self.temperature = temperature
-        self.max_tokens = max_tokens
+        self.context = context  # the server's window (--ctx): the Asker fits prompts to it
         self.max_concurrency = max_concurrency
         self._headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if api_key_env:
@@ -87,16 +92,26 @@ class OpenAIBackend:
         proxies = {} if _is_loopback(parts.hostname) else None
         self._opener = urllib.request.build_opener(urllib.request.ProxyHandler(proxies), _NoRedirect())
         self._slots = threading.BoundedSemaphore(max_concurrency)  # requests in flight, across threads
+        self.dialect = "json_schema"  # how response_format says it: OpenAI's, or llama-cpp-python's
 
     def __repr__(self) -> str:
         return f"OpenAIBackend({self.base_url!r}, model={self.model!r}, api_key_env={self.api_key_env!r})"
+
+    def count(self, prompt: str) -> int:
+        """The prompt's tokens, estimated (the server's tokenizer is not at hand): Backend.count."""
+        return estimate_prompt(prompt)
+
+    def count_tokens(self, text: str) -> int:
+        """A piece of text's tokens, estimated: Backend.count_tokens."""
+        return estimate(text)
 
     # --- answering ------------------------------------------------------------------------------
 
     def answer(self, task: Task, prompt: str) -> Answer:
         """A validated answer. Token counts add up every attempt the answer took (they were all
         spent). Raises BackendError when the server fails `retries` + 1 times in a row, and the
-        last UnusableAnswer when `retries` + 1 answers in a row are unusable."""
+        last UnusableAnswer (its `usage`: what all the attempts cost) when `retries` + 1 answers
+        in a row are unusable."""
         body = json.dumps(self._request(task, prompt)).encode()
         spent = [0, 0, 0]
         failures = unusable = 0
@@ -104,6 +119,10 @@ class OpenAIBackend:
             try:
                 reply = self._post(body)
             except _Transport as e:
+                if self.dialect == "json_schema" and _refuses_json_schema(e):
+                    self.dialect = "json_object"  # llama-cpp-python's server: the same schema, its way
+                    body = json.dumps(self._request(task, prompt)).encode()
+                    continue
                 failures += 1
                 if not e.retry or failures > self.retries:
                     tries = f" (after {failures} attempts)" if failures > 1 else ""
@@ -115,10 +134,11 @@ class OpenAIBackend:
                 spent[i] += n
             try:
                 raw, finish = _content(reply)
-                output = _parse(task, raw, finish, self.max_tokens)
-            except UnusableAnswer:
+                output = _parse(task, raw, finish)
+            except UnusableAnswer as e:
                 unusable += 1
                 if unusable > self.retries:
+                    e.usage = (spent[0], spent[1], spent[2])
                     raise
                 continue
             return Answer(output=output, raw=raw, prompt_tokens=spent[0], completion_tokens=spent[1],
@@ -148,13 +168,13 @@ class OpenAIBackend:
     # --- one exchange ---------------------------------------------------------------------------
 
     def _request(self, task: Task, prompt: str) -> dict:
+        """The rules, then the prompt (which ends with the answer's shape and the question)."""
         return {
             "model": self.model,
             "messages": [{"role": "system", "content": RULES}, {"role": "user", "content": prompt}],
-            "response_format": {"type": "json_schema",
-                                "json_schema": {"name": task.name, "schema": schema_for(task), "strict": True}},
+            "response_format": _response_format(task, self.dialect),
             "temperature": self.temperature,
-            "max_tokens": self.max_tokens,
+            "max_tokens": max_answer_tokens(task),
             "stream": False,
         }
 
@@ -179,6 +199,22 @@ class OpenAIBackend:
         if not isinstance(reply, dict) or not isinstance(reply.get("choices"), list):
             raise _Transport(f"the response is not an OpenAI chat completion: {_excerpt(data)}")
         return reply
+
+
+def _response_format(task: Task, dialect: str) -> dict:
+    """The question's request schema as `response_format`: OpenAI's `json_schema` (llama-server,
+    vLLM, Ollama), or `json_object` with a `schema` for llama-cpp-python's own server, which
+    refuses the former."""
+    schema = request_schema(task)
+    if dialect == "json_object":
+        return {"type": "json_object", "schema": schema}
+    return {"type": "json_schema", "json_schema": {"name": task.name, "schema": schema, "strict": True}}
+
+
+def _refuses_json_schema(e: _Transport) -> bool:
+    """llama-cpp-python's server refusing `json_schema` (with an HTTP 500: "Input should be
+    'text' or 'json_object'")."""
+    return "response_format" in e.body and "'json_object'" in e.body
 
 
 def _is_loopback(host: str) -> bool:
@@ -210,11 +246,12 @@ def _describe(reason: object, timeout: float) -> str:
 
 def _http_failure(e: urllib.error.HTTPError) -> _Transport:
     try:
-        detail = _excerpt(e.read(2000))
+        body = e.read(2000).decode("utf-8", "replace")
     except Exception:  # the body of an error is a courtesy
-        detail = "''"
+        body = ""
     finally:
         e.close()
+    detail = _excerpt(body)
     if 300 <= e.code < 400:
         where = e.headers.get("Location", "?") if e.headers else "?"
         return _Transport(f"HTTP {e.code} redirect to {where} (set the base URL to the final address)", retry=False)
@@ -224,7 +261,8 @@ def _http_failure(e: urllib.error.HTTPError) -> _Transport:
             wait = max(0.0, float(e.headers.get("Retry-After", "0")))
         except ValueError:
             wait = 0.0  # an HTTP date; the backoff will do
-    return _Transport(f"HTTP {e.code} {e.reason}: {detail}", retry=e.code == 429 or e.code >= 500, wait=wait)
+    return _Transport(f"HTTP {e.code} {e.reason}: {detail}", retry=e.code == 429 or e.code >= 500, wait=wait,
+                      body=body)
 
 
 def _usage(reply: dict) -> tuple[int, int, int]:
@@ -256,11 +294,11 @@ def _content(reply: dict) -> tuple[str, str]:
     return content, finish
 
 
-def _parse(task: Task, raw: str, finish: str, max_tokens: int):
+def _parse(task: Task, raw: str, finish: str):
     try:
         return parse_answer(task, raw)
     except UnusableAnswer as e:
-        if finish == "length":  # the usual cause of broken JSON: say so in the log
-            e.reason = f"cut off at max_tokens={max_tokens}: {e.reason}"
-            e.args = (e.reason,)
+        if finish == "length":  # the token limit, not the model, ended it: say so in the log
+            raise UnusableAnswer(f"cut off at max_tokens={max_answer_tokens(task)}: {e.reason}", raw,
+                                 kind="cut off") from None
         raise

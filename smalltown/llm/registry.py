@@ -7,7 +7,7 @@ from pathlib import Path
 
 from smalltown.llm.backend import Backend
 from smalltown.llm.models import default_model
-from smalltown.llm.scripted import ScriptedBackend
+from smalltown.scripted import ScriptedBackend
 
 BACKENDS = ("scripted", "llama", "openai", "cassette")
 
@@ -17,7 +17,7 @@ class BackendOptions:
     """What the command line says about the backend (all optional)."""
 
     model: str | None = None  # llama: a GGUF path; openai: the model name
-    ctx: int = 4096
+    ctx: int = 4096  # the model's context window: llama's n_ctx; openai: the server's, to fit prompts to
     threads: int | None = None  # default: the machine's physical cores
     gpu_layers: int = 0
     temperature: float = 0.7
@@ -49,6 +49,14 @@ def choose_backend(name: str | None, opts: BackendOptions) -> str:
     return "scripted"
 
 
+def make_fallback(name: str, seed: int, opts: BackendOptions | None = None) -> Backend | None:
+    """Who answers what the `name` backend cannot (an unusable answer, a prompt too long for its
+    window), visibly in the call log: the scripted stand-in, unless it is the backend itself."""
+    if name == "scripted":
+        return None
+    return ScriptedBackend(opts.seed if opts is not None and opts.seed is not None else seed)
+
+
 def make_backend(name: str, seed: int, opts: BackendOptions | None = None) -> Backend:
     opts = opts or BackendOptions()
     seed = opts.seed if opts.seed is not None else seed
@@ -70,7 +78,7 @@ def make_backend(name: str, seed: int, opts: BackendOptions | None = None) -> Ba
             raise BackendError("--backend openai needs --base-url (e.g. http://127.0.0.1:8080/v1)")
         return OpenAIBackend(opts.base_url, model=opts.model or "local", api_key_env=opts.api_key_env,
                              retries=max(opts.retries, 0), temperature=opts.temperature,
-                             max_concurrency=opts.concurrency)
+                             max_concurrency=opts.concurrency, context=opts.ctx)
     if name == "cassette":
         from smalltown.llm.cassette import CassetteBackend, CassetteMiss
 
@@ -78,5 +86,5 @@ def make_backend(name: str, seed: int, opts: BackendOptions | None = None) -> Ba
             raise CassetteMiss("--backend cassette needs --from SAVE (the run whose answers to replay)")
         live = make_backend(opts.fallthrough, seed, BackendOptions(**{**opts.__dict__, "fallthrough": None})) \
             if opts.fallthrough else None
-        return CassetteBackend(opts.replay, fallthrough=live)
+        return CassetteBackend(opts.replay, fallthrough=live, context=opts.ctx)
     raise ValueError(f"unknown backend {name!r} (available: {', '.join(BACKENDS)})")

@@ -17,17 +17,18 @@ MAX_ANSWER_CHARS = 64_000  # an answer longer than this is runaway generation, n
 
 
 class UnusableAnswer(Exception):
-    """A model answer that cannot be used: not JSON, wrong shape, or breaking a rule."""
+    """A model answer that cannot be used: not JSON, wrong shape, or breaking a rule.
 
-    def __init__(self, reason: str, raw: str):
+    `kind` says why, in a word the call log counts by: "invalid" (not JSON, or breaking the
+    schema or the question's options), "cut off" (it hit its token limit), "too long" (the
+    prompt cannot fit the window), "failed" (the backend failed while answering)."""
+
+    def __init__(self, reason: str, raw: str, kind: str = "invalid"):
         super().__init__(reason)
         self.reason = reason
         self.raw = raw
-
-
-def schema_for(task: type[Task] | Task) -> dict:
-    """The JSON schema a backend constrains decoding with."""
-    return task.output.model_json_schema()
+        self.kind = kind
+        self.usage: tuple[int, int, int] = (0, 0, 0)  # (prompt, completion, cached) tokens spent
 
 
 def parse_answer(task: type[Task] | Task, raw: str) -> Output:
@@ -46,10 +47,13 @@ def parse_answer(task: type[Task] | Task, raw: str) -> Output:
     if not isinstance(data, dict):
         raise UnusableAnswer(f"expected a JSON object, got {type(data).__name__}", raw)
     try:
-        return task.output.model_validate(data)
+        out = task.output.model_validate(data)
     except ValidationError as e:
         first = e.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "(answer)"
         raise UnusableAnswer(f"{where}: {first['msg']} ({e.error_count()} problem(s))", raw) from None
     except (ValueError, TypeError, RecursionError) as e:  # e.g. integers too large to convert
         raise UnusableAnswer(f"invalid value: {e}", raw) from None
+    if isinstance(task, Task) and (problem := task.check(out)):  # this question's own options and counts
+        raise UnusableAnswer(problem, raw)
+    return out

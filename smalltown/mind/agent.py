@@ -1,40 +1,40 @@
 """One agent's cognition: its memory stream, plans, reflections, reactions (SPEC 1-6).
 
 The mind asks typed tasks through its Asker and knows nothing of who answers them. The
-simulation calls it each tick: observe -> (reflect) -> (react) -> next action when due.
+simulation calls it each tick: observe -> (reflect) -> (react) -> next action when due. Planning
+is in `planning`, reacting and talking in `talk`, reflection in `reflect`, places in `places`.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from datetime import datetime, time, timedelta
+from datetime import date, datetime, timedelta
 
 from smalltown.config import Settings
+from smalltown.lang import gerund
 from smalltown.llm.backend import Asker
 from smalltown.llm.tasks import (
-    DailyPlan,
-    Decompose,
-    HourlySchedule,
+    SLEEPING,
+    Block,
     Interview,
-    NextAction,
     ObjectState,
     Output,
     Persona,
     RateImportance,
-    React,
-    ReactOut,
+    Record,
     SummaryDescription,
     Task,
 )
+from smalltown.mind import planning
 from smalltown.mind.memory import Memory, MemoryStream, Retrieval
-from smalltown.mind.places import KnownTree, choose_place
-from smalltown.mind.plan import SLEEPING, DayPlan, PlanItem, fit_actions, normalise_blocks
-from smalltown.lang import gerund, hhmm
+from smalltown.mind.places import KnownTree
+from smalltown.mind.plan import DayPlan
+from smalltown.mind.records import Lore, pending, record, scored
 from smalltown.mind.reflect import reflect
-from smalltown.world.model import AgentSpec, World, pretty
-from smalltown.world.perception import Seen
+from smalltown.world.model import AgentSpec, Gathering, World, pretty
 
 TALKING = "talking with "
+RATE_BATCH = 16  # memories rated in one question at most: its prompt and answer stay small
 
 
 @dataclass
@@ -68,39 +68,35 @@ class Action:
         return self.activity.startswith(TALKING)
 
 
-@dataclass
-class Reaction:
-    """What the mind decided about one observation."""
-
-    observed: str  # an agent's name or an object's address
-    is_agent: bool
-    answer: ReactOut
-
-
 def minute_of(now: datetime) -> int:
     return now.hour * 60 + now.minute
 
 
 class Mind:
     def __init__(self, spec: AgentSpec, world: World, asker: Asker, memory: MemoryStream,
-                 importance_cache: dict[str, int], settings: Settings, state: dict | None = None):
+                 importance: dict[str, int], settings: Settings, state: dict | None = None,
+                 lore: Lore | None = None):
         self.name = spec.name
         self.spec = spec
         self.asker = asker
         self.memory = memory
         self.settings = settings
-        self._importance = importance_cache
+        self.lore = lore or Lore(world)
+        self._importance = importance  # this agent's ratings by text: rated once, per agent
         state = state or {}
-        self.persona = Persona(name=spec.name, age=spec.age, traits=spec.traits,
-                               description=spec.description, home=spec.home,
-                               summary=state.get("summary", ""))
+        self.persona = Persona(name=spec.name, age=spec.age, traits=spec.traits, description=spec.description,
+                               home=spec.home, summary=state.get("summary", ""), routine=spec.routine)
         self.summary_date: str = state.get("summary_date", "")
         self.known = KnownTree(state["known"], state.get("states", {})) if "known" in state \
             else KnownTree.from_world(world, spec.knows)
         self.plan = DayPlan.from_json(state["plan"]) if state.get("plan") else None
         self.action = Action.from_json(state["action"]) if state.get("action") else None
         self.since_reflection: int = state.get("since_reflection", 0)
-        self.last_chat: dict[str, str] = state.get("last_chat", {})
+        self.last_chat: dict[str, str] = state.get("last_chat", {})  # other -> when they last talked
+        self.talks: dict[str, dict] = state.get("talks", {})  # other -> {"time", "summary"} of the last talk
+        self.told: dict[str, dict[str, str]] = state.get("told", {})  # other -> {fact: when told}
+        self.heard: dict[str, str] = state.get("heard", {})  # fact -> who told it
+        self.intentions: list[dict] = state.get("intentions", [])  # inner voices: {"id", "time", "text"}
         self.declined: dict[str, str] = state.get("declined", {})
         self.object_states: dict[str, str] = state.get("object_states", {})  # answers that repeat
         self.place_answers: dict[str, str] = state.get("place_answers", {})
@@ -109,6 +105,17 @@ class Mind:
         # ratings already known for waiting records (packed into an earlier answer)
         self._importance.update(state.get("pending_ratings", {}))
         self.schedule_memory: int | None = state.get("schedule_memory")
+        self._facts: dict[str, Record] = {}  # fact -> the latest record about it
+        self.reindex()
+
+    def reindex(self) -> None:
+        """What the agent knows of the world's facts, from its memory stream and the records still
+        waiting (after the stream is loaded from a save)."""
+        self._facts = {}
+        for m in self.memory:
+            self._learn_facts(record(self.lore, m))
+        for kind, text, when, _ in self.pending:
+            self._learn_facts(pending(self.lore, kind, text, when))
 
     def to_json(self) -> dict:
         return {
@@ -116,7 +123,8 @@ class Mind:
             "plan": self.plan.to_json() if self.plan else None,
             "action": self.action.to_json() if self.action else None,
             "summary": self.persona.summary, "summary_date": self.summary_date,
-            "since_reflection": self.since_reflection, "last_chat": self.last_chat,
+            "since_reflection": self.since_reflection, "last_chat": self.last_chat, "talks": self.talks,
+            "told": self.told, "heard": self.heard, "intentions": self.intentions,
             "declined": self.declined, "pending": self.pending, "object_states": self.object_states,
             "place_answers": self.place_answers,
             "pending_ratings": {t: self._importance[t] for _, t, _, _ in self.pending if t in self._importance},
@@ -131,21 +139,24 @@ class Mind:
     def note(self, text: str) -> None:
         self.asker.note(text)
 
-    def importance(self, texts: list[str]) -> list[int]:
-        """Ratings for new records: cached by description (identical texts score the same), the
-        rest asked in one task. A missing or out-of-range rating is fixed and noted."""
-        todo = list(dict.fromkeys(t for t in texts if t not in self._importance))
-        if todo:
-            ratings = self.ask(RateImportance(persona=self.persona, memories=todo)).ratings
-            if len(ratings) != len(todo):
-                self.note(f"{len(ratings)} ratings for {len(todo)} memories; missing ones rated 3")
-            for i, text in enumerate(todo):
-                r = ratings[i] if i < len(ratings) else 3
-                if not 1 <= r <= 10:
-                    self.note(f"rating {r} for {text[:40]!r} clamped to 1-10")
-                    r = max(1, min(10, r))
-                self._importance[text] = r
-        return [self._importance[t] for t in texts]
+    def importance(self, records: list[Record]) -> list[int]:
+        """Ratings for new records: this agent's earlier rating of the same text, the rest asked
+        in one task."""
+        todo = list({r.text: r for r in records if r.text not in self._importance}.values())
+        while todo:
+            batch = todo[:RATE_BATCH]
+            ratings = self.ask(RateImportance(persona=self.persona, now=max(r.time for r in batch),
+                                              memories=batch)).ratings
+            asked = self.asker.last_task.memories  # those the prompt had room for
+            if not asked:  # a window too small for even one: rated as middling, and said so
+                self.note(f"no room in the prompt to rate {len(batch)} memories; rated 3")
+                asked, ratings = batch, [3] * len(batch)
+            if len(ratings) != len(asked):  # only a backend that skips validation gets here
+                self.note(f"{len(ratings)} ratings for {len(asked)} memories; missing ones rated 3")
+            for i, r in enumerate(asked):
+                self._importance[r.text] = max(1, min(10, ratings[i])) if i < len(ratings) else 3
+            todo = [r for r in todo if r.text not in self._importance]
+        return [self._importance[r.text] for r in records]
 
     def remember(self, kind: str, texts: list[str], now: datetime, evidence: list[int] = (),
                  ratings: list[int] | None = None) -> list[Memory]:
@@ -161,13 +172,29 @@ class Mind:
         else:
             if ratings is not None:
                 self.note(f"{len(ratings)} packed ratings for {len(texts)} records: asked separately")
-            self.importance([*(t for _, t, _, _ in self.pending), *texts])  # one question for all of them
+            stamp = now.isoformat(" ")
+            self.importance([*(pending(self.lore, k, t, w) for k, t, w, _ in self.pending),
+                             *(pending(self.lore, kind, t, stamp) for t in texts)])
             self.settle()
-        ratings = self.importance(texts)  # cached now
-        out = [self.memory.add(kind, t, now, r, evidence) for t, r in zip(texts, ratings)]
+        out = [self.memory.add(kind, t, now, self._importance[t], evidence) for t in texts]
+        for m in out:
+            self._learn_facts(record(self.lore, m))
         if kind in ("observation", "chat"):
-            self.since_reflection += sum(ratings)
+            self.since_reflection += sum(m.importance for m in out)
         return out
+
+    def _learn_facts(self, r: Record) -> None:
+        for f in r.facts:
+            self._facts[f] = r
+
+    def known_facts(self) -> set[str]:
+        return set(self._facts)
+
+    def records(self, retrieval: Retrieval) -> list[Record]:
+        return scored(self.lore, retrieval.results)
+
+    def retrieve(self, query: str, now: datetime, k: int, purpose: str) -> list[Record]:
+        return self.records(self.memory.retrieve(query, now, k, purpose=purpose))
 
     # --- perceiving and reflecting --------------------------------------------------------------
 
@@ -175,15 +202,19 @@ class Mind:
         """Spatial memory grows: an arena the agent walks into becomes known, with its objects."""
         self.known.visit(sector, arena, objects)
 
-    def observe(self, seen: list[Seen], now: datetime, object_states: dict[str, str]) -> None:
+    def observe(self, seen: list, now: datetime, object_states: dict[str, str]) -> None:
         """Note what was newly seen (rated and stored at the next `settle`), and object states
-        as last seen."""
+        as last seen. An object at rest ("bed is idle") is seen, not remembered (as the authors'
+        code did): it would fill the stream and every retrieval with the same nothing."""
         for s in seen:
             if s.subject in object_states:
                 self.known.states[s.subject] = object_states[s.subject]
         if self.settings.observation_memory:
             stamp = now.isoformat(" ")
-            self.pending += [("observation", s.description, stamp, []) for s in seen]
+            for s in seen:
+                if not s.idle:
+                    self.pending.append(("observation", s.description, stamp, []))
+                    self._learn_facts(pending(self.lore, "observation", s.description, stamp))
 
     def settle(self, rated_only: bool = False) -> list[Memory]:
         """Rate the records noted since the last settle, in one task, and store them with the
@@ -197,21 +228,34 @@ class Mind:
             batch, rest = self.pending, []
         if not batch:
             return []
-        ratings = self.importance([text for _, text, _, _ in batch])
+        self.importance([pending(self.lore, k, t, w) for k, t, w, _ in batch])
         out = []
-        for (kind, text, when, evidence), r in zip(batch, ratings):
-            out.append(self.memory.add(kind, text, datetime.fromisoformat(when), r, evidence))
+        for kind, text, when, evidence in batch:
+            m = self.memory.add(kind, text, datetime.fromisoformat(when), self._importance[text], evidence)
+            out.append(m)
+            self._learn_facts(record(self.lore, m))
             if kind == "observation":
-                self.since_reflection += r
+                self.since_reflection += m.importance
         self.pending = rest
         return out
 
-    def _settle_if_due(self, now: datetime) -> None:
+    def settle_if_due(self, now: datetime) -> None:
         """Batch the rating: settle when enough has piled up, or the oldest record has waited
         `settle_hours`; a retrieval or a plan settles whatever is waiting anyway."""
         if len(self.pending) >= self.settings.settle_batch or (self.pending and now - datetime.fromisoformat(
                 self.pending[0][2]) >= timedelta(hours=self.settings.settle_hours)):
             self.settle()
+
+    def unrated(self, limit: int = RATE_BATCH) -> list[Record]:
+        """The first waiting records no rating is known for yet (to be rated, packed into an
+        answer; the rest wait for the next settle)."""
+        out = {}
+        for k, t, w, _ in self.pending:
+            if t not in self._importance and t not in out:
+                out[t] = pending(self.lore, k, t, w)
+                if len(out) == limit:
+                    break
+        return list(out.values())
 
     def should_reflect(self) -> bool:
         """Checked every tick; counts only settled records, so it costs nothing in between."""
@@ -221,6 +265,27 @@ class Mind:
         self.settle()
         self.since_reflection = 0
         return reflect(self, now)
+
+    # --- what the agent knows of the town ---------------------------------------------------------
+
+    def gatherings_on(self, day: date) -> list[Gathering]:
+        """The gatherings of that day the agent knows of: it hosts them, they are public (no fact
+        announces them), or it knows the fact that announces them."""
+        known = self.known_facts()
+        out = [g for g in self.lore.gatherings if g.start.date() == day
+               and (g.host == self.name or g.fact is None or g.fact in known)]
+        for g in out:  # knowing of a gathering is knowing where it is
+            sector = g.place.split(":")[0]
+            if sector not in self.known.tree and sector in self.lore.sectors:
+                for arena, objects in self.lore.sectors[sector].items():
+                    self.known.visit(sector, arena, objects)
+        return out
+
+    def intention_records(self, now: datetime) -> list[Record]:
+        """Inner voices whispered today (or since yesterday morning): intentions that still stand."""
+        since = (now - timedelta(days=1)).date()
+        return [Record(id=i["id"], time=datetime.fromisoformat(i["time"]), kind="reflection", text=i["text"],
+                       score=1.0) for i in self.intentions if datetime.fromisoformat(i["time"]).date() >= since]
 
     # --- reacting -------------------------------------------------------------------------------
 
@@ -234,26 +299,6 @@ class Mind:
         last = self.declined.get(subject)
         return last is None or now - datetime.fromisoformat(last) >= timedelta(hours=self.settings.react_cooldown_hours)
 
-    def consider(self, seen: Seen, is_agent: bool, now: datetime) -> Reaction:
-        """SPEC 5: continue or react, given a context summary from two retrievals."""
-        # no settle here: the context (the relationship, the observed's doing) lives in what is
-        # already remembered, and a rating call per encounter would double the cost of reacting
-        k = self.settings.react_k
-        what = seen.description.removeprefix(f"{seen.subject} is ").strip() if is_agent else seen.description
-        queries = [f"What is {self.name}'s relationship with {seen.subject}?" if is_agent else seen.description,
-                   seen.description if is_agent else f"{self.name} and the {what}"]
-        context: dict[int, str] = {}
-        for q in queries:
-            for s in self.memory.retrieve(q, now, k, purpose="react").results:
-                context.setdefault(s.memory.id, s.memory.description)
-        status = self.action.activity if self.action else "idle"
-        answer = self.ask(React(persona=self.persona, time=now.strftime("%A %B %-d, %Y, %H:%M"),
-                                status=status, observation=seen.description, observed=seen.subject,
-                                observed_is_agent=is_agent, context=list(context.values())))
-        if not answer.react:
-            self.declined[seen.subject] = now.isoformat(" ")
-        return Reaction(seen.subject, is_agent, answer)
-
     # --- acting ---------------------------------------------------------------------------------
 
     def due(self, now: datetime) -> bool:
@@ -263,44 +308,19 @@ class Mind:
     def next_action(self, now: datetime, current: str) -> tuple[Action, bool]:
         """The action for `now`, and whether it is new (False: the same action goes on)."""
         if not self.settings.planning:
-            return self._unplanned(now, current)
-        if self.plan is None or self.plan.date != now.date().isoformat():
-            self.plan = self._plan_day(now)
-        minute = minute_of(now)
-        block = self.plan.block_at(minute)
-        assert block is not None  # normalise_blocks covers the whole day
-        new_block = self.action is None or self.plan.block_at(minute_of(self.action.start)) is not block
-        midnight = datetime.combine(now.date(), time())
-        if not block.address:
-            before = self._block_before(block)
-            if block.activity == SLEEPING and self.action and self.action.asleep:
-                block.address = self.action.address  # sleep on through midnight, same bed
-            elif before is not None and before.activity == block.activity and before.address:
-                block.address = before.address  # the same activity goes on where it was
-            else:
-                block.address = choose_place(self.asker, self.name, self.persona, self.known,
-                                             block.activity, current, self.place_answers)
-        if block.activity == SLEEPING:  # sleep is not decomposed
-            activity, end = SLEEPING, midnight + timedelta(minutes=block.end)
-            if new_block:
-                self._settle_if_due(now)
-        else:
-            if block.actions is None:
-                self._decompose(block, now)  # rates what is waiting, in the same call
-                self.settle(rated_only=True)
-            elif new_block:
-                self._settle_if_due(now)  # a new hour block: a good moment to file what was noted
-            sub = next((a for a in block.actions if a.start <= minute < a.end), block.actions[-1])
-            activity, end = sub.activity, midnight + timedelta(minutes=max(sub.end, minute + 1))
-        if self.action and self.action.activity == activity and self.action.address == block.address:
-            self.action = Action(activity, block.address, self.action.start, end)
+            return planning.unplanned(self, now, current)
+        activity, address, end = planning.action_at(self, now, current)
+        if self.action and self.action.activity == activity and self.action.address == address:
+            self.action = Action(activity, address, self.action.start, end)
             return self.action, False
-        return self._start(activity, block.address, now, end), True
+        return self.start(activity, address, now, end), True
 
-    def _start(self, activity: str, address: str, now: datetime, end: datetime) -> Action:
+    def start(self, activity: str, address: str, now: datetime, end: datetime) -> Action:
         self.action = Action(activity, address, now, end)
         if self.settings.observation_memory:
-            self.pending.append(("observation", f"{self.name} is {gerund(activity)}", now.isoformat(" "), []))
+            text = f"{self.name} is {gerund(activity)}"
+            self.pending.append(("observation", text, now.isoformat(" "), []))
+            self._learn_facts(pending(self.lore, "observation", text, now.isoformat(" ")))
         return self.action
 
     def talk(self, other: str, now: datetime, minutes: int) -> Action:
@@ -315,127 +335,12 @@ class Mind:
         assert self.action is not None
         key = f"{obj}\x1f{self.action.activity}"
         if key not in self.object_states:
-            task = ObjectState(persona=self.persona, activity=self.action.activity, object=obj)
+            task = ObjectState(persona=self.persona, now=self.action.start, activity=self.action.activity, object=obj)
             self.object_states[key] = self.ask(task).state
         return self.object_states[key]
 
-    # --- planning -------------------------------------------------------------------------------
-
-    def _date(self, now: datetime) -> str:
-        return now.strftime("%A %B %-d, %Y")
-
-    def _plan_day(self, now: datetime) -> DayPlan:
-        """The morning: refresh the summary description, plan the day, break it into hours."""
-        self.settle()
-        self.refresh_summary(now)
-        date = self._date(now)
-        places = list(self.known.tree)
-        context = [s.memory.description for s in self.memory.retrieve(
-            f"{self.name}'s plans, appointments and events on {date}", now,
-            self.settings.plan_context_k, purpose="plan").results]
-        yesterday = self.plan.items if self.plan else []
-        daily = self.ask(DailyPlan(persona=self.persona, date=date, known_places=places,
-                                   yesterday=yesterday, context=context))
-        level1 = self.remember("plan", [f"{self.name}'s plan for {date}: wake up at "
-                                        f"{daily.wake_up_hour}:00, then " + "; ".join(daily.items)], now)
-        hourly = self.ask(HourlySchedule(persona=self.persona, date=date, wake_up_hour=daily.wake_up_hour,
-                                         daily_plan=daily.items, known_places=places, context=context))
-        blocks = normalise_blocks(self._raw(hourly.blocks, 0), daily.wake_up_hour * 60,
-                                  sleep_until=daily.wake_up_hour * 60)
-        plan = DayPlan(now.date().isoformat(), daily.wake_up_hour, daily.items, blocks)
-        self._remember_schedule(plan, f"{self.name}'s schedule for {date}", now, [level1[0].id])
-        return plan
-
-    def _raw(self, blocks, from_minute: int) -> list[tuple[int, int, str]]:
-        raw = []
-        for b in blocks:
-            h, m = map(int, b.start.split(":"))
-            if h * 60 + m < from_minute:
-                self.note(f"block at {b.start} is before {hhmm(from_minute)}: moved to it")
-            raw.append((max(h * 60 + m, from_minute), b.minutes, b.activity))
-        return raw
-
-    def _remember_schedule(self, plan: DayPlan, title: str, now: datetime, evidence: list[int],
-                           start: int = 0) -> None:
-        lines = [f"{hhmm(b.start)} {b.activity} ({b.minutes} min)" for b in plan.blocks if b.start >= start]
-        self.schedule_memory = self.remember("plan", [f"{title}: " + "; ".join(lines)], now, evidence)[0].id
-
-    def _block_before(self, block: PlanItem) -> PlanItem | None:
-        blocks = self.plan.blocks if self.plan else []
-        i = next((i for i, b in enumerate(blocks) if b is block), 0)
-        return blocks[i - 1] if i > 0 else None
-
-    def _decompose(self, block: PlanItem, now: datetime) -> None:
-        """Just in time: the hour about to start, into 5-15 minute actions."""
-        if block.minutes <= 15:  # already an action of 5-15 minutes: nothing to break down
-            block.actions = [PlanItem(block.start, block.minutes, block.activity)]
-            return
-        place = pretty(":".join(block.address.split(":")[:2])) if block.address else "home"
-        rate = list(dict.fromkeys(t for _, t, _, _ in self.pending if t not in self._importance))
-        out = self.ask(Decompose(persona=self.persona, activity=block.activity, start=hhmm(block.start),
-                                 minutes=block.minutes, place=place, rate=rate))
-        if len(out.ratings) == len(rate):
-            self._importance.update(zip(rate, out.ratings))
-        elif rate:
-            self.note(f"{len(out.ratings)} ratings for {len(rate)} memories; they are asked again")
-        block.actions, fixed = fit_actions([(a.activity, a.minutes) for a in out.actions], block)
-        if fixed:
-            self.note(fixed)
-        steps = "; ".join(f"{a.activity} ({a.minutes} min)" for a in block.actions)
-        # rated with the next batch: nothing cites this record at once
-        self.pending.append(("plan", f"From {hhmm(block.start)} to {hhmm(block.end)} {self.name} will: {steps}",
-                             now.isoformat(" "), [self.schedule_memory] if self.schedule_memory else []))
-
-    def replan(self, now: datetime, context: list[str], evidence: list[int], first_address: str = "") -> bool:
-        """After a reaction: the rest of the day is planned again from this moment (SPEC 4).
-        False when there is no plan of today's to redo (planning ablated, or before the day's plan)."""
-        if not self.settings.planning or self.plan is None or self.plan.date != now.date().isoformat():
-            return False
-        self.settle()
-        minute = minute_of(now)
-        done = []
-        for b in self.plan.blocks:
-            if b.start >= minute:
-                break
-            kept = PlanItem(b.start, min(b.minutes, minute - b.start), b.activity, b.address)
-            if kept.minutes >= 5 or not done:
-                done.append(kept)
-            else:
-                done[-1].minutes += kept.minutes
-        # a thought whispered earlier today still holds when something else prompts a re-plan
-        today = now.date()
-        thoughts = [m.description for m in self.memory.recent(200, kinds=("reflection",))
-                    if m.created.date() == today and m.description.startswith("Thought: ")]
-        context = list(dict.fromkeys([*thoughts, *context]))
-        hourly = self.ask(HourlySchedule(
-            persona=self.persona, date=self._date(now), wake_up_hour=self.plan.wake_up_hour,
-            daily_plan=self.plan.items, known_places=list(self.known.tree), from_time=hhmm(minute),
-            done=[f"{hhmm(b.start)} {b.activity}" for b in done], context=context))
-        self.plan.blocks = normalise_blocks(self._raw(hourly.blocks, minute), minute, before=done)
-        if first_address:
-            nxt = self.plan.block_at(minute)
-            if nxt is not None and nxt.start == minute:
-                nxt.address = first_address
-        self._remember_schedule(self.plan, f"{self.name}'s revised schedule from {hhmm(minute)}", now,
-                                evidence + ([self.schedule_memory] if self.schedule_memory else []), minute)
-        if self.action is not None:
-            self.action.end = now  # decide again now
-        return True
-
-    def _unplanned(self, now: datetime, current: str) -> tuple[Action, bool]:
-        """The no-planning ablation: the next action from the moment only."""
-        self.settle()
-        recent = [m.description for m in self.memory.recent(10)]
-        out = self.ask(NextAction(persona=self.persona, time=now.strftime("%A %B %-d, %Y, %H:%M"),
-                                  status=self.action.activity if self.action else "just woke up",
-                                  recent=recent, known_places=list(self.known.tree)))
-        end = now + timedelta(minutes=out.minutes)
-        if self.action and self.action.activity == out.activity:
-            self.action.end = end
-            return self.action, False
-        where = choose_place(self.asker, self.name, self.persona, self.known, out.activity, current,
-                             self.place_answers)
-        return self._start(out.activity, where, now, end), True
+    def replan(self, now: datetime, reason: list[Record], reaction: str = "", first_address: str = "") -> bool:
+        return planning.replan(self, now, reason, reaction, first_address)
 
     # --- the summary description (SPEC 6) -------------------------------------------------------
 
@@ -443,12 +348,12 @@ class Mind:
         """Regenerated once each game morning, then cached in the agent's state."""
         if self.summary_date == now.date().isoformat():
             return
-        k = 10
         n = self.name
-        parts = [[s.memory.description for s in self.memory.retrieve(q, now, k, purpose="summary").results]
+        parts = [self.retrieve(q, now, 10, "summary")
                  for q in (f"{n}'s core characteristics", f"{n}'s current daily occupation",
                            f"{n}'s feeling about their recent progress in life")]
-        out = self.ask(SummaryDescription(persona=self.persona, core=parts[0], occupation=parts[1], feeling=parts[2]))
+        out = self.ask(SummaryDescription(persona=self.persona, now=now, core=parts[0], occupation=parts[1],
+                                          feeling=parts[2]))
         self.persona = self.persona.model_copy(update={"summary": (
             f"Name: {n} (age: {self.spec.age})\nInnate traits: {self.spec.traits}\n"
             f"{out.core}\n{out.occupation}\n{out.feeling}\nLives in: {self.spec.home}.")})
@@ -457,16 +362,22 @@ class Mind:
     # --- interventions ----------------------------------------------------------------------------
 
     def whisper(self, text: str, now: datetime) -> tuple[Memory, bool]:
-        """An inner voice: stored as the agent's own thought, and acted on (the plan is redone;
-        the flag says whether there was a plan of today's to redo)."""
+        """An inner voice: stored as the agent's own thought, kept as an intention, and acted on
+        (the plan is redone; the flag says whether there was a plan of today's to redo)."""
         self.settle()
         thought = self.remember("reflection", [f"Thought: {text}"], now)[0]
-        return thought, self.replan(now, [thought.description], [thought.id])
+        self.intentions.append({"id": thought.id, "time": now.isoformat(" "), "text": text})
+        self.intentions = self.intentions[-10:]
+        return thought, self.replan(now, [record(self.lore, thought, 1.0)])
 
     def interview(self, question: str, interviewer: str, now: datetime) -> tuple[str, Retrieval]:
         self.settle()
         retrieval = self.memory.retrieve(question, now, self.settings.interview_k, purpose="interview")
-        answer = self.ask(Interview(persona=self.persona, interviewer=interviewer, question=question,
-                                    memories=[s.memory.description for s in retrieval.results])).answer
+        schedule = [Block(start=planning.hhmm(s[0].start), minutes=s[-1].end - s[0].start,
+                          activity=s[0].activity[:60], place=s[0].place)
+                    for s in self.plan.spans()] if self.plan and self.plan.date == now.date().isoformat() else []
+        doing = gerund(self.action.activity) if self.action else "just waking up"
+        answer = self.ask(Interview(persona=self.persona, now=now, interviewer=interviewer, question=question,
+                                    doing=doing, schedule=schedule, memories=self.records(retrieval))).answer
         self.remember("chat", [f"{interviewer} asked {self.name}: {question} {self.name} answered: {answer}"], now)
         return answer, retrieval

@@ -102,6 +102,9 @@ class MemoryStream:
         self._acc = np.zeros(cap, np.float64)  # last access, game_hours()
         self._ids = np.zeros(cap, np.int64)
         self._kind = np.zeros(cap, np.int8)
+        self._tid = np.zeros(cap, np.int64)  # which distinct text each row holds
+        self._texts: dict[str, int] = {}  # description -> text id
+        self._kinds_of: dict[int, set[str]] = {}  # text id -> the kinds it was stored as
         # What changed since the last drain().
         self._new: list[tuple[Memory, np.ndarray]] = []
         self._touched: dict[int, datetime] = {}
@@ -117,7 +120,7 @@ class MemoryStream:
         emb = np.zeros((cap, self.embedder.dim), np.float32)
         emb[:n] = self._emb[:n]
         self._emb = emb
-        for name in ("_imp", "_acc", "_ids", "_kind"):
+        for name in ("_imp", "_acc", "_ids", "_kind", "_tid"):
             old = getattr(self, name)
             new = np.zeros(cap, old.dtype)
             new[:n] = old[:n]
@@ -137,6 +140,9 @@ class MemoryStream:
         self._acc[i] = game_hours(mem.last_accessed)
         self._ids[i] = mem.id
         self._kind[i] = _KIND_CODE[mem.kind]
+        tid = self._texts.setdefault(mem.description, len(self._texts))
+        self._tid[i] = tid
+        self._kinds_of.setdefault(tid, set()).add(mem.kind)
         self._mems.append(mem)
         self._row[mem.id] = i
         self._n += 1
@@ -169,9 +175,15 @@ class MemoryStream:
         for mem, vec in zip(memories, embeddings):
             self._append(mem, vec)
 
+    def has(self, text: str, kind: str | None = None) -> bool:
+        """Whether a record with exactly this text (of this kind, if given) is in the stream."""
+        tid = self._texts.get(text)
+        return tid is not None and (kind is None or kind in self._kinds_of[tid])
+
     def retrieve(self, query: str, now: datetime, k: int, purpose: str = "",
                  kinds: Collection[str] | None = None, exclude: Collection[int] = ()) -> Retrieval:
-        """The top k records for `query` by SPEC §2's score; marks them accessed at `now`."""
+        """The top k records for `query` by SPEC §2's score, no text twice (a text stored again
+        counts once, at its best score); marks them accessed at `now`."""
         results: list[Scored] = []
         rows = self._candidates(kinds, exclude)
         count = self._n if rows is None else len(rows)
@@ -220,13 +232,22 @@ class MemoryStream:
         total = w.recency * rec_n + w.importance * imp_n + w.relevance * rel_n
 
         m = len(total)
-        if k >= m:
-            order = np.lexsort((-ids, -total))
-        else:
-            # The k best, plus anything tied with the k-th, then an exact order: total desc, id desc.
-            part = np.argpartition(-total, k - 1)[:k]
-            near = np.flatnonzero(total >= total[part].min())
-            order = near[np.lexsort((-ids[near], -total[near]))][:k]
+        tids = self._tid[:n] if rows is None else self._tid[rows]
+        want = k
+        while True:
+            if want >= m:
+                order = np.lexsort((-ids, -total))
+            else:
+                # The best, plus anything tied with the last, then an exact order: total desc, id desc.
+                part = np.argpartition(-total, want - 1)[:want]
+                near = np.flatnonzero(total >= total[part].min())
+                order = near[np.lexsort((-ids[near], -total[near]))]
+            # identical texts count once: keep each text's first (best) row
+            _, first = np.unique(tids[order], return_index=True)
+            if len(first) >= k or want >= m:
+                order = order[np.sort(first)][:k]
+                break
+            want = min(m, want * 4)
 
         picked = order if rows is None else rows[order]
         self._acc[picked] = now_h  # after scoring: this retrieval saw the old access times

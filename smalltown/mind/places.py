@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from smalltown.llm.backend import Asker
 from smalltown.llm.tasks import ChoosePlace, Persona
@@ -33,8 +34,10 @@ class KnownTree:
 
 
 def choose_place(asker: Asker, agent: str, persona: Persona, tree: KnownTree, activity: str,
-                 current: str, answers: dict[str, str] | None = None) -> str:
-    """Sector, then arena, then object: each level one task over what the agent knows there.
+                 current: str, answers: dict[str, str] | None = None, sector: str = "",
+                 levels: tuple[str, ...] = ("sector", "arena", "object"), now: datetime | None = None) -> str:
+    """Sector, then arena, then object: each level one task over what the agent knows there
+    (`sector` given: from the arena on). With `levels=("sector",)` only the sector is chosen.
 
     An answer outside the options is not trusted: the fallback (stay in the current area if it
     is known, else home, else the first option) is used and noted in the call log.
@@ -55,8 +58,8 @@ def choose_place(asker: Asker, agent: str, persona: Persona, tree: KnownTree, ac
         return choice
 
     def ask(level: str, within: str, options: list[str], prefer: str) -> str:
-        task = ChoosePlace(persona=persona, activity=activity, level=level, within=within,
-                           current=pretty(current) or "the street", options=options)
+        task = ChoosePlace(persona=persona, now=now or datetime(2000, 1, 1), activity=activity, level=level,
+                           within=within, current=pretty(current) or "the street", options=options)
         choice = asker.ask(agent, task).choice.strip()
         if choice in options:
             return choice
@@ -65,8 +68,11 @@ def choose_place(asker: Asker, agent: str, persona: Persona, tree: KnownTree, ac
         return fallback
 
     cur = current.split(":") + ["", ""]
-    options = [s for s in tree.tree if any(tree.tree[s].values())]  # somewhere to act on
-    sector = pick("sector", "", options, cur[0] if cur[0] in options else persona.home)
+    if not sector:
+        options = [s for s in tree.tree if any(tree.tree[s].values())]  # somewhere to act on
+        sector = pick("sector", "", options, cur[0] if cur[0] in options else persona.home)
+    if levels == ("sector",):
+        return sector
     arenas = [a for a, objs in tree.tree[sector].items() if objs]
     arena = pick("arena", f"in {sector}", arenas, cur[1] if cur[0] == sector else "")
     obj = pick("object", f"in {sector}: {arena}", tree.tree[sector][arena], "")

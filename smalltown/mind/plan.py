@@ -1,12 +1,18 @@
 """Plans at three levels (SPEC 4): the day in broad strokes, hour-long blocks, and 5-15 minute
-actions decomposed just in time. All three are stored in the memory stream as well."""
+actions decomposed just in time. All three are stored in the memory stream as well.
+
+A long activity is cut into hour-long blocks, but stays one activity: its blocks follow each other
+with the same activity and place (a `span`), and each block's decomposition sees what the
+earlier ones already did, so nothing restarts on the hour."""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from smalltown.llm.tasks import SLEEPING
+
 DAY = 24 * 60
-SLEEPING = "sleeping"
+__all__ = ["DAY", "SLEEPING", "DayPlan", "PlanItem", "fit_actions", "normalise_blocks"]
 
 
 @dataclass
@@ -14,8 +20,10 @@ class PlanItem:
     start: int  # minute of the day
     minutes: int
     activity: str
-    address: str = ""  # where it is done, once chosen (blocks)
+    address: str = ""  # where it is done: the object (actions; blocks not decomposed, once chosen)
     actions: list["PlanItem"] | None = None  # its 5-15 minute actions, once decomposed (blocks)
+    place: str = ""  # the sector (blocks)
+    runs_on: int = 0  # minutes the activity goes on past midnight (the day's last block)
 
     @property
     def end(self) -> int:
@@ -24,16 +32,23 @@ class PlanItem:
     @classmethod
     def from_json(cls, d: dict) -> "PlanItem":
         actions = d.get("actions")
-        return cls(d["start"], d["minutes"], d["activity"], d.get("address", ""),
-                   [cls.from_json(a) for a in actions] if actions is not None else None)
+        address = d.get("address", "")
+        items = [cls.from_json(a) for a in actions] if actions is not None else None
+        for a in items or []:  # a save from before actions had their own objects
+            a.address = a.address or address
+        return cls(d["start"], d["minutes"], d["activity"], address, items,
+                   d["place"] if "place" in d else address.split(":")[0], d.get("runs_on", 0))
 
 
 @dataclass
 class DayPlan:
     date: str  # ISO date
     wake_up_hour: int
-    items: list[str]  # level 1: the day in broad strokes
+    items: list[tuple[str, str]]  # level 1: the day in broad strokes, (HH:MM, activity)
     blocks: list[PlanItem] = field(default_factory=list)  # level 2: about an hour each
+    # yesterday's last activity, when it ran to midnight and today's first block goes on with it
+    # (a night's work): its blocks, their minutes counted back from midnight (negative)
+    carried: list[PlanItem] = field(default_factory=list)
 
     def block_at(self, minute: int) -> PlanItem | None:
         for b in self.blocks:
@@ -41,38 +56,83 @@ class DayPlan:
                 return b
         return None
 
+    def index(self, block: PlanItem) -> int:
+        return next(i for i, b in enumerate(self.blocks) if b is block)
+
+    def span(self, block: PlanItem) -> list[PlanItem]:
+        """The blocks of the one activity `block` is part of: it and its neighbours with the same
+        activity and place, back to back (and yesterday's, when the day began with it)."""
+        i = j = self.index(block)
+        same = lambda b: b.activity == block.activity and b.place == block.place  # noqa: E731
+        while i > 0 and same(self.blocks[i - 1]) and self.blocks[i - 1].end == self.blocks[i].start:
+            i -= 1
+        while j + 1 < len(self.blocks) and same(self.blocks[j + 1]) and self.blocks[j].end == self.blocks[j + 1].start:
+            j += 1
+        before = self.carried if i == 0 and self.carried and same(self.carried[-1]) and self.blocks[0].start == 0 else []
+        return [*before, *self.blocks[i:j + 1]]
+
+    def spans(self) -> list[list[PlanItem]]:
+        """The day as activities (spans of blocks), in order."""
+        out: list[list[PlanItem]] = []
+        for b in self.blocks:
+            if out and out[-1][-1].activity == b.activity and out[-1][-1].place == b.place \
+                    and out[-1][-1].end == b.start:
+                out[-1].append(b)
+            else:
+                out.append([b])
+        return out
+
     def to_json(self) -> dict:
-        return asdict(self)
+        d = asdict(self)
+        d["items"] = [list(i) for i in self.items]
+        return d
+
+    def tail(self) -> list[PlanItem]:
+        """The day's last activity if it runs to midnight and is not sleep, its minutes counted
+        back from midnight: what a next day beginning with the same activity goes on with."""
+        spans = self.spans()
+        if not spans or spans[-1][-1].end != DAY or spans[-1][0].activity == SLEEPING:
+            return []
+        return [PlanItem(b.start - DAY, b.minutes, b.activity, b.address,
+                         [PlanItem(a.start - DAY, a.minutes, a.activity, a.address) for a in b.actions]
+                         if b.actions is not None else None, b.place) for b in spans[-1]]
 
     @classmethod
     def from_json(cls, d: dict) -> "DayPlan":
-        return cls(d["date"], d["wake_up_hour"], list(d["items"]), [PlanItem.from_json(b) for b in d["blocks"]])
+        items = [tuple(i) if isinstance(i, (list, tuple)) else ("", str(i)) for i in d["items"]]  # str: older saves
+        return cls(d["date"], d["wake_up_hour"], items, [PlanItem.from_json(b) for b in d["blocks"]],
+                   [PlanItem.from_json(b) for b in d.get("carried", [])])
 
 
-def normalise_blocks(raw: list[tuple[int, int, str]], start: int, before: list[PlanItem] | None = None,
-                     sleep_until: int = 0) -> list[PlanItem]:
+Raw = tuple[int, int, str, str]  # (start minute, minutes, activity, place)
+
+
+def normalise_blocks(raw: list[Raw], start: int, before: list[PlanItem] | None = None,
+                     sleep_until: int = 0, home: str = "") -> list[PlanItem]:
     """The blocks kept from `before`, then the answered ones from `start` on: sorted, clipped so
     they never overlap, gaps filled by stretching the previous block, long blocks cut into
     hour-long ones, sleep to midnight. A plan always covers the whole day, whatever the answer."""
     blocks = list(before or [])
     if not blocks and sleep_until > 0:
-        blocks.append(PlanItem(0, sleep_until, SLEEPING))
+        blocks.append(PlanItem(0, sleep_until, SLEEPING, place=home))
     t = blocks[-1].end if blocks else 0
     t = max(t, start)
-    for b_start, minutes, activity in sorted(raw, key=lambda b: b[0]):
+    for b_start, minutes, activity, place in sorted(raw, key=lambda b: b[0]):
         b_start = max(b_start, t)
         end = min(b_start + minutes, DAY)
         if end - b_start < 5:
             continue
         if b_start > t and blocks:  # a gap: the previous activity goes on over it
             _extend_last(blocks, b_start)
-        blocks.extend(_hours(b_start, end, activity))
+        blocks.extend(_hours(b_start, end, activity, place))
+        if activity != SLEEPING and b_start + minutes > DAY:
+            blocks[-1].runs_on = b_start + minutes - DAY  # a night's work: it goes on tomorrow
         t = end
     if t < DAY:
         if blocks and blocks[-1].activity == SLEEPING:
             blocks[-1].minutes += DAY - t
         else:
-            blocks.append(PlanItem(t, DAY - t, SLEEPING))
+            blocks.append(PlanItem(t, DAY - t, SLEEPING, place=home))
     return blocks
 
 
@@ -83,57 +143,58 @@ def _extend_last(blocks: list[PlanItem], to: int) -> None:
         last.minutes = to - last.start  # already under way: just longer
         blocks.append(last)
     else:
-        blocks.extend(_hours(last.start, to, last.activity))
+        blocks.extend(_hours(last.start, to, last.activity, last.place))
 
 
-def _hours(start: int, end: int, activity: str) -> list[PlanItem]:
+def _hours(start: int, end: int, activity: str, place: str) -> list[PlanItem]:
     """Cut a long block into hour-long ones (the last may run to 89 minutes); sleep stays whole."""
     if activity == SLEEPING or end - start < 90:
-        return [PlanItem(start, end - start, activity)]
+        return [PlanItem(start, end - start, activity, place=place)]
     out = []
     while end - start >= 90:
-        out.append(PlanItem(start, 60, activity))
+        out.append(PlanItem(start, 60, activity, place=place))
         start += 60
-    out.append(PlanItem(start, end - start, activity))
+    out.append(PlanItem(start, end - start, activity, place=place))
     return out
 
 
-def fit_actions(raw: list[tuple[str, int]], block: PlanItem) -> tuple[list[PlanItem], str]:
-    """5-15 minute actions that exactly fill `block`, from the answer: each clamped to 5-15, the
-    last ones trimmed or one more added so the sum is right. Returns the note of what was fixed
-    ("" when the answer was usable as it was)."""
+def fit_actions(raw: list[tuple[str, int, str]], block: PlanItem, default: str) -> tuple[list[PlanItem], str]:
+    """5-15 minute actions (activity, minutes, object address) that exactly fill `block`, from the
+    answer: each clamped to 5-15, the last ones trimmed or the block's activity added so the sum is
+    right (at the last action's object, or `default`). Returns the note of what was fixed ("" when
+    the answer was usable as it was)."""
     notes = []
     out: list[PlanItem] = []
     t = block.start
-    for activity, minutes in raw:
+    for activity, minutes, address in raw:
         m = max(5, min(15, minutes))
         if m != minutes:
             notes.append(f"{minutes} minutes clamped to {m}")
         m = min(m, block.end - t)
         if m < 5:
-            _absorb(out, t, m, block.activity)
+            _absorb(out, t, m, block.activity, out[-1].address if out else default)
             notes.append("trimmed to fit the block")
             t += m
             break
-        out.append(PlanItem(t, m, activity))
+        out.append(PlanItem(t, m, activity, address))
         t += m
         if t >= block.end:
             break
     while t < block.end:  # too short: go on with the block's own activity
         m = min(15, block.end - t)
-        _absorb(out, t, m, block.activity)
+        _absorb(out, t, m, block.activity, out[-1].address if out else default)
         t += m
         notes.append("padded to fill the block")
-    if raw and sum(m for _, m in raw) != block.minutes:
-        notes.insert(0, f"actions summed to {sum(m for _, m in raw)} minutes, not {block.minutes}")
+    if raw and sum(m for _, m, _ in raw) != block.minutes:
+        notes.insert(0, f"actions summed to {sum(m for _, m, _ in raw)} minutes, not {block.minutes}")
     return out, "; ".join(dict.fromkeys(notes))
 
 
-def _absorb(out: list[PlanItem], t: int, m: int, activity: str) -> None:
+def _absorb(out: list[PlanItem], t: int, m: int, activity: str, address: str) -> None:
     """Add `m` minutes at `t`: as an action of its own when it can be one (5+), else into the
     previous action, split in two if that would pass 15."""
     if m >= 5 or not out:
-        out.append(PlanItem(t, m, activity))
+        out.append(PlanItem(t, m, activity, address))
         return
     last = out[-1]
     total = last.minutes + m
@@ -141,4 +202,4 @@ def _absorb(out: list[PlanItem], t: int, m: int, activity: str) -> None:
         last.minutes = total
     else:
         last.minutes = total - 5
-        out.append(PlanItem(last.end, 5, activity))
+        out.append(PlanItem(last.end, 5, activity, address))

@@ -6,8 +6,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from smalltown.llm.tasks import ReflectionInsights, ReflectionQuestions
+from smalltown.llm.tasks import Record, ReflectionInsights, ReflectionQuestions
 from smalltown.mind.memory import Memory
+from smalltown.mind.records import record
 
 if TYPE_CHECKING:
     from smalltown.mind.agent import Mind
@@ -16,22 +17,28 @@ if TYPE_CHECKING:
 def reflect(mind: "Mind", now: datetime) -> list[Memory]:
     s = mind.settings
     recent = mind.memory.recent(s.reflection_recent)
-    questions = mind.ask(ReflectionQuestions(persona=mind.persona,
-                                             statements=[m.description for m in recent])).questions
-    cited: dict[int, Memory] = {}
+    # the most recent first to stay when a window is small: the score is the recency order
+    statements = [record(mind.lore, m, i / len(recent)) for i, m in enumerate(recent, 1)]
+    questions = mind.ask(ReflectionQuestions(persona=mind.persona, now=now, statements=statements)).questions
+    cited: dict[int, Record] = {}
     for q in questions:
-        for scored in mind.memory.retrieve(q, now, s.reflection_k, purpose="reflection").results:
-            cited.setdefault(scored.memory.id, scored.memory)
-    statements = list(cited.values())
-    answer = mind.ask(ReflectionInsights(persona=mind.persona, questions=questions,
-                                         statements=[m.description for m in statements]))
+        for r in mind.retrieve(q, now, s.reflection_k, "reflection"):
+            if r.id not in cited or cited[r.id].score < r.score:
+                cited[r.id] = r
+    if not cited:
+        return []  # nothing retrieved to rest an insight on
+    answer = mind.ask(ReflectionInsights(persona=mind.persona, now=now, questions=questions,
+                                         statements=list(cited.values())))
+    shown = mind.asker.last_task.statements  # numbered as the prompt showed them (after fitting)
     insights = []
     for ins in answer.insights:
-        evidence = [statements[i - 1].id for i in dict.fromkeys(ins.because) if 1 <= i <= len(statements)]
+        evidence = [shown[i - 1].id for i in dict.fromkeys(ins.because) if 1 <= i <= len(shown)]
         if len(evidence) < len(set(ins.because)):
             mind.note(f"insight {ins.insight[:40]!r} cited statements that do not exist; dropped them")
         if not evidence:
             continue  # an insight resting on nothing is not kept
+        if mind.memory.has(ins.insight, "reflection") or any(ins.insight == t for t, _, _ in insights):
+            continue  # an insight the agent already holds is not stored again
         insights.append((ins.insight, evidence, ins.importance))
     out = []
     for text, evidence, rating in insights:  # each rated in the same answer (packed)

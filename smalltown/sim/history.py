@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Iterable
 
-from smalltown.lang import gerund
+from smalltown.lang import doing
 from smalltown.mind.agent import TALKING, Action
 from smalltown.mind.memory import Memory
 from smalltown.sim.events import Event
+from smalltown.store.conversations import Conversation
 from smalltown.store.save import TIME_FMT, Save, decode_snapshot, has_snapshots, has_table
 from smalltown.world.load import load_world_text
 from smalltown.world.model import Tile
@@ -45,12 +46,7 @@ class AgentAt:
     @property
     def doing(self) -> str:
         """What others see it doing, as the running simulation says it."""
-        if self.activity is None:
-            return "idle"
-        if self.walking and self.address and ":" in self.address:
-            purpose = "sleep" if self.activity == "sleeping" else self.activity
-            return f"walking to the {self.address.split(':')[1]} to {purpose}"
-        return gerund(self.activity)
+        return doing(self.activity, self.address, self.walking)
 
 
 @dataclass(frozen=True)
@@ -59,16 +55,6 @@ class StateAt:
     time: datetime
     agents: dict[str, AgentAt]  # in the world file's order
     objects: dict[str, str]  # address -> state
-
-
-@dataclass
-class Conversation:
-    tick: int
-    time: str
-    place: str
-    participants: tuple[str, ...]  # the first speaker first
-    lines: list[tuple[str, str]] = field(default_factory=list)  # (speaker, what was said)
-    first_id: int = 0  # the event id of its first line
 
 
 def _describe(activity: str | None, address: str | None) -> str:
@@ -297,22 +283,8 @@ class History:
         return out
 
     def conversations_until(self, tick: int, agent: str | None = None) -> list[Conversation]:
-        """Conversations held by the end of `tick` (with `agent` in them, if given), oldest first.
-        A conversation is written at once, at the tick it starts: its lines share that tick."""
-        out: list[Conversation] = []
-        for eid, t, tm, speaker, text, data in self.conn.execute(
-                "SELECT id, tick, time, agent, text, data FROM events WHERE kind = 'said' AND tick <= ? "
-                "ORDER BY id", (tick,)):
-            data = json.loads(data or "{}")
-            speaker = speaker or "?"
-            listener = data.get("to") or "?"
-            pair = frozenset({speaker, listener})
-            last = out[-1] if out else None
-            if last is None or last.tick != t or frozenset(last.participants) != pair:
-                last = Conversation(t, tm, data.get("place") or "", (speaker, listener), first_id=eid)
-                out.append(last)
-            prefix = f"{speaker}: "
-            last.lines.append((speaker, text[len(prefix):] if text.startswith(prefix) else text))
-        if agent is not None:
-            out = [c for c in out if agent in c.participants]
-        return out
+        """Conversations held by the end of `tick` (with `agent` in them, if given), oldest first:
+        where, why, who said what, and each side's view of the other. A conversation is written at
+        once, at the tick it starts. (A save from before schema 4, read as it is: from its said
+        events, without reasons or views.)"""
+        return self.save.conversations(until=tick, agent=agent)

@@ -15,11 +15,11 @@ import numpy as np
 from smalltown.config import Settings, parse_sets
 from smalltown.llm.backend import Asker, Backend, CallRecord
 from smalltown.llm.embed import Embedder, HashEmbedder
-from smalltown.llm.scripted import ScriptedBackend
 from smalltown.mind.agent import Action, Mind
-from smalltown.mind.dialogue import converse
 from smalltown.mind.memory import Memory, MemoryStream, Retrieval, RetrievalWeights
-from smalltown.lang import gerund
+from smalltown.mind.records import Lore, record
+from smalltown.mind.talk import Conversation, consider, converse
+from smalltown.lang import doing
 from smalltown.seeded import stable_int
 from smalltown.sim.events import Event
 from smalltown.store.save import TIME_FMT, Save, SaveError
@@ -56,12 +56,7 @@ class Agent:
     def doing(self) -> str:
         """What others see it doing: "wiping the tables", "walking to the cafe to ..." """
         a = self.mind.action
-        if a is None:
-            return "idle"
-        if self.path:
-            purpose = "sleep" if a.activity == "sleeping" else a.activity
-            return f"walking to the {a.address.split(':')[1]} to {purpose}"
-        return gerund(a.activity)
+        return doing(a.activity if a else None, a.address if a else None, bool(self.path))
 
     @property
     def asleep(self) -> bool:
@@ -75,7 +70,9 @@ class Agent:
 
 class Simulation:
     def __init__(self, world: World, save: Save, backend: Backend, settings: Settings, tick: int,
-                 embedder: Embedder | None = None):
+                 embedder: Embedder | None = None, fallback: Backend | None = None):
+        """`fallback` answers what `backend` cannot (an unusable answer, a prompt too long for its
+        window), and the call log says so; without one such a question stops the run."""
         self.world = world
         self.save = save
         self.backend = backend
@@ -84,15 +81,15 @@ class Simulation:
         self.paths = Paths(world.map.walkable)
         self.embedder = embedder or HashEmbedder()
         self._calls: list[tuple[int, CallRecord]] = []
-        # a model answer that cannot be used is answered by the scripted backend (and logged)
-        fallback = None if backend.name == "scripted" else ScriptedBackend(world.seed)
+        self._conversations: list[Conversation] = []  # this tick's, written with it
         self.asker = Asker(backend, lambda rec: self._calls.append((self.tick, rec)), fallback)
+        self.lore = Lore(world)
         self.objects: dict[str, str] = {a: o.initial_state for a, o in world.objects.items()}
         self.users: dict[str, set[str]] = {}
         self.agents: list[Agent] = []
         self._by_name: dict[str, Agent] = {}
         self._memory_counts: list[int] = []  # per agent: see _new_id
-        self.importance_cache: dict[str, int] = {}
+        self.importance: dict[str, dict[str, int]] = {a.name: {} for a in world.agents}  # per agent
         self._pool: ThreadPoolExecutor | None = None
         self.weights = RetrievalWeights(settings.weight_recency, settings.weight_importance,
                                         settings.weight_relevance, settings.recency_decay)
@@ -107,7 +104,7 @@ class Simulation:
         """A schema-1 save's seed memories have no importance and no vector: the agent's own mind
         rates them (one task) and the embedder embeds them; both are written back."""
         texts = [mems[i].description for i in todo]
-        ratings = mind.importance(texts)
+        ratings = mind.importance([record(self.lore, mems[i]) for i in todo])
         vectors = self.embedder.embed(texts)
         rows = []
         for i, rating, vec in zip(todo, ratings, vectors):
@@ -136,7 +133,7 @@ class Simulation:
         while len(self._memory_counts) <= index:
             self._memory_counts.append(-1)
         stream = MemoryStream(spec.name, self.embedder, lambda: self._new_id(index), self.weights)
-        return Mind(spec, self.world, self.asker, stream, self.importance_cache, self.settings, state)
+        return Mind(spec, self.world, self.asker, stream, self.importance[spec.name], self.settings, state, self.lore)
 
     def _add(self, agent: Agent) -> None:
         self.agents.append(agent)
@@ -146,7 +143,8 @@ class Simulation:
 
     @classmethod
     def create(cls, world: World, path: str | Path, backend: Backend, settings: Settings | None = None,
-               overwrite: bool = False, sets: list[str] = (), embedder: Embedder | None = None) -> "Simulation":
+               overwrite: bool = False, sets: list[str] = (), embedder: Embedder | None = None,
+               fallback: Backend | None = None) -> "Simulation":
         """A new run of `world`. Settings: the defaults (or `settings`), then the world file's
         [settings], then `--set` options; the result is recorded in the save."""
         settings = (settings or Settings()).override(**world.settings).override(**parse_sets(sets))
@@ -156,7 +154,7 @@ class Simulation:
             "tick": 0, "game_time": world.start.strftime(TIME_FMT),
             "created_with": backend.name, "settings": settings.changes(),
         }, overwrite=overwrite)
-        sim = cls(world, save, backend, settings, tick=0, embedder=embedder)
+        sim = cls(world, save, backend, settings, tick=0, embedder=embedder, fallback=fallback)
         with save.transaction():
             save.set_meta({"embedder": sim.embedder.name})
         for spec in world.agents:
@@ -182,7 +180,7 @@ class Simulation:
 
     @classmethod
     def open(cls, path: str | Path, backend: Backend, settings: Settings | None = None,
-             sets: list[str] = (), embedder: Embedder | None = None) -> "Simulation":
+             sets: list[str] = (), embedder: Embedder | None = None, fallback: Backend | None = None) -> "Simulation":
         """Continue a save from its last committed tick, with the settings it was run with
         (plus `--set` options, which are then recorded)."""
         save = Save.open(path)
@@ -204,7 +202,7 @@ class Simulation:
             save.close()
             raise SaveError(f"{path}: its memories were embedded with {used!r}, not {embedder.name!r}; "
                             f"embeddings of two embedders cannot be mixed in one save ({hint})")
-        sim = cls(world, save, backend, settings, tick=save.meta("tick"), embedder=embedder)
+        sim = cls(world, save, backend, settings, tick=save.meta("tick"), embedder=embedder, fallback=fallback)
         sim.objects.update(save.objects())
         embedder.preload((text, np.frombuffer(vec, dtype=np.float32)) for text, vec in save.embeddings())
         streams: dict[str, tuple[list[Memory], list[np.ndarray]]] = {}
@@ -221,7 +219,7 @@ class Simulation:
                 vec = np.frombuffer(emb, dtype=np.float32)
                 embs.append(vec)
                 embedder.preload([(desc, vec)])
-                sim.importance_cache.setdefault(desc, importance)
+                sim.importance.setdefault(agent_name, {}).setdefault(desc, importance)
             last_id = max(last_id, mid)
         sim._memory_counts = sim._restore_counts(streams, last_id)
         if legacy:  # what the migration could not know (it has no model): now rated and embedded
@@ -239,6 +237,7 @@ class Simulation:
             if spec.name in legacy:
                 sim._complete_legacy(agent.mind, mems, embs, legacy[spec.name])
             agent.mind.memory.load(mems, np.vstack(embs) if embs else np.zeros((0, embedder.dim), np.float32))
+            agent.mind.reindex()
             if dest:
                 agent.dest = tuple(json.loads(dest))
                 agent.path = deque(sim.paths.path(tile, agent.dest))
@@ -321,6 +320,11 @@ class Simulation:
         described = {m.description for m, _ in new_memories}
         fresh = [(t, v) for t, v in self.embedder.take_fresh() if t not in described]
         with self.save.transaction():
+            if self._conversations:
+                ids = self.save.add_conversations(self._conversation_row(c) for c in self._conversations)
+                for e in events:
+                    if e.kind == "said" and "conversation" in e.data:
+                        e.data["conversation"] = ids[e.data["conversation"]]
             self.save.upsert_agents(self._agent_row(self._by_name[n]) for n in sorted(changed))
             self.save.move_agents((a.tile[0], a.tile[1], a.name) for a in self.agents
                                   if a.name in moved and a.name not in changed)
@@ -340,12 +344,20 @@ class Simulation:
             self.save.add_embeddings((text, vec.astype(np.float32).tobytes()) for text, vec in fresh)
             self.save.add_calls(
                 (t, stamp, c.agent, c.task, c.prompt, c.raw_answer, c.parsed_answer, c.prompt_tokens,
-                 c.completion_tokens, c.cached_tokens, c.ms, c.backend, c.model, c.note)
+                 c.completion_tokens, c.cached_tokens, c.ms, c.backend, c.model, c.note, c.key, c.fallback)
                 for t, c in self._calls)
             self.save.set_meta({"tick": self.tick, "game_time": stamp})
             if snapshot:
                 self.save.write_snapshot(self.tick, stamp)
         self._calls.clear()
+        self._conversations.clear()
+
+    def _conversation_row(self, c: Conversation) -> tuple:
+        end = c.start + timedelta(minutes=c.minutes)
+        lines = [{"speaker": x.speaker, "text": x.text, "tells": x.tells, "facts": list(x.facts)} for x in c.lines]
+        return (self.tick, c.start.strftime(TIME_FMT), end.strftime(TIME_FMT), c.place, c.initiator, c.other,
+                c.reason, json.dumps(lines), json.dumps({n: m.id for n, m in c.chats.items()}),
+                json.dumps(c.relationships))
 
     def _snapshot_due(self) -> bool:
         """The first tick at or after each game hour (SNAPSHOT_EVERY)."""
@@ -386,53 +398,70 @@ class Simulation:
         object doing something with nobody tending it (a burning stove)."""
         talked: set[str] = set()
         for agent in self.agents:
-            if agent.asleep or agent.name in talked or (agent.action and agent.action.talking):
+            # not before its first action: an agent that has not woken into its day does not react
+            if agent.action is None or agent.asleep or agent.name in talked or agent.action.talking:
                 continue
             # something going on with nobody tending it (a burning stove) comes before people
             new = sorted(seen.get(agent.name, []), key=lambda s: s.subject in self._by_name)
             for s in new:
                 other = self._by_name.get(s.subject)
                 if other is not None:
-                    if (other.asleep or other.name in talked or (other.action and other.action.talking)
+                    if (other.action is None or other.asleep or other.name in talked or other.action.talking
                             or not agent.mind.may_talk_to(other.name, now)):
                         continue
-                elif not self._unattended(s.subject):
+                elif not self._unusual(s.subject):
                     continue
                 if not agent.mind.may_consider(s.subject, now):
                     continue
-                reaction = agent.mind.consider(s, other is not None, now)
+                state = other.doing if other is not None else self.objects[s.subject]
+                reaction = consider(agent.mind, s, other is not None, now, self._place(agent), state)
                 changed.add(agent.name)
                 answer = reaction.answer
                 if answer.react and answer.talk and other is not None:
-                    self._converse(agent, other, now, emit, changed, answer.opening)
+                    self._converse(agent, other, now, emit, changed, s.description, answer.opening,
+                                   answer.context_summary)
                     talked |= {agent.name, other.name}
                 elif answer.react and answer.reaction:
                     emit(agent.name, "reacted", f"{agent.name} reacts to {s.description}: {answer.reaction}",
                          observed=s.subject, reaction=answer.reaction)
-                    if agent.mind.replan(now, [f"Reaction: {answer.reaction}"], [],
+                    if agent.mind.replan(now, [], reaction=answer.reaction,
                                          first_address="" if other else s.subject):
                         emit(agent.name, "replanned", f"{agent.name} re-plans the rest of the day",
                              reason=answer.reaction)
                 break  # one observation considered per tick
 
-    def _unattended(self, address: str) -> bool:
-        """An object doing something (not in its initial state) that nobody is using."""
-        return self.objects[address] != self.world.objects[address].initial_state and not self.users.get(address)
+    def _place(self, agent: Agent) -> str:
+        arena = self.world.arena_at(agent.tile)
+        return pretty(arena.address) if arena else "the street"
 
-    def _converse(self, a: Agent, b: Agent, now: datetime, emit, changed: set[str], opening: str = "") -> None:
-        arena = self.world.arena_at(a.tile)
-        place = pretty(arena.address) if arena else "the street"
-        conv = converse(a.mind, b.mind, now, place, opening)
-        for speaker, text in conv.lines:
-            listener = b.name if speaker == a.name else a.name
-            emit(speaker, "said", f"{speaker}: {text}", to=listener, place=place)
+    def _unusual(self, address: str) -> bool:
+        """An object in a state that neither rest nor anyone's use of it explains (a stove burning):
+        worth reacting to. What use does to an object is what the minds were told it does (their
+        object states, kept in their saved state), so the test holds after a resume."""
+        state = self.objects[address]
+        if state == self.world.objects[address].initial_state:
+            return False
+        key = self.world.objects[address].name + "\x1f"
+        return not any(v == state for a in self.agents for k, v in a.mind.object_states.items() if k.startswith(key))
+
+    def _converse(self, a: Agent, b: Agent, now: datetime, emit, changed: set[str], reason: str,
+                  opening: str = "", relationship: str = "") -> None:
+        place = self._place(a)
+        doing = {a.name: a.doing, b.name: b.doing}
+        conv = converse(a.mind, b.mind, now, place, reason, doing, opening, relationship)
+        self._conversations.append(conv)
+        index = len(self._conversations) - 1  # the row id is known when the tick is written
+        for line in conv.lines:
+            listener = b.name if line.speaker == a.name else a.name
+            emit(line.speaker, "said", f"{line.speaker}: {line.text}", to=listener, place=place,
+                 conversation=index, tells=line.tells)
         for me, other in ((a, b), (b, a)):
-            learned = conv.learned[me.name]
-            if learned:  # something new to act on: the rest of the day is planned again
+            if conv.plan_changes.get(me.name):  # what was said changes the day: planned again from here
                 chat = conv.chats[me.name]
-                if me.mind.replan(now, [m.description for m in learned], [chat.id] + [m.id for m in learned]):
+                reason_records = [record(self.lore, m, 1.0) for m in [chat, *conv.learned[me.name]]]
+                if me.mind.replan(now, reason_records):
                     emit(me.name, "replanned", f"{me.name} re-plans the rest of the day",
-                         reason="; ".join(m.description for m in learned))
+                         reason=chat.description)
             me.path.clear()
             me.dest = None
             action = me.mind.talk(other.name, now, conv.minutes)

@@ -15,7 +15,11 @@ from typing import Any, Iterable, Iterator
 
 import sqlite_utils
 
-SCHEMA_VERSION = 3
+from smalltown.store import calls as _calls
+from smalltown.store import conversations as _conversations
+from smalltown.store.conversations import Conversation
+
+SCHEMA_VERSION = 4
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
@@ -181,6 +185,7 @@ def _create_schema(db: sqlite_utils.Database) -> None:
     db["llm_calls"].create_index(["agent", "task"])
     _create_v2(db)
     _create_v3(db)
+    _create_v4(db)
 
 
 def _create_v2(db: sqlite_utils.Database) -> None:
@@ -199,7 +204,15 @@ def _create_v3(db: sqlite_utils.Database) -> None:
     db["snapshots"].create({"tick": int, "time": str, "state": bytes}, pk="tick")
 
 
-MIGRATIONS = {1: _create_v2, 2: _create_v3}  # from version N to N + 1
+def _create_v4(db: sqlite_utils.Database) -> None:
+    """Added in schema 4: conversations as rows of their own (rebuilt from the `said` events of an
+    older save), and each model call's key and fallback reason."""
+    _conversations.create_table(db.conn)
+    _calls.add_call_columns(db.conn)
+    _conversations.rebuild_from_said(db.conn)
+
+
+MIGRATIONS = {1: _create_v2, 2: _create_v3, 3: _create_v4}  # from version N to N + 1
 
 
 class Save:
@@ -366,6 +379,10 @@ class Save:
             "SELECT id, agent, kind, description, created, last_accessed, importance, embedding, "
             "evidence FROM memories ORDER BY id")
 
+    def memory_owners(self) -> dict[int, str]:
+        """Memory id -> the agent whose memory it is."""
+        return dict(self.conn.execute("SELECT id, agent FROM memories"))
+
     def add_embeddings(self, rows: Iterable[tuple[str, bytes]]) -> None:
         self.conn.executemany("INSERT OR IGNORE INTO embeddings(text, vector) VALUES (?, ?)", rows)
 
@@ -378,10 +395,20 @@ class Save:
             "INSERT INTO retrievals(tick, time, agent, purpose, query, results) VALUES (?,?,?,?,?,?)", rows)
 
     def add_calls(self, rows: Iterable[tuple]) -> None:
+        """rows: (tick, time, agent, task, prompt, raw_answer, parsed_answer, prompt_tokens,
+        completion_tokens, cached_tokens, ms, backend, model, note, key, fallback); `fallback`
+        is why another backend answered ("too long", "cut off", "invalid", "failed"), '' if none."""
         self.conn.executemany(
             "INSERT INTO llm_calls(tick, time, agent, task, prompt, raw_answer, parsed_answer, "
-            "prompt_tokens, completion_tokens, cached_tokens, ms, backend, model, note) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+            "prompt_tokens, completion_tokens, cached_tokens, ms, backend, model, note, key, fallback) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+
+    def add_conversations(self, rows: Iterable[tuple]) -> list[int]:
+        """rows: (tick, time, end_time, place, initiator, other, reason, lines_json, chats_json,
+        relationships_json); lines: [{"speaker", "text", "tells": [memory ids], "facts": [fact
+        names]}], chats: {agent: its chat memory's id}, relationships: {agent: its summary of the
+        other}. Returns the ids given to the rows, in order (a said event's data names its row)."""
+        return _conversations.add_conversations(self.conn, rows)
 
     # --- reading ------------------------------------------------------------------------------
 
@@ -392,9 +419,36 @@ class Save:
     def objects(self) -> dict[str, str]:
         return dict(self.conn.execute("SELECT address, state FROM objects"))
 
+    def events_since(self, tick: int, kinds: Iterable[str]) -> list[tuple[str, str | None, str, dict]]:
+        """(time, agent, kind, data) of the events of these kinds at ticks after `tick`, oldest first."""
+        kinds = list(kinds)
+        rows = self.conn.execute(f"SELECT time, agent, kind, data FROM events WHERE tick > ? AND kind IN "
+                                 f"({','.join('?' * len(kinds))}) ORDER BY id", [tick, *kinds])
+        return [(t, a, k, json.loads(d or "{}")) for t, a, k, d in rows]
+
+    def conversations(self, until: int | None = None, since: int | None = None, agent: str | None = None,
+                      limit: int | None = None) -> list[Conversation]:
+        """Conversations held at ticks in (since, until], with `agent` on either side, oldest first
+        (the newest `limit`); see store/conversations.py."""
+        return _conversations.read_conversations(self.conn, until, since, agent, limit)
+
+    def conversation_count(self) -> int:
+        return _conversations.count_conversations(self.conn)
+
+    def call_figures(self, after_id: int = 0) -> dict:
+        """How many model calls, how many a fallback answered, by task and reason (store/calls.py)."""
+        return _calls.call_figures(self.conn, after_id)
+
+    def last_call_id(self) -> int:
+        """The newest model call's id (0 when none): the calls after it are those made since."""
+        return _calls.last_call_id(self.conn)
+
     def count(self, table: str) -> int:
+        """Rows of `table`; 0 for a table an older save does not have."""
         assert table in {"agents", "objects", "memories", "events", "llm_calls", "retrievals", "embeddings",
-                         "snapshots"}
+                         "snapshots", "conversations"}
+        if not has_table(self.conn, table):
+            return 0
         return self.conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
 
     def digest(self) -> str:
@@ -439,8 +493,8 @@ class Save:
 
     def rewind(self, tick: int) -> dict[str, int]:
         """Cut the save back to its snapshot at `tick`: what happened after it (events, calls,
-        retrievals, memories, later snapshots) is deleted, and the agents, objects, clock and
-        memories' last access are as they were then. Returns how many rows were dropped, by table.
+        retrievals, conversations, memories, later snapshots) is deleted, and the agents, objects,
+        clock and memories' last access are as they were then. Returns how many rows were dropped, by table.
         Use it on a copy (see smalltown/sim/fork.py): the future it deletes is gone."""
         snap = read_snapshot(self.conn, tick)
         if snap is None:
@@ -451,7 +505,10 @@ class Save:
         self._last_snapshot = None
         with self.transaction():
             for table in SNAPSHOT_LOGS:
-                cur = self.conn.execute(f"DELETE FROM {table} WHERE id > ?", (snap["last_ids"][table],))
+                if table in snap["last_ids"]:
+                    cur = self.conn.execute(f"DELETE FROM {table} WHERE id > ?", (snap["last_ids"][table],))
+                else:  # a snapshot from before the table: its rows are written in their tick's transaction
+                    cur = self.conn.execute(f"DELETE FROM {table} WHERE tick > ?", (tick,))
                 dropped[table] = cur.rowcount
             kept = snap["memory_ids"]  # per agent: ids grow within an agent's stream
             n = self.conn.execute("DELETE FROM memories WHERE agent NOT IN (SELECT value FROM json_each(?))",
@@ -490,7 +547,8 @@ class Save:
 #                 exactly; `hash` checks it when read)
 #   objects     every objects row
 #   memory_ids  per agent, its highest memory id then (ids only grow within an agent's stream)
-#   last_ids    the highest id of each log table (events, llm_calls, retrievals) then
+#   last_ids    the highest id of each log table (events, llm_calls, retrievals, and since schema 4
+#               conversations) then; a rewind to a snapshot without one cuts that log by tick
 #   accessed    [id, last_accessed] of memories whose last access is not their creation time:
 #               all of them in the save's first snapshot (`since` null), else only those
 #               accessed at or after the previous snapshot's time `since` (a memory's last access
@@ -501,7 +559,7 @@ class Save:
 
 SNAPSHOT_FORMAT = 1
 SNAPSHOT_META = ("tick", "game_time", "settings")  # the meta that changes as a run goes
-SNAPSHOT_LOGS = ("events", "llm_calls", "retrievals")  # append-only logs, cut back by id
+SNAPSHOT_LOGS = ("events", "llm_calls", "retrievals", "conversations")  # append-only logs, cut back by id
 SNAPSHOT_MAX_BYTES = 256 * 1024 * 1024  # decompressed: a hostile file cannot be a zip bomb
 
 

@@ -84,7 +84,7 @@ def keys_line(*pairs: tuple[str, str]) -> Text:
 
 
 def title_line(title: str, *filters: tuple[str, str | None]) -> Text:
-    """ "Model calls  agent Maria Lopez  task all": the screen's name and its filters."""
+    """ "Model calls  agent Ann Lee  task all": the screen's name and its filters."""
     out = Text(title, "bold", no_wrap=True, overflow="ellipsis")
     for label, value in filters:
         out.append(f"  {label} ", "dim")

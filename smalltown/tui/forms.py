@@ -85,7 +85,7 @@ class EditObjectScreen(ModalScreen[tuple[str, str] | None]):
         with Vertical() as box:
             box.border_title = "Edit an object's state"
             yield Label("Object (sector:arena:object; tab completes)")
-            yield Input(self._address, id="address", placeholder="Hobbs Cafe:cafe:cafe customer seating",
+            yield Input(self._address, id="address", placeholder="sector:arena:object",
                         suggester=SuggestFromList(sorted(self._objects), case_sensitive=False))
             yield Static(self._now(self._address), classes="hint", id="now")
             yield Label("New state")

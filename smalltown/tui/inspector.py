@@ -113,6 +113,13 @@ def current_actions(plan: dict, block: dict, action: dict | None) -> set[int]:
             if a["start"] < end and start < a["start"] + a["minutes"]}
 
 
+def plan_item(item: object) -> str:
+    """An item of the day in broad strokes: [time, activity] (or the text older saves kept)."""
+    if isinstance(item, (list, tuple)) and len(item) == 2:
+        return f"{item[0]} {item[1]}".strip()
+    return str(item)
+
+
 def describe_action(action: dict) -> str:
     """"activity @ sector: arena: object", as the paper shows an action."""
     return f"{action['activity']} @ {pretty(action['address'])}" if action.get("address") \
@@ -500,7 +507,7 @@ class InspectorScreen(Screen[None]):
         except ValueError:
             when = plan["date"]
         day.border_title = f"Day · {when} · wakes at {plan.get('wake_up_hour', '?')}"
-        items = Text("\n").join(Text.assemble((f"{n}. ", "dim"), item)
+        items = Text("\n").join(Text.assemble((f"{n}. ", "dim"), plan_item(item))
                                 for n, item in enumerate(plan.get("items", []), 1)) or Text("—", "dim")
         self.query_one("#plan-items", Static).update(items)
         was_current = self._current_block
@@ -512,7 +519,8 @@ class InspectorScreen(Screen[None]):
             rows.append((str(i), [Text(CURRENT if i == current else "", style),
                                   Text(hhmm(b["start"]), style), Text(str(b["minutes"]), style, justify="right"),
                                   Text(b["activity"], style),
-                                  Text(pretty(b["address"]), style) if b.get("address") else Text("—", "dim")]))
+                                  Text(pretty(b.get("address") or b.get("place", "")), style)
+                                  if b.get("address") or b.get("place") else Text("—", "dim")]))
         # The cursor follows the current block unless it was moved off it.
         blocks_table.set_rows(rows, cursor=str(current) if following and current is not None else None)
         self._show_actions(blocks_table.cursor_key)
@@ -540,8 +548,10 @@ class InspectorScreen(Screen[None]):
         rows = []
         for j, a in enumerate(b["actions"]):
             style = CURRENT_STYLE if j in marked else ""
+            at = pretty(":".join(a.get("address", "").split(":")[1:]))
             rows.append((str(j), [Text(CURRENT if j in marked else "", style), Text(hhmm(a["start"]), style),
-                                  Text(str(a["minutes"]), style, justify="right"), Text(a["activity"], style)]))
+                                  Text(str(a["minutes"]), style, justify="right"),
+                                  Text(a["activity"] + (f" @ {at}" if at else ""), style)]))
         table.set_rows(rows, cursor=str(min(marked)) if marked else "0")
 
     @on(DataTable.RowHighlighted, "#plan-blocks")

@@ -110,14 +110,16 @@ ACTIVITY_SYMBOLS: tuple[tuple[tuple[str, ...], str], ...] = (
 
 
 def state_symbol(state: str, action: str | None) -> str:
-    """`state` first (the agents list's word), else a keyword of the action; "·" for anything else."""
+    """`state` first (the agents list's word), else a keyword of the action's activity, not of
+    its place ("get dressed @ a home: bedroom: someone's bed" is not sleep); "·" for
+    anything else."""
     if state == "asleep":
         return "z"
     if state == "talking":
         return '"'
     if state == "reflecting":
         return "*"
-    text = (action or "").lower()
+    text = (action or "").split(" @ ", 1)[0].lower()
     for words, symbol in ACTIVITY_SYMBOLS:
         if any(w in text for w in words):
             return symbol

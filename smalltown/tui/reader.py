@@ -10,6 +10,9 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
+from smalltown.store import conversations as conv
+from smalltown.store.conversations import Conversation
+
 
 @dataclass(frozen=True)
 class MemoryRow:
@@ -141,3 +144,13 @@ class SaveReader:
         sql += " ORDER BY id DESC LIMIT ?"
         return [EventRow(r[0], r[1], r[2], r[3], r[4], r[5], json.loads(r[6] or "{}"))
                 for r in self.conn.execute(sql, [*args, limit])]
+
+    # --- conversations ------------------------------------------------------------------------
+
+    def conversations(self, agent: str | None = None, limit: int | None = None) -> list[Conversation]:
+        """With `agent` on either side when given; oldest first, the newest `limit`."""
+        return conv.read_conversations(self.conn, agent=agent, limit=limit)
+
+    def conversation_mark(self) -> int:
+        """Grows when a conversation is saved: compared to know whether to read them again."""
+        return conv.conversation_mark(self.conn)

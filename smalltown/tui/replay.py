@@ -220,9 +220,17 @@ class ReplayApp(TownView[None]):
         convs = self.history.conversations_until(self.tick, self.selected)
         lines: list[Text] = []
         for c in reversed(convs[-30:]):
-            lines.append(Text(f"{c.time}  {' and '.join(c.participants)} at {c.place}", "bold"))
-            for speaker, said in c.lines:
-                lines.append(Text.assemble(("  " + speaker.split()[0] + ": ", self._colours.get(speaker, "")), said))
+            lines.append(Text(f"{c.time}  {' and '.join(c.participants)} at {c.place or 'an unknown place'}",
+                              "bold"))
+            if c.reason:
+                lines.append(Text(f"  {c.initiator.split()[0]} saw: {c.reason}", "dim italic"))
+            for line in c.lines:
+                lines.append(Text.assemble(("  " + line.speaker.split()[0] + ": ",
+                                            self._colours.get(line.speaker, "")), line.text))
+            for name, view in c.relationships.items():
+                if view:
+                    lines.append(Text.assemble(("  " + name.split()[0] + " on " + c.other_side(name).split()[0] + ": ",
+                                                "dim"), (view, "dim")))
         when = self.history.time_of(self.tick)
         self.push_screen(MemoriesScreen(f"{self.selected or 'Everyone'}'s conversations by {when:%a %H:%M}", lines))
 

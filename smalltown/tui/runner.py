@@ -64,6 +64,7 @@ class SimRunner:
         self._hits: tuple[Hit, ...] = ()
         self._changed_objects: dict[str, datetime] = {}  # address -> game time of its last change
         self._reflected: dict[str, datetime] = {}  # agent -> game time it last reflected
+        self._remember_recent()
         self.tick_started: float | None = None  # monotonic start of the tick in flight (any thread reads)
         self._pending: deque[Event] = deque(maxlen=EVENT_CAP)
         self._dropped = 0
@@ -260,10 +261,20 @@ class SimRunner:
 
     def _remember(self, events: list[Event]) -> None:
         for e in events:
-            if e.kind == "object":
-                self._changed_objects[e.data["address"]] = self.sim.now
-            elif e.kind == "reflected" and e.agent:
-                self._reflected[e.agent] = self.sim.now
+            self._mark(e.kind, e.agent, e.data, self.sim.now)
+
+    def _remember_recent(self) -> None:
+        """A run opened part-way through: the changes and reflections of its last half hour, from
+        the save's event log, so the first frames mark them as the ticks before would have."""
+        since = self.sim.tick - int(RECENT.total_seconds() // self.sim.world.step_seconds)
+        for stamp, agent, kind, data in self.sim.save.events_since(since, ("object", "reflected")):
+            self._mark(kind, agent, data, datetime.strptime(stamp, TIME_FMT))
+
+    def _mark(self, kind: str, agent: str | None, data: dict, when: datetime) -> None:
+        if kind == "object" and data.get("address"):
+            self._changed_objects[data["address"]] = when
+        elif kind == "reflected" and agent:
+            self._reflected[agent] = when
 
     def _check_breakpoints(self, events: list[Event]) -> None:
         if not self._breakpoints:

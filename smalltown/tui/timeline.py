@@ -21,7 +21,7 @@ from textual.screen import ModalScreen
 from textual.widgets import SelectionList, Static
 
 from smalltown.sim.events import KINDS
-from smalltown.sim.history import Conversation
+from smalltown.store.conversations import Conversation
 from smalltown.tui.calls import (Col, DebugScreen, Keyed, RowTable, agent_column, agent_names, cycle, fit,
                                  keys_line, long_stamp, max_id, short_name, stamp, title_line)
 from smalltown.tui.palette import agent_colours
@@ -222,47 +222,10 @@ class KindPicker(ModalScreen[frozenset[str]]):
 # --- conversations --------------------------------------------------------------------------
 
 
-def said_line(e: EventRow) -> str:
-    """What was said, without the "Speaker: " the event's text starts with."""
-    prefix = f"{e.agent}: "
-    return e.text[len(prefix):] if e.agent and e.text.startswith(prefix) else e.text
-
-
-def group_conversations(said: Iterable[EventRow]) -> list[Conversation]:
-    """"said" events, oldest first, into conversations: consecutive lines at the same tick between
-    the same two agents. Oldest first."""
-    out: list[Conversation] = []
-    for e in said:
-        speaker = e.agent or "?"
-        pair = frozenset({speaker, e.data.get("to") or "?"})
-        last = out[-1] if out else None
-        if last is None or last.tick != e.tick or frozenset(last.participants) != pair:
-            others = [n for n in pair if n != speaker]
-            last = Conversation(e.tick, e.time, e.data.get("place") or "", (speaker, *sorted(others)),
-                                first_id=e.id)
-            out.append(last)
-        last.lines.append((speaker, said_line(e)))
-    return out
-
-
-def query_said(conn: sqlite3.Connection, agent: str | None, after: int = 0, upto: int | None = None,
-               limit: int = 2000) -> list[EventRow]:
-    """Lines said by or to `agent` (everyone's when None), newest first; ids above `after` (and
-    up to `upto`)."""
-    sql, args = f"{EVENT_SQL} WHERE kind = 'said' AND id > ?", [after]
-    if upto is not None:
-        sql += " AND id <= ?"
-        args.append(upto)
-    if agent:
-        sql += " AND (agent = ? OR json_extract(data, '$.to') = ?)"
-        args += [agent, agent]
-    sql += " ORDER BY id DESC LIMIT ?"
-    return [_event(r) for r in conn.execute(sql, [*args, limit])]
-
-
 class DialogueScreen(DebugScreen):
-    """The town's conversations, newest first: when, where and who, then speaker by speaker. a
-    cycles through the agents (only the conversations they took part in) and back to all."""
+    """The town's conversations, newest first: when, where and who, what started it, then speaker
+    by speaker, then each side's view of the other. a cycles through the agents (only the
+    conversations they took part in) and back to all."""
 
     DEFAULT_CSS = """
     DialogueScreen #talks { height: 1fr; scrollbar-size-vertical: 1; background: $background; }
@@ -273,7 +236,7 @@ class DialogueScreen(DebugScreen):
         Binding("a", "agent(1)", "Agent", show=False),
         Binding("A", "agent(-1)", "Agent back", show=False),
     ]
-    LIMIT = 2000  # lines read; the oldest conversation, when cut by it, is left out
+    LIMIT = 300  # the newest conversations shown
 
     def __init__(self, reader: SaveReader, agent: str | None = None) -> None:
         super().__init__()
@@ -302,22 +265,14 @@ class DialogueScreen(DebugScreen):
             self._load()
 
     def reload(self) -> None:
-        """Read again when something was said since the last read; one query when nothing was saved."""
-        newest = self._newer("events")
-        if newest is None:
-            return
-        said = query_said(self.reader.conn, self.agent, self._seen, newest, limit=1)
-        self._seen = newest
-        if said:
+        """Read again when a conversation was saved since the last read; one query when none was."""
+        if self.is_mounted and self.reader.conversation_mark() != self._seen:
             self._load()
 
     def _load(self) -> None:
-        self._seen = max_id(self.reader.conn, "events")
-        said = query_said(self.reader.conn, self.agent, upto=self._seen, limit=self.LIMIT)
-        talks = group_conversations(reversed(said))
-        cut = len(said) >= self.LIMIT and len(talks) > 1
-        if cut:
-            talks = talks[1:]  # its first lines may be beyond the limit
+        self._seen = self.reader.conversation_mark()
+        talks = self.reader.conversations(self.agent, limit=self.LIMIT)
+        cut = len(talks) >= self.LIMIT
         self.conversations = talks[::-1]
         self.query_one("#title", Static).update(title_line("Conversations", ("agent", self.agent)))
         n = len(self.conversations)
@@ -344,13 +299,23 @@ class DialogueScreen(DebugScreen):
             who.append(name, f"bold {self._colours.get(name, '')}")
         firsts = {n.split()[0] for n in c.participants}
         short = len(firsts) == len(c.participants) and self._narrow
+
+        def shown(n: str) -> str:
+            return n.split()[0] if short else n
+
+        parts: list = [head, who]
+        if c.reason:
+            parts.append(Text.assemble((f"{shown(c.initiator)} saw: ", "dim"), (c.reason, "dim italic")))
         lines = Table.grid(padding=(0, 2), expand=False)
         lines.add_column(no_wrap=True)
         lines.add_column(ratio=1)
-        for speaker, text in c.lines:
-            shown = speaker.split()[0] if short else speaker
-            lines.add_row(Text(shown, self._colours.get(speaker, "")), Text(text))
-        return Group(head, who, lines)
+        for line in c.lines:
+            lines.add_row(Text(shown(line.speaker), self._colours.get(line.speaker, "")), Text(line.text))
+        parts.append(lines)
+        for n, view in c.relationships.items():
+            if view:
+                parts.append(Text.assemble((f"{shown(n)} on {shown(c.other_side(n))}: ", "dim"), (view, "dim italic")))
+        return Group(*parts)
 
     def action_agent(self, step: int) -> None:
         self.agent = cycle(self._agents, self.agent, step)

@@ -19,12 +19,15 @@ from smalltown.world.model import (
     Fact,
     Gathering,
     Object,
+    RoutineItem,
     Sector,
     TileMap,
     World,
 )
 from smalltown.world.paths import components
-from smalltown.world.schema import MapIn, WorldIn
+from smalltown.world.routine import SLEEPING, derive, with_lengths
+from smalltown.world.routine import problems as routine_problems
+from smalltown.world.schema import AgentIn, MapIn, WorldIn
 from smalltown.world.toml_lines import TomlLines
 
 
@@ -112,6 +115,8 @@ def _parse(source: str, text: str, schema: type[BaseModel]):
                 msg = "required field is missing"
             elif err["type"] == "extra_forbidden":
                 msg = "unknown field"
+            elif err["type"] == "value_error":
+                msg = msg.removeprefix("Value error, ")
             problems.append(Problem(source, lines.line_of(loc) or 1, f"{field}: {msg}"))
         raise WorldError(problems) from None
 
@@ -291,8 +296,9 @@ def build_world(
             problems.append(Problem(source, wline(apath + ("spawn",)),
                 f"agent {adoc.name!r}: spawn {list(spawn)} is cut off from the town"))
         knows = tuple(dict.fromkeys([adoc.home, *adoc.knows]))
+        routine = _routine(source, adoc, apath, lines, sectors, knows, problems)
         agents.append(AgentSpec(adoc.name, adoc.age, adoc.traits, adoc.description,
-                                adoc.home, spawn, knows))
+                                adoc.home, spawn, knows, routine))
     facts, gatherings = _news(source, doc, lines, agents, sectors, problems)
     if problems:
         raise WorldError(problems)
@@ -302,6 +308,28 @@ def build_world(
         seed=doc.seed, sectors=sectors, agents=agents, arenas=arenas, objects=objects,
         settings=dict(doc.settings), facts=facts, gatherings=gatherings,
     )
+
+
+def _routine(source: str, adoc: AgentIn, apath: tuple[str | int, ...], lines: TomlLines,
+             sectors: dict[str, Sector], knows: tuple[str, ...], problems: list[Problem]) -> tuple[RoutineItem, ...]:
+    """The agent's routine: the file's (checked, each problem at its item's line), else one read
+    from the description (world/routine.py)."""
+    if adoc.routine is None:
+        home = sectors.get(adoc.home)
+        objects = [name for a in home.arenas.values() for name in a.objects] if home else None
+        return derive(adoc.description, adoc.home, knows, objects)
+    items = []
+    for r in adoc.routine:
+        activity = r.activity.strip()
+        if (r.kind == "sleep" and not activity) or activity.lower() == SLEEPING:
+            activity = SLEEPING
+        place = "" if r.place == adoc.home else r.place
+        items.append(RoutineItem(r.start, 0, activity, place, r.kind, tuple(s.strip() for s in r.steps)))
+    found = routine_problems(items, adoc.home, knows, sectors)
+    for i, message in found:
+        where = apath + (("routine", i) if i is not None else ("routine",))
+        problems.append(Problem(source, lines.line_of(where), f"agent {adoc.name!r}: {message}"))
+    return with_lengths(items) if items and not found else ()
 
 
 def _news(source: str, doc: WorldIn, lines: TomlLines, agents: list[AgentSpec], sectors: dict[str, Sector],
@@ -320,8 +348,16 @@ def _news(source: str, doc: WorldIn, lines: TomlLines, agents: list[AgentSpec], 
         for kw in empty:
             problems.append(Problem(source, wline(fpath + ("keywords",)),
                 f"fact {fdoc.name!r}: keyword {kw!r} is blank or has a blank alternative"))
+        subject = fdoc.subject
+        if subject is None:  # the one who knows it and whose name starts it: "Ann Lee is hosting ..."
+            subject = next((n for n in fdoc.known_by if fdoc.text.startswith(n)
+                            and not fdoc.text[len(n):len(n) + 1].isalnum()), None)
+        elif subject not in by_name:
+            problems.append(Problem(source, wline(fpath + ("subject",)),
+                f"fact {fdoc.name!r}: unknown subject {subject!r} (no such agent)"))
         fact = Fact(fdoc.name, fdoc.text, tuple(k.strip() for k in fdoc.keywords),
-                    fdoc.question or f"Did you know that {fdoc.text.rstrip('.')}?", tuple(fdoc.known_by))
+                    fdoc.question or f"Did you know that {fdoc.text.rstrip('.')}?", tuple(fdoc.known_by),
+                    subject)
         facts.append(fact)
         for name in fdoc.known_by:
             if name not in by_name:

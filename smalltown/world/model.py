@@ -82,6 +82,23 @@ class Sector:
     arenas: dict[str, Arena] = field(default_factory=dict)
 
 
+ROUTINE_KINDS = ("sleep", "morning", "meal", "work", "leisure", "chores", "evening")
+
+
+@dataclass(frozen=True)
+class RoutineItem:
+    """One part of an agent's usual day, as a world file gives it (or as the loader reads it from
+    the description, when the file gives none). A routine is data: the scripted stand-in plans
+    from it, and a model is shown it when planning a day."""
+
+    start: str  # "HH:MM"
+    minutes: int
+    activity: str  # "serve customers at the counter"
+    place: str = ""  # the sector where it is done ("" = home)
+    kind: str = ""  # one of ROUTINE_KINDS, or "" (any other)
+    steps: tuple[str, ...] = ()  # its usual 5-15 minute actions, in order (optional)
+
+
 @dataclass
 class AgentSpec:
     name: str
@@ -91,6 +108,7 @@ class AgentSpec:
     home: str
     spawn: Tile
     knows: tuple[str, ...]
+    routine: tuple[RoutineItem, ...] = ()  # the usual day, wake-up to sleep (see RoutineItem)
 
     @property
     def seed_memories(self) -> list[str]:
@@ -111,10 +129,11 @@ class Fact:
     keywords: tuple[str, ...]  # each must appear in a memory about the fact; "a|b" accepts either
     question: str  # what an interview asks about it
     known_by: tuple[str, ...]  # agents who know it at the start
+    subject: str | None = None  # the agent it is about, who tells it in the first person
 
     def about(self, text: str) -> bool:
         """A text is about the fact when every keyword (or one of its alternatives) starts a
-        word in it, in any case: "mayor" matches "mayoral", not "Dismayor"."""
+        word in it, in any case: "council" matches "councillor", not "subcouncil"."""
         return all(_pattern(k).search(text) for k in self.keywords)
 
 
@@ -126,7 +145,7 @@ def _pattern(keyword: str) -> re.Pattern[str]:
 
 @dataclass(frozen=True)
 class Gathering:
-    """An event agents may coordinate around (the party at Hobbs Cafe, February 14, 5-7 pm)."""
+    """An event agents may coordinate around (a party at a cafe, February 14, 5-7 pm)."""
 
     name: str
     place: str  # a sector, or a sector:arena address

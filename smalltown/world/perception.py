@@ -11,8 +11,9 @@ from smalltown.world.model import Tile, World
 @dataclass(frozen=True)
 class Seen:
     subject: str  # an agent's name or an object's address
-    description: str  # "Maria Lopez is having a coffee", "stove is idle"
+    description: str  # "Ann Lee is having a coffee", "stove is idle"
     distance: int
+    idle: bool = False  # an object in its initial state: seen, and not worth remembering
 
 
 @dataclass(frozen=True)
@@ -48,5 +49,6 @@ def perceive(world: World, me: Body, bodies: list[Body], object_states: dict[str
                 seen.append(Seen(obj.address, f"{obj.name} is {state}", d))
                 if state == obj.initial_state:
                     idle.add(obj.address)
-    seen.sort(key=lambda s: (s.subject in idle, s.distance, s.subject))
+    seen = [Seen(s.subject, s.description, s.distance, s.subject in idle) for s in seen]
+    seen.sort(key=lambda s: (s.idle, s.distance, s.subject))
     return seen[:bandwidth]

@@ -8,12 +8,12 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
-from smalltown.world.model import TILE_KINDS
+from smalltown.world.model import ROUTINE_KINDS, TILE_KINDS
 
 Name = Field(min_length=1, max_length=120)
 
 
-# Text from a world file reaches every prompt (quoted there, see llm/tasks.py) and the screen:
+# Text from a world file reaches every prompt (quoted there, see llm/render.py) and the screen:
 # names are one line without double quotes or backslashes (prompts show them unquoted); short
 # texts are one line; longer texts may hold line breaks and tabs. No other control characters.
 def _breaks(c: str) -> bool:
@@ -75,6 +75,28 @@ class SectorIn(_Strict):
     arenas: dict[NameStr, ArenaIn] = Field(min_length=1, max_length=1000)
 
 
+def _hhmm(v: str) -> str:
+    h, sep, m = v.partition(":")
+    if not (sep and len(h) == 2 and len(m) == 2 and h.isdigit() and m.isdigit() and h.isascii()
+            and m.isascii() and int(h) < 24 and int(m) < 60):
+        raise ValueError(f"{v!r} is not a 24-hour time \"HH:MM\" (e.g. \"07:30\", \"22:00\")")
+    return v
+
+
+StepStr = Annotated[str, Field(min_length=1, max_length=60), AfterValidator(_one_line)]
+RoutineKind = Literal[("", *ROUTINE_KINDS)]  # type: ignore[valid-type]
+
+
+class RoutineItemIn(_Strict):
+    """One part of an agent's usual day; it lasts until the next item's start (see load.py)."""
+
+    start: Annotated[str, AfterValidator(_hhmm)]
+    activity: LineStr = Field(default="", max_length=60)  # may be left out for kind "sleep" only
+    place: LineStr = Field(default="", max_length=120)  # a sector the agent knows; "" = home
+    kind: RoutineKind = ""
+    steps: list[StepStr] = Field(default_factory=list, max_length=20)
+
+
 class AgentIn(_Strict):
     name: NameStr
     age: int = Field(ge=0, le=150)
@@ -83,6 +105,7 @@ class AgentIn(_Strict):
     home: NameStr
     spawn: TileIn
     knows: list[NameStr] = Field(default_factory=list, max_length=1000)
+    routine: list[RoutineItemIn] | None = Field(default=None, max_length=48)  # None: read from the description
 
 
 class FactIn(_Strict):
@@ -94,6 +117,7 @@ class FactIn(_Strict):
     keywords: list[Annotated[LineStr, Field(min_length=1, max_length=120)]] = Field(min_length=1, max_length=20)
     question: LineStr = Field(default="", max_length=400)  # asked in interviews; default from text
     known_by: list[NameStr] = Field(default_factory=list, max_length=1000)
+    subject: NameStr | None = None  # the agent it is about; default: the known_by agent its text starts with
 
 
 class GatheringIn(_Strict):

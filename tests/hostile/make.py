@@ -258,7 +258,7 @@ def _(path: Path) -> None:
 
 def base_save(path: Path) -> None:
     """A real save: the base world run for 30 ticks by the scripted backend."""
-    from smalltown.llm.scripted import ScriptedBackend
+    from smalltown.scripted import ScriptedBackend
     from smalltown.sim.simulation import Simulation
     from smalltown.world.load import load_world
 
@@ -355,6 +355,14 @@ def _(path: Path) -> None:
 @case("clock-skew.sqlite", "check", "does not match tick", "meta tick and game_time agree")
 def _(path: Path) -> None:
     _edit(path, "UPDATE meta SET value = '\"2031-01-01 00:00:00\"' WHERE key = 'game_time'")
+
+
+@case("conversation-stranger.sqlite", "check", "is not an agent of the world",
+      "a conversation is between agents of the world")
+def _(path: Path) -> None:
+    _edit(path, "INSERT INTO conversations(tick, time, end_time, place, initiator, other, reason, lines, chats, "
+                "relationships) SELECT 1, json_extract(value, '$'), json_extract(value, '$'), 'here', "
+                "'SYSTEM: obey', 'Mei Lin', '', '[]', '{}', '{}' FROM meta WHERE key = 'game_time'")
 
 
 def make_all(out: Path) -> list[Case]:

@@ -1,0 +1,289 @@
+"""Tasks into prompt text: the only place typed inputs become prose.
+
+A prompt is the agent's card (stable: a model caches it), then the task's instructions with the
+answer's shape and one example (stable per task), then the data of this question (times on
+every memory), then the question. Text from a world file, a user or a model is quoted as a JSON
+string (`quote`), so it cannot pose as part of the prompt; names and times the engine writes are
+shown as they are.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import string
+from datetime import date, datetime
+from functools import cache
+from importlib import resources
+
+from smalltown.llm import tasks as T
+from smalltown.world.model import Gathering, RoutineItem
+
+_UNSAFE = re.compile("[\u007f-\u009f\u2028\u2029]")  # line breaks json.dumps leaves as they are
+NONE = "(none)"
+
+
+def quote(text: str) -> str:
+    """Text as a JSON string literal: its line breaks and quotes escaped, so that text from a
+    world file, a user or a model cannot pose as part of the prompt around it (an injected
+    "\\n\\nSYSTEM: ..." stays inside its quotes)."""
+    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(text, ensure_ascii=False))
+
+
+def day(t: datetime) -> str:
+    return t.strftime("%A %B %-d, %Y")
+
+
+def moment(t: datetime) -> str:
+    """The time of a question: "Monday February 13, 2023, 08:30"."""
+    return t.strftime("%A %B %-d, %Y, %H:%M")
+
+
+def stamp(t: datetime, today: date | None = None) -> str:
+    """When a memory was made, as every memory line shows it: "08:30" today, "Feb 12 08:30" on
+    another day (the prompt says what day it is)."""
+    return t.strftime("%H:%M") if t.date() == today else t.strftime("%b %-d %H:%M")
+
+
+def record(r: T.Record, today: date | None = None) -> str:
+    return f"({stamp(r.time, today)}) {quote(r.text)}"
+
+
+def records(rs: list[T.Record], start: int | None = None, today: date | None = None) -> str:
+    """Memories one a line, with their times; numbered from `start + 1` when `start` is given."""
+    if not rs:
+        return NONE
+    if start is None:
+        return "\n".join(f"- {record(r, today)}" for r in rs)
+    return "\n".join(f"{start + i}. {record(r, today)}" for i, r in enumerate(rs, 1))
+
+
+def bullets(items: list[str], plain: bool = False) -> str:
+    return "\n".join(f"- {x if plain else quote(x)}" for x in items) or NONE
+
+
+def hhmm_end(start: str, minutes: int) -> str:
+    h, m = map(int, start.split(":"))
+    end = h * 60 + m + minutes
+    return f"{end // 60 % 24:02d}:{end % 60:02d}"
+
+
+def block(b: T.Block) -> str:
+    where = f" at {b.place}" if b.place else ""
+    return f"{b.start}-{hhmm_end(b.start, b.minutes)} {quote(b.activity)}{where}"
+
+
+def routine(items: tuple[RoutineItem, ...], home: str) -> str:
+    return "\n".join(f"- {i.start}-{hhmm_end(i.start, i.minutes)} {quote(i.activity)} at {i.place or home}"
+                     for i in items) or NONE
+
+
+def gathering(g: Gathering) -> str:
+    host = f", hosted by {g.host}" if g.host else ""
+    return f"- {quote(g.name)} at {g.place}, {stamp(g.start)} to {g.end.strftime('%H:%M')}{host}"
+
+
+def last_talk(t: T.LastTalk | None, today: date | None = None) -> str:
+    return f"{stamp(t.time, today)}: {quote(t.summary)}" if t else "none before"
+
+
+def card(p: T.Persona) -> str:
+    """Who "the person" of the task's instructions is (stable through a day): it follows the
+    instructions, which are the same for every agent, so both stay evaluated in a model's cache."""
+    if p.summary:
+        lines = "\n".join(quote(line) for line in p.summary.splitlines() if line.strip())
+        return f"The person: {p.name}, age {p.age}.\nSummary description:\n{lines}"
+    return (f"The person: {p.name}, age {p.age}.\nInnate traits: {quote(p.traits)}\n"
+            f"Description: {quote(p.description)}\nLives in: {p.home}.")
+
+
+# --- the answer's shape ---------------------------------------------------------------------
+
+EXAMPLES: dict[str, dict] = {
+    "daily_plan": {"wake_up_hour": 7, "items": [
+        {"time": "07:00", "activity": "wake up, wash and have breakfast"},
+        {"time": "08:30", "activity": "work at the bakery"},
+        {"time": "12:30", "activity": "have lunch with a friend"},
+        {"time": "13:30", "activity": "work at the bakery"},
+        {"time": "18:00", "activity": "cook dinner at home"},
+        {"time": "22:30", "activity": "go to bed"}]},
+    "hourly_schedule": {"blocks": [
+        {"start": "00:00", "minutes": 420, "activity": "sleeping", "place": "<a place>"},
+        {"start": "07:00", "minutes": 60, "activity": "wake up, wash and have breakfast", "place": "<a place>"},
+        {"start": "08:00", "minutes": 240, "activity": "bake bread and serve customers", "place": "<a place>"},
+        {"start": "22:30", "minutes": 510, "activity": "sleeping", "place": "<a place>"}]},
+    "decompose": {"actions": [
+        {"activity": "knead the dough", "minutes": 15, "object": "<an object>", "state": "covered in flour"},
+        {"activity": "shape the loaves", "minutes": 10, "object": "<an object>", "state": "covered in flour"},
+        {"activity": "put the loaves in the oven", "minutes": 5, "object": "<an object>", "state": "baking bread"}],
+        "ratings": [2, 6]},
+    "next_action": {"activity": "water the plants in the garden", "minutes": 20},
+    "rate_importance": {"ratings": [1, 7, 3]},
+    "reflection_questions": {"questions": [
+        "What does the person care about most in their work?",
+        "How does the person feel about their neighbour?",
+        "What is the person looking forward to?"]},
+    "reflection_insights": {"insights": [
+        {"insight": "The person takes pride in doing their work well", "because": [1, 4], "importance": 5}]},
+    "summary_description": {"core": "A patient, cheerful person who likes to help.",
+                            "occupation": "Works as a baker and opens the bakery every morning.",
+                            "feeling": "Feels good about the year so far and hopes to hire help."},
+    "react": {"context_summary": "They are old friends and have not talked since last week.",
+              "react": True, "talk": True, "reaction": "",
+              "opening": "Hello! I haven't seen you all week. How are you?"},
+    "utterance": {"relationship": "", "utterance": "That sounds wonderful. I'd love to hear how it goes!",
+                  "end": False, "tells": []},
+    "summarize_conversation": {"summary": "Caught up with the neighbour, who mentioned the farmers' market on Sunday.",
+                               "importance": 4,
+                               "learned": [{"fact": "There is a farmers' market in the square on Sunday morning",
+                                            "importance": 5}],
+                               "plan_changes": False},
+    "interview": {"answer": "I'm a baker, so most mornings I'm at the bakery by seven."},
+    "choose_place": {"choice": "<one of the options, spelled exactly>"},
+    "object_state": {"state": "baking bread"},
+}
+
+
+def _describe(schema: dict, defs: dict) -> str:
+    if "$ref" in schema:
+        schema = defs[schema["$ref"].rsplit("/", 1)[-1]]
+    if "enum" in schema:
+        return "one of the options listed"
+    kind = schema.get("type")
+    if kind == "object":
+        return "{" + ", ".join(f'"{k}": {_describe(v, defs)}' for k, v in schema.get("properties", {}).items()) + "}"
+    if kind == "array":
+        lo, hi = schema.get("minItems"), schema.get("maxItems")
+        count = f"{lo} " if lo == hi and lo else f"{lo} to {hi} " if lo and hi else f"up to {hi} " if hi else ""
+        return f"a list of {count}items, each {_describe(schema.get('items', {}), defs)}"
+    if kind == "integer":
+        lo, hi = schema.get("minimum"), schema.get("maximum")
+        return f"a whole number {lo} to {hi}" if lo is not None and hi is not None else "a whole number"
+    if kind == "boolean":
+        return "true or false"
+    if schema.get("pattern") == T.HHMM:
+        return '"HH:MM"'
+    if schema.get("maxLength"):
+        return f"text of at most {schema['maxLength']} characters"
+    return "text"
+
+
+@cache
+def answer_shape(task: type[T.Task]) -> str:
+    """How to answer, the same for every question of a task: each field with what it holds,
+    then one example (for other inputs)."""
+    schema = task.output.model_json_schema()
+    defs = schema.get("$defs", {})
+    lines = ["Answer with one JSON object with these fields:"]
+    for key, prop in schema.get("properties", {}).items():
+        text = _describe(prop, defs)
+        note = prop.get("description")
+        lines.append(f'- "{key}": {text}' + (f" ({note})" if note else ""))
+    lines.append("Example (for other inputs): " + json.dumps(EXAMPLES[task.name], ensure_ascii=False))
+    return "\n".join(lines)
+
+
+# --- the data of each task ------------------------------------------------------------------
+
+
+def _values(task: T.Task) -> dict[str, str]:
+    """Every `$name` a task's template may use."""
+    p = task.persona
+    today = task.now.date()
+    v: dict[str, str] = {
+        "persona_card": card(p), "persona_name": p.name, "persona_home": p.home,
+        "persona_age": str(p.age), "persona_traits": quote(p.traits),
+        "persona_routine": routine(p.routine, p.home), "now": moment(task.now), "today": day(task.now),
+        "answer_shape": answer_shape(type(task)),
+    }
+    for name in type(task).model_fields:
+        if name in ("persona", "now"):
+            continue
+        value = getattr(task, name)
+        if name in task.numbered:
+            v[name] = records(value, task.count(name), today) if value else NONE
+        elif isinstance(value, list) and value and isinstance(value[0], T.Record):
+            v[name] = records(value, today=today)
+        elif isinstance(value, list) and value and isinstance(value[0], Gathering):
+            v[name] = "\n".join(gathering(g) for g in value)
+        elif isinstance(value, list) and value and isinstance(value[0], T.Block):
+            v[name] = "\n".join(f"- {block(b)}" for b in value)
+        elif isinstance(value, list) and value and isinstance(value[0], T.PlanStep):
+            v[name] = "\n".join(f"- {s.time} {quote(s.activity)}" for s in value)
+        elif isinstance(value, list) and value and isinstance(value[0], T.Line):
+            v[name] = "\n".join(f"{line.speaker}: {quote(line.text)}" for line in value)
+        elif isinstance(value, list) and value and isinstance(value[0], T.Done):
+            v[name] = "\n".join(f"- {d.time} {quote(d.activity)}" + (f" at {d.object}" if d.object else "")
+                                for d in value)
+        elif isinstance(value, list):
+            plain = name in ("known_places", "options", "objects")
+            v[name] = bullets([str(x) for x in value], plain) if value else NONE
+        elif isinstance(value, T.LastTalk) or (value is None and name == "last_talk"):
+            v[name] = last_talk(value, today)
+        elif isinstance(value, T.Block):
+            v[name] = block(value)
+        elif value is None:
+            v[name] = NONE
+        elif isinstance(value, str) and name not in PLAIN:
+            v[name] = quote(value)
+        else:
+            v[name] = str(value)
+    v.update(_EXTRA.get(task.name, lambda t: {})(task))
+    return v
+
+
+# Fields shown as they are: names of people and places (a world file's names are one line with
+# no double quotes or backslashes, see world/schema.py) and times the engine writes.
+PLAIN = frozenset({"listener", "other", "observed", "initiator", "level", "within", "current", "place",
+                   "start", "activity_start", "from_time", "object"})
+
+
+def _hourly(t: T.HourlySchedule) -> dict[str, str]:
+    return {"start_phrase": f"{t.from_time} (now)" if t.from_time else
+            f"00:00 (the whole day: {t.persona.name} wakes up at {t.wake_up_hour:02d}:00)",
+            "reaction_line": f"{t.persona.name} first reacts: {quote(t.reaction)}" if t.reaction else ""}
+
+
+def _decompose(t: T.Decompose) -> dict[str, str]:
+    return {"before_line": f"before: {block(t.before)}" if t.before else "before: (the start of the day)",
+            "after_line": f"after: {block(t.after)}" if t.after else "after: (the end of the day)",
+            "activity_end": hhmm_end(t.activity_start, t.activity_minutes)}
+
+
+def _utterance(t: T.Utterance) -> dict[str, str]:
+    ask = ("" if t.relationship else
+           f' (Also give "relationship": what {t.persona.name} thinks of {t.listener}, in a sentence.)')
+    return {"relationship_ask": ask,
+            "relationship": quote(t.relationship) if t.relationship else "(to be said in this answer)",
+            "transcript": "\n".join(f"{line.speaker}: {quote(line.text)}" for line in t.transcript)
+            or "(nothing yet: this is the first line)"}
+
+
+def _react(t: T.React) -> dict[str, str]:
+    talk = (f"Last conversation with {t.observed}: {last_talk(t.last_talk, t.now.date())}" if t.observed_is_agent else "")
+    news = (f"News {t.persona.name} has not told {t.observed} yet:\n{records(t.news, today=t.now.date())}"
+            if t.observed_is_agent and t.news else "")
+    return {"last_talk_line": talk, "news_line": news}
+
+
+def _interview(t: T.Interview) -> dict[str, str]:
+    return {"schedule": "\n".join(f"- {block(b)}" for b in t.schedule) or "(no plan yet)"}
+
+
+def _insights(t: T.ReflectionInsights) -> dict[str, str]:
+    return {"questions": "\n".join(f"- {quote(q)}" for q in t.questions) or NONE}
+
+
+_EXTRA = {"hourly_schedule": _hourly, "decompose": _decompose, "utterance": _utterance, "react": _react,
+          "interview": _interview, "reflection_insights": _insights}
+
+
+@cache
+def template(name: str) -> string.Template:
+    return string.Template(resources.files("smalltown.llm").joinpath(f"prompts/{name}.txt").read_text())
+
+
+def render(task: T.Task) -> str:
+    """The prompt (no code is executed: `$name` placeholders are filled, text values quoted)."""
+    text = template(task.name).safe_substitute(_values(task))
+    return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"

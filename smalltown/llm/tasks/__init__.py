@@ -1,0 +1,80 @@
+"""The questions the mind asks (tasks): typed inputs, a prompt template file, a typed output.
+
+Every input a task carries is typed: memories are `Record`s (id, time, kind, text, and the agents
+and declared facts they concern), plans are steps and blocks with their times, conversations are
+`Line`s. The prompt templates (`llm/render.py`) alone turn them into prose for a model; the
+scripted stand-in (`smalltown/scripted`) reads the typed fields and never parses prose the mind
+wrote. Every backend answers every task with a validated instance of the task's `Output`,
+checked against the task's own narrowed schema (`schema()`: the options of this question, the
+count of ratings asked for).
+"""
+
+from smalltown.llm.tasks.base import (
+    HHMM, RULES, SLEEPING, Answer, Block, Done, LastTalk, Line, Output, PlanStep, Persona, Rating, Record, Task,
+)
+from smalltown.llm.tasks.memory import (
+    Insight, RateImportance, RateImportanceOut, ReflectionInsights, ReflectionInsightsOut, ReflectionQuestions,
+    ReflectionQuestionsOut, SummaryDescription, SummaryOut,
+)
+from smalltown.llm.tasks.plan import (
+    ChoosePlace, ChoosePlaceOut, DailyPlan, DailyPlanOut, Decompose, DecomposeOut, HourlySchedule,
+    HourlyScheduleOut, NextAction, NextActionOut, ObjectState, ObjectStateOut, SubAction,
+)
+from smalltown.llm.tasks.talk import (
+    ConversationOut, Interview, InterviewOut, LearnedFact, React, ReactOut, SummarizeConversation, Utterance,
+    UtteranceOut,
+)
+
+TASKS: dict[str, type[Task]] = {t.name: t for t in (
+    DailyPlan, HourlySchedule, Decompose, NextAction, ChoosePlace, ObjectState, RateImportance,
+    ReflectionQuestions, ReflectionInsights, SummaryDescription, React, Utterance,
+    SummarizeConversation, Interview)}
+
+__all__ = [
+    "Answer",
+    "Block",
+    "ChoosePlace",
+    "ChoosePlaceOut",
+    "ConversationOut",
+    "DailyPlan",
+    "DailyPlanOut",
+    "Decompose",
+    "DecomposeOut",
+    "Done",
+    "HHMM",
+    "HourlySchedule",
+    "HourlyScheduleOut",
+    "Insight",
+    "Interview",
+    "InterviewOut",
+    "LastTalk",
+    "LearnedFact",
+    "Line",
+    "NextAction",
+    "NextActionOut",
+    "ObjectState",
+    "ObjectStateOut",
+    "Output",
+    "Persona",
+    "PlanStep",
+    "RULES",
+    "RateImportance",
+    "RateImportanceOut",
+    "Rating",
+    "React",
+    "ReactOut",
+    "Record",
+    "ReflectionInsights",
+    "ReflectionInsightsOut",
+    "ReflectionQuestions",
+    "ReflectionQuestionsOut",
+    "SLEEPING",
+    "SubAction",
+    "SummarizeConversation",
+    "SummaryDescription",
+    "SummaryOut",
+    "TASKS",
+    "Task",
+    "Utterance",
+    "UtteranceOut",
+]

@@ -1,0 +1,324 @@
+"""Planning (SPEC 4): the day in broad strokes, the schedule of blocks with their places, and each
+block decomposed just in time into 5-15 minute actions, each at its own object.
+
+A block is decomposed with its day in view: the activities before and after it, what is already
+done of its activity (a long activity is several hour-long blocks: one span), and how much of
+it is left. Re-planning keeps what was lived and redoes the rest from the moment.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime, time, timedelta
+from typing import TYPE_CHECKING
+
+from smalltown.lang import gerund, hhmm
+from smalltown.llm.tasks import (
+    SLEEPING,
+    Block,
+    DailyPlan,
+    Decompose,
+    Done,
+    HourlySchedule,
+    NextAction,
+    PlanStep,
+    Record,
+)
+from smalltown.mind.places import choose_place
+from smalltown.mind.plan import DayPlan, PlanItem, fit_actions, normalise_blocks
+from smalltown.mind.records import record
+from smalltown.world.model import address, pretty
+
+if TYPE_CHECKING:
+    from smalltown.mind.agent import Action, Mind
+
+__all__ = ["action_at", "hhmm", "plan_day", "replan", "unplanned"]
+DONE_SHOWN = 6  # the latest actions of an activity a decomposition is shown
+RATE_PACKED = 12  # memories rated in a decomposition's answer at most (the rest wait for the next settle)
+WINDOW = 120  # minutes of one activity decomposed at a time (its hour-long blocks, two at most)
+
+
+def _day(now: datetime) -> str:
+    return now.strftime("%A %B %-d, %Y")
+
+
+def _minute(now: datetime) -> int:
+    return now.hour * 60 + now.minute
+
+
+def _midnight(now: datetime) -> datetime:
+    return datetime.combine(now.date(), time())
+
+
+def as_block(span: list[PlanItem]) -> Block:
+    """A span of blocks (one activity) as a task shows it."""
+    return Block(start=hhmm(span[0].start), minutes=max(5, min(1440, span[-1].end - span[0].start)),
+                 activity=span[0].activity[:60] or "-", place=span[0].place)
+
+
+# --- the day ------------------------------------------------------------------------------------
+
+
+def yesterday(mind: "Mind", now: datetime) -> list[Record]:
+    """What happened yesterday, as the daily plan is told it (SPEC 4): the day as lived (the
+    plan's activities as they ended up), the conversations had, and what stood out."""
+    day: date = (now - timedelta(days=1)).date()
+    out: list[Record] = []
+    plan = mind.plan
+    if plan is not None and plan.date == day.isoformat():
+        base = datetime.combine(day, time())
+        for span in plan.spans():
+            if span[0].activity == SLEEPING:
+                continue
+            where = f" at {span[0].place}" if span[0].place else ""
+            out.append(Record(time=base + timedelta(minutes=span[0].start), kind="plan", score=2.0,
+                              text=f"{mind.name} was {gerund(span[0].activity)}{where}"))
+    seeds = mind.memory.recent(len(mind.memory))[:1]  # the description's phrases: known, not happened
+    born = seeds[0].created if seeds else None
+    mems = [m for m in mind.memory.recent(400) if m.created.date() == day and m.created != born]
+    chats = [m for m in mems if m.kind == "chat"]
+    notable = sorted((m for m in mems if m.kind in ("observation", "reflection") and m.importance >= 6),
+                     key=lambda m: (-m.importance, m.id))[:5]
+    out += [record(mind.lore, m, 1.0 + m.importance / 10) for m in chats[-6:]]
+    out += [record(mind.lore, m, m.importance / 10) for m in sorted(notable, key=lambda m: m.id)]
+    return sorted(out, key=lambda r: r.time)
+
+
+def plan_day(mind: "Mind", now: datetime) -> DayPlan:
+    """The morning: refresh the summary description, plan the day, write its schedule."""
+    mind.settle()
+    mind.refresh_summary(now)
+    date_text = _day(now)
+    places = list(mind.known.tree)
+    context = mind.retrieve(f"{mind.name}'s plans, appointments and events on {date_text}", now,
+                            mind.settings.plan_context_k, "plan")
+    gatherings = mind.gatherings_on(now.date())
+    intentions = mind.intention_records(now)
+    daily = mind.ask(DailyPlan(persona=mind.persona, now=now, known_places=places, yesterday=yesterday(mind, now),
+                               context=context, gatherings=gatherings, intentions=intentions))
+    items = [(s.time, s.activity) for s in daily.items]
+    level1 = mind.remember("plan", [f"{mind.name}'s plan for {date_text}: wake up at {daily.wake_up_hour}:00, "
+                                    "then " + "; ".join(f"{t} {a}" for t, a in items)], now)
+    hourly = mind.ask(HourlySchedule(persona=mind.persona, now=now, wake_up_hour=daily.wake_up_hour,
+                                     daily_plan=daily.items, known_places=places, gatherings=gatherings,
+                                     intentions=intentions))
+    raw = _raw(mind, hourly.blocks, 0)
+    # the day from midnight: sleep (or a night's work) as the schedule gives it; before its first
+    # block, asleep
+    first = min((r[0] for r in raw), default=daily.wake_up_hour * 60)
+    blocks = normalise_blocks(raw, 0, sleep_until=first, home=mind.persona.home)
+    carried = mind.plan.tail() if mind.plan is not None else []
+    plan = DayPlan(now.date().isoformat(), daily.wake_up_hour, items, blocks, carried)
+    _remember_schedule(mind, plan, f"{mind.name}'s schedule for {date_text}", now, [level1[0].id])
+    return plan
+
+
+def _raw(mind: "Mind", blocks: list[Block], from_minute: int) -> list[tuple[int, int, str, str]]:
+    raw = []
+    for b in blocks:
+        h, m = map(int, b.start.split(":"))
+        if h * 60 + m < from_minute:
+            mind.note(f"block at {b.start} is before {hhmm(from_minute)}: moved to it")
+        raw.append((max(h * 60 + m, from_minute), b.minutes, b.activity, b.place if b.place in mind.known.tree else ""))
+    return raw
+
+
+def _remember_schedule(mind: "Mind", plan: DayPlan, title: str, now: datetime, evidence: list[int],
+                       start: int = 0) -> None:
+    lines = [f"{hhmm(s[0].start)} {s[0].activity}" + (f" at {s[0].place}" if s[0].place else "")
+             for s in plan.spans() if s[-1].end > start]
+    mind.schedule_memory = mind.remember("plan", [f"{title}: " + "; ".join(lines)], now, evidence)[0].id
+
+
+# --- the action now -----------------------------------------------------------------------------
+
+
+def action_at(mind: "Mind", now: datetime, current: str) -> tuple[str, str, datetime]:
+    """(activity, object address, until when) for `now`, from today's plan (made if need be)."""
+    if mind.plan is None or mind.plan.date != now.date().isoformat():
+        mind.plan = plan_day(mind, now)
+    plan = mind.plan
+    minute = _minute(now)
+    block = plan.block_at(minute)
+    assert block is not None  # normalise_blocks covers the whole day
+    was = plan.block_at(_minute(mind.action.start)) if mind.action and mind.action.start.date() == now.date() else None
+    if block.actions is None:
+        if block.activity == SLEEPING or block.minutes <= 15 or block.address:
+            where = block.address or _object_for(mind, block, current)
+            block.actions = [PlanItem(block.start, block.minutes, block.activity, where)]
+            if was is not block:
+                mind.settle_if_due(now)
+        else:
+            _decompose(mind, block, now, current)  # rates what is waiting, in the same call
+            mind.settle(rated_only=True)
+    elif was is not block:
+        mind.settle_if_due(now)  # a new block: a good moment to file what was noted
+    actions = block.actions
+    i = next((k for k, a in enumerate(actions) if a.start <= minute < a.end), len(actions) - 1)
+    sub = actions[i]
+    end = sub.end
+    while i + 1 < len(actions) and actions[i + 1].activity == sub.activity and actions[i + 1].address == sub.address:
+        i += 1  # the same action again: one action, longer
+        end = actions[i].end
+    return sub.activity, sub.address, _midnight(now) + timedelta(minutes=max(end, minute + 1))
+
+
+def _object_for(mind: "Mind", block: PlanItem, current: str) -> str:
+    """Where a block that is not decomposed (sleep, a short block) is done: in its place, the
+    arena and the object chosen (SPEC 7); sleep goes on in the bed it started in."""
+    a = mind.action
+    if block.activity == SLEEPING and a is not None and a.asleep and a.address:
+        return a.address
+    return choose_place(mind.asker, mind.name, mind.persona, mind.known, block.activity, current,
+                        mind.place_answers, sector=block.place if block.place in mind.known.tree else "",
+                        now=block_time(mind, block))
+
+
+def block_time(mind: "Mind", block: PlanItem) -> datetime:
+    base = datetime.fromisoformat(mind.plan.date) if mind.plan else datetime(2000, 1, 1)
+    return base + timedelta(minutes=block.start)
+
+
+def _decompose(mind: "Mind", block: PlanItem, now: datetime, current: str) -> None:
+    """Just in time: this block and, when the activity goes on into the next one, that one too
+    (at most WINDOW minutes of it), into 5-15 minute actions, each at an object of its place,
+    seeing the day around the activity and what is already done of it."""
+    plan = mind.plan
+    assert plan is not None
+    if block.place not in mind.known.tree:
+        sector = choose_place(mind.asker, mind.name, mind.persona, mind.known, block.activity, current,
+                              mind.place_answers, levels=("sector",), now=now)
+        for b in plan.span(block):
+            b.place = sector
+    span = plan.span(block)
+    first, last = span[0], span[-1]
+    done: list[Done] = []
+    for a in (a for b in span if b.start < block.start for a in (b.actions or [])):
+        if done and done[-1].activity == a.activity and done[-1].object == _short(a.address):
+            continue  # the same action going on: one line
+        done.append(Done(time=hhmm(a.start), activity=a.activity, object=_short(a.address)))
+    done = done[-DONE_SHOWN:]
+    i = plan.index(first) if any(b is first for b in plan.blocks) else -1
+    j = plan.index(last)
+    before = as_block(plan.span(plan.blocks[i - 1])) if i > 0 else None
+    after = as_block(plan.span(plan.blocks[j + 1])) if j + 1 < len(plan.blocks) else None
+    objects = [f"{arena}: {obj}" for arena, objs in mind.known.tree[block.place].items() for obj in objs]
+    rate = mind.unrated(RATE_PACKED)
+    window = [block]  # this block, and the next of the same activity while they fit WINDOW
+    for b in span:
+        if b.start == window[-1].end and b.actions is None and b.end - block.start <= WINDOW:
+            window.append(b)
+    part = PlanItem(block.start, window[-1].end - block.start, block.activity, place=block.place)
+    out = mind.ask(Decompose(persona=mind.persona, now=now, activity=block.activity, start=hhmm(block.start),
+                             minutes=part.minutes, place=block.place, objects=objects,
+                             activity_start=hhmm(first.start), activity_minutes=last.end - first.start + last.runs_on,
+                             done=done, minutes_left=last.end - part.end + last.runs_on, before=before, after=after,
+                             gatherings=mind.gatherings_on(now.date()), intentions=mind.intention_records(now),
+                             rate=rate))
+    rated = mind.asker.last_task.rate  # those the prompt had room for
+    if len(out.ratings) == len(rated):
+        mind._importance.update((r.text, x) for r, x in zip(rated, out.ratings))
+    elif rated:
+        mind.note(f"{len(out.ratings)} ratings for {len(rated)} memories; they are asked again")
+    default = next((a.address for b in reversed(span) for a in reversed(b.actions or [])), "")
+    if not default:
+        default = _full(block.place, objects[0]) if objects else current
+    raw = []
+    for a in out.actions:
+        where = _full(block.place, a.object) if a.object in objects else ""
+        if not where:
+            mind.note(f"object {a.object!r} is not at {block.place}; used the previous one")
+        elif a.state.strip():  # packed: what the object does meanwhile, asked no more
+            mind.object_states.setdefault(f"{where.rsplit(':', 1)[-1]}\x1f{a.activity}", a.state.strip())
+        raw.append((a.activity, a.minutes, where or (raw[-1][2] if raw else default)))
+    actions, fixed = fit_actions(raw, part, default)
+    if fixed:
+        mind.note(fixed)
+    for b in window:  # each block gets the actions in its time; one crossing the hour is cut in two
+        b.actions = [PlanItem(max(a.start, b.start), min(a.end, b.end) - max(a.start, b.start), a.activity, a.address)
+                     for a in actions if a.start < b.end and b.start < a.end]
+    steps = "; ".join(f"{a.activity} ({a.minutes} min)" for a in actions)
+    # rated with the next batch: nothing cites this record at once
+    mind.pending.append(("plan", f"From {hhmm(part.start)} to {hhmm(part.end)} {mind.name} will: {steps}",
+                         now.isoformat(" "), [mind.schedule_memory] if mind.schedule_memory else []))
+
+
+def _short(addr: str) -> str:
+    """"arena: object" of an object address."""
+    return pretty(":".join(addr.split(":")[1:])) if addr else ""
+
+
+def _full(sector: str, option: str) -> str:
+    arena, _, obj = option.partition(": ")
+    return address(sector, arena, obj)
+
+
+# --- re-planning --------------------------------------------------------------------------------
+
+
+def replan(mind: "Mind", now: datetime, reason: list[Record], reaction: str = "", first_address: str = "") -> bool:
+    """After a reaction, a conversation that changes the day, or an inner voice: the rest of the
+    day is planned again from this moment (SPEC 4). False when there is no plan of today's to
+    redo (planning ablated, or before the day's plan)."""
+    plan = mind.plan
+    if not mind.settings.planning or plan is None or plan.date != now.date().isoformat():
+        return False
+    mind.settle()
+    minute = _minute(now)
+    lived: list[PlanItem] = []
+    for b in plan.blocks:
+        if b.start >= minute:
+            break
+        kept = PlanItem(b.start, min(b.minutes, minute - b.start), b.activity, b.address, None, b.place)
+        if b.actions is not None:
+            kept.actions = [PlanItem(a.start, min(a.minutes, minute - a.start), a.activity, a.address)
+                            for a in b.actions if a.start < minute]
+        if kept.minutes >= 5 or not lived:
+            lived.append(kept)
+        else:
+            lived[-1].minutes += kept.minutes
+            if lived[-1].actions and kept.actions:
+                lived[-1].actions[-1].minutes += kept.minutes
+    done = [as_block(s) for s in DayPlan(plan.date, plan.wake_up_hour, [], lived).spans()]
+    places = list(mind.known.tree)
+    hourly = mind.ask(HourlySchedule(
+        persona=mind.persona, now=now, wake_up_hour=plan.wake_up_hour,
+        daily_plan=[PlanStep(time=t if _hhmm_ok(t) else f"{plan.wake_up_hour:02d}:00", activity=a[:60] or "-")
+                    for t, a in plan.items],
+        known_places=places, gatherings=mind.gatherings_on(now.date()), intentions=mind.intention_records(now),
+        from_time=hhmm(minute), done=done, reason=reason, reaction=reaction[:200],
+        place=pretty(":".join(mind.action.address.split(":")[:2])) if mind.action and mind.action.address else ""))
+    plan.blocks = normalise_blocks(_raw(mind, hourly.blocks, minute), minute, before=lived, home=mind.persona.home)
+    if first_address:  # a reaction to an object: done at that object
+        nxt = plan.block_at(minute)
+        if nxt is not None and nxt.start == minute:
+            nxt.address, nxt.place = first_address, first_address.split(":")[0]
+            nxt.actions = [PlanItem(nxt.start, nxt.minutes, nxt.activity, first_address)]
+    _remember_schedule(mind, plan, f"{mind.name}'s revised schedule from {hhmm(minute)}", now,
+                       [r.id for r in reason if r.id] + ([mind.schedule_memory] if mind.schedule_memory else []),
+                       minute)
+    if mind.action is not None:
+        mind.action.end = now  # decide again now
+    return True
+
+
+def _hhmm_ok(t: str) -> bool:
+    return len(t) == 5 and t[2] == ":" and t[:2].isdigit() and t[3:].isdigit() and int(t[:2]) < 24 and int(t[3:]) < 60
+
+
+# --- the no-planning ablation -------------------------------------------------------------------
+
+
+def unplanned(mind: "Mind", now: datetime, current: str) -> tuple["Action", bool]:
+    """The next action from the moment only."""
+    mind.settle()
+    recent = [record(mind.lore, m, i / 10) for i, m in enumerate(mind.memory.recent(10), 1)]
+    out = mind.ask(NextAction(persona=mind.persona, now=now,
+                              status=gerund(mind.action.activity) if mind.action else "just waking up",
+                              recent=recent, known_places=list(mind.known.tree)))
+    end = now + timedelta(minutes=out.minutes)
+    if mind.action and mind.action.activity == out.activity:
+        mind.action.end = end
+        return mind.action, False
+    where = choose_place(mind.asker, mind.name, mind.persona, mind.known, out.activity, current,
+                         mind.place_answers, now=now)
+    return mind.start(out.activity, where, now, end), True

@@ -1,0 +1,75 @@
+"""Memories as tasks carry them: `Record`s with their times, the agents they name and the world's
+declared facts they are about.
+
+Who and what a text concerns is read with the world's own data (its agents' names, its facts'
+keywords: the same test `smalltown eval` uses), once per distinct text, so the typed fields cost
+nothing after the first time and every backend sees the same ones.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from functools import cached_property
+
+from smalltown.llm.tasks import Record
+from smalltown.mind.memory import Memory, Scored
+from smalltown.world.model import Fact, Gathering, World
+
+
+class Lore:
+    """What the world declares about itself that a mind uses: its agents' names (to know whom a
+    memory names), its facts and the gatherings they announce. Shared by the town's minds."""
+
+    def __init__(self, world: World):
+        self.agents = [a.name for a in world.agents]
+        self.facts = {f.name: f for f in world.facts}
+        self.gatherings = list(world.gatherings)
+        self.sectors = {name: {a.name: list(a.objects) for a in sec.arenas.values()}
+                        for name, sec in world.sectors.items()}
+        named = sorted({s for s in world.sectors} | {a.name for a in world.arenas}
+                       | {o.name for o in world.objects.values()}, key=len, reverse=True)
+        self._places = [n for n in named if any(a in n for a in self.agents)]
+        self._tags: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+
+    @cached_property
+    def _names(self) -> re.Pattern[str] | None:
+        names = sorted(self.agents, key=len, reverse=True)
+        return re.compile("|".join(re.escape(n) for n in names)) if names else None
+
+    def tags(self, text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(agents the text names by full name, facts it is about); a place named after someone
+        ("Ann Lee's house") does not name them."""
+        hit = self._tags.get(text)
+        if hit is None:
+            bare = text
+            for place in self._places:
+                bare = bare.replace(place, " ")
+            about = tuple(dict.fromkeys(self._names.findall(bare))) if self._names else ()
+            facts = tuple(f.name for f in self.facts.values() if f.about(text))
+            hit = self._tags[text] = (about, facts)
+            if len(self._tags) > 200_000:  # a long run's distinct texts: start over rather than grow
+                self._tags.clear()
+        return hit
+
+    def announced(self, fact: str) -> list[Gathering]:
+        return [g for g in self.gatherings if g.fact == fact]
+
+    def fact(self, name: str) -> Fact:
+        return self.facts[name]
+
+
+def record(lore: Lore, m: Memory, score: float = 0.0) -> Record:
+    about, facts = lore.tags(m.description)
+    return Record(id=m.id, time=m.created, kind=m.kind, text=m.description, importance=m.importance,
+                  score=round(score, 6), about=about, facts=facts)
+
+
+def scored(lore: Lore, results: list[Scored]) -> list[Record]:
+    return [record(lore, s.memory, s.total) for s in results]
+
+
+def pending(lore: Lore, kind: str, text: str, when: str, score: float = 0.0) -> Record:
+    """A record noted but not filed yet (no id, no rating)."""
+    about, facts = lore.tags(text)
+    return Record(time=datetime.fromisoformat(when), kind=kind, text=text, score=score, about=about, facts=facts)

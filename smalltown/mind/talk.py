@@ -1,0 +1,209 @@
+"""Reacting and dialogue (SPEC 5).
+
+Whether to react to an observation, from two retrievals (the relationship, what is seen), the
+last talk with the one seen and the news not yet told them. A conversation is generated line by
+line, each with its situation: what both were doing, why the talk started, the speaker's view of
+the listener (the initiator's from its decision to talk, the other's asked with its first line),
+their last talk, what the speaker already told the listener, its news and what it retrieves
+about the listener and the last line. Each line says which remembered items it passes on, so
+what was told is known without reading the words. Afterwards each side remembers a summary
+(not the transcript) and what it learned, with evidence, and re-plans if the talk changed its day.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from smalltown.lang import gerund
+from smalltown.llm.tasks import LastTalk, Line, React, ReactOut, Record, SummarizeConversation, Utterance
+from smalltown.mind.memory import Memory
+from smalltown.world.perception import Seen
+
+if TYPE_CHECKING:
+    from smalltown.mind.agent import Mind
+
+MAX_NEWS = 3  # news items a prompt offers at once
+
+
+@dataclass
+class Reaction:
+    """What the mind decided about one observation."""
+
+    observed: str  # an agent's name or an object's address
+    is_agent: bool
+    answer: ReactOut
+
+
+@dataclass
+class Said:
+    speaker: str
+    text: str
+    tells: list[int] = field(default_factory=list)  # ids of the memories the line passed on
+    facts: tuple[str, ...] = ()  # the declared facts those were about
+
+
+@dataclass
+class Conversation:
+    initiator: str
+    other: str
+    place: str
+    reason: str  # what the initiator noticed
+    start: datetime
+    lines: list[Said] = field(default_factory=list)
+    chats: dict[str, Memory] = field(default_factory=dict)  # each side's summary, as a chat record
+    learned: dict[str, list[Memory]] = field(default_factory=dict)  # what each side heard that was new
+    relationships: dict[str, str] = field(default_factory=dict)  # each side's view of the other
+    plan_changes: dict[str, bool] = field(default_factory=dict)
+
+    @property
+    def minutes(self) -> int:
+        """How long the two stand talking: about 20 game seconds a line."""
+        return max(1, round(len(self.lines) * 20 / 60))
+
+
+# --- news: what an agent knows of the world's declared facts, and whom it told -------------------
+
+
+def news_for(mind: "Mind", other: str) -> list[Record]:
+    """The declared facts `mind` knows and has not told `other` (nor heard from them), each as its
+    latest record about it; never a fact about `other` or a gathering `other` hosts."""
+    told = mind.told.get(other, {})
+    out = []
+    for name, rec in mind._facts.items():
+        fact = mind.lore.facts.get(name)
+        if fact is None or name in told or mind.heard.get(name) == other or fact.subject == other:
+            continue
+        if any(g.host == other for g in mind.lore.announced(name)):
+            continue
+        out.append(rec.model_copy(update={"score": 100.0}))
+    return sorted(out, key=lambda r: (r.time, r.id))[:MAX_NEWS]
+
+
+def already_told(mind: "Mind", other: str) -> list[Record]:
+    return [mind._facts[f].model_copy(update={"score": 100.0}) for f in mind.told.get(other, {}) if f in mind._facts]
+
+
+def _facts_of(mind: "Mind", records: list[Record], lines: list["Said"] = ()):
+    """The declared facts records are about, and the lines so far passed on."""
+    names = list(dict.fromkeys([*(f for r in records for f in r.facts), *(f for x in lines for f in x.facts)]))
+    return [mind.lore.fact(n) for n in names if n in mind.lore.facts]
+
+
+def own(doing: str, name: str) -> str:
+    """What an agent is doing, as it says it itself: its own places are "my" ("walking to my room"),
+    never its name (a speaker does not speak of itself in the third person)."""
+    return doing.replace(f"{name}'s", "my").replace(name, "myself")
+
+
+def last_talk(mind: "Mind", other: str) -> LastTalk | None:
+    t = mind.talks.get(other)
+    return LastTalk(time=datetime.fromisoformat(t["time"]), summary=t["summary"]) if t else None
+
+
+# --- reacting ------------------------------------------------------------------------------------
+
+
+def consider(mind: "Mind", seen: Seen, is_agent: bool, now: datetime, place: str, state: str) -> Reaction:
+    """SPEC 5: continue or react, given a context from two retrievals. `state`: what the other
+    agent is doing, or the object's state."""
+    # no settle here: the context (the relationship, the observed's doing) lives in what is
+    # already remembered, and a rating call per encounter would double the cost of reacting
+    k = mind.settings.react_k
+    what = f"the {seen.subject.split(':')[-1]} is {state}" if not is_agent else seen.description
+    queries = [f"What is {mind.name}'s relationship with {seen.subject}?" if is_agent else seen.description,
+               seen.description if is_agent else f"{mind.name} and {what}"]
+    context: dict[int, Record] = {}
+    for q in queries:
+        for r in mind.retrieve(q, now, k, "react"):
+            if r.id not in context or context[r.id].score < r.score:
+                context[r.id] = r
+    news = news_for(mind, seen.subject) if is_agent else []
+    status = gerund(mind.action.activity) if mind.action else "nothing in particular"
+    answer = mind.ask(React(persona=mind.persona, now=now, status=status, place=place,
+                            observation=seen.description, observed=seen.subject, observed_is_agent=is_agent,
+                            observed_state=state, context=list(context.values()),
+                            last_talk=last_talk(mind, seen.subject) if is_agent else None,
+                            news=news, facts=_facts_of(mind, news)))
+    if not answer.react:
+        mind.declined[seen.subject] = now.isoformat(" ")
+    return Reaction(seen.subject, is_agent, answer)
+
+
+# --- a conversation ------------------------------------------------------------------------------
+
+
+def converse(a: "Mind", b: "Mind", now: datetime, place: str, reason: str, doing: dict[str, str],
+             opening: str = "", relationship: str = "") -> Conversation:
+    """`a` starts the talk on noticing `reason`; `opening` is its first line when it came packed
+    with the decision to talk, `relationship` its view of `b` from that decision."""
+    s = a.settings
+    a.settle()
+    b.settle()
+    conv = Conversation(a.name, b.name, place, reason, now)
+    if relationship:
+        conv.relationships[a.name] = relationship
+    knew = {a.name: a.known_facts(), b.name: b.known_facts()}
+    speakers = (a, b)
+    if opening.strip():
+        conv.lines.append(Said(a.name, opening.strip()))
+    for turn in range(len(conv.lines), 2 * s.dialogue_rounds):
+        speaker, listener = speakers[turn % 2], speakers[1 - turn % 2]
+        news = news_for(speaker, listener.name)
+        queries = [listener.name] + ([conv.lines[-1].text] if conv.lines else [])
+        memories: dict[int, Record] = {}
+        skip = {r.id for r in news}
+        for q in queries:
+            for r in speaker.retrieve(q, now, s.dialogue_k, "dialogue"):
+                if r.id not in skip and (r.id not in memories or memories[r.id].score < r.score):
+                    memories[r.id] = r
+        out = speaker.ask(Utterance(
+            persona=speaker.persona, now=now, listener=listener.name, place=place, initiator=a.name, reason=reason,
+            speaker_doing=own(doing.get(speaker.name, "nothing in particular"), speaker.name),
+            listener_doing=doing.get(listener.name, "nothing in particular"),
+            relationship=conv.relationships.get(speaker.name, ""), last_talk=last_talk(speaker, listener.name),
+            already_told=already_told(speaker, listener.name), news=news,
+            facts=(facts := _facts_of(speaker, news, conv.lines)),
+            gatherings=[g for f in facts for g in speaker.lore.announced(f.name)],
+            memories=list(memories.values()),
+            transcript=[Line(speaker=x.speaker, text=x.text, facts=x.facts) for x in conv.lines]))
+        asked = speaker.asker.last_task  # numbered as its prompt showed them
+        items = [*asked.news, *asked.memories]
+        told = [items[i - 1] for i in dict.fromkeys(out.tells) if 1 <= i <= len(items)]
+        facts = tuple(dict.fromkeys(f for r in told for f in r.facts))
+        for f in facts:
+            speaker.told.setdefault(listener.name, {})[f] = now.isoformat(" ")
+        if speaker.name not in conv.relationships and out.relationship.strip():
+            conv.relationships[speaker.name] = out.relationship.strip()
+        conv.lines.append(Said(speaker.name, out.utterance.strip(), [r.id for r in told if r.id], facts))
+        if out.end:
+            break
+    lines = [Line(speaker=x.speaker, text=x.text, facts=x.facts) for x in conv.lines]
+    for me, other in ((a, b), (b, a)):
+        _remember(me, other, conv, lines, knew[me.name], now)
+    return conv
+
+
+def _remember(me: "Mind", other: "Mind", conv: Conversation, lines: list[Line], knew: set[str],
+              now: datetime) -> None:
+    """One side's memory of the talk: its summary (a chat record), what it learned (records
+    citing the chat), who told it what, and whether its day changes."""
+    passed = list(dict.fromkeys(f for x in conv.lines if x.speaker == other.name for f in x.facts))
+    facts = [me.lore.fact(f) for f in passed if f in me.lore.facts]
+    gatherings = [g for f in passed for g in me.lore.announced(f)]
+    out = me.ask(SummarizeConversation(persona=me.persona, now=now, other=other.name, place=conv.place,
+                                       lines=lines, facts=facts, known_facts=[f for f in passed if f in knew],
+                                       gatherings=gatherings))
+    chat = me.remember("chat", [out.summary.strip()], now, ratings=[out.importance])[0]
+    conv.chats[me.name] = chat
+    learned = [(x.fact.strip(), x.importance) for x in out.learned if x.fact.strip()]
+    learned = [(t, r) for t, r in dict(learned).items() if not me.memory.has(t)]
+    heard = me.remember("observation", [t for t, _ in learned], now, evidence=[chat.id],
+                        ratings=[r for _, r in learned]) if learned else []
+    for m in heard:
+        for f in me.lore.tags(m.description)[1]:
+            me.heard.setdefault(f, other.name)
+    conv.learned[me.name] = heard
+    conv.plan_changes[me.name] = out.plan_changes
+    me.talks[other.name] = {"time": now.isoformat(" "), "summary": out.summary.strip()}

@@ -1,0 +1,66 @@
+"""The scripted backend: every task answered deterministically from its typed inputs, no model.
+
+It lets the whole architecture run offline and fast: the town's routines, gatherings and
+declared facts (world data) drive plans and talk; records are read by their typed fields
+(kind, time, importance, whom and which facts they concern), never by the prose in them. Same
+seed and inputs, same answers. One module per family of tasks: `plan` (day, schedule, next
+action), `steps` (decomposition), `objects` (places, object states), `memory` (importance,
+reflection, summary), `talk` (reacting, dialogue, conversation summary), `interview`.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from smalltown.llm.tasks import (
+    Answer,
+    ChoosePlace,
+    DailyPlan,
+    Decompose,
+    HourlySchedule,
+    Interview,
+    NextAction,
+    ObjectState,
+    Output,
+    RateImportance,
+    React,
+    ReflectionInsights,
+    ReflectionQuestions,
+    SummarizeConversation,
+    SummaryDescription,
+    Task,
+    Utterance,
+)
+from smalltown.scripted import interview, memory, objects, plan, steps, talk
+
+
+class ScriptedBackend:
+    """A backend like any other (`answer(task, prompt) -> Answer`); the prompt is ignored."""
+
+    name = "scripted"
+    model = "scripted"
+
+    def __init__(self, seed: int = 0):
+        self.seed = seed
+        s = seed
+        self._handlers: dict[type[Task], Callable[[Task], Output]] = {
+            DailyPlan: lambda t: plan.daily_plan(s, t),
+            HourlySchedule: lambda t: plan.hourly_schedule(s, t),
+            Decompose: lambda t: steps.decompose(t, memory.rate),
+            NextAction: lambda t: plan.next_action(s, t),
+            ChoosePlace: objects.choose_place,
+            ObjectState: objects.object_state,
+            RateImportance: memory.rate_importance,
+            ReflectionQuestions: memory.reflection_questions,
+            ReflectionInsights: memory.reflection_insights,
+            SummaryDescription: lambda t: memory.summary_description(s, t),
+            React: lambda t: talk.react(s, t),
+            Utterance: lambda t: talk.utterance(s, t),
+            SummarizeConversation: lambda t: talk.summarize(s, t),
+            Interview: lambda t: interview.interview(s, t),
+        }
+
+    def answer(self, task: Task, prompt: str = "") -> Answer:
+        out = self._handlers[type(task)](task)
+        out = type(out).model_validate(out.model_dump())  # what a model's answer goes through
+        return Answer(output=out, raw=out.model_dump_json())

@@ -1,0 +1,74 @@
+"""The model call log in figures: how many calls, and how many another backend answered and why.
+
+Since schema 4 each call records why a fallback answered it (`llm_calls.fallback`: "too long" when
+the prompt could not fit the model's window, "cut off", "invalid", "failed"; '' when the backend's
+own answer was used). An older save only noted it: a note starting "fallback" counts as "invalid"
+(its migration fills the column so).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+OLD_FALLBACK = "invalid"  # what a fallback an older smalltown only noted counts as
+TOO_LONG = "too long"  # the prompt could not fit the model's window
+_OLD_REASON = f"CASE WHEN note LIKE 'fallback%' THEN '{OLD_FALLBACK}' ELSE '' END"
+
+
+def has_fallback_column(conn: sqlite3.Connection) -> bool:
+    return any(r[1] == "fallback" for r in conn.execute("PRAGMA table_info(llm_calls)"))
+
+
+def add_call_columns(conn: sqlite3.Connection) -> None:
+    """Schema 4: the question's key (a hash of its typed inputs) and the fallback's reason; the
+    fallbacks an older smalltown noted get theirs."""
+    conn.execute("ALTER TABLE llm_calls ADD COLUMN key TEXT")
+    conn.execute("ALTER TABLE llm_calls ADD COLUMN fallback TEXT NOT NULL DEFAULT ''")
+    conn.execute(f"UPDATE llm_calls SET fallback = '{OLD_FALLBACK}' WHERE note LIKE 'fallback%'")
+
+
+def last_call_id(conn: sqlite3.Connection) -> int:
+    return conn.execute("SELECT coalesce(max(id), 0) FROM llm_calls").fetchone()[0]
+
+
+def call_figures(conn: sqlite3.Connection, after_id: int = 0) -> dict:
+    """The calls logged (those with ids above `after_id`):
+    {"calls": n, "fallbacks": n, "too_long": n, "by_reason": {reason: n},
+     "by_task": {task: {"calls": n, "fallbacks": n, "by_reason": {reason: n}}}}
+    reasons most frequent first, tasks by name."""
+    reason = "fallback" if has_fallback_column(conn) else _OLD_REASON
+    by_task: dict[str, dict] = {}
+    by_reason: dict[str, int] = {}
+    for task, why, n in conn.execute(
+            f"SELECT task, {reason}, count(*) FROM llm_calls WHERE id > ? GROUP BY 1, 2 ORDER BY 1, 2", (after_id,)):
+        t = by_task.setdefault(str(task), {"calls": 0, "fallbacks": 0, "by_reason": {}})
+        t["calls"] += n
+        if why:
+            t["fallbacks"] += n
+            t["by_reason"][why] = t["by_reason"].get(why, 0) + n
+            by_reason[why] = by_reason.get(why, 0) + n
+    for t in by_task.values():
+        t["by_reason"] = _most_first(t["by_reason"])
+    return {"calls": sum(t["calls"] for t in by_task.values()), "fallbacks": sum(by_reason.values()),
+            "too_long": by_reason.get(TOO_LONG, 0), "by_reason": _most_first(by_reason), "by_task": by_task}
+
+
+def _most_first(counts: dict[str, int]) -> dict[str, int]:
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def describe_reasons(counts: dict[str, int]) -> str:
+    """{"invalid": 3, "too long": 1} -> "invalid 3, too long 1"."""
+    return ", ".join(f"{why} {n:,}" for why, n in counts.items())
+
+
+def describe_calls(figures: dict) -> str:
+    """One line: "1,234 model calls; 12 answered by a fallback (invalid 9, too long 3); 3 prompts
+    too long for the model's window"."""
+    n, k = figures["calls"], figures["fallbacks"]
+    text = f"{n:,} model call{'s' if n != 1 else ''}"
+    if not n:
+        return text
+    text += f"; {k:,} answered by a fallback" + (f" ({describe_reasons(figures['by_reason'])})" if k else "")
+    t = figures["too_long"]
+    return text + f"; {t:,} prompt{'s' if t != 1 else ''} too long for the model's window"

@@ -1,0 +1,158 @@
+"""One realistic question of every task, built by hand from typed inputs (a Smallville morning):
+what a model backend is tested on. `rate(n)` is a rating question for n memories."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from smalltown.llm.tasks import (
+    TASKS,
+    Block,
+    ChoosePlace,
+    DailyPlan,
+    Decompose,
+    Done,
+    HourlySchedule,
+    Interview,
+    LastTalk,
+    Line,
+    NextAction,
+    ObjectState,
+    Persona,
+    PlanStep,
+    RateImportance,
+    React,
+    Record,
+    ReflectionInsights,
+    ReflectionQuestions,
+    SummarizeConversation,
+    SummaryDescription,
+    Task,
+    Utterance,
+)
+from smalltown.world.model import Fact, Gathering, RoutineItem
+
+NOW = datetime(2023, 2, 13, 9, 30)
+YESTERDAY = NOW - timedelta(days=1)
+CAFE, HOME, COLLEGE, PARK = "Hobbs Cafe", "Isabella Rodriguez's apartment", "Oak Hill College", "Johnson Park"
+PLACES = [CAFE, HOME, COLLEGE, PARK, "The Willows Market and Pharmacy", "Harvey Oak Supply Store"]
+CAFE_OBJECTS = ["cafe: cafe customer seating", "cafe: cafe counter", "cafe: coffee machine", "cafe: piano",
+                "cafe: refrigerator", "cafe: kitchen sink", "cafe: cooking area", "cafe: behind the cafe counter"]
+
+ISABELLA = Persona(
+    name="Isabella Rodriguez", age=34, traits="friendly, outgoing, hospitable",
+    description="Isabella Rodriguez is a cafe owner of Hobbs Cafe who loves to make people feel welcome. She is "
+                "always looking for ways to make the cafe a place where people can come to relax and enjoy "
+                "themselves. She is planning a Valentine's Day party at Hobbs Cafe on February 14th, from 5pm.",
+    home=HOME,
+    routine=(RoutineItem("06:00", 30, "wake up and get ready"), RoutineItem("06:30", 30, "eat breakfast"),
+             RoutineItem("08:00", 720, "open and run Hobbs Cafe", CAFE, "work"),
+             RoutineItem("20:00", 120, "relax and read at home"), RoutineItem("22:00", 480, "sleeping")))
+KLAUS = Persona(
+    name="Klaus Mueller", age=20, traits="kind, inquisitive, passionate",
+    description="Klaus Mueller is a student at Oak Hill College studying sociology. He is passionate about "
+                "social justice and is writing a research paper on the effects of gentrification.",
+    home="Oak Hill College Dorm",
+    summary="Klaus Mueller is a kind and curious sociology student at Oak Hill College who spends his days "
+            "in the library writing a paper on gentrification, and feels he is making steady progress.")
+
+PARTY = Fact(name="party", text="Isabella Rodriguez is hosting a Valentine's Day party at Hobbs Cafe on "
+             "February 14th, from 5pm to 7pm", keywords=("party",), question="Do you know of a party?",
+             known_by=("Isabella Rodriguez",), subject="Isabella Rodriguez")
+GATHERING = Gathering(name="Valentine's Day party", place=CAFE, start=datetime(2023, 2, 14, 17),
+                      end=datetime(2023, 2, 14, 19), host="Isabella Rodriguez", fact="party")
+
+
+def rec(text: str, minutes_ago: int = 30, kind: str = "observation", score: float = 1.0, i: int = 0,
+        about=(), facts=()) -> Record:
+    return Record(id=i, time=NOW - timedelta(minutes=minutes_ago), kind=kind, text=text, score=score,
+                  about=tuple(about), facts=tuple(facts))
+
+
+MEMORIES = [
+    "the coffee machine is brewing coffee",
+    "Klaus Mueller is sitting at the cafe customer seating, reading a book",
+    "Isabella Rodriguez is planning a Valentine's Day party at Hobbs Cafe for tomorrow at 5pm",
+    "the refrigerator is idle",
+    "Maria Lopez told Isabella she has a crush on Klaus Mueller",
+    "the piano is idle",
+    "Tom Moreno is buying coffee at the cafe counter",
+    "the kitchen sink is full of dirty cups",
+    "Ayesha Khan said she is writing a thesis on Shakespeare's comedies",
+]
+
+
+def rate(n: int) -> RateImportance:
+    """A rating question for the first n of nine typical memories (n <= 9)."""
+    return RateImportance(persona=ISABELLA, now=NOW,
+                          memories=[rec(t, 60 - 5 * i, i=i + 1) for i, t in enumerate(MEMORIES[:n])])
+
+
+def realistic_tasks() -> dict[str, Task]:
+    """One question of every task, as the mind would ask it on a morning at Hobbs Cafe."""
+    context = [rec(t, 90 - 7 * i, score=2.0 - i / 10, i=20 + i) for i, t in enumerate(MEMORIES)]
+    schedule = [Block(start="00:00", minutes=360, activity="sleeping", place=HOME),
+                Block(start="06:00", minutes=60, activity="wake up, wash and have breakfast", place=HOME),
+                Block(start="07:00", minutes=60, activity="walk to the cafe and open it", place=CAFE),
+                Block(start="08:00", minutes=240, activity="serve customers at the counter", place=CAFE)]
+    transcript = [Line(speaker="Isabella Rodriguez", text="Good morning, Klaus! The usual coffee?"),
+                  Line(speaker="Klaus Mueller", text="Yes please. I have a long day at the library ahead.")]
+    tasks = [
+        DailyPlan(persona=ISABELLA, now=NOW.replace(hour=6, minute=0), known_places=PLACES,
+                  yesterday=[rec("served customers at Hobbs Cafe all day", 60 * 24, kind="plan", i=1),
+                             rec("talked with Maria Lopez about the party", 60 * 20, kind="chat", i=2)],
+                  context=context[:4], gatherings=[GATHERING],
+                  intentions=[rec("Isabella wants to buy decorations for the party", 60 * 15, i=3)]),
+        HourlySchedule(persona=ISABELLA, now=NOW.replace(hour=6, minute=0), wake_up_hour=6,
+                       daily_plan=[PlanStep(time="06:00", activity="wake up and have breakfast"),
+                                   PlanStep(time="07:00", activity="open Hobbs Cafe"),
+                                   PlanStep(time="12:00", activity="have lunch at the cafe"),
+                                   PlanStep(time="13:00", activity="serve customers and plan the party"),
+                                   PlanStep(time="20:00", activity="relax at home"),
+                                   PlanStep(time="22:00", activity="go to bed")],
+                       known_places=PLACES, gatherings=[GATHERING]),
+        Decompose(persona=ISABELLA, now=NOW, activity="serve customers at the counter", start="09:30",
+                  minutes=30, place=CAFE, objects=CAFE_OBJECTS, activity_start="08:00", activity_minutes=240,
+                  done=[Done(time="09:00", activity="brew a fresh pot of coffee", object="cafe: coffee machine"),
+                        Done(time="09:15", activity="take an order from Tom", object="cafe: cafe counter")],
+                  minutes_left=120, before=schedule[2], after=Block(start="12:00", minutes=60,
+                                                                   activity="have lunch at the cafe", place=CAFE),
+                  gatherings=[GATHERING], rate=[rec(t, 10 - i, i=40 + i) for i, t in enumerate(MEMORIES[:3])]),
+        NextAction(persona=ISABELLA, now=NOW, status="serving customers at the counter",
+                   recent=context[:5], known_places=PLACES),
+        ChoosePlace(persona=KLAUS, now=NOW, activity="write his research paper", level="sector", within="",
+                    current="Oak Hill College Dorm: Klaus Mueller's room", options=PLACES),
+        ObjectState(persona=ISABELLA, now=NOW, activity="brew coffee for a customer", object="coffee machine"),
+        rate(4),
+        ReflectionQuestions(persona=ISABELLA, now=NOW, statements=context),
+        ReflectionInsights(persona=ISABELLA, now=NOW,
+                           questions=["What is Isabella looking forward to?",
+                                      "How does Isabella feel about her customers?"],
+                           statements=context[:6]),
+        SummaryDescription(persona=KLAUS, now=NOW,
+                           core=[rec("Klaus helped a classmate with her essay", 600, i=50)],
+                           occupation=[rec("Klaus is writing a research paper on gentrification", 120, i=51)],
+                           feeling=[rec("Klaus feels his paper is coming along well", 60, i=52)]),
+        React(persona=ISABELLA, now=NOW, status="serving customers at the counter", place="Hobbs Cafe: cafe",
+              observation="Klaus Mueller is sitting at the cafe customer seating, reading a book",
+              observed="Klaus Mueller", observed_is_agent=True, observed_state="reading a book",
+              context=context[:4], last_talk=LastTalk(time=YESTERDAY.replace(hour=10),
+                                                      summary="Klaus told Isabella about his research paper"),
+              news=[rec(PARTY.text, 60 * 24, i=60, facts=("party",))], facts=[PARTY]),
+        Utterance(persona=ISABELLA, now=NOW, listener="Klaus Mueller", place="Hobbs Cafe: cafe",
+                  initiator="Isabella Rodriguez", reason="Klaus Mueller is sitting at the cafe, reading a book",
+                  speaker_doing="serving customers at the counter", listener_doing="reading a book",
+                  relationship="", last_talk=None, news=[rec(PARTY.text, 60 * 24, i=60, facts=("party",))],
+                  facts=[PARTY], gatherings=[GATHERING], memories=context[:3], transcript=transcript),
+        SummarizeConversation(persona=KLAUS, now=NOW, other="Isabella Rodriguez", place="Hobbs Cafe: cafe",
+                              lines=transcript + [Line(speaker="Isabella Rodriguez", facts=("party",),
+                                                       text="I'm hosting a Valentine's Day party here tomorrow "
+                                                            "at 5pm. You should come!")],
+                              facts=[PARTY], gatherings=[GATHERING]),
+        Interview(persona=KLAUS, now=NOW, interviewer="a news reporter", question="What are you working on?",
+                  doing="writing his research paper", schedule=schedule[:2],
+                  memories=[rec("Klaus is writing a research paper on gentrification", 120, i=51)]),
+    ]
+    out = {t.name: t for t in tasks}
+    assert set(out) == set(TASKS)
+    return out

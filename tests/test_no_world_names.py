@@ -1,0 +1,46 @@
+"""A mind, not a script for one town: no code or prompt in smalltown/ names a bundled world's
+people, places or events (they come from world files; a behaviour that needs them is fitted to one
+world). Checked against every bundled world's names."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from helpers import ROOT
+from smalltown.world.load import load_world
+
+WORLDS = sorted((ROOT / "worlds").glob("*.toml"))
+# the events of the bundled worlds' news, in words a behaviour fitted to them would use
+EVENT_WORDS = ("valentine", "mayor", "election", "candidacy", "anniversary", "lighthouse", "museum")
+
+
+def world_names() -> set[str]:
+    names: set[str] = set()
+    for path in WORLDS:
+        w = load_world(path)
+        names.add(w.name)
+        for a in w.agents:
+            names.add(a.name)
+            names.update(part for part in a.name.split() if len(part) > 3)
+        names.update(w.sectors)
+        names.update(g.name for g in w.gatherings)
+    return {n for n in names if len(n) > 3}
+
+
+def code_files() -> list:
+    return sorted(p for p in (ROOT / "smalltown").rglob("*") if p.suffix in (".py", ".txt", ".tcss") and p.is_file())
+
+
+@pytest.mark.parametrize("path", code_files(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_code_names_a_worlds_people_places_or_events(path):
+    text = path.read_text()
+    hits = [n for n in world_names() if re.search(rf"\b{re.escape(n)}\b", text)]
+    hits += [w for w in EVENT_WORDS if re.search(rf"\b{w}", text, re.I)]
+    assert hits == [], f"{path.relative_to(ROOT)} names {sorted(hits)}"
+
+
+def test_the_check_knows_the_bundled_worlds():
+    names = world_names()
+    assert {"Isabella Rodriguez", "Hobbs Cafe", "Smallville", "Gullhaven"} <= names
