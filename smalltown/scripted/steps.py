@@ -22,7 +22,7 @@ from functools import lru_cache
 from smalltown.llm.tasks import SLEEPING, Decompose, DecomposeOut, Persona, SubAction
 from smalltown.scripted import day
 from smalltown.scripted.objects import choose_object, state_of
-from smalltown.scripted.words import DAY, fit, minute, words
+from smalltown.scripted.words import DAY, fit, minute
 from smalltown.world.model import RoutineItem
 
 
