@@ -156,3 +156,20 @@ def realistic_tasks() -> dict[str, Task]:
     out = {t.name: t for t in tasks}
     assert set(out) == set(TASKS)
     return out
+
+
+class Spy:
+    """Wraps a llama backend's completions: what each was asked (prompt length, its keyword
+    arguments, max_tokens among them), how it ended and its completion tokens."""
+
+    def __init__(self, backend):
+        self.calls: list[dict] = []
+        create = backend._llm.create_completion
+
+        def spy(tokens, **kw):
+            out = create(tokens, **kw)
+            self.calls.append({"prompt": len(tokens), **kw, "finish": out["choices"][0]["finish_reason"],
+                               "completion": out["usage"]["completion_tokens"]})
+            return out
+
+        backend._llm.create_completion = spy

@@ -23,7 +23,7 @@ pytest.importorskip("llama_cpp")
 pytest.importorskip("gguf")
 
 from conftest import TINY, query
-from realistic import KLAUS, MEMORIES, rate, realistic_tasks
+from realistic import KLAUS, MEMORIES, Spy, rate, realistic_tasks
 from smalltown.llm.backend import Answer, Asker, CallRecord
 from smalltown.llm.llama import (
     CHAR_RULE,
@@ -71,22 +71,6 @@ def backend(model):
 @pytest.fixture(scope="module")
 def tasks():
     return realistic_tasks()
-
-
-class Spy:
-    """Records what each completion was asked and how it ended."""
-
-    def __init__(self, backend: LlamaBackend):
-        self.calls: list[dict] = []
-        create = backend._llm.create_completion
-
-        def spy(tokens, **kw):
-            out = create(tokens, **kw)
-            self.calls.append({"prompt": len(tokens), **kw, "finish": out["choices"][0]["finish_reason"],
-                               "completion": out["usage"]["completion_tokens"]})
-            return out
-
-        backend._llm.create_completion = spy
 
 
 # --- the model and the machine ----------------------------------------------------------------

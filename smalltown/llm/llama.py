@@ -130,8 +130,8 @@ def llama_log() -> Iterator[list[str]]:
 
 GRAMMAR_CACHE = 256  # per-question grammars kept, by text (options and counts vary by question)
 # A JSON string's character: no control characters (json.loads rejects them raw) and no escape but
-# \" and \\: answers are one line, with no \n or \uXXXX spelled out, so a string of n characters
-# is at most n + 2 tokens, as `schema.max_answer_tokens` assumes.
+# \" and \\: answers are one line, with no line-break or unicode escape spelled out, so a string
+# of n characters is at most n + 2 tokens, as `schema.max_answer_tokens` assumes.
 CHAR_RULE = r'char ::= [^"\\\x7F\x00-\x1F] | "\\" ["\\]'
 SPACE_RULE = 'space ::= " "?'  # at most one space between tokens: no runaway whitespace
 _GBNF_ESCAPES = {"\\": "\\\\", '"': '\\"', "\r": "\\r", "\n": "\\n"}
@@ -192,7 +192,7 @@ def representative(task: type[Task]) -> Task:
     for name, field in task.model_fields.items():
         if typing.get_origin(field.annotation) is list:
             (item,) = typing.get_args(field.annotation) or (object,)
-            values[name] = ([f"The Willows: Café Ñandú's room {i}: Ann's big armchair {i}" for i in range(1, 13)]
+            values[name] = ([f"Sector {i}: Ñandú café's room: the keeper's big armchair {i}" for i in range(1, 13)]
                             if item is str else [None] * 9)
     return task.model_construct(**values)
 

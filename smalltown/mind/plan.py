@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from smalltown.llm.tasks import SLEEPING
+from smalltown.world.model import DAY, SLEEPING
 
-DAY = 24 * 60
 __all__ = ["DAY", "SLEEPING", "DayPlan", "PlanItem", "fit_actions", "normalise_blocks"]
 
 

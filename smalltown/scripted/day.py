@@ -16,9 +16,9 @@ from datetime import datetime
 from functools import lru_cache
 
 from smalltown.llm.tasks import SLEEPING, Block, Persona, Record
-from smalltown.scripted.words import DAY, fit, minute, minute_of
+from smalltown.scripted.words import fit, minute, minute_of
 from smalltown.seeded import stable_int
-from smalltown.world.model import Gathering, RoutineItem
+from smalltown.world.model import DAY, Gathering, RoutineItem
 
 ACT = 60  # Block.activity and PlanStep.activity max_length
 

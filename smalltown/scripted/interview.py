@@ -12,7 +12,8 @@ import re
 from smalltown.llm.tasks import SLEEPING, Block, Interview, InterviewOut, Record
 from smalltown.scripted import day
 from smalltown.scripted.memory import traits
-from smalltown.scripted.words import DAY, clip, clock, first_name, ing, minute, minute_of, when
+from smalltown.scripted.words import clip, clock, first_name, ing, minute, minute_of, when
+from smalltown.world.model import DAY
 
 _TIME = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)?(?=\W|$)", re.I)
 _NAME = re.compile(r"\b([A-Z][\w'’-]+(?: [A-Z][\w'’-]+)+|[A-Z][\w'’-]+)")

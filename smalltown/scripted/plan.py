@@ -16,7 +16,8 @@ from smalltown.llm.tasks import (
     PlanStep,
 )
 from smalltown.scripted import day
-from smalltown.scripted.words import DAY, minute, minute_of
+from smalltown.scripted.words import minute, minute_of
+from smalltown.world.model import DAY
 
 
 def _hhmm(m: int) -> str:

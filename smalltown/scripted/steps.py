@@ -22,8 +22,8 @@ from functools import lru_cache
 from smalltown.llm.tasks import SLEEPING, Decompose, DecomposeOut, Persona, SubAction
 from smalltown.scripted import day
 from smalltown.scripted.objects import choose_object, state_of
-from smalltown.scripted.words import DAY, fit, minute, words
-from smalltown.world.model import RoutineItem
+from smalltown.scripted.words import fit, minute
+from smalltown.world.model import DAY, RoutineItem
 
 
 MAX_ACTIONS = 10  # DecomposeOut allows at most this many actions

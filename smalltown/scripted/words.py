@@ -14,9 +14,10 @@ from typing import Sequence, TypeVar
 
 from smalltown.lang import gerund
 from smalltown.seeded import stable_int
+from smalltown.world.model import DAY
+
 
 T = TypeVar("T")
-DAY = 24 * 60
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 STOP = frozenset({"a", "an", "the", "at", "in", "on", "of", "and", "to", "for", "with", "up", "his", "her",
                   "their", "my", "your", "some", "from", "by", "into", "out", "over", "about", "it", "its"})

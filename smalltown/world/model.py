@@ -90,6 +90,9 @@ class Sector:
     arenas: dict[str, Arena] = field(default_factory=dict)
 
 
+SLEEPING = "sleeping"  # the activity of sleep: every day's schedule ends with it; never decomposed
+DAY = 24 * 60  # minutes in a day
+
 ROUTINE_KINDS = ("sleep", "morning", "meal", "work", "leisure", "chores", "evening")
 
 

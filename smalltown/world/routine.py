@@ -15,10 +15,8 @@ from dataclasses import dataclass, replace
 from typing import Iterable, Sequence
 
 from smalltown.lang import hhmm
-from smalltown.world.model import ROUTINE_KINDS, RoutineItem
+from smalltown.world.model import DAY, ROUTINE_KINDS, SLEEPING, RoutineItem
 
-SLEEPING = "sleeping"  # the activity of sleep (as llm/tasks names it)
-DAY = 24 * 60
 MIN_ITEMS = 3
 MAX_ITEMS = 48
 ACTIVITY_MAX = 60  # a plan block's activity is at most this long

@@ -10,7 +10,7 @@ count of ratings asked for).
 """
 
 from smalltown.llm.tasks.base import (
-    HHMM, RULES, SLEEPING, Answer, Block, Done, LastTalk, Line, Output, PlanStep, Persona, Rating, Record, Task,
+    HHMM, RULES, Answer, Block, Done, LastTalk, Line, Output, PlanStep, Persona, Rating, Record, Task,
 )
 from smalltown.llm.tasks.memory import (
     Insight, RateImportance, RateImportanceOut, ReflectionInsights, ReflectionInsightsOut, ReflectionQuestions,
@@ -24,6 +24,7 @@ from smalltown.llm.tasks.talk import (
     ConversationOut, Interview, InterviewOut, LearnedFact, React, ReactOut, SummarizeConversation, Utterance,
     UtteranceOut,
 )
+from smalltown.world.model import SLEEPING  # the seam names the activity of sleep
 
 TASKS: dict[str, type[Task]] = {t.name: t for t in (
     DailyPlan, HourlySchedule, Decompose, NextAction, ChoosePlace, ObjectState, RateImportance,

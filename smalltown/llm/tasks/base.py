@@ -13,7 +13,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from smalltown.world.model import RoutineItem
 
-SLEEPING = "sleeping"  # the activity of sleep: every day's schedule ends with it; never decomposed
 HHMM = r"^([01][0-9]|2[0-3]):[0-5][0-9]$"
 
 # The system message every model backend sends first: the same for every task and agent, so the
