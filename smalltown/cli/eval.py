@@ -125,6 +125,9 @@ def measure_save(save: str, args: argparse.Namespace, keep: str | None = None) -
     with working_copy(save, keep) as copy:
         if not args.ask:
             db = Save.open(copy)
+            from smalltown.sim.check import require
+
+            require(db)  # (read_town reads the agents and memories as a run would)
             try:
                 return {"save": str(save), **measure_town(read_town(db, news)), "calls": db.call_figures()}
             finally:

@@ -27,13 +27,16 @@ def add_parser(sub) -> None:
 
 def fork_command(args: argparse.Namespace) -> int:
     at = None
+    from smalltown.sim.check import require
+
+    save = Save.open(args.save, readonly=True)  # (checked here, under its own name, before it is copied)
+    require(save, snapshots=True)
+    try:
+        start, step = clock(save)
+        end = start + timedelta(seconds=save.meta("tick") * step)
+    finally:
+        save.close()
     if args.at:
-        save = Save.open(args.save, readonly=True)
-        try:
-            start, step = clock(save)
-            end = start + timedelta(seconds=save.meta("tick") * step)
-        finally:
-            save.close()
         try:
             at = parse_when(args.at, end, start)
         except ValueError as e:

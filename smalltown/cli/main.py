@@ -241,7 +241,22 @@ def main(argv: list[str] | None = None) -> int:
     except sqlite3.DatabaseError as e:  # a damaged save noticed mid-read
         print(f"error: a save is damaged ({shown(e)}); `smalltown save check SAVE` says more", file=sys.stderr)
         return 1
+    except Exception as e:  # noqa: BLE001 - the last word: one clear line, never a traceback
+        print(f"error: {unexpected(args, e)}", file=sys.stderr)
+        return 70
     return 2
+
+
+BUG = "this is a bug in smalltown: please report it"
+
+
+def unexpected(args: argparse.Namespace, e: BaseException) -> str:
+    """An exception no command expected, as one line: which command, which file, what went wrong."""
+    command = " ".join(str(getattr(args, k)) for k in ("command", "world_command", "save_command", "eval_command")
+                       if getattr(args, k, None))
+    files = [str(getattr(args, k)) for k in ("save", "path", "target", "world") if getattr(args, k, None)]
+    on = f" on {files[0]}" if files else ""
+    return shown(f"smalltown {command}{on} failed: {type(e).__name__}: {str(e)[:200]} ({BUG})")
 
 
 def world_check(path: str, as_json: bool) -> int:
@@ -309,8 +324,8 @@ def replay(args: argparse.Namespace) -> int:
     from smalltown.tui.replay import run_replay
 
     at = None
-    if args.at:
-        with History(args.save) as h:
+    with History(args.save) as h:  # the save is checked (rows, snapshots) before the screen opens
+        if args.at:
             try:
                 at = h.tick_of(parse_when(args.at, h.time_of(h.last_tick), h.time_of(0)))
             except ValueError as e:

@@ -180,7 +180,10 @@ class Simulation:
         try:
             from smalltown.world.load import parse_toml
 
-            return int(parse_toml(save.meta("world_source"), save.meta("world_text")).get("seed", 0))
+            text = save.meta("world_text")
+            if not isinstance(text, str):
+                return 0  # (Simulation.open refuses the save, saying why)
+            return int(parse_toml(save.meta("world_source"), text).get("seed", 0))
         finally:
             save.close()
 
@@ -195,7 +198,18 @@ class Simulation:
         extra = parse_sets(sets)
         if readonly and extra:
             raise SaveError(f"{path}: opened to be read: settings cannot be changed")
-        save = Save.open(path, readonly=True).current() if readonly else Save.open(path)
+        from smalltown.sim.check import require  # (sim/check.py reads the save; it imports no simulation)
+
+        # rows that make no sense against the world are refused here, not mid-resume, and before
+        # anything is written (opening to write puts the file in WAL mode)
+        look = Save.open(path, readonly=True)
+        look = look.current() if readonly else look.hold_still()
+        require(look, snapshots=not readonly)  # a run writes after them: it may need to rewind to one
+        if readonly:
+            save = look
+        else:
+            look.close()
+            save = Save.open(path)
         try:
             settings = (settings or Settings()).saved(save.meta("settings"))
         except SettingsError as e:  # a stranger's save: refused, naming the setting

@@ -17,6 +17,7 @@ import sqlite_utils
 
 from smalltown.store import calls as _calls
 from smalltown.store import conversations as _conversations
+from smalltown.store import validate as _validate
 from smalltown.store.conversations import Conversation
 from smalltown.store.lock import SaveBusy, WriterLock, lock_file
 
@@ -224,8 +225,7 @@ def _check_contents(conn: sqlite3.Connection, path: Path) -> None:
                             f"never do (a {kind} runs code stored in the file)")
         if name.startswith("sqlite_") or (kind, name) in known:
             continue
-        if kind == "index" and table in tables:
-            continue  # an index someone added: harmless
+        # an index someone added is refused too: a UNIQUE one makes a run's writes fail
         raise SaveError(f"{path}: refusing to open: it holds a {kind} {name!r} that smalltown does not make")
     if "meta" not in {name for _, name, _ in conn.execute("SELECT type, name, tbl_name FROM sqlite_master")}:
         raise SaveError(f"{path}: not a smalltown save (no meta table)")
@@ -241,8 +241,32 @@ def _check_contents(conn: sqlite3.Connection, path: Path) -> None:
                             f"(at most {limit:,})")
         try:
             json.loads(value)
-        except ValueError:
-            raise SaveError(f"{path}: meta {key!r} is not valid JSON") from None
+        except (ValueError, RecursionError):
+            raise SaveError(f"{path}: meta {key!r} is not valid JSON (or nested too deep)") from None
+
+
+def meta_values(conn: sqlite3.Connection) -> dict[str, Any]:
+    """Every meta value, parsed (after _check_contents: each is JSON)."""
+    return {k: json.loads(v) for k, v in conn.execute("SELECT key, value FROM meta")}
+
+
+def row_problems(conn: sqlite3.Connection, version: int, limit: int = 20) -> Iterator[str]:
+    """What is wrong in the meta values and rows of a save (store/validate.py), first to last."""
+    for problem in _validate.meta_problems(meta_values(conn)):
+        yield problem
+    for problem in _validate.problems(conn, version, limit):
+        yield str(problem)
+    sizes = _validate.embedding_sizes(conn)
+    if len(sizes) > 1:
+        yield "memories and embeddings: vectors of different lengths: " + ", ".join(
+            f"{n // 4} numbers ({k:,})" for n, k in sizes)
+
+
+def _check_rows(conn: sqlite3.Connection, path: Path, version: int) -> None:
+    """Refuse on the first problem in the rows: a command reads them as the simulation wrote them."""
+    for problem in row_problems(conn, version, limit=1):
+        raise SaveError(f"{path}: refusing to open: {problem}; `smalltown save check {path}` lists "
+                        f"every problem")
 
 
 def _create_schema(db: sqlite_utils.Database) -> None:
@@ -357,16 +381,18 @@ class Save:
         self.conn = self._connect(self.path)
 
     @classmethod
-    def open(cls, path: str | Path, readonly: bool = False) -> "Save":
+    def open(cls, path: str | Path, readonly: bool = False, rows: bool = True) -> "Save":
         """Open a save to continue it, holding its writer lock (one writer at a time, see
         store/lock.py), or only to read it (`readonly`: `save info`, `save check`, `inspect`; no
-        lock). Nothing in the file is run: it is checked before use (see _check_contents)."""
+        lock). Nothing in the file is run: it is checked before use (see _check_contents), and
+        so are its rows (store/validate.py) unless `rows` is False (`save check`, which lists
+        every problem instead of refusing on the first)."""
         path = Path(path)
         if readonly or not path.exists():
-            return cls._open(path, readonly)
+            return cls._open(path, readonly, rows)
         lock = take_lock(path)
         try:
-            save = cls._open(path, readonly)
+            save = cls._open(path, readonly, rows)
         except BaseException:
             lock.release()
             raise
@@ -374,7 +400,7 @@ class Save:
         return save
 
     @classmethod
-    def _open(cls, path: Path, readonly: bool) -> "Save":
+    def _open(cls, path: Path, readonly: bool, rows: bool = True) -> "Save":
         if not path.exists():
             raise SaveError(f"{path}: no such save")
         if not is_save(path):
@@ -407,6 +433,14 @@ class Save:
             save.close()
             raise SaveError(f"{path}: save schema version {version} is too old: this smalltown migrates "
                             f"versions {min(MIGRATIONS, default=SCHEMA_VERSION)} to {SCHEMA_VERSION}")
+        if rows:
+            try:
+                _check_rows(save.conn, path, version)
+            except BaseException as e:
+                save.close()
+                if isinstance(e, sqlite3.DatabaseError):
+                    raise SaveError(explain(path, e)) from None
+                raise
         if readonly:
             return save  # read as it is: migrating would write to it
         save.conn.close()
@@ -792,17 +826,28 @@ def _apply(before: dict, diff: dict) -> dict:
 
 
 def decode_snapshot(blob: bytes, where: str = "save") -> dict:
+    """A snapshot row's state, checked against the format above: a damaged or hostile one is a
+    SaveError naming `where` (the save, the row), never a KeyError later."""
     try:
         d = zlib.decompressobj()
         raw = d.decompress(blob, SNAPSHOT_MAX_BYTES)
         if d.unconsumed_tail:
             raise SaveError(f"{where}: a snapshot is larger than {SNAPSHOT_MAX_BYTES:,} bytes")
         state = json.loads(raw)
-    except (zlib.error, ValueError, TypeError) as e:
+    except (zlib.error, ValueError, TypeError, RecursionError) as e:
         raise SaveError(f"{where}: a snapshot is damaged ({e})") from None
     if not isinstance(state, dict) or state.get("format") != SNAPSHOT_FORMAT:
         raise SaveError(f"{where}: a snapshot in an unknown format")
+    problem = _validate.snapshot_problem(state)
+    if problem:
+        raise SaveError(f"{where}: a snapshot is damaged: {problem}")
     return state
+
+
+def snapshot_rows(conn: sqlite3.Connection) -> Iterator[tuple[int, bytes]]:
+    """(tick, compressed state) of every snapshot, oldest first (for `save check`)."""
+    if has_snapshots(conn):
+        yield from conn.execute("SELECT tick, state FROM snapshots ORDER BY tick")
 
 
 def has_table(conn: sqlite3.Connection, name: str) -> bool:
@@ -825,23 +870,23 @@ def read_snapshot(conn: sqlite3.Connection, tick: int) -> dict | None:
     if not has_snapshots(conn):
         return None
     row = conn.execute("SELECT state FROM snapshots WHERE tick = ?", (tick,)).fetchone()
-    return decode_snapshot(row[0]) if row else None
+    return decode_snapshot(row[0], f"snapshots row {tick}") if row else None
 
 
 def snapshot_at_or_before(conn: sqlite3.Connection, tick: int) -> dict | None:
     """The latest snapshot at or before `tick`, decoded, or None."""
     if not has_snapshots(conn):
         return None
-    row = conn.execute("SELECT state FROM snapshots WHERE tick <= ? ORDER BY tick DESC LIMIT 1",
+    row = conn.execute("SELECT tick, state FROM snapshots WHERE tick <= ? ORDER BY tick DESC LIMIT 1",
                        (tick,)).fetchone()
-    return decode_snapshot(row[0]) if row else None
+    return decode_snapshot(row[1], f"snapshots row {row[0]}") if row else None
 
 
 def _chain(conn: sqlite3.Connection, tick: int, is_base) -> list[dict]:
     """The snapshots from the latest one at or before `tick` back to a base (`is_base`), oldest first."""
     chain = []
-    for (blob,) in conn.execute("SELECT state FROM snapshots WHERE tick <= ? ORDER BY tick DESC", (tick,)):
-        snap = decode_snapshot(blob)
+    for at, blob in conn.execute("SELECT tick, state FROM snapshots WHERE tick <= ? ORDER BY tick DESC", (tick,)):
+        snap = decode_snapshot(blob, f"snapshots row {at}")
         chain.append(snap)
         if is_base(snap):
             break
@@ -854,6 +899,14 @@ def agent_rows_at(conn: sqlite3.Connection, tick: int) -> list[tuple]:
     chain = _chain(conn, tick, lambda s: s["states_base"])
     if not chain or chain[-1]["tick"] != tick or not chain[0]["states_base"]:
         raise SaveError(f"no complete snapshot at tick {tick}")
+    try:
+        return _agent_rows(chain, tick)
+    except (KeyError, TypeError, ValueError, RecursionError) as e:  # states that do not chain up
+        raise SaveError(f"snapshots row {tick}: the snapshots up to it do not re-create the agents "
+                        f"({type(e).__name__}: {str(e)[:80]})") from None
+
+
+def _agent_rows(chain: list[dict], tick: int) -> list[tuple]:
     states: dict[str, dict | str] = {}
     for snap in chain:
         for name, entry in snap["states"].items():
