@@ -20,15 +20,11 @@ def _breaks(c: str) -> bool:
     return unicodedata.category(c) in ("Cc", "Zl", "Zp")
 
 
-# Bidirectional overrides, isolates and marks: a name holding one is drawn reordered, as another name.
-_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
-
-
 def _name(v: str) -> str:
     for c in v:
-        if _breaks(c) or c in '"\\' or c in _BIDI:
+        if _breaks(c) or c in '"\\':
             raise ValueError(f"{c!r} is not allowed in a name: names are one line, without control "
-                             f"characters, bidirectional controls, double quotes or backslashes")
+                             f"characters, double quotes or backslashes")
     return v
 
 

@@ -252,10 +252,11 @@ def _(path: Path) -> None:
     world(path, text.replace("seed = 1", f"seed = 1\nagents = [\n{agents}\n]"))
 
 
-@case("worlds/bidi-name.toml", "world", "is not allowed in a name",
-      "a name with a bidirectional override (it would show as another name) is refused")
+@case("worlds/bidi-duplicate.toml", "world", "duplicate agent name 'Mei \\u202eniL'",
+      "a bidirectional override in a name is shown, not obeyed, in the error")
 def _(path: Path) -> None:
-    world(path, replaced(base_world(), 'name = "Mei Lin"', 'name = "Mei \u202eniL"'))
+    text = replaced(base_world(), 'name = "Mei Lin"', 'name = "Mei \u202eniL"')
+    world(path, replaced(text, 'name = "John Lin"', 'name = "Mei \u202eniL"'))
 
 
 @case("worlds/markup-duplicate.toml", "world", "duplicate agent name '[link=file:///etc/passwd]Mei[/link]'",
