@@ -183,3 +183,47 @@ def test_an_intervention_while_the_tui_runs_the_save_is_refused(tmp_path: Path, 
     finally:
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
+
+
+def test_a_holder_whose_command_line_is_not_utf8_still_writes_its_note(tmp_path: Path):
+    """An argument of bytes that are not UTF-8 (a file name from another system) reaches argv as
+    surrogate escapes: the lock's note is still written and the refused writer is told who holds it."""
+    from smalltown.store.lock import SaveBusy, WriterLock
+
+    save = tmp_path / "s.sqlite"
+    code = ("import sys, time; from smalltown.store.lock import WriterLock; WriterLock.take(sys.argv[1]); "
+            "print('ready', flush=True); time.sleep(60)")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-c", code, str(save).encode(), b"caf\xe9.sqlite"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        line = proc.stdout.readline().decode()
+        assert line == "ready\n", proc.stderr.read().decode()
+        with pytest.raises(SaveBusy) as refused:
+            WriterLock.take(save)
+        assert refused.value.holder.startswith(f"pid {proc.pid} (")
+        assert "caf\\udce9.sqlite" in refused.value.holder
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_save_strip_does_not_replace_a_save_another_process_is_writing(tmp_path: Path):
+    src, busy = tmp_path / "a.sqlite", tmp_path / "busy.sqlite"
+    for path in (src, busy):
+        _cli("run", "--headless", TINY, "--until", "+10m", "--save", path, *SCRIPTED, check=True)
+    proc = _start_run(busy)
+    try:
+        out = _cli("save", "strip", src, "-o", busy, "--overwrite")
+        assert out.returncode == 1, out.stdout + out.stderr
+        assert f"another process is writing this save: pid {proc.pid}" in out.stderr, out.stderr
+        assert not Path(f"{busy}.partial").exists()
+        ticking = _tick(busy)
+        time.sleep(0.3)
+        assert _tick(busy) > ticking and proc.poll() is None, "the run lost its save"
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=60)
+    assert _cli("save", "check", busy).returncode == 0
+    _cli("save", "strip", src, "-o", busy, "--overwrite", check=True)  # once it is free: replaced
+    assert query(busy, "SELECT value FROM meta WHERE key = 'stripped'")

@@ -29,7 +29,10 @@ from smalltown.world.load import load_world, load_world_text
 def run(args: argparse.Namespace) -> int:
     target = Path(args.target) if args.target else default_target()
     if not target.exists():
-        print(f"error: {target}: no such world or save", file=sys.stderr)
+        print(f"error: {shown(target)}: no such world or save", file=sys.stderr)
+        return 1
+    if not target.is_file():  # a folder, or a named pipe (reading it would wait for a writer)
+        print(f"error: {shown(target)}: not a regular file (a world, a pack or a save)", file=sys.stderr)
         return 1
     if args.headless and not args.until:
         print("error: --headless needs --until WHEN (e.g. --until +1d)", file=sys.stderr)

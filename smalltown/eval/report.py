@@ -59,21 +59,21 @@ class Doc:
         self.blocks.append(("details", shown(summary), [shown(i, lines=True) for i in items]))
 
     def markdown(self) -> str:
-        out = [f"# {self.title}", ""]
+        out = [f"# {md(self.title)}", ""]
         for b in self.blocks:
             if b[0] == "h":
-                out += ["#" * b[1] + " " + b[2], ""]
+                out += ["#" * b[1] + " " + md(b[2]), ""]
             elif b[0] == "p":
-                out += [b[1], ""]
+                out += [md(b[1]), ""]
             elif b[0] == "table":
-                cell = lambda c: c.replace("|", "\\|").replace("\n", "<br>")  # noqa: E731
+                cell = lambda c: md(c).replace("\n", "<br>")  # noqa: E731
                 out += ["| " + " | ".join(map(cell, b[1])) + " |", "|" + "---|" * len(b[1])]
                 out += ["| " + " | ".join(map(cell, r)) + " |" for r in b[2]] + [""]
             elif b[0] == "figure":
-                out += [f"![{b[3]}](plots/{b[1]}.svg)", "", f"*{b[3]}*", ""]
+                out += [f"![{md(b[3])}](plots/{b[1]}.svg)", "", f"*{md(b[3])}*", ""]
             elif b[0] == "details":
                 out += [f"<details><summary>{escape(b[1])}</summary>", ""]
-                out += [f"- {i}" for i in b[2]] + ["", "</details>", ""]
+                out += [f"- {md(i)}" for i in b[2]] + ["", "</details>", ""]
         return "\n".join(out)
 
     def html(self) -> str:
@@ -108,6 +108,21 @@ class Doc:
         paths[1].write_text(self.markdown(), encoding="utf-8")
         paths[2].write_text(json_shown(json.dumps(data, indent=1, ensure_ascii=False)) + "\n", encoding="utf-8")
         return paths
+
+
+# Markdown read into what a save or a model wrote: emphasis, code, links and images, HTML, table
+# cells; escaped with a backslash (CommonMark shows any escaped ASCII punctuation as itself).
+_MD_INLINE = re.compile(r"([\\`*_\[\]<>|~&#])")
+# and at a line's start: lists, setext underlines, ordered lists ("1." "1)"); indentation (code)
+_MD_LINE_START = re.compile(r"^([-+=]|\d{1,9}(?=[.)]))", re.MULTILINE)
+_MD_INDENT = re.compile(r"^[ \t]+", re.MULTILINE)
+
+
+def md(text: str) -> str:
+    """`text` as Markdown that any viewer shows as the text itself: no heading, list, link, image,
+    HTML tag, code span or table column comes of it (indentation is dropped: it would be code)."""
+    text = _MD_INLINE.sub(r"\\\1", _MD_INDENT.sub("", text))
+    return _MD_LINE_START.sub(lambda m: m.group(1) + "\\" if m.group(1)[0].isdigit() else "\\" + m.group(1), text)
 
 
 def _dt(text: str) -> datetime:

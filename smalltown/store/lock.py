@@ -49,7 +49,8 @@ def command_line() -> str:
     first = Path(argv[0]).name
     if first in ("__main__.py", "smalltown"):
         first = "smalltown"
-    return shlex.join([first, *argv[1:]])[:300]
+    # an argument of bytes that are not UTF-8 holds surrogate escapes: written as \\udcff, not fatal
+    return shlex.join([first, *argv[1:]])[:300].encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 _held: dict[str, "WriterLock"] = {}  # lock file -> this process's hold on it (re-entrant)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import tomllib
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Callable, Iterable, Sequence
@@ -31,6 +30,8 @@ from smalltown.shown import shown, shown_text
 from smalltown.tui.palette import agent_colours
 from smalltown.tui.reader import CallRow, SaveReader
 from smalltown.store.save import TIME_FMT
+from smalltown.world.errors import WorldError
+from smalltown.world.load import WORLD_MAX_BYTES, parse_toml
 
 # The app's own keys are priority bindings, which win over a screen's: space n + = - p [ ] f ? q
 # run, step, select and follow whatever screen is on top. The screens here use none of them.
@@ -106,8 +107,12 @@ def agent_names(reader: SaveReader) -> list[str]:
     saved = reader.agent_names()
     try:
         (text,) = reader.conn.execute("SELECT value FROM meta WHERE key = 'world_text'").fetchone()
-        names = [a["name"] for a in tomllib.loads(json.loads(text)).get("agents", [])]
-    except (TypeError, ValueError, KeyError, sqlite3.Error):
+        world_text = json.loads(text) if isinstance(text, str) and len(text) <= 2 * WORLD_MAX_BYTES else None
+        if not isinstance(world_text, str):
+            return saved
+        # a stranger's save: the world's bounded parsing (2,000 levels deep is no RecursionError)
+        names = [a["name"] for a in parse_toml("world_text", world_text).get("agents", [])]
+    except (TypeError, ValueError, KeyError, sqlite3.Error, WorldError):
         return saved
     return [n for n in names if n in saved] + [n for n in saved if n not in names]
 

@@ -68,7 +68,7 @@ def load_world(path: str | Path) -> World:
     except OSError as e:
         raise WorldError([Problem(str(path), None, f"cannot read: {e}")]) from None
     doc, lines = _parse(str(path), text, WorldIn)
-    map_path = (path.parent / doc.map).resolve()
+    map_path = path.parent / doc.map  # (not resolved: a link loop is told as a file that cannot be read)
     map_label = os.path.normpath(path.parent / doc.map)
     try:
         map_text = read_text_capped(map_path, MAP_MAX_BYTES, map_label)
@@ -92,6 +92,9 @@ def load_world_text(source: str, text: str, map_source: str, map_text: str) -> W
 def parse_toml(source: str, text: str) -> dict:
     """tomllib's reading of a world or map text, its errors as problems with their line; nesting
     is bounded first (tomllib recurses into each level: 2,000 would be a RecursionError)."""
+    if text.startswith("\ufeff"):  # (tomllib says only "Invalid statement")
+        raise WorldError([Problem(source, 1, "starts with a byte-order mark (U+FEFF): save it as UTF-8 "
+                                             "without one", 1)])
     deep = too_deep(text)
     if deep is not None:
         raise WorldError([Problem(source, deep[0], f"nested too deeply: more than {MAX_NESTING} levels of "

@@ -63,6 +63,8 @@ def is_pack(path: str | Path) -> bool:
     say what is wrong with it."""
     if str(path).endswith(SUFFIX):
         return True
+    if not Path(path).is_file():  # (opening a named pipe would wait for a writer)
+        return False
     try:
         with open(path, "rb") as f:
             return f.read(4) in (b"PK\x03\x04", b"PK\x05\x06")
@@ -174,10 +176,10 @@ def read_pack(path: str | Path) -> Unpacked:
 
 
 def _check_members(where: str, infos: list[zipfile.ZipInfo]) -> None:
+    if len(infos) > 3:
+        raise PackError(where, f"{len(infos):,} members: a pack holds the manifest, the world and its map")
     if not infos or infos[0].filename != MANIFEST:
         raise PackError(where, f"not a world pack: its first member must be {MANIFEST}")
-    if len(infos) > 3:
-        raise PackError(where, f"{len(infos)} members: a pack holds the manifest, the world and its map")
     seen: set[str] = set()
     for info in infos:
         name = info.filename

@@ -28,6 +28,13 @@ def _name(v: str) -> str:
     return v
 
 
+def _map_file(v: str) -> str:
+    # a world names its map file; anything else (/etc/passwd, /dev/zero) is not read at all
+    if not v.endswith(".toml"):
+        raise ValueError(f"{v[:120]!r} is not a map file: a map is a .toml file")
+    return v
+
+
 def _one_line(v: str) -> str:
     for c in v:
         if _breaks(c):
@@ -172,10 +179,10 @@ class GatheringIn(_Strict):
 
 class WorldIn(_Strict):
     name: NameStr
-    map: LineStr = Field(min_length=1, max_length=300)
+    map: Annotated[LineStr, AfterValidator(_map_file)] = Field(min_length=1, max_length=300)
     start: GameTime
     step_seconds: int = Field(default=10, gt=0, le=3600)
-    seed: int = 0
+    seed: int = Field(default=0, ge=0, le=2**32 - 1)  # what a model's sampler takes
     settings: dict[str, bool | int | float] = Field(default_factory=dict, max_length=100)  # overrides of config.Settings
     sectors: dict[NameStr, SectorIn] = Field(min_length=1, max_length=1000)
     agents: list[AgentIn] = Field(min_length=1, max_length=1000)
