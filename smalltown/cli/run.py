@@ -216,14 +216,15 @@ def run_headless(sim: Simulation, until: datetime, notice: str | None = None) ->
         failed = True  # (main says what went wrong, after the summary)
         raise
     finally:
-        for s, h in old.items():
-            signal.signal(s, h)
         wall = time.perf_counter() - t0
         why = SIGNAL_NAMES.get(signals[0], "a signal") if signals else "an error, below" if failed else ""
         summarise(console, sim, start_time, start_tick, wall, kinds, interrupted=why, until=until)
         if notice:
             console.print(shown_text(notice, "dim"))  # it names a folder: not markup
         sim.close()
+        if not signals:  # (after a stop, a second signal while this winds up still leaves at once)
+            for s, h in old.items():
+                signal.signal(s, h)
     if not signals:
         return 0
     code = EXIT_CODES.get(signals[0], 130)
@@ -270,6 +271,6 @@ def summarise(console: Console, sim: Simulation, start: datetime, start_tick: in
     console.print(t)
     if interrupted and until is not None and now < until:
         console.print(shown_text(f"continue it: smalltown run {sim.save.path} --headless "
-                                 f"--until '{until:%Y-%m-%d %H:%M:%S}'"))
+                                 f"--until '{until:%Y-%m-%d %H:%M:%S}'"), soft_wrap=True)  # one line, to copy
     else:
-        console.print(shown_text(f"continue it: smalltown run {sim.save.path}"))
+        console.print(shown_text(f"continue it: smalltown run {sim.save.path}"), soft_wrap=True)
