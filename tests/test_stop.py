@@ -89,7 +89,7 @@ def test_a_signal_stops_a_run_waiting_on_a_server(morning: Path, tmp_path: Path,
     assert took <= EXIT_WITHIN, err
     assert "Traceback" not in err
     if len(signals) == 1:
-        assert "the save is whole at its last tick" in " ".join(err.split())  # (a table title may wrap)
+        assert "the save is intact at its last whole tick" in " ".join(err.split())  # (a table title may wrap)
         assert f"continue it: smalltown run {save} --headless --until" in err
     assert_continuable(save, before)
 

@@ -253,7 +253,7 @@ def summarise(console: Console, sim: Simulation, start: datetime, start_tick: in
         tick = sim.tick
     now = sim.world.start + timedelta(seconds=tick * sim.world.step_seconds)
     game = (tick - start_tick) * sim.world.step_seconds
-    t = Table(title=f"stopped early ({interrupted}); the save is whole at its last tick" if interrupted
+    t = Table(title=f"stopped early ({interrupted}); the save is intact at its last whole tick" if interrupted
               else "run complete",
               show_header=False, box=None)
     t.add_row("world", shown_text(sim.world.name))
