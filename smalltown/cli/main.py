@@ -35,6 +35,8 @@ def add_backend_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--seed", type=int, help="sampling seed (default: the world's seed)")
     g.add_argument("--base-url", metavar="URL", help="openai: e.g. http://127.0.0.1:8080/v1")
     g.add_argument("--api-key-env", metavar="VAR", help="openai: the environment variable holding the key")
+    g.add_argument("--timeout", type=seconds_in(0.1, 86400), metavar="SECONDS",
+                   help="openai: the most one request may take, from connecting to its last byte (default 60)")
     g.add_argument("--concurrency", type=int_in(1, 256), default=4, help="openai: requests in flight at most "
                    "(1-256)")
     g.add_argument("--embed-model", metavar="PATH", help="a sentence-embedding GGUF for memories (default: "
@@ -51,7 +53,7 @@ def backend_options(args: argparse.Namespace):
 
     conf = user_config()
     given = {k: getattr(args, k) for k in ("model", "ctx", "threads", "gpu_layers", "temperature", "seed",
-                                             "base_url", "api_key_env", "embed_model")}
+                                             "base_url", "api_key_env", "embed_model", "timeout")}
     merged = {k: v if v is not None else conf.get(k) for k, v in given.items()}
     if args.model is None and os.environ.get("SMALLTOWN_MODEL"):
         merged["model"] = None  # the environment outranks the file: default_model() finds it
@@ -165,6 +167,19 @@ def int_in(low: int, high: int):
             raise argparse.ArgumentTypeError(f"{text[:40]!r} is not an integer") from None
         if not low <= value <= high:
             raise argparse.ArgumentTypeError(f"{value} is out of range (from {low} to {high})")
+        return value
+    return read
+
+
+def seconds_in(low: float, high: float):
+    """An argparse type: a number of seconds from `low` to `high`."""
+    def read(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a number of seconds") from None
+        if not low <= value <= high:  # (NaN fails this too)
+            raise argparse.ArgumentTypeError(f"{value:g} is out of range (from {low:g} to {high:g} seconds)")
         return value
     return read
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import threading
 import time
 from collections import Counter
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from rich.console import Console
@@ -47,8 +48,7 @@ def run(args: argparse.Namespace) -> int:
         return run_headless(sim, until, notice)
     from smalltown.tui.app import run_tui
 
-    run_tui(sim, until, notice)
-    return 0
+    return run_tui(sim, until, notice)
 
 
 class UntilError(ValueError):
@@ -141,7 +141,6 @@ def connected(backend):
 
 def saved_now(path: Path) -> datetime:
     """A save's current game time (what `sim.now` will be once it is opened)."""
-    from datetime import timedelta
 
     save = Save.open(path, readonly=True)
     try:
@@ -175,21 +174,35 @@ def recreate(path: Path, backend, embedder, fallback, sets: list[str]) -> Simula
                              embedder=embedder, fallback=fallback)
 
 
+EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}  # 128 + the signal, as shells report them
+SIGNAL_NAMES = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM"}
+STUCK_SECONDS = 3.0  # after a stop, how long the exit waits for a worker a backend has not let go
+
+
 def run_headless(sim: Simulation, until: datetime, notice: str | None = None) -> int:
+    """Run to `until` with a progress bar. Ctrl-C or SIGTERM stops it at once, even mid-answer: the
+    tick in flight is dropped, the save stays at the last whole tick (exit 130, or 143 on SIGTERM);
+    a second signal leaves immediately, whatever a worker is doing."""
     console = Console(stderr=True)
     stop = threading.Event()
+    signals: list[int] = []
 
-    def on_signal(signum, frame):  # first Ctrl-C: finish the tick in flight, then stop
-        if stop.is_set():
-            raise KeyboardInterrupt
+    def on_signal(signum, frame):
+        signals.append(signum)
+        if stop.is_set():  # the second: leave now (the save is whole at its last commit)
+            os.write(2, f"\nleft at once; the save is at its last whole tick: {shown(sim.save.path)}\n".encode())
+            os._exit(EXIT_CODES.get(signals[0], 130))
         stop.set()
-        console.print("[yellow]stopping after this tick… (Ctrl-C again to abort it)[/]")
+        sim.stop()  # cuts off the answer in flight: no waiting for the tick
+        console.print(f"[yellow]stopping ({SIGNAL_NAMES.get(signum, signum)}): the tick in flight is dropped… "
+                      "(again to leave at once)[/]")
 
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     start_tick, start_time = sim.tick, sim.now
     total = max(0, int((until - sim.now).total_seconds() // sim.world.step_seconds))
     kinds: Counter[str] = Counter()
     t0 = time.perf_counter()
+    failed = False
     try:
         with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.percentage:>5.1f}%"),
                       TimeElapsedColumn(), console=console, transient=False) as progress:
@@ -202,21 +215,49 @@ def run_headless(sim: Simulation, until: datetime, notice: str | None = None) ->
 
             sim.run_until(until, stop=stop.is_set, on_tick=on_tick)
             progress.update(bar, completed=sim.tick - start_tick, description=sim.now.strftime(TIME_FMT))
+    except BaseException:
+        failed = True  # (main says what went wrong, after the summary)
+        raise
     finally:
-        for s, h in old.items():
-            signal.signal(s, h)
         wall = time.perf_counter() - t0
-        summarise(console, sim, start_time, start_tick, wall, kinds, interrupted=stop.is_set())
+        why = SIGNAL_NAMES.get(signals[0], "a signal") if signals else "an error, below" if failed else ""
+        summarise(console, sim, start_time, start_tick, wall, kinds, interrupted=why, until=until)
         if notice:
             console.print(shown_text(notice, "dim"))  # it names a folder: not markup
         sim.close()
-    return 130 if stop.is_set() else 0
+        if not signals:  # (after a stop, a second signal while this winds up still leaves at once)
+            for s, h in old.items():
+                signal.signal(s, h)
+    if not signals:
+        return 0
+    code = EXIT_CODES.get(signals[0], 130)
+    leave_if_stuck(code)
+    return code
+
+
+def leave_if_stuck(code: int) -> None:
+    """After a stop, exit now if a worker thread is still held by a backend (a connection that
+    will not close): the interpreter would otherwise wait for it at exit. The save is closed."""
+    deadline = time.monotonic() + STUCK_SECONDS
+    for t in threading.enumerate():
+        if t is not threading.current_thread() and not t.daemon:
+            t.join(max(0.0, deadline - time.monotonic()))
+    if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.current_thread()):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
 
 
 def summarise(console: Console, sim: Simulation, start: datetime, start_tick: int, wall: float,
-              kinds: Counter[str], interrupted: bool) -> None:
-    game = (sim.tick - start_tick) * sim.world.step_seconds
-    t = Table(title="stopped early (Ctrl-C); the save is intact" if interrupted else "run complete",
+              kinds: Counter[str], interrupted: str = "", until: datetime | None = None) -> None:
+    try:  # the last whole tick: a tick cut off by an error is not in the save
+        tick = int(sim.save.meta("tick"))
+    except Exception:  # (the error being reported may be the save's own)
+        tick = sim.tick
+    now = sim.world.start + timedelta(seconds=tick * sim.world.step_seconds)
+    game = (tick - start_tick) * sim.world.step_seconds
+    t = Table(title=f"stopped early ({interrupted}); the save is intact at its last whole tick" if interrupted
+              else "run complete",
               show_header=False, box=None)
     t.add_row("world", shown_text(sim.world.name))
     t.add_row("save", shown_text(sim.save.path))
@@ -227,9 +268,12 @@ def summarise(console: Console, sim: Simulation, start: datetime, start_tick: in
     if calls[0]:
         cached = f", {calls[3] / calls[2]:.0%} of prompt tokens from cache" if calls[2] else ""
         t.add_row("model calls", f"{calls[0]:,} ({calls[1]} with a fallback or note{cached})")
-    t.add_row("game time", f"{start:%Y-%m-%d %H:%M:%S} → {sim.now:%Y-%m-%d %H:%M:%S} ({sim.tick - start_tick} ticks)")
+    t.add_row("game time", f"{start:%Y-%m-%d %H:%M:%S} → {now:%Y-%m-%d %H:%M:%S} ({tick - start_tick} ticks)")
     t.add_row("wall time", f"{wall:.1f} s ({game / wall if wall else 0:,.0f} game seconds per second)")
     t.add_row("events", ", ".join(f"{k} {v}" for k, v in kinds.most_common()) or "none")
     console.print(t)
-    if not interrupted:
-        console.print(shown_text(f"continue it: smalltown run {sim.save.path}"))
+    if interrupted and until is not None and now < until:
+        console.print(shown_text(f"continue it: smalltown run {sim.save.path} --headless "
+                                 f"--until '{until:%Y-%m-%d %H:%M:%S}'"), soft_wrap=True)  # one line, to copy
+    else:
+        console.print(shown_text(f"continue it: smalltown run {sim.save.path}"), soft_wrap=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -13,7 +13,7 @@ from typing import Callable
 import numpy as np
 
 from smalltown.config import Settings, SettingsError, parse_sets
-from smalltown.llm.backend import Asker, Backend, CallRecord
+from smalltown.llm.backend import Asker, Backend, CallRecord, Stopped
 from smalltown.llm.embed import Embedder, HashEmbedder
 from smalltown.mind.agent import Action, Mind
 from smalltown.mind.memory import Memory, MemoryStream, Retrieval, RetrievalWeights
@@ -79,6 +79,7 @@ class Simulation:
         self.backend = backend
         self.settings = settings
         self.tick = tick
+        self.dropped = False  # a tick was cut off mid-way (a stop): this state is not the save's, never commit it
         self.paths = Paths(world.map.walkable)
         self.embedder = embedder or HashEmbedder()
         self._calls: list[tuple[int, CallRecord]] = []
@@ -285,9 +286,19 @@ class Simulation:
             start_after(sim.tick)
         return sim
 
+    def stop(self) -> None:
+        """End the tick in flight now, even mid-answer, and every later one (they raise Stopped;
+        `run_until` returns): the save stays at the last whole tick. From any thread, or a signal
+        handler (it only sets flags and cuts connections)."""
+        self.asker.stop()
+
+    @property
+    def stopping(self) -> bool:
+        return self.asker.stopping.is_set()
+
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown()
+        if self._pool is not None:  # a stopped run does not wait on a worker stuck in a backend
+            self._pool.shutdown(wait=not self.stopping, cancel_futures=True)
         self.save.close()
         if hasattr(self.embedder, "close"):
             self.embedder.close()
@@ -304,7 +315,20 @@ class Simulation:
     # --- the tick -----------------------------------------------------------------------------
 
     def step(self) -> list[Event]:
-        """Advance one tick and commit it: perceive and remember, reflect, react, act, move."""
+        """Advance one tick and commit it: perceive and remember, reflect, react, act, move.
+        Stopped (see `stop`) drops the tick in flight: the clock stays at the last committed one."""
+        if self.stopping or self.dropped:
+            raise Stopped
+        try:
+            return self._step()
+        except Stopped:
+            self.dropped = True
+            self.tick = int(self.save.meta("tick"))  # what the save holds: the last whole tick
+            self._calls.clear()
+            self._conversations.clear()
+            raise
+
+    def _step(self) -> list[Event]:
         self.tick += 1
         now = self.now
         stamp = now.strftime(TIME_FMT)
@@ -353,6 +377,8 @@ class Simulation:
         # memories carry their own vectors; the cache table keeps the other texts (queries)
         described = {m.description for m, _ in new_memories}
         fresh = [(t, v) for t, v in self.embedder.take_fresh() if t not in described]
+        if self.dropped:  # the state after a cut-off tick is half of one: never written
+            raise Stopped
         with self.save.transaction():
             if self._conversations:
                 ids = self.save.add_conversations(self._conversation_row(c) for c in self._conversations)
@@ -516,7 +542,11 @@ class Simulation:
             return [think(a) for a in agents]
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="mind")
-        return list(self._pool.map(think, agents))
+        futures = [self._pool.submit(think, a) for a in agents]
+        while wait(futures, timeout=0.1).not_done:  # a stop does not wait on a stuck worker
+            if self.stopping:
+                raise Stopped
+        return [f.result() for f in futures]
 
     def _apply(self, agent: Agent, action: Action, new: bool, emit, dirty: set[str]) -> None:
         if new:
@@ -633,8 +663,12 @@ class Simulation:
 
     def run_until(self, when: datetime, stop: Callable[[], bool] = lambda: False,
                   on_tick: Callable[[list[Event]], None] | None = None) -> None:
-        """Tick until game time `when` (or `stop()` says so, checked between ticks)."""
+        """Tick until game time `when`, or `stop()` says so (checked between ticks), or the run is
+        stopped mid-tick (`Simulation.stop`: that tick is dropped)."""
         while self.now < when and not stop():
-            events = self.step()
+            try:
+                events = self.step()
+            except Stopped:
+                return
             if on_tick:
                 on_tick(events)
