@@ -26,6 +26,7 @@ from smalltown.llm.backend import DEFAULT_CONTEXT, Answer, Backend, BackendUnava
 from smalltown.llm.schema import max_answer_tokens
 from smalltown.llm.tasks import Task
 from smalltown.llm.validate import UnusableAnswer
+from smalltown.store.reading import connect_reader
 
 class CassetteMiss(BackendUnavailable):
     """The cassette has no recorded answer for a question (the run's inputs differ)."""
@@ -46,7 +47,10 @@ class CassetteBackend:
         self.fallthrough = fallthrough
         self.replayed = 0
         self.missed = 0
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            conn = connect_reader(path)  # read-only media too (store/reading.py)
+        except sqlite3.DatabaseError as e:
+            raise CassetteMiss(f"{path}: cannot be read ({e})") from None
         try:
             keyed = any(r[1] == "key" for r in conn.execute("PRAGMA table_info(llm_calls)"))
             key = "key" if keyed else "NULL"

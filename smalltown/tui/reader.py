@@ -12,6 +12,7 @@ from pathlib import Path
 
 from smalltown.store import conversations as conv
 from smalltown.store.conversations import Conversation
+from smalltown.store.reading import connect_reader
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,7 @@ class EventRow:
 class SaveReader:
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        self.conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False)
+        self.conn = connect_reader(self.path)  # read-only media too (store/reading.py)
 
     def close(self) -> None:
         self.conn.close()
