@@ -4,6 +4,7 @@ whisper, an interview, an edit) is refused with a message naming the first proce
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -227,3 +228,89 @@ def test_save_strip_does_not_replace_a_save_another_process_is_writing(tmp_path:
     assert _cli("save", "check", busy).returncode == 0
     _cli("save", "strip", src, "-o", busy, "--overwrite", check=True)  # once it is free: replaced
     assert query(busy, "SELECT value FROM meta WHERE key = 'stripped'")
+
+
+def _fork_cli(argv: tuple, at: float, out: Path) -> int:
+    """`smalltown ARGV` in a forked process that starts at the monotonic time `at` (so two start
+    together); its stdout and stderr to OUT.out and OUT.err. Returns its pid."""
+    import smalltown.cli.agents  # noqa: F401  (imported once, here, for every child)
+    import smalltown.cli.run  # noqa: F401
+
+    pid = os.fork()
+    if pid == 0:
+        code = 70
+        try:
+            os.dup2(os.open(f"{out}.out", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), 1)
+            os.dup2(os.open(f"{out}.err", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), 2)
+            sys.stdout, sys.stderr = open(1, "w", closefd=False), open(2, "w", closefd=False)
+            sys.argv = ["smalltown", *map(str, argv)]  # (what the lock's note says)
+            from smalltown.cli.main import main
+
+            time.sleep(max(0.0, at - time.monotonic()))
+            code = main([str(a) for a in argv])
+        except BaseException:
+            import traceback
+
+            traceback.print_exc()
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+    return pid
+
+
+RUN = ("run", "--headless", "{save}", "--until", "+365d", *SCRIPTED)  # stopped with Ctrl-C once the other is done
+PAIRS = {
+    "run + run": (RUN, RUN),
+    "run + whisper": (RUN, ("whisper", "{save}", "Isabella", "Klaus owes me money", *SCRIPTED)),
+    "run + edit-object": (RUN, ("edit-object", "{save}", "Hobbs Cafe:cafe:coffee machine", "brewing")),
+}
+STARTS = 10  # trials of each pair
+
+
+@pytest.mark.parametrize("pair", PAIRS)
+def test_two_writers_started_together_one_proceeds_the_other_is_refused_naming_it(tmp_path: Path, pair: str):
+    """Two writers started at the same moment (forked, each waiting for the same instant): one
+    takes the save, the other is refused naming it, and the save stays whole. A whisper or an
+    edit is quick: it may also be done before the run comes to take the lock (then both proceed,
+    one after the other), so the second writer starts at a moment swept across the run's start."""
+    save = tmp_path / "town.sqlite"
+    _cli("run", "--headless", TINY, "--until", "+10m", "--save", save, *SCRIPTED, check=True)
+    refusals, done_other = 0, 0
+    for trial in range(STARTS):
+        argvs = [tuple(str(a).format(save=save) for a in argv) for argv in PAIRS[pair]]
+        at = time.monotonic() + 0.3
+        delays = (0.0, 0.0) if argvs[1][0] == "run" else (0.0, 0.02 * trial)
+        pids = [_fork_cli(argv, at + d, tmp_path / f"w{i}") for i, (argv, d) in enumerate(zip(argvs, delays))]
+        codes: dict[int, int] = {}
+        while len(codes) < 2:  # the first to end (a refused writer, or the quick one), then Ctrl-C the rest
+            pid, status = os.wait()
+            codes[pid] = os.waitstatus_to_exitcode(status)
+            for other in pids:
+                if other not in codes:
+                    time.sleep(0.2)  # (a run refused at its start ends by itself)
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(other, signal.SIGINT)
+        errs = [(tmp_path / f"w{i}.err").read_text() for i in range(2)]
+        # 130: a run stopped by the Ctrl-C (it proceeded); 1: refused
+        rcs = [0 if codes[pid] == 130 and argv[0] == "run" else codes[pid] for pid, argv in zip(pids, argvs)]
+        assert set(rcs) <= {0, 1} and "Traceback" not in "".join(errs) and "UNIQUE" not in "".join(errs), \
+            f"trial {trial}: {rcs}\n{errs}"
+        if pair == "run + run":
+            assert sorted(rcs) == [0, 1], f"trial {trial}: {rcs}\n{errs}"
+        for lost in (i for i in (0, 1) if rcs[i] == 1):
+            won = 1 - lost
+            assert rcs[won] == 0, f"trial {trial}: both refused\n{errs}"
+            assert f"another process is writing this save: pid {pids[won]} (smalltown {argvs[won][0]}" in errs[lost], errs
+            refusals += 1
+        done_other += rcs[1] == 0 and argvs[1][0] != "run"
+        out = _cli("save", "check", save)
+        assert out.returncode == 0, f"trial {trial}: {out.stdout}{out.stderr}"
+    assert refusals >= STARTS // 2, f"only {refusals} of {STARTS} starts met (the test did not race)"
+    if pair == "run + whisper":  # each whisper that proceeded is in the save once, none that was refused
+        assert query(save, "SELECT count(*) FROM events WHERE kind = 'whispered'") == [(done_other,)]
+    _cli("run", "--headless", save, "--until", "+10m", *SCRIPTED, check=True)  # it continues
+    assert _cli("save", "check", save).returncode == 0
+    from smalltown.store.lock import lock_file
+
+    assert not lock_file(save).exists()

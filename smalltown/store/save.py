@@ -20,6 +20,7 @@ from smalltown.store import conversations as _conversations
 from smalltown.store import validate as _validate
 from smalltown.store.conversations import Conversation
 from smalltown.store.lock import SaveBusy, WriterLock, lock_file
+from smalltown.store.reading import connect_reader, writable
 
 SCHEMA_VERSION = 4
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -49,7 +50,10 @@ def copy_save(src: str | Path, dst: str | Path) -> Path:
 
 def copy_pages(src: Path, dst: Path) -> None:
     """The pages of the save `src`, as of its last commit, into the new file `dst`."""
-    a = sqlite3.connect(f"{Path(src).resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        a = connect_reader(src)
+    except sqlite3.DatabaseError as e:
+        raise SaveError(f"{src}: cannot be copied ({e})") from None
     try:
         b = sqlite3.connect(dst)
         try:
@@ -83,6 +87,8 @@ def take_lock(path: Path) -> WriterLock:
                         f"wait for it to end (or stop it), then try again; reading the save (inspect, "
                         f"save info, replay) works meanwhile") from None
     except OSError as e:
+        if read_only(path):  # read-only media: say so, as opening it to write would
+            raise SaveError(_read_only_message(path)) from None
         raise SaveError(f"{path}: cannot take the writer lock {lock_file(path).name} ({e.strerror or e}): "
                         f"is its folder writable?") from None
 
@@ -143,6 +149,8 @@ def _fsync(path: Path) -> None:
 
 def is_save(path: str | Path) -> bool:
     try:
+        if not Path(path).is_file():  # a named pipe or a device would be waited on, not read
+            return False
         with open(path, "rb") as f:
             return f.read(16) == SQLITE_MAGIC
     except OSError:
@@ -157,12 +165,16 @@ META_MAX_ROWS = 10_000
 
 
 def read_only(path: Path) -> bool:
-    """The file is marked read-only: honoured even for root, who may write anything."""
-    try:
-        mode = path.stat().st_mode
-    except OSError:
-        return False
-    return not os.access(path, os.W_OK) or not mode & 0o222
+    """The save cannot be written: the file or its folder (where SQLite keeps its log) is
+    read-only, or marked so (honoured even for root, who may write anything)."""
+    return path.exists() and not writable(path)
+
+
+def _read_only_message(path: Path) -> str:
+    what = "the save file is" if not writable(path, folder=False) else \
+        "its folder is read-only (SQLite writes its log beside the save), so the save is"
+    return (f"{path}: {what} read-only; make it writable, or continue it into a new file with "
+            f"`smalltown run {path} --save NEW.sqlite`")
 
 
 def explain(path: Path, e: sqlite3.Error) -> str:
@@ -218,7 +230,6 @@ def _check_contents(conn: sqlite3.Connection, path: Path) -> None:
     """Refuse what smalltown never writes: triggers and views (code that would run when the save
     is read or written), unknown tables, oversized or non-JSON meta values."""
     known = known_schema()
-    tables = {name for kind, name in known if kind == "table"}
     for kind, name, table in conn.execute("SELECT type, name, tbl_name FROM sqlite_master"):
         if kind in ("trigger", "view"):
             raise SaveError(f"{path}: refusing to open: it holds a {kind} {name!r}, and smalltown saves "
@@ -390,6 +401,8 @@ class Save:
         path = Path(path)
         if readonly or not path.exists():
             return cls._open(path, readonly, rows)
+        if read_only(path) and is_save(path):  # (before the lock, which is a file beside it)
+            raise SaveError(_read_only_message(path))
         lock = take_lock(path)
         try:
             save = cls._open(path, readonly, rows)
@@ -406,9 +419,6 @@ class Save:
         if not is_save(path):
             raise SaveError(f"{path}: not a smalltown save (not an SQLite database)")
         _check_header(path)
-        if not readonly and read_only(path):
-            raise SaveError(f"{path}: the save file is read-only; make it writable, or continue it into "
-                            f"a new file with `smalltown run {path} --save NEW.sqlite`")
         save = cls(cls._connect(path, readonly=True), path)  # nothing is written before it is checked
         try:
             _check_contents(save.conn, path)
@@ -482,9 +492,8 @@ class Save:
     @staticmethod
     def _connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
         try:
-            if readonly:
-                conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True,
-                                       isolation_level=None, check_same_thread=False)
+            if readonly:  # read-only media too, and nothing made beside the save (store/reading.py)
+                conn = connect_reader(path)
             else:
                 conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
             # a save may come from a stranger: functions with side effects may not run from its schema
