@@ -125,12 +125,18 @@ def problems(save: Save, snapshots: bool = False) -> list[str]:
 
 
 def require(save: Save, snapshots: bool = False, doing: str = "open") -> None:
-    """Refuse (SaveError, closing the save) a save whose rows make no sense against its world."""
+    """Refuse (SaveError, closing the save) a save whose rows make no sense against its world.
+    The rows are read as of one moment: a run may be writing the save meanwhile (a reader's check
+    must not see a tick's events before its clock)."""
+    held = save.conn.in_transaction
     try:
+        save.hold_still()
         found = problems(save, snapshots)
     except BaseException:
         save.close()
         raise
+    if not held:
+        save.let_go()  # (only read: a reader then follows the run again)
     if found:
         save.close()
         more = f" (and {len(found) - 5} more)" if len(found) > 5 else ""

@@ -237,7 +237,8 @@ def _check_contents(conn: sqlite3.Connection, path: Path) -> None:
         if name.startswith("sqlite_") or (kind, name) in known:
             continue
         # an index someone added is refused too: a UNIQUE one makes a run's writes fail
-        raise SaveError(f"{path}: refusing to open: it holds a {kind} {name!r} that smalltown does not make")
+        article = "an" if kind == "index" else "a"
+        raise SaveError(f"{path}: refusing to open: it holds {article} {kind} {name!r} that smalltown does not make")
     if "meta" not in {name for _, name, _ in conn.execute("SELECT type, name, tbl_name FROM sqlite_master")}:
         raise SaveError(f"{path}: not a smalltown save (no meta table)")
     rows = conn.execute("SELECT count(*) FROM meta").fetchone()[0]
@@ -474,6 +475,11 @@ class Save:
             self.conn.execute("BEGIN")
             self.conn.execute("SELECT count(*) FROM meta").fetchone()  # (the moment is the first read)
         return self
+
+    def let_go(self) -> None:
+        """End what hold_still began: read the latest commit from now on."""
+        if self.conn.in_transaction:
+            self.conn.execute("ROLLBACK")  # (a read transaction: nothing to undo)
 
     def current(self) -> "Save":
         """This save (opened read-only) at the current schema, held still (see hold_still): itself,
