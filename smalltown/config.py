@@ -4,54 +4,79 @@ code where the paper is silent."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields, replace
+import math
+from dataclasses import asdict, dataclass, field, fields, replace
 
 
 class SettingsError(ValueError):
-    """A setting that does not exist or a value of the wrong type, said so a user can fix it."""
+    """A setting that does not exist, or a value of the wrong type or out of its range, said so a
+    user can fix it."""
+
+
+def _in(default: int | float, low: int | float, high: int | float):
+    """A setting with the range its values must lie in (both ends included): a value from a world
+    file, `--set` or a stranger's save is checked against it before any of it is used."""
+    return field(default=default, metadata={"range": (low, high)})
 
 
 @dataclass(frozen=True)
 class Settings:
     # perception (SPEC 1; the authors' code used 4-8 tiles, 3-8 things, 5-8 memories)
-    vision_radius: int = 4
-    attention_bandwidth: int = 3
-    retention: int = 5
+    vision_radius: int = _in(4, 0, 50)
+    attention_bandwidth: int = _in(3, 0, 100)
+    retention: int = _in(5, 0, 100)
     # retrieval (SPEC 2): weights of the min-max normalised components, recency decay per hour
-    weight_recency: float = 1.0
-    weight_importance: float = 1.0
-    weight_relevance: float = 1.0
-    recency_decay: float = 0.995
+    weight_recency: float = _in(1.0, 0.0, 100.0)
+    weight_importance: float = _in(1.0, 0.0, 100.0)
+    weight_relevance: float = _in(1.0, 0.0, 100.0)
+    recency_decay: float = _in(0.995, 0.0, 1.0)
     # reflection (SPEC 3)
-    reflection_threshold: int = 150  # summed importance of new records that triggers one
-    reflection_recent: int = 100  # records the questions are asked from
-    reflection_k: int = 30  # records retrieved per question
+    reflection_threshold: int = _in(150, 1, 100_000)  # summed importance of new records that triggers one
+    reflection_recent: int = _in(100, 1, 1000)  # records the questions are asked from
+    reflection_k: int = _in(30, 1, 1000)  # records retrieved per question
     # importance ratings are batched: new records wait until this many pile up or the oldest
     # has waited this long (or until the memory is used), then are rated in one task
-    settle_batch: int = 16
-    settle_hours: float = 2.0
+    settle_batch: int = _in(16, 1, 1000)
+    settle_hours: float = _in(2.0, 0.0, 168.0)
     # reacting and dialogue (SPEC 5)
-    react_k: int = 5  # records per context query (two queries: relationship, and what is seen)
-    dialogue_k: int = 10  # records per utterance retrieval (about the other, about the last line)
-    dialogue_rounds: int = 8  # at most; a round is one line from each side
-    chat_cooldown_hours: float = 3.0  # two agents who just talked do not start again before this
-    react_cooldown_hours: float = 4.0  # after deciding not to react to something, not again before this
-    plan_context_k: int = 10  # records retrieved when planning a day
-    interview_k: int = 20
+    react_k: int = _in(5, 1, 1000)  # records per context query (two queries: relationship, and what is seen)
+    dialogue_k: int = _in(10, 1, 1000)  # records per utterance retrieval (about the other, about the last line)
+    dialogue_rounds: int = _in(8, 1, 100)  # at most; a round is one line from each side
+    chat_cooldown_hours: float = _in(3.0, 0.0, 8760.0)  # two agents who just talked do not start again before this
+    react_cooldown_hours: float = _in(4.0, 0.0, 8760.0)  # after deciding not to react to something, not again before this
+    plan_context_k: int = _in(10, 1, 1000)  # records retrieved when planning a day
+    interview_k: int = _in(20, 1, 1000)
     # ablations (SPEC 9)
     reflection: bool = True
     planning: bool = True
     observation_memory: bool = True
 
+    def __post_init__(self) -> None:
+        """Every Settings is whole: each value of its setting's type and inside its range (so an
+        infinite cooldown or a NaN weight never reaches the clock arithmetic)."""
+        for f in fields(self):
+            _check(f.name, str(f.type), f.metadata.get("range"), getattr(self, f.name))
+
     def override(self, **changes: object) -> "Settings":
-        """A copy with `changes`, each converted to the setting's type (so "6" sets an int)."""
+        """A copy with `changes`, each converted to the setting's type (so "6" sets an int) and
+        checked against its range."""
         types = {f.name: f.type for f in fields(self)}
         unknown = set(changes) - set(types)
         if unknown:
-            raise SettingsError(f"unknown setting(s): {', '.join(sorted(unknown))} "
-                             f"(known: {', '.join(sorted(types))})")
+            shown = [_shown(n)[1:-1] for n in sorted(unknown)[:5]] + (["..."] if len(unknown) > 5 else [])
+            raise SettingsError(f"unknown setting(s): {', '.join(shown)} "
+                                f"(known: {', '.join(sorted(types))})")
         return replace(self, **{k: _convert(k, types[k], v) for k, v in changes.items()})
 
+    def saved(self, changes: object) -> "Settings":
+        """A copy with the settings a save recorded (`meta.settings`: the changes from the
+        defaults), checked as `--set` is: a stranger's save with `{"chat_cooldown_hours": 1e309}`
+        or `[1, 2]` is refused here, naming the setting."""
+        if changes is None:
+            return self
+        if not isinstance(changes, dict):
+            raise SettingsError(f"settings {str(changes)[:60]!r}: not a table of NAME: VALUE")
+        return self.override(**{str(k): v for k, v in changes.items()})
 
     def changes(self) -> dict[str, object]:
         """The settings that differ from the defaults (what a save records)."""
@@ -70,22 +95,57 @@ def parse_sets(items: list[str] | tuple[str, ...]) -> dict[str, str]:
     return out
 
 
+def ranges() -> dict[str, tuple[int | float, int | float]]:
+    """Each numeric setting's range, lowest and highest allowed (docs/world-format.md lists them)."""
+    return {f.name: f.metadata["range"] for f in fields(Settings) if "range" in f.metadata}
+
+
+def _check(name: str, type_name: str, bounds: tuple | None, value: object) -> None:
+    kind = {"int": int, "float": float, "bool": bool}[type_name]
+    if kind is bool:
+        if not isinstance(value, bool):
+            raise SettingsError(f"setting {name}: {_shown(value)} is not true or false")
+        return
+    if isinstance(value, bool) or not isinstance(value, kind if kind is int else (int, float)):
+        raise SettingsError(f"setting {name}: {_shown(value)} is not a{'n' if kind is int else ''} "
+                            f"{'integer' if kind is int else 'number'}")
+    low, high = bounds
+    if not ((isinstance(value, int) or math.isfinite(value)) and low <= value <= high):  # (NaN fails every comparison)
+        raise SettingsError(f"setting {name}: {_shown(value)} is out of range ({_bounds(name)})")
+
+
 def _convert(name: str, type_name: object, value: object) -> object:
+    """`value` as the setting's type: text (from `--set`) is read, other values must already be
+    of the type (a TOML or JSON int for an int, a number for a float, true or false for a bool)."""
     kind = {"int": int, "float": float, "bool": bool}[str(type_name)]
     if isinstance(value, str):
         text = value.strip().lower()
         if kind is bool:
-            if text in ("1", "true", "yes", "on"):
-                return True
-            if text in ("0", "false", "no", "off"):
-                return False
-            raise SettingsError(f"setting {name}: {value!r} is not true or false")
+            if text in ("true", "false"):
+                return text == "true"
+            raise SettingsError(f"setting {name}: {_shown(value)} is not true or false")
         try:
             return kind(text)
         except ValueError:
-            raise SettingsError(f"setting {name}: {value!r} is not a{'n' if kind is int else ''} {kind.__name__}") from None
-    if kind is bool and not isinstance(value, bool) or kind is int and (isinstance(value, bool) or not isinstance(value, int)):
-        raise SettingsError(f"setting {name}: {value!r} is not a {kind.__name__}")
-    if kind is float and (isinstance(value, bool) or not isinstance(value, (int, float))):
-        raise SettingsError(f"setting {name}: {value!r} is not a number")
-    return kind(value)
+            raise SettingsError(f"setting {name}: {_shown(value)} is not a{'n' if kind is int else ''} "
+                                f"{'integer' if kind is int else 'number'}") from None
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        try:
+            return float(value)
+        except OverflowError:
+            raise SettingsError(f"setting {name}: {_shown(value)} is out of range "
+                                f"({_bounds(name)})") from None
+    return value  # checked (type and range) by Settings.__post_init__
+
+
+def _shown(value: object) -> str:
+    """A value as an error shows it: short (a 5000-digit number is not printed whole)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**12:
+        return f"a number of {len(str(abs(value))) if abs(value) < 10**4000 else 'over 4000'} digits"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _bounds(name: str) -> str:
+    low, high = ranges()[name]
+    return f"from {low} to {high}"

@@ -111,8 +111,9 @@ def test_twenty_kills_at_random_ticks_end_where_an_unbroken_run_does(tmp_path: P
 
 
 def test_a_save_killed_while_being_created_starts_again(tmp_path: Path):
-    """Killed between its first commit (schema and meta) and the agents': `run SAVE` starts the
-    run again from the world text it holds, and ends where an unbroken run does."""
+    """A save an older smalltown left when killed between its first commit (schema and meta) and
+    the agents' (a new save is now built aside and appears whole: tests/test_atomic_saves.py):
+    `run SAVE` starts the run again from the world text it holds, and ends where an unbroken run does."""
     from smalltown.store.save import Save
     from smalltown.world.load import load_world
 

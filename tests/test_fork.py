@@ -250,3 +250,17 @@ def test_the_fork_command_and_a_rerun_from_the_original(original, tmp_path):
     smalltown("run", new, "--headless", "--until", "10:00", "--from", path, check=True)
     assert save_info(new)["digest"] == digests[tick_of(END)]
     assert {b for (b,) in query(new, "select distinct backend from llm_calls where tick > 360")} == {"cassette"}
+
+
+def test_fork_shows_file_names_and_times_as_text(original, tmp_path):
+    """A save's name comes from whoever shared it: an escape sequence in it (here: set the
+    terminal's title) is shown, not sent to the terminal."""
+    path, _ = original
+    evil = tmp_path / "town\x1b]0;owned\x07.sqlite"
+    shutil.copy(path, evil)
+    new = tmp_path / "fork\x1b[2J.sqlite"
+    out = smalltown("fork", evil, "--at", "7:20", "--to", new, check=True).stdout
+    assert "\x1b" not in out and "\x07" not in out
+    assert "town␛]0;owned␇.sqlite" in out and "fork␛[2J.sqlite" in out
+    proc = smalltown("fork", evil, "--at", "day 2 \x1b[2J9:00", "--to", tmp_path / "x.sqlite")
+    assert proc.returncode == 2 and "\x1b" not in proc.stderr and "cannot read the time" in proc.stderr

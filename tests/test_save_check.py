@@ -72,7 +72,7 @@ def test_every_problem_is_one_line_and_the_exit_code_is_1(save: Path, capsys):
          "UPDATE agents SET address = 'Hobbs Cafe:cafe:jukebox' WHERE name = 'Klaus Mueller'",
          "UPDATE memories SET evidence = '[123456789]' WHERE id = (SELECT max(id) FROM memories)",
          "UPDATE memories SET agent = 'Nobody' WHERE id = (SELECT min(id) FROM memories)",
-         "INSERT INTO events(tick, time, agent, kind, text, data) VALUES (999999, '', NULL, 'x', '', '{}')")
+         "INSERT INTO events(tick, time, agent, kind, text, data) VALUES (999999, '2023-02-13 06:00:00', NULL, 'x', '', '{}')")
     rc, out = cli(capsys, "save", "check", save)
     lines = out.strip().splitlines()
     assert rc == 1
@@ -80,7 +80,7 @@ def test_every_problem_is_one_line_and_the_exit_code_is_1(save: Path, capsys):
     expected = ["agent 'Maria Lopez': position [0, 0] is not walkable",
                 "agent 'Klaus Mueller': its action's address 'Hobbs Cafe:cafe:jukebox' is not an object",
                 "evidence id 123456789 does not exist",
-                "belongs to 'Nobody', who is not an agent of the save",
+                "belonging to 'Nobody', who is not an agent of the save",
                 "events: rows from tick 999999, after the save's tick"]
     for text in expected:
         assert sum(text in line for line in lines) == 1, f"{text!r} not on exactly one line:\n{out}"

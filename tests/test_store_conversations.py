@@ -268,8 +268,8 @@ BAD = [
      "conversations row 1: initiator: 'Nobody' is not an agent of the world"),
     ("UPDATE conversations SET other = initiator WHERE id = 2",
      "conversations row 2: other: 'Maria Lopez' is the initiator too"),
-    ("UPDATE conversations SET lines = '{\"a\": 1}' WHERE id = 1", "conversations row 1: lines: not a JSON list"),
-    ("UPDATE conversations SET lines = 'not json' WHERE id = 1", "conversations row 1: lines: not a JSON list"),
+    ("UPDATE conversations SET lines = '{\"a\": 1}' WHERE id = 1", "conversations row 1: lines: not a JSON array"),
+    ("UPDATE conversations SET lines = 'not json' WHERE id = 1", "conversations row 1: lines: not valid JSON"),
     ("UPDATE conversations SET lines = json_set(lines, '$[1].speaker', 'Klaus Mueller') WHERE id = 1",
      "conversations row 1: lines[1].speaker: 'Klaus Mueller' is not one of the two who talked"),
     ("UPDATE conversations SET lines = json_set(lines, '$[0].text', 42) WHERE id = 1",
@@ -293,7 +293,7 @@ BAD = [
     ("UPDATE conversations SET reason = printf('%.20000c', 'x') WHERE id = 2",
      "conversations row 2: reason: 20,000 characters (at most 10,000)"),
     ("UPDATE conversations SET time = 'yesterday' WHERE id = 3",
-     "conversations row 3: time: 'yesterday' is not a time"),
+     "conversations row 3: time: not a game time (YYYY-MM-DD HH:MM:SS)"),
     ("UPDATE conversations SET time = '2023-03-01 00:00:00', end_time = '2023-03-01 00:01:00' WHERE id = 3",
      "conversations row 3: time: 2023-03-01 00:00:00 is after the save's clock"),
     ("UPDATE conversations SET end_time = '2023-02-13 06:00:00' WHERE id = 3",
@@ -325,13 +325,16 @@ def test_oversized_json_is_refused_without_parsing_it(town: HandSave):
     assert problem.startswith("conversations row 1: lines: 1,000,005 characters of JSON (at most 1,000,000)")
 
 
-def test_a_save_with_the_new_table_is_not_refused_but_code_on_it_is(town: HandSave):
+def test_a_save_with_the_new_table_is_not_refused_but_code_or_an_index_on_it_is(town: HandSave):
     town.close()
-    c = sqlite3.connect(town.path)
-    with c:
-        c.execute("CREATE INDEX mine ON conversations (initiator)")  # someone's index: harmless
     Save.open(town.path, readonly=True).close()
+    c = sqlite3.connect(town.path)
+    with c:  # someone's index: a UNIQUE one would make a run's writes fail, so none is taken
+        c.execute("CREATE INDEX mine ON conversations (initiator)")
+    with pytest.raises(SaveError, match="holds an index 'mine' that smalltown does not make"):
+        Save.open(town.path, readonly=True)
     with c:
+        c.execute("DROP INDEX mine")
         c.execute("CREATE TRIGGER evil AFTER INSERT ON conversations BEGIN DELETE FROM memories; END")
     c.close()
     with pytest.raises(SaveError, match="holds a trigger 'evil'"):

@@ -480,3 +480,22 @@ def test_timeline_screen_snapshot(snap_compare, snap_save: Path) -> None:
 
 def test_dialogue_screen_snapshot(snap_compare, snap_save: Path) -> None:
     assert snap_compare(Host(snap_save, DialogueScreen), terminal_size=(100, 30))
+
+
+def test_the_screens_list_agents_from_a_world_text_nested_2000_deep(tmp_path: Path) -> None:
+    """The calls and timeline screens order agents as the save's world text does; a stranger's
+    text nested too deeply to parse falls back to the agents table's order instead of raising."""
+    world_text = "x = " + "[" * 2000 + "]" * 2000
+    from smalltown.tui.calls import agent_names
+
+    path = tmp_path / "s.sqlite"
+    Simulation.create(load_world(TINY), path, ScriptedBackend(1)).close()
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'world_text'", (json.dumps(world_text),))
+    conn.close()
+    reader = SaveReader(path)
+    try:
+        assert agent_names(reader) == reader.agent_names() == sorted(world_agents())
+    finally:
+        reader.close()

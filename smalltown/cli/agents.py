@@ -10,11 +10,13 @@ from datetime import datetime
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from smalltown.llm.registry import make_backend, make_embedder, make_fallback
 from smalltown.lang import hhmm
 from smalltown.mind.agent import Mind, minute_of
 from smalltown.mind.memory import Retrieval
+from smalltown.shown import shown, shown_text
 from smalltown.sim.simulation import TIME_FMT, Simulation
 
 
@@ -22,8 +24,10 @@ class UnknownAgent(Exception):
     """An agent or object name the save does not have (the message lists what it has)."""
 
 
-def open_sim(args: argparse.Namespace) -> Simulation:
-    """The save, with the backend the command line asks for (scripted for read-only commands)."""
+def open_sim(args: argparse.Namespace, readonly: bool = False) -> Simulation:
+    """The save, with the backend the command line asks for (scripted for read-only commands).
+    `readonly` (inspect): without the save's writer lock, so it works while a run goes on; nothing
+    is written to the file."""
     from smalltown.cli.main import backend_options
     from smalltown.llm.registry import choose_backend
 
@@ -35,7 +39,7 @@ def open_sim(args: argparse.Namespace) -> Simulation:
         opts, name, embedder = None, "scripted", None
     seed = Simulation.peek_seed(args.save)
     return Simulation.open(args.save, make_backend(name, seed, opts), sets=getattr(args, "set", None) or [],
-                           embedder=embedder, fallback=make_fallback(name, seed, opts))
+                           embedder=embedder, fallback=make_fallback(name, seed, opts), readonly=readonly)
 
 
 @contextmanager
@@ -81,7 +85,7 @@ def retrieval_json(r: Retrieval) -> dict:
 
 
 def inspect(args: argparse.Namespace) -> int:
-    sim = open_sim(args)
+    sim = open_sim(args, readonly=True)
     try:
         name = find_agent(sim, args.agent)
         agent = sim.agent(name)
@@ -116,41 +120,44 @@ def inspect(args: argparse.Namespace) -> int:
 
 
 def show_inspect(info: dict) -> None:
+    # Everything from the save is shown as Text (never markup), its control characters visible.
     c = Console()
-    c.rule(f"[bold]{info['agent']}[/] at {info['game_time']}")
-    c.print(info["summary"])
-    c.print(f"\n[bold]Now:[/] {info['action'] or '—'}")
+    c.rule(Text.assemble((shown(info["agent"]), "bold"), f" at {shown(info['game_time'])}"))
+    c.print(shown_text(info["summary"], lines=True))
+    c.print(Text.assemble("\n", ("Now:", "bold"), " ", shown(info["action"] or "—")))
     plan = info["plan"]
     if plan["daily"]:
-        c.print(f"\n[bold]Plan for {plan['date']}[/] (wakes at {plan['wake_up_hour']}:00)")
+        c.print(Text.assemble("\n", (f"Plan for {shown(plan['date'])}", "bold"),
+                              f" (wakes at {shown(plan['wake_up_hour'])}:00)"))
         for item in plan["daily"]:
-            c.print(f"  • {item}")
-        c.print("\n[bold]Hour by hour[/]")
+            c.print(Text(f"  • {shown(item)}"))
+        c.print(Text.assemble("\n", ("Hour by hour", "bold")))
         for b in plan["blocks"]:
             mark = "▶" if b["current"] else " "
-            c.print(f" {mark} {b['start']} {b['minutes']:>4} min  {b['activity']}"
-                    + (f"  [dim]@ {b['address'].replace(':', ': ')}[/]" if b["address"] else ""))
+            c.print(Text.assemble(f" {mark} {b['start']} {b['minutes']:>4} min  {shown(b['activity'])}",
+                                  (f"  @ {shown(b['address'].replace(':', ': '))}" if b["address"] else "", "dim")))
         if plan["actions"]:
-            c.print("\n[bold]This hour[/]")
+            c.print(Text.assemble("\n", ("This hour", "bold")))
             for a in plan["actions"]:
-                c.print(f" {'▶' if a['current'] else ' '} {a['start']} {a['minutes']:>3} min  {a['activity']}"
-                        + (f"  [dim]@ {a['address'].replace(':', ': ')}[/]" if a["address"] else ""))
+                c.print(Text.assemble(f" {'▶' if a['current'] else ' '} {a['start']} {a['minutes']:>3} min  "
+                                      f"{shown(a['activity'])}",
+                                      (f"  @ {shown(a['address'].replace(':', ': '))}" if a["address"] else "", "dim")))
     t = Table(title=f"Latest memories ({len(info['memories'])} of {info['memory_count']})", show_lines=False)
     for col in ("id", "time", "kind", "imp", "description", "evidence"):
         t.add_column(col, overflow="fold")
     for m in info["memories"]:
-        t.add_row(str(m["id"]), m["created"][5:16], m["kind"], str(m["importance"]), m["description"],
-                  ", ".join(map(str, m["evidence"])))
+        t.add_row(*(shown_text(v) for v in (m["id"], m["created"][5:16], m["kind"], m["importance"],
+                                             m["description"], ", ".join(map(str, m["evidence"])))))
     c.print(t)
 
 
 def show_retrieval(out: dict) -> None:
-    t = Table(title=f"Retrieval: {out['query']!r} at {out['time']}")
+    t = Table(title=Text(f"Retrieval: {shown(repr(out['query']))} at {shown(out['time'])}"))
     for col in ("id", "kind", "recency", "importance", "relevance", "total", "description"):
         t.add_column(col, overflow="fold")
     for r in out["results"]:
-        t.add_row(str(r["id"]), r["kind"], f"{r['recency']:.3f}", f"{r['importance']:.3f}",
-                  f"{r['relevance']:.3f}", f"{r['total']:.3f}", r["description"])
+        t.add_row(shown_text(r["id"]), shown_text(r["kind"]), f"{r['recency']:.3f}", f"{r['importance']:.3f}",
+                  f"{r['relevance']:.3f}", f"{r['total']:.3f}", shown_text(r["description"]))
     Console().print(t)
 
 
@@ -158,12 +165,13 @@ def whisper(args: argparse.Namespace) -> int:
     with agent_in_save(args) as (sim, name):
         thought = sim.whisper(name, args.text)
         plan = plan_json(sim.agent(name).mind, sim.now)
-        print(f"{name} now thinks: {thought.description} (memory {thought.id}, importance {thought.importance})")
+        print(f"{shown(name)} now thinks: {shown(thought.description)} (memory {thought.id}, "
+              f"importance {thought.importance})")
         upcoming = [b for b in plan["blocks"] if b["start"] >= hhmm(minute_of(sim.now))]
         if upcoming:
             print("The rest of the day:")
             for b in upcoming:
-                print(f"  {b['start']} {b['minutes']:>4} min  {b['activity']}")
+                print(f"  {b['start']} {b['minutes']:>4} min  {shown(b['activity'])}")
     return 0
 
 
@@ -174,11 +182,17 @@ def interview(args: argparse.Namespace) -> int:
             print(json.dumps({"agent": name, "question": args.question, "as": args.persona,
                               "answer": answer, "retrieval": retrieval_json(retrieval)}))
         else:
-            print(f"{args.persona} → {name}: {args.question}\n{name}: {answer}")
+            print(f"{shown(args.persona)} → {shown(name)}: {shown(args.question)}\n"
+                  f"{shown(name)}: {shown(answer, lines=True)}")
     return 0
 
 
 def edit_object(args: argparse.Namespace) -> int:
+    from smalltown.world.schema import object_state_problem
+
+    problem = object_state_problem(args.state)  # held to a world file's rule: refused before the save opens
+    if problem:
+        raise UnknownAgent(f"STATE {args.state[:60]!r}: {problem}")
     sim = open_sim(args)
     try:
         address = args.address.replace(": ", ":").strip()
@@ -188,7 +202,8 @@ def edit_object(args: argparse.Namespace) -> int:
                                " (addresses look like 'sector:arena:object')"))
         before = sim.objects[address]
         sim.edit_object(address, args.state)
-        print(f"{address.replace(':', ': ')}: {before} -> {args.state} (agents who see it will notice)")
+        print(f"{shown(address.replace(':', ': '))}: {shown(before)} -> {shown(args.state)} "
+              "(agents who see it will notice)")
         return 0
     finally:
         sim.close()

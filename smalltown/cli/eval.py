@@ -13,11 +13,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from rich.markup import escape as esc
 from rich.text import Text
 
 from smalltown.cli.main import add_backend_args
 from smalltown.eval import EvalError
+from smalltown.shown import json_shown, shown, shown_text
 
 DEFAULT_CONDITIONS = "full,no-reflection,no-planning,no-memory"
 
@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         return {"interview": interview, "town": town, "ablate": ablate}[args.eval_command](args)
     except EvalError as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(f"error: {shown(e, lines=True)}", file=sys.stderr)
         return 1
 
 
@@ -125,6 +125,9 @@ def measure_save(save: str, args: argparse.Namespace, keep: str | None = None) -
     with working_copy(save, keep) as copy:
         if not args.ask:
             db = Save.open(copy)
+            from smalltown.sim.check import require
+
+            require(db)  # (read_town reads the agents and memories as a run would)
             try:
                 return {"save": str(save), **measure_town(read_town(db, news)), "calls": db.call_figures()}
             finally:
@@ -148,12 +151,12 @@ def _emit(result: dict, doc, args: argparse.Namespace, show) -> int:
     err = Console(stderr=True)
     paths = doc.write(Path(args.out), result) if args.out else []
     if args.json:
-        print(json.dumps(result, ensure_ascii=False))
+        print(json_shown(json.dumps(result, ensure_ascii=False)))
     else:
         show(Console(), result)
     sys.stdout.flush()
     if paths:
-        err.print(esc(f"report: {paths[0]}  (also {paths[1].name}, {paths[2].name})"))
+        err.print(shown_text(f"report: {paths[0]}  (also {paths[1].name}, {paths[2].name})"))
     elif not args.json:
         err.print("[dim]the full report, with plots: add --out DIR[/]")
     return 0
@@ -178,27 +181,31 @@ def show_town(c, r: dict) -> None:
 
     from smalltown.eval.report import headline
 
-    t = Table(title=esc(f"{r['world']}: {r['start']} → {r['end']} ({len(r['agents'])} agents)"), show_lines=True)
+    # Names, facts, answers and notes come from the save and the model: Text, never markup.
+    t = Table(title=shown_text(f"{r['world']}: {r['start']} → {r['end']} ({len(r['agents'])} agents)"),
+              show_lines=True)
     t.add_column("measure", style="bold")
     t.add_column("value")
     for m, v in headline(r):
-        t.add_row(Text(m), Text(v))
+        t.add_row(shown_text(m), shown_text(v))
     c.print(t)
     for d in r["diffusion"]:
         how = ", ".join(f"{k} {v}" for k, v in d["how"].items())
-        c.print(f"[bold]{esc(d['fact'])}[/]: known at the start by {esc(', '.join(d['start']) or 'nobody')}; "
-                f"learned: {how}; never: {esc(', '.join(d['never']) or 'nobody')}")
+        c.print(Text.assemble((shown(d["fact"]), "bold"), shown(
+            f": known at the start by {', '.join(d['start']) or 'nobody'}; learned: {how}; "
+            f"never: {', '.join(d['never']) or 'nobody'}")))
     for g in r["coordination"]:
-        c.print(f"[bold]{esc(g['gathering'])}[/]: there: {esc(', '.join(g['attended']) or 'nobody')}")
+        c.print(Text.assemble((shown(g["gathering"]), "bold"),
+                              shown(f": there: {', '.join(g['attended']) or 'nobody'}")))
     for note in r["notes"]:
-        c.print(f"[yellow]note:[/] {esc(note)}")
+        c.print(Text.assemble(("note:", "yellow"), " ", shown(note)))
 
 
 def show_calls(c, r: dict) -> None:
     from smalltown.eval.report import calls_rows
 
     for what, line in calls_rows(r):
-        c.print(f"[bold]{esc(what)}[/]: {esc(line)}")
+        c.print(Text.assemble((shown(what), "bold"), ": ", shown(line)))
 
 
 def interview(args: argparse.Namespace) -> int:
@@ -230,15 +237,16 @@ def show_interview(c, r: dict) -> None:
     from rich.table import Table
 
     for a in r["agents"]:
-        t = Table(title=esc(a["agent"]), show_lines=True)
+        t = Table(title=shown_text(a["agent"]), show_lines=True)
         t.add_column("question", ratio=2)
         for cond in r["conditions"]:
             t.add_column(cond, ratio=3)
         for row in a["answers"]:
-            t.add_row(Text(row["question"]), *(Text(_clip(row["by_condition"][x]["answer"])) for x in r["conditions"]))
+            t.add_row(shown_text(row["question"]),
+                      *(shown_text(_clip(row["by_condition"][x]["answer"]), lines=True) for x in r["conditions"]))
         c.print(t)
         for note in a["notes"]:
-            c.print(f"[yellow]note:[/] {esc(note)}")
+            c.print(Text.assemble(("note:", "yellow"), " ", shown(note)))
     show_calls(c, r)
 
 
@@ -288,10 +296,10 @@ def show_ablate(c, r: dict) -> None:
 
     results = r["conditions"]
     heads = {k: dict(headline(v)) for k, v in results.items()}
-    t = Table(title=esc(f"{r['world']}: ablations to {r['until']}"), show_lines=True)
+    t = Table(title=shown_text(f"{r['world']}: ablations to {r['until']}"), show_lines=True)
     t.add_column("measure", style="bold")
     for k in results:
         t.add_column(k)
     for m in dict.fromkeys(m for h in heads.values() for m in h):
-        t.add_row(Text(m), *(Text(heads[k].get(m, "")) for k in results))
+        t.add_row(shown_text(m), *(shown_text(heads[k].get(m, "")) for k in results))
     c.print(t)

@@ -8,7 +8,8 @@ import sqlite3
 import sys
 from pathlib import Path
 
-from smalltown.store.save import Save, SaveError, explain
+from smalltown.shown import shown
+from smalltown.store.save import Aside, Save, SaveError, explain
 
 
 def world_pack(args: argparse.Namespace) -> int:
@@ -29,7 +30,7 @@ def world_unpack(args: argparse.Namespace) -> int:
     from smalltown.world.pack import unpack
 
     installed = unpack(args.path, args.to, force=args.force)
-    print(f"installed {installed} (and its map); run it with `smalltown run {installed}`")
+    print(shown(f"installed {installed} (and its map); run it with `smalltown run {installed}`"))
     return 0
 
 
@@ -49,7 +50,7 @@ def save_check(args: argparse.Namespace) -> int:
               f"{c.get('events', 0):,} events, {talks}{c.get('llm_calls', 0):,} model calls")
     else:
         for problem in report.problems:
-            print(f"{args.path}: {problem}")
+            print(f"{args.path}: {shown(problem, lines=True)}")
     return 0 if report.ok else 1
 
 
@@ -61,12 +62,13 @@ def strip_save(src: Path, dst: Path, keep_retrievals: bool = False) -> dict[str,
     without the model call log and snapshots (and the retrieval log, unless kept); the event log
     and the conversations (the story) are kept. Returns the rows dropped per table."""
     save = Save.open(src, readonly=True)  # a save we would not open is not copied either
-    tmp = dst.with_name(dst.name + ".partial")
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    for suffix in ("", "-wal", "-shm"):
-        Path(f"{tmp}{suffix}").unlink(missing_ok=True)
     try:
-        out = sqlite3.connect(tmp, isolation_level=None)
+        aside = Aside(dst)  # the writer lock of dst: a save another process is writing is not replaced
+    except BaseException:
+        save.close()
+        raise
+    try:
+        out = sqlite3.connect(aside.tmp, isolation_level=None)
         try:
             save.conn.backup(out)
             tables = {r[0] for r in out.execute("SELECT name FROM sqlite_master WHERE type='table'")}
@@ -82,15 +84,12 @@ def strip_save(src: Path, dst: Path, keep_retrievals: bool = False) -> dict[str,
             out.execute("PRAGMA journal_mode=DELETE")  # one file to share, no -wal beside it
         finally:
             out.close()
-        for suffix in ("-wal", "-shm"):
-            Path(f"{dst}{suffix}").unlink(missing_ok=True)
-        tmp.replace(dst)
+        aside.place()
     except sqlite3.Error as e:
         raise SaveError(explain(dst, e)) from None
     finally:
+        aside.close()
         save.close()
-        for suffix in ("", "-wal", "-shm"):
-            Path(f"{tmp}{suffix}").unlink(missing_ok=True)
     return dropped
 
 

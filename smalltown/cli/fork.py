@@ -8,6 +8,7 @@ import sys
 from datetime import timedelta
 
 from smalltown.cli.when import parse_when
+from smalltown.shown import shown
 from smalltown.sim.fork import clock, fork
 from smalltown.store.save import TIME_FMT, Save
 
@@ -27,17 +28,20 @@ def add_parser(sub) -> None:
 
 def fork_command(args: argparse.Namespace) -> int:
     at = None
+    from smalltown.sim.check import require
+
+    save = Save.open(args.save, readonly=True)  # (checked here, under its own name, before it is copied)
+    require(save, snapshots=True)
+    try:
+        start, step = clock(save)
+        end = start + timedelta(seconds=save.meta("tick") * step)
+    finally:
+        save.close()
     if args.at:
-        save = Save.open(args.save, readonly=True)
-        try:
-            start, step = clock(save)
-            end = start + timedelta(seconds=save.meta("tick") * step)
-        finally:
-            save.close()
         try:
             at = parse_when(args.at, end, start)
         except ValueError as e:
-            print(f"error: --at: {e}", file=sys.stderr)
+            print(f"error: --at: {shown(e)}", file=sys.stderr)
             return 2
     r = fork(args.save, at, args.to, overwrite=args.overwrite)
     if args.json:
@@ -47,14 +51,16 @@ def fork_command(args: argparse.Namespace) -> int:
                           "source_tick": r.source_tick, "source_digest": r.source_digest,
                           "dropped": r.dropped}))
         return 0
-    print(f"forked {r.source} at {r.time:%Y-%m-%d %H:%M:%S} (tick {r.tick}) into {r.path}")
+    # the file names are shown as text: a save's name may come from a stranger, as its content does
+    source, path = shown(r.source), shown(r.path)
+    print(f"forked {source} at {r.time:%Y-%m-%d %H:%M:%S} (tick {r.tick}) into {path}")
     if r.asked_tick != r.tick:
         print(f"  (asked for {r.asked_time:%Y-%m-%d %H:%M:%S}: snapshots are taken each game hour, and "
               f"a fork starts at the latest one at or before the moment asked for)")
     d = r.dropped
     print(f"  cut: {d['events']:,} events, {d['memories']:,} memories, {d['llm_calls']:,} model calls, "
           f"{d['retrievals']:,} retrievals, {d['snapshots']:,} snapshots after it")
-    print(f"continue it: smalltown run {r.path}")
+    print(f"continue it: smalltown run {path}")
     print(f"repeat the original from there (the same answers, then live): "
-          f"smalltown run {r.path} --from {r.source} --fallthrough scripted")
+          f"smalltown run {path} --from {source} --fallthrough scripted")
     return 0

@@ -14,6 +14,7 @@ from smalltown import __version__
 from smalltown.config import SettingsError
 from smalltown.llm.backend import BackendUnavailable
 from smalltown.llm.registry import BACKENDS
+from smalltown.shown import shown
 from smalltown.store.save import SaveError
 from smalltown.world.errors import WorldError
 
@@ -34,7 +35,10 @@ def add_backend_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--seed", type=int, help="sampling seed (default: the world's seed)")
     g.add_argument("--base-url", metavar="URL", help="openai: e.g. http://127.0.0.1:8080/v1")
     g.add_argument("--api-key-env", metavar="VAR", help="openai: the environment variable holding the key")
-    g.add_argument("--concurrency", type=int, default=4, help="openai: requests in flight at most")
+    g.add_argument("--timeout", type=seconds_in(0.1, 86400), metavar="SECONDS",
+                   help="openai: the most one request may take, from connecting to its last byte (default 60)")
+    g.add_argument("--concurrency", type=int_in(1, 256), default=4, help="openai: requests in flight at most "
+                   "(1-256)")
     g.add_argument("--embed-model", metavar="PATH", help="a sentence-embedding GGUF for memories (default: "
                    "the model-free hashed n-gram embedder); a save keeps the embedder it started with")
     g.add_argument("--from", dest="replay", metavar="SAVE", help="cassette: the run whose answers to replay")
@@ -49,7 +53,7 @@ def backend_options(args: argparse.Namespace):
 
     conf = user_config()
     given = {k: getattr(args, k) for k in ("model", "ctx", "threads", "gpu_layers", "temperature", "seed",
-                                             "base_url", "api_key_env", "embed_model")}
+                                             "base_url", "api_key_env", "embed_model", "timeout")}
     merged = {k: v if v is not None else conf.get(k) for k, v in given.items()}
     if args.model is None and os.environ.get("SMALLTOWN_MODEL"):
         merged["model"] = None  # the environment outranks the file: default_model() finds it
@@ -154,8 +158,48 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def int_in(low: int, high: int):
+    """An argparse type: an integer from `low` to `high` (argparse names the option when it is not)."""
+    def read(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text[:40]!r} is not an integer") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{value} is out of range (from {low} to {high})")
+        return value
+    return read
+
+
+def seconds_in(low: float, high: float):
+    """An argparse type: a number of seconds from `low` to `high`."""
+    def read(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a number of seconds") from None
+        if not low <= value <= high:  # (NaN fails this too)
+            raise argparse.ArgumentTypeError(f"{value:g} is out of range (from {low:g} to {high:g} seconds)")
+        return value
+    return read
+
+
+TIME_OPTIONS = ("--until", "--at")  # their value may be a negative relative time: "-1h"
+
+
+def join_negative_times(argv: list[str]) -> list[str]:
+    """`--until -1h` as `--until=-1h`: argparse otherwise takes "-1h" for an option."""
+    out: list[str] = []
+    for arg in argv:
+        if out and out[-1] in TIME_OPTIONS and arg[:1] == "-" and arg[1:2].isdigit():
+            out[-1] = f"{out[-1]}={arg}"
+        else:
+            out.append(arg)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(join_negative_times(sys.argv[1:] if argv is None else list(argv)))
     try:
         if args.command == "run":
             from smalltown.cli.run import run
@@ -189,30 +233,45 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 return getattr(agents, args.command.replace("-", "_"))(args)
             except agents.UnknownAgent as e:
-                print(f"error: {e}", file=sys.stderr)
+                print(f"error: {shown(e, lines=True)}", file=sys.stderr)
                 return 1
     except WorldError as e:
         for problem in e.problems:
-            print(problem, file=sys.stderr)
+            print(shown(problem, lines=True), file=sys.stderr)
         n = len(e.problems)
         print(f"{n} problem{'s' if n != 1 else ''} found", file=sys.stderr)
         return 1
     except SaveError as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(f"error: {shown(e, lines=True)}", file=sys.stderr)
         return 1
     except BackendUnavailable as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(f"error: {shown(e, lines=True)}", file=sys.stderr)
         return 1
     except SettingsError as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(f"error: {shown(e, lines=True)}", file=sys.stderr)
         return 2
     except (OSError, sqlite3.OperationalError) as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(f"error: {shown(e, lines=True)}", file=sys.stderr)
         return 1
     except sqlite3.DatabaseError as e:  # a damaged save noticed mid-read
-        print(f"error: a save is damaged ({e}); `smalltown save check SAVE` says more", file=sys.stderr)
+        print(f"error: a save is damaged ({shown(e)}); `smalltown save check SAVE` says more", file=sys.stderr)
         return 1
+    except Exception as e:  # noqa: BLE001 - the last word: one clear line, never a traceback
+        print(f"error: {unexpected(args, e)}", file=sys.stderr)
+        return 70
     return 2
+
+
+BUG = "this is a bug in smalltown: please report it"
+
+
+def unexpected(args: argparse.Namespace, e: BaseException) -> str:
+    """An exception no command expected, as one line: which command, which file, what went wrong."""
+    command = " ".join(str(getattr(args, k)) for k in ("command", "world_command", "save_command", "eval_command")
+                       if getattr(args, k, None))
+    files = [str(getattr(args, k)) for k in ("save", "path", "target", "world") if getattr(args, k, None)]
+    on = f" on {files[0]}" if files else ""
+    return shown(f"smalltown {command}{on} failed: {type(e).__name__}: {str(e)[:200]} ({BUG})")
 
 
 def world_check(path: str, as_json: bool) -> int:
@@ -227,7 +286,7 @@ def world_check(path: str, as_json: bool) -> int:
     if as_json:
         print(json.dumps(summary))
     else:
-        print(f"{path}: ok — {w.name!r} on {w.map_source}")
+        print(shown(f"{path}: ok — {w.name!r} on {w.map_source}"))
         print(f"  {summary['width']}x{summary['height']} tiles, {summary['sectors']} sectors, "
               f"{summary['arenas']} arenas, {summary['objects']} objects, {summary['agents']} agents")
         print(f"  starts {w.start:%Y-%m-%d %H:%M}, {w.step_seconds} game seconds per tick, seed {w.seed}")
@@ -270,7 +329,7 @@ def save_info(path: str, as_json: bool) -> int:
                                           f"{describe_reasons(c['by_reason'])}"))
     width = max(len(key) for key, _ in lines)
     for key, value in lines:
-        print(f"{key:>{width}}  {value}")
+        print(f"{key:>{width}}  {shown(value)}")
     return 0
 
 
@@ -280,12 +339,12 @@ def replay(args: argparse.Namespace) -> int:
     from smalltown.tui.replay import run_replay
 
     at = None
-    if args.at:
-        with History(args.save) as h:
+    with History(args.save) as h:  # the save is checked (rows, snapshots) before the screen opens
+        if args.at:
             try:
                 at = h.tick_of(parse_when(args.at, h.time_of(h.last_tick), h.time_of(0)))
             except ValueError as e:
-                print(f"error: --at: {e}", file=sys.stderr)
+                print(f"error: --at: {shown(e)}", file=sys.stderr)
                 return 2
             if not 0 <= at <= h.last_tick:
                 print(f"error: --at: the run goes from {h.time_of(0):%Y-%m-%d %H:%M} to "

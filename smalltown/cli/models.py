@@ -7,6 +7,7 @@ import shutil
 import sys
 
 from smalltown.llm.models import RECOMMENDED, default_model, local_models, models_dir
+from smalltown.shown import shown
 
 
 def models(args: argparse.Namespace) -> int:
@@ -19,11 +20,11 @@ def models(args: argparse.Namespace) -> int:
     if found:
         for p in found:
             mark = " (default)" if default and p.resolve() == default.resolve() else ""
-            print(f"  {p.name:50} {p.stat().st_size / 1e9:5.1f} GB{mark}")
+            print(f"  {shown(p.name):50} {p.stat().st_size / 1e9:5.1f} GB{mark}")
     else:
         print("  no GGUF models here yet")
     if default and default not in found:
-        print(f"default from $SMALLTOWN_MODEL: {default}")
+        print(f"default from $SMALLTOWN_MODEL: {shown(default)}")
     print("\nrecommended (4-bit quantised instruct models):")
     for r in RECOMMENDED:
         print(f"  {r.name:14} {r.size_gb:4.1f} GB  {r.note}")

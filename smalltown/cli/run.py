@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import threading
 import time
 from collections import Counter
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from rich.console import Console
@@ -17,9 +18,10 @@ from rich.table import Table
 
 from smalltown.cli.main import backend_options, default_save, default_target
 from smalltown.cli.when import parse_when
-from smalltown.config import Settings
+from smalltown.config import Settings, parse_sets
 from smalltown.llm.models import HOW_TO_ADD
 from smalltown.llm.registry import choose_backend, make_backend, make_embedder, make_fallback
+from smalltown.shown import shown, shown_text
 from smalltown.sim.simulation import TIME_FMT, Simulation
 from smalltown.store.save import Save, SaveError, copy_save, is_save
 from smalltown.world.load import load_world, load_world_text
@@ -28,62 +30,125 @@ from smalltown.world.load import load_world, load_world_text
 def run(args: argparse.Namespace) -> int:
     target = Path(args.target) if args.target else default_target()
     if not target.exists():
-        print(f"error: {target}: no such world or save", file=sys.stderr)
+        print(f"error: {shown(target)}: no such world or save", file=sys.stderr)
+        return 1
+    if not target.is_file():  # a folder, or a named pipe (reading it would wait for a writer)
+        print(f"error: {shown(target)}: not a regular file (a world, a pack or a save)", file=sys.stderr)
         return 1
     if args.headless and not args.until:
         print("error: --headless needs --until WHEN (e.g. --until +1d)", file=sys.stderr)
         return 2
-    sim = open_simulation(target, args)
     try:
-        until = parse_when(args.until, sim.now) if args.until else None
-    except ValueError as e:
-        sim.close()
-        print(f"error: --until: {e}", file=sys.stderr)
+        sim, until = open_simulation(target, args)
+    except UntilError as e:
+        print(f"error: --until: {shown(e)}", file=sys.stderr)
         return 2
     notice = HOW_TO_ADD if args.backend is None and sim.backend.name == "scripted" else None
     if args.headless:
         return run_headless(sim, until, notice)
     from smalltown.tui.app import run_tui
 
-    run_tui(sim, until, notice)
-    return 0
+    return run_tui(sim, until, notice)
 
 
-def open_simulation(target: Path, args: argparse.Namespace) -> Simulation:
+class UntilError(ValueError):
+    """--until names a time that cannot be run to."""
+
+
+def stop_time(args: argparse.Namespace, now: datetime) -> datetime | None:
+    """--until, read against the run's current time; refused before anything is written."""
+    if not args.until:
+        return None
+    try:
+        until = parse_when(args.until, now)
+    except ValueError as e:
+        raise UntilError(str(e)) from None
+    if until < now:  # "-1h", or a time already past: nothing would run
+        raise UntilError(f"{args.until.strip()[:40]!r} is {until:%Y-%m-%d %H:%M:%S}, before the save's "
+                         f"time {now:%Y-%m-%d %H:%M:%S}: nothing to run (a later time, or +1h)")
+    return until
+
+
+def open_simulation(target: Path, args: argparse.Namespace) -> tuple[Simulation, datetime | None]:
+    """The simulation to run and when to stop it. Everything that can refuse the start (the
+    arguments, the save's soundness, the backend: a model that will not load, a server that does
+    not answer) is checked before anything is written, so a start that fails leaves no file."""
     from smalltown.cli.files import refuse_stripped_cassette
     from smalltown.sim.check import require_sound
-    from smalltown.world.pack import is_pack, unpack
+    from smalltown.store.save import remove_db, take_lock
+    from smalltown.world.pack import is_pack, read_pack, unpack
 
     opts = backend_options(args)
     # --from SAVE alone means the cassette: a re-run of a fork repeats its original
     name = choose_backend(args.backend or ("cassette" if opts.replay else None), opts)
     if name == "cassette":
         refuse_stripped_cassette(opts.replay)
+    sets = args.set or []
+    Settings().override(**parse_sets(sets))  # a --set that names no setting, or a value out of its range
     if is_save(target):
-        fresh = unborn(target)  # killed while it was being created: nothing had happened yet
-        if not fresh:
-            require_sound(target)  # a save from a stranger whose rows make no sense stops here
         path = target
         if args.save and Path(args.save).resolve() != target.resolve():
             path = Path(args.save)
             if path.exists() and not args.overwrite:
                 raise FileExistsError(f"{path}: a file is already there (pass --overwrite)")
-            copy_save(target, path)
-        if fresh:
-            return recreate(path, name, opts, args)
-        seed = Simulation.peek_seed(path)
-        return Simulation.open(path, make_backend(name, seed, opts), sets=args.set or [], embedder=make_embedder(opts),
-                               fallback=make_fallback(name, seed, opts))
+        hold = take_lock(path) if path == target else None  # one writer: refused now if another writes it
+        try:
+            fresh = unborn(target)  # killed while it was being created: nothing had happened yet
+            if not fresh:
+                require_sound(target)  # a save from a stranger whose rows make no sense stops here
+            until = stop_time(args, saved_now(target))
+            seed = Simulation.peek_seed(target)
+            backend, embedder, fallback = connected(make_backend(name, seed, opts)), make_embedder(opts), \
+                make_fallback(name, seed, opts)
+            if path != target:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                hold = take_lock(path)  # the copy is ours until it runs
+                copy_save(target, path)  # (built aside: whole, or nothing)
+            try:
+                if fresh:
+                    return recreate(path, backend, embedder, fallback, sets), until
+                return Simulation.open(path, backend, sets=sets, embedder=embedder, fallback=fallback), until
+            except BaseException:
+                if path != target:
+                    remove_db(path)  # a copy that did not start is not left behind
+                raise
+        finally:
+            if hold is not None:
+                hold.release()
     if target.suffix in (".sqlite", ".sqlite3", ".db"):
         raise SaveError(f"{target}: not a smalltown save (not an SQLite database)")
+    world = read_pack(target).world if is_pack(target) else load_world(target)
+    until = stop_time(args, world.start)
+    backend, embedder, fallback = connected(make_backend(name, world.seed, opts)), make_embedder(opts), \
+        make_fallback(name, world.seed, opts)
     if is_pack(target):  # a shared world: validated and installed under worlds/ and maps/, then run
         target = unpack(target, ".")
-        print(f"installed {target} (and its map)", file=sys.stderr)
-    world = load_world(target)
+        print(f"installed {shown(target)} (and its map)", file=sys.stderr)
+        world = load_world(target)
     path = Path(args.save) if args.save else default_save(target)
-    return Simulation.create(world, path, make_backend(name, world.seed, opts), overwrite=args.overwrite,
-                             sets=args.set or [], embedder=make_embedder(opts),
-                             fallback=make_fallback(name, world.seed, opts))
+    return Simulation.create(world, path, backend, overwrite=args.overwrite, sets=sets, embedder=embedder,
+                             fallback=fallback), until
+
+
+def connected(backend):
+    """The backend, once it has shown it can answer (a server that is down is refused here, before
+    a save is written, not at the first question)."""
+    from smalltown.llm.registry import connect
+
+    connect(backend)
+    return backend
+
+
+def saved_now(path: Path) -> datetime:
+    """A save's current game time (what `sim.now` will be once it is opened)."""
+
+    save = Save.open(path, readonly=True)
+    try:
+        world = load_world_text(*(save.meta(k) for k in ("world_source", "world_text", "map_source", "map_text")))
+        tick = save.meta("tick")
+    finally:
+        save.close()
+    return world.start + timedelta(seconds=int(tick) * world.step_seconds)
 
 
 def unborn(path: Path) -> bool:
@@ -96,34 +161,48 @@ def unborn(path: Path) -> bool:
         save.close()
 
 
-def recreate(path: Path, name: str, opts, args: argparse.Namespace) -> Simulation:
-    """Start an unborn save again, from the world text and settings it recorded."""
+def recreate(path: Path, backend, embedder, fallback, sets: list[str]) -> Simulation:
+    """Start an unborn save again (made by an older smalltown, whose creation was not yet
+    atomic), from the world text and settings it recorded."""
     save = Save.open(path)  # (refused if the file is read-only)
     try:
         world = load_world_text(*(save.meta(k) for k in ("world_source", "world_text", "map_source", "map_text")))
-        settings = Settings().override(**save.meta("settings", {}))
+        settings = Settings().saved(save.meta("settings"))
     finally:
         save.close()
-    return Simulation.create(world, path, make_backend(name, world.seed, opts), settings=settings,
-                             overwrite=True, sets=args.set or [], embedder=make_embedder(opts),
-                             fallback=make_fallback(name, world.seed, opts))
+    return Simulation.create(world, path, backend, settings=settings, overwrite=True, sets=sets,
+                             embedder=embedder, fallback=fallback)
+
+
+EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}  # 128 + the signal, as shells report them
+SIGNAL_NAMES = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM"}
+STUCK_SECONDS = 3.0  # after a stop, how long the exit waits for a worker a backend has not let go
 
 
 def run_headless(sim: Simulation, until: datetime, notice: str | None = None) -> int:
+    """Run to `until` with a progress bar. Ctrl-C or SIGTERM stops it at once, even mid-answer: the
+    tick in flight is dropped, the save stays at the last whole tick (exit 130, or 143 on SIGTERM);
+    a second signal leaves immediately, whatever a worker is doing."""
     console = Console(stderr=True)
     stop = threading.Event()
+    signals: list[int] = []
 
-    def on_signal(signum, frame):  # first Ctrl-C: finish the tick in flight, then stop
-        if stop.is_set():
-            raise KeyboardInterrupt
+    def on_signal(signum, frame):
+        signals.append(signum)
+        if stop.is_set():  # the second: leave now (the save is whole at its last commit)
+            os.write(2, f"\nleft at once; the save is at its last whole tick: {shown(sim.save.path)}\n".encode())
+            os._exit(EXIT_CODES.get(signals[0], 130))
         stop.set()
-        console.print("[yellow]stopping after this tick… (Ctrl-C again to abort it)[/]")
+        sim.stop()  # cuts off the answer in flight: no waiting for the tick
+        console.print(f"[yellow]stopping ({SIGNAL_NAMES.get(signum, signum)}): the tick in flight is dropped… "
+                      "(again to leave at once)[/]")
 
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     start_tick, start_time = sim.tick, sim.now
     total = max(0, int((until - sim.now).total_seconds() // sim.world.step_seconds))
     kinds: Counter[str] = Counter()
     t0 = time.perf_counter()
+    failed = False
     try:
         with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.percentage:>5.1f}%"),
                       TimeElapsedColumn(), console=console, transient=False) as progress:
@@ -136,34 +215,65 @@ def run_headless(sim: Simulation, until: datetime, notice: str | None = None) ->
 
             sim.run_until(until, stop=stop.is_set, on_tick=on_tick)
             progress.update(bar, completed=sim.tick - start_tick, description=sim.now.strftime(TIME_FMT))
+    except BaseException:
+        failed = True  # (main says what went wrong, after the summary)
+        raise
     finally:
-        for s, h in old.items():
-            signal.signal(s, h)
         wall = time.perf_counter() - t0
-        summarise(console, sim, start_time, start_tick, wall, kinds, interrupted=stop.is_set())
+        why = SIGNAL_NAMES.get(signals[0], "a signal") if signals else "an error, below" if failed else ""
+        summarise(console, sim, start_time, start_tick, wall, kinds, interrupted=why, until=until)
         if notice:
-            console.print(f"[dim]{notice}[/]")
+            console.print(shown_text(notice, "dim"))  # it names a folder: not markup
         sim.close()
-    return 130 if stop.is_set() else 0
+        if not signals:  # (after a stop, a second signal while this winds up still leaves at once)
+            for s, h in old.items():
+                signal.signal(s, h)
+    if not signals:
+        return 0
+    code = EXIT_CODES.get(signals[0], 130)
+    leave_if_stuck(code)
+    return code
+
+
+def leave_if_stuck(code: int) -> None:
+    """After a stop, exit now if a worker thread is still held by a backend (a connection that
+    will not close): the interpreter would otherwise wait for it at exit. The save is closed."""
+    deadline = time.monotonic() + STUCK_SECONDS
+    for t in threading.enumerate():
+        if t is not threading.current_thread() and not t.daemon:
+            t.join(max(0.0, deadline - time.monotonic()))
+    if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.current_thread()):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
 
 
 def summarise(console: Console, sim: Simulation, start: datetime, start_tick: int, wall: float,
-              kinds: Counter[str], interrupted: bool) -> None:
-    game = (sim.tick - start_tick) * sim.world.step_seconds
-    t = Table(title="stopped early (Ctrl-C); the save is intact" if interrupted else "run complete",
+              kinds: Counter[str], interrupted: str = "", until: datetime | None = None) -> None:
+    try:  # the last whole tick: a tick cut off by an error is not in the save
+        tick = int(sim.save.meta("tick"))
+    except Exception:  # (the error being reported may be the save's own)
+        tick = sim.tick
+    now = sim.world.start + timedelta(seconds=tick * sim.world.step_seconds)
+    game = (tick - start_tick) * sim.world.step_seconds
+    t = Table(title=f"stopped early ({interrupted}); the save is intact at its last whole tick" if interrupted
+              else "run complete",
               show_header=False, box=None)
-    t.add_row("world", sim.world.name)
-    t.add_row("save", str(sim.save.path))
-    t.add_row("backend", f"{sim.backend.name} ({sim.backend.model})" if sim.backend.model != sim.backend.name
-              else sim.backend.name)
+    t.add_row("world", shown_text(sim.world.name))
+    t.add_row("save", shown_text(sim.save.path))
+    t.add_row("backend", shown_text(f"{sim.backend.name} ({sim.backend.model})" if sim.backend.model != sim.backend.name
+              else sim.backend.name))
     calls = sim.save.conn.execute("select count(*), sum(note != ''), sum(prompt_tokens), sum(cached_tokens) "
                                   "from llm_calls where tick > ?", (start_tick,)).fetchone()
     if calls[0]:
         cached = f", {calls[3] / calls[2]:.0%} of prompt tokens from cache" if calls[2] else ""
         t.add_row("model calls", f"{calls[0]:,} ({calls[1]} with a fallback or note{cached})")
-    t.add_row("game time", f"{start:%Y-%m-%d %H:%M:%S} → {sim.now:%Y-%m-%d %H:%M:%S} ({sim.tick - start_tick} ticks)")
+    t.add_row("game time", f"{start:%Y-%m-%d %H:%M:%S} → {now:%Y-%m-%d %H:%M:%S} ({tick - start_tick} ticks)")
     t.add_row("wall time", f"{wall:.1f} s ({game / wall if wall else 0:,.0f} game seconds per second)")
     t.add_row("events", ", ".join(f"{k} {v}" for k, v in kinds.most_common()) or "none")
     console.print(t)
-    if not interrupted:
-        console.print(f"continue it: smalltown run {sim.save.path}")
+    if interrupted and until is not None and now < until:
+        console.print(shown_text(f"continue it: smalltown run {sim.save.path} --headless "
+                                 f"--until '{until:%Y-%m-%d %H:%M:%S}'"), soft_wrap=True)  # one line, to copy
+    else:
+        console.print(shown_text(f"continue it: smalltown run {sim.save.path}"), soft_wrap=True)

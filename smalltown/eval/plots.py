@@ -6,12 +6,19 @@ from __future__ import annotations
 import math
 import zlib
 from datetime import datetime, timedelta
-from html import escape
+from html import escape as html_escape
 from typing import Callable
+
+from smalltown.shown import shown
 
 PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#59a14f", "#b07aa1", "#76b7b2", "#edc948", "#9c755f")
 HOW_COLOR = {"start": "#333333", "told": "#4e79a7", "saw": "#f28e2b", "inner voice": "#b07aa1", "own": "#59a14f"}
 FONT = 'font-family="Helvetica, Arial, sans-serif"'
+
+
+def escape(text: str) -> str:
+    """Names and facts from a save, as SVG text: a control character is not even valid XML."""
+    return html_escape(shown(text))
 
 
 def _svg(w: int, h: int, body: list[str], title: str) -> str:

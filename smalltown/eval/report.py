@@ -4,6 +4,7 @@ one self-contained report.html (plots inline), with report.json holding every nu
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from html import escape
@@ -11,6 +12,7 @@ from pathlib import Path
 
 from smalltown.eval import plots
 from smalltown.eval.conditions import DESCRIBE
+from smalltown.shown import json_shown, shown
 from smalltown.store.calls import describe_calls, describe_reasons
 from smalltown.store.save import TIME_FMT
 
@@ -23,40 +25,55 @@ CSS = ("body{font-family:Helvetica,Arial,sans-serif;max-width:1100px;margin:2em 
 
 @dataclass
 class Doc:
+    """Its text comes from saves and models: every piece is kept `shown` (control characters
+    visible, so `cat report.md` cannot drive the terminal) and escaped for HTML when written."""
     title: str
     blocks: list[tuple] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        self.title = shown(self.title)
+
     def heading(self, text: str, level: int = 2) -> None:
-        self.blocks.append(("h", level, text))
+        self.blocks.append(("h", level, shown(text)))
 
     def para(self, text: str) -> None:
-        self.blocks.append(("p", text))
+        self.blocks.append(("p", shown(text, lines=True)))
 
     def table(self, head: list[str], rows: list[list[object]]) -> None:
-        self.blocks.append(("table", head, [[str(c) for c in r] for r in rows]))
+        self.blocks.append(("table", [shown(h) for h in head], [[shown(c, lines=True) for c in r] for r in rows]))
 
     def figure(self, name: str, svg: str, caption: str) -> None:
-        self.blocks.append(("figure", name, svg, caption))
+        self.blocks.append(("figure", self._file_name(name), svg, shown(caption)))
+
+    def _file_name(self, name: str) -> str:
+        """A plot's file name (plots/NAME.svg) from a name that may be a world's (a fact's): ASCII
+        letters, digits, - and _ only, so that it stays inside plots/; unique in the report."""
+        stem = re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-") or "plot"
+        taken = {b[1] for b in self.blocks if b[0] == "figure"}
+        out, n = stem, 2
+        while out in taken:
+            out, n = f"{stem}-{n}", n + 1
+        return out
 
     def details(self, summary: str, items: list[str]) -> None:
-        self.blocks.append(("details", summary, items))
+        self.blocks.append(("details", shown(summary), [shown(i, lines=True) for i in items]))
 
     def markdown(self) -> str:
-        out = [f"# {self.title}", ""]
+        out = [f"# {md(self.title)}", ""]
         for b in self.blocks:
             if b[0] == "h":
-                out += ["#" * b[1] + " " + b[2], ""]
+                out += ["#" * b[1] + " " + md(b[2]), ""]
             elif b[0] == "p":
-                out += [b[1], ""]
+                out += [md(b[1]), ""]
             elif b[0] == "table":
-                cell = lambda c: c.replace("|", "\\|").replace("\n", "<br>")  # noqa: E731
+                cell = lambda c: md(c).replace("\n", "<br>")  # noqa: E731
                 out += ["| " + " | ".join(map(cell, b[1])) + " |", "|" + "---|" * len(b[1])]
                 out += ["| " + " | ".join(map(cell, r)) + " |" for r in b[2]] + [""]
             elif b[0] == "figure":
-                out += [f"![{b[3]}](plots/{b[1]}.svg)", "", f"*{b[3]}*", ""]
+                out += [f"![{md(b[3])}](plots/{b[1]}.svg)", "", f"*{md(b[3])}*", ""]
             elif b[0] == "details":
                 out += [f"<details><summary>{escape(b[1])}</summary>", ""]
-                out += [f"- {i}" for i in b[2]] + ["", "</details>", ""]
+                out += [f"- {md(i)}" for i in b[2]] + ["", "</details>", ""]
         return "\n".join(out)
 
     def html(self) -> str:
@@ -89,8 +106,23 @@ class Doc:
         paths = [out / "report.html", out / "report.md", out / "report.json"]
         paths[0].write_text(self.html(), encoding="utf-8")
         paths[1].write_text(self.markdown(), encoding="utf-8")
-        paths[2].write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        paths[2].write_text(json_shown(json.dumps(data, indent=1, ensure_ascii=False)) + "\n", encoding="utf-8")
         return paths
+
+
+# Markdown read into what a save or a model wrote: emphasis, code, links and images, HTML, table
+# cells; escaped with a backslash (CommonMark shows any escaped ASCII punctuation as itself).
+_MD_INLINE = re.compile(r"([\\`*_\[\]<>|~&#])")
+# and at a line's start: lists, setext underlines, ordered lists ("1." "1)"); indentation (code)
+_MD_LINE_START = re.compile(r"^([-+=]|\d{1,9}(?=[.)]))", re.MULTILINE)
+_MD_INDENT = re.compile(r"^[ \t]+", re.MULTILINE)
+
+
+def md(text: str) -> str:
+    """`text` as Markdown that any viewer shows as the text itself: no heading, list, link, image,
+    HTML tag, code span or table column comes of it (indentation is dropped: it would be code)."""
+    text = _MD_INLINE.sub(r"\\\1", _MD_INDENT.sub("", text))
+    return _MD_LINE_START.sub(lambda m: m.group(1) + "\\" if m.group(1)[0].isdigit() else "\\" + m.group(1), text)
 
 
 def _dt(text: str) -> datetime:

@@ -13,7 +13,7 @@ from smalltown.llm.schema import max_answer_tokens
 from smalltown.llm.tasks import RULES, Answer, Output, Task
 from smalltown.llm.validate import UnusableAnswer
 
-__all__ = ["Answer", "Asker", "Backend", "BackendUnavailable", "CallRecord", "DEFAULT_CONTEXT"]
+__all__ = ["Answer", "Asker", "Backend", "BackendUnavailable", "CallRecord", "DEFAULT_CONTEXT", "Stopped"]
 
 DEFAULT_CONTEXT = 4096  # tokens: the window a backend without one of its own is fitted to
 
@@ -21,6 +21,12 @@ DEFAULT_CONTEXT = 4096  # tokens: the window a backend without one of its own is
 class BackendUnavailable(Exception):
     """A backend that cannot answer at all (a model that will not load, a server that is down, a
     cassette without the question): not a model answer, so the run stops, with this message."""
+
+
+class Stopped(BaseException):
+    """The run was told to stop (Ctrl-C, SIGTERM, a quit) while a question was being answered.
+    Not a failure and not an answer: no fallback answers it, and the tick in flight is dropped.
+    A BaseException, like KeyboardInterrupt, so that no `except Exception` swallows it."""
 
 
 class Backend(Protocol):
@@ -33,6 +39,8 @@ class Backend(Protocol):
     # Declared where a backend has them (capabilities, read with getattr by the Asker):
     #   count(prompt) -> int: the exact tokens of `prompt` as the backend sends it
     #   keyed = True: `answer` takes `key=`, the question's typed-input key (a cassette replays by it)
+    #   abort() -> None: end the answers in flight now (they raise Stopped), and refuse new ones;
+    #     called from a signal handler or another thread, so it takes no lock
 
 
 def estimate_prompt(prompt: str) -> int:
@@ -79,6 +87,16 @@ class Asker:
         self._local = threading.local()  # agents may ask at once, from worker threads
         self._lock = threading.Lock()
         self._in_flight: dict[int, tuple[str, str, float]] = {}  # thread -> (agent, task, started)
+        self.stopping = threading.Event()  # set once by stop(): no question is answered after it
+
+    def stop(self) -> None:
+        """Stop every answer in flight and refuse new ones (they raise Stopped). Safe from a
+        signal handler or any thread: it sets a flag and tells each backend to abort."""
+        self.stopping.set()
+        for b in (self.backend, getattr(self.backend, "fallthrough", None), self.fallback):
+            abort = getattr(b, "abort", None)
+            if abort is not None:
+                abort()
 
     def in_flight(self) -> list[tuple[str, str, float]]:
         """The questions being answered right now (agent, task, time.monotonic() it was asked):
@@ -108,6 +126,8 @@ class Asker:
                                if dropped else "")
 
     def ask(self, agent: str, task: Task) -> Output:
+        if self.stopping.is_set():
+            raise Stopped
         key = task_key(task)
         t0 = time.perf_counter()
         me = threading.get_ident()
@@ -140,6 +160,8 @@ class Asker:
         finally:
             with self._lock:
                 self._in_flight.pop(me, None)
+        if self.stopping.is_set():  # whatever came back after a stop belongs to a dropped tick
+            raise Stopped
         ms = (time.perf_counter() - t0) * 1000
         self._local.task = asked
         self.last = CallRecord(

@@ -18,14 +18,17 @@ up to T already: the cassette then replays only the calls recorded after T (`aft
 
 from __future__ import annotations
 
-import sqlite3
 from collections import defaultdict, deque
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from smalltown.llm.backend import DEFAULT_CONTEXT, Answer, Backend, BackendUnavailable, task_key
 from smalltown.llm.schema import max_answer_tokens
-from smalltown.llm.tasks import Task
+from smalltown.llm.tasks import TASKS, Task
 from smalltown.llm.validate import UnusableAnswer
+from smalltown.store.calls import recorded
+from smalltown.store.save import Save, SaveError
 
 class CassetteMiss(BackendUnavailable):
     """The cassette has no recorded answer for a question (the run's inputs differ)."""
@@ -40,19 +43,27 @@ class CassetteBackend:
         path = Path(save_path)
         if not path.exists():
             raise CassetteMiss(f"{path}: no such save to replay answers from")
+        if not path.is_file():  # a folder (SQLite would say "disk I/O error")
+            raise CassetteMiss(f"{path}: not a save file (--from names the save whose answers to replay)")
         self.model = f"cassette:{path.name}"
         self.fallthrough = fallthrough
         self.replayed = 0
         self.missed = 0
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:  # opened as every command opens a save: schema untrusted, rows checked (store/validate.py)
+            save = Save.open(path, readonly=True)
+        except SaveError as e:
+            raise CassetteMiss(f"--from: {e}") from None
         try:
-            keyed = any(r[1] == "key" for r in conn.execute("PRAGMA table_info(llm_calls)"))
-            key = "key" if keyed else "NULL"
-            rows = conn.execute(f"SELECT tick, task, {key}, prompt, parsed_answer FROM llm_calls ORDER BY id").fetchall()
-        except sqlite3.DatabaseError as e:
-            raise CassetteMiss(f"{path}: not a smalltown save with a call log ({e})") from None
+            keyed = save.meta("schema_version") >= 4
+            rows = recorded(save.conn)
         finally:
-            conn.close()
+            save.close()
+        for rid, _tick, task, _key, _prompt, parsed in rows:  # each answer fits its question, checked now
+            problem = _unusable(task, parsed)
+            if problem:
+                raise CassetteMiss(f"--from {path}: refusing it as a cassette: llm_calls row {rid}: "
+                                   f"parsed_answer: {problem}")
+        rows = [r[1:] for r in rows]
         self.keyed = True  # `answer` takes the question's key (the save's keys: schema 4 on)
         self._has_keys = keyed
         self._rows = rows
@@ -99,3 +110,18 @@ class CassetteBackend:
                 raise UnusableAnswer(f"the {task.name} prompt and its answer need {need} tokens; "
                                      f"{live.name}'s window holds {context}", "", kind="too long")
         return live.answer(task, prompt)
+
+
+def _unusable(task: str, parsed: str | None) -> str | None:
+    """Why a recorded answer cannot be replayed for its task (or None): a stranger's call log."""
+    kind = TASKS.get(task)
+    if kind is None:
+        return None  # a task this smalltown does not ask: never looked up
+    if parsed is None:
+        return "no answer recorded"
+    try:
+        kind.output.model_validate_json(parsed)
+    except ValidationError as e:
+        err = e.errors()[0]
+        return f"not a {task!r} answer ({'.'.join(map(str, err['loc'])) or 'the answer'}: {err['msg']})"
+    return None

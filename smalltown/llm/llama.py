@@ -26,7 +26,7 @@ from typing import Iterator
 import numpy as np
 
 from smalltown.llm import validate
-from smalltown.llm.backend import Answer, BackendUnavailable
+from smalltown.llm.backend import Answer, BackendUnavailable, Stopped
 from smalltown.llm.schema import grammar_schema, max_answer_tokens, request_schema
 from smalltown.llm.tasks import RULES, TASKS, Task
 from smalltown.llm.validate import UnusableAnswer
@@ -288,6 +288,11 @@ class LlamaBackend:
         self._refused: dict[str, str] = {}  # task -> what it decodes under instead: "declared" or "json"
         self._check_grammars()
 
+    def abort(self) -> None:
+        """Stop: the generation in flight ends before its next batch or token and raises Stopped,
+        and so does every later one (Backend.abort). Only sets a flag: safe from a signal handler."""
+        self._llm.stopping.set()
+
     # --- prompts ---
 
     def _chat_formatter(self):
@@ -423,9 +428,11 @@ class LlamaBackend:
         try:
             out = llm.create_completion(tokens, max_tokens=max_tokens, temperature=self.temperature,
                                         seed=seed, grammar=self._grammar(task), stop=stop)
-        except Exception as e:  # a failed decode (llama.cpp), not the answer: start clean
+        except (Exception, Stopped) as e:  # a failed or stopped decode, not the answer: start clean
             llm.reset()
             self._owner, self._saved = None, True
+            if isinstance(e, Stopped):
+                raise
             raise UnusableAnswer(f"llama.cpp failed: {e}", "", kind="failed") from None
         self._owner, self._saved = agent, False
         self._prompt_len = len(tokens)  # what a saved state keeps: the next prompt never shares the answer
@@ -491,11 +498,15 @@ def _load(path: Path, **params):
     from llama_cpp import Llama
 
     class CountingLlama(Llama):
-        """Records how many tokens each `eval` call evaluates (to measure cached tokens)."""
+        """Records how many tokens each `eval` call evaluates (to measure cached tokens), and
+        stops between batches of a prompt and between sampled tokens once `stopping` is set."""
 
         def eval(self, tokens):
             self.evaluated.append(len(tokens))
-            super().eval(tokens)
+            for i in range(0, len(tokens), self.n_batch):  # as Llama.eval batches them, checked between
+                if self.stopping.is_set():
+                    raise Stopped
+                super().eval(tokens[i:i + self.n_batch])
 
     with llama_log() as log:
         try:
@@ -508,4 +519,5 @@ def _load(path: Path, **params):
                     else "is the file complete, and a model llama.cpp supports?")
             raise ModelError(f"llama.cpp could not load {path.name}: {reason} ({hint})") from None
     llm.evaluated = []
+    llm.stopping = threading.Event()
     return llm

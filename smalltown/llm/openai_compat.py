@@ -8,6 +8,11 @@ failure are kept apart: the server cannot be reached or keeps failing (`BackendE
 cannot go on without it), and the server answers but the answer is unusable (`UnusableAnswer`:
 the Asker falls back to the scripted backend and logs it). Both are retried a bounded number of
 times first. Standard library only, so a laptop needs nothing more than the server itself.
+
+`timeout` is a deadline for a whole exchange (connecting, sending, and every read of the reply),
+not for each read: a server that drips a byte every few seconds is cut off at it all the same.
+Each exchange's socket is watched (`Exchange`): at the deadline, or when the run stops
+(`abort`), it is shut down from outside, which ends whatever read or write is blocked on it.
 """
 
 from __future__ import annotations
@@ -16,19 +21,20 @@ import http.client
 import ipaddress
 import json
 import os
+import math
 import socket
 import threading
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
-from smalltown.llm.backend import DEFAULT_CONTEXT, Answer, BackendUnavailable, estimate_prompt
+from smalltown.llm.backend import DEFAULT_CONTEXT, Answer, BackendUnavailable, Stopped, estimate_prompt
 from smalltown.llm.fit import estimate
 from smalltown.llm.schema import max_answer_tokens, request_schema
 from smalltown.llm.tasks import RULES, Task
 from smalltown.llm.validate import UnusableAnswer, parse_answer
+from smalltown.llm.watched import Exchange, HTTPHandler, HTTPSHandler, current
 
 # The fixed first message of every request: identical across tasks and agents, so a server's
 # prefix cache reuses it (the persona card follows, at the top of the user message).
@@ -44,9 +50,11 @@ class BackendError(BackendUnavailable, RuntimeError):
 class _Transport(Exception):
     """One failed exchange with the server (internal; retried, then turned into BackendError)."""
 
-    def __init__(self, what: str, retry: bool = True, wait: float = 0.0, body: str = ""):
+    def __init__(self, what: str, retry: bool = True, wait: float = 0.0, body: str = "",
+                 status: int | None = None):
         super().__init__(what)
         self.what = what
+        self.status = status  # the HTTP status, when the server answered with one
         self.retry = retry
         self.wait = wait  # the server's Retry-After, in seconds
         self.body = body  # the head of an HTTP error's body
@@ -69,13 +77,16 @@ class OpenAIBackend:
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise BackendError(f"base URL {base_url!r} is not an http(s) address "
                                "(e.g. http://127.0.0.1:8080/v1)")
-        if retries < 0 or max_concurrency < 1 or timeout <= 0 or backoff < 0 or context < 1:
-            raise ValueError("need retries >= 0, max_concurrency >= 1, timeout > 0, backoff >= 0, context >= 1")
+        if not isinstance(timeout, (int, float)) or not 0 < timeout <= 86400 or math.isnan(timeout):
+            raise BackendError(f"timeout {timeout!r}: the seconds a request may take must be a number "
+                               "from 0 to 86400")
+        if retries < 0 or max_concurrency < 1 or backoff < 0 or context < 1:
+            raise ValueError("need retries >= 0, max_concurrency >= 1, backoff >= 0, context >= 1")
         self.base_url = base_url.rstrip("/")
         self.url = f"{self.base_url}/chat/completions"
         self.model = model
         self.api_key_env = api_key_env  # the variable's name only; the key itself is never kept in the open
-        self.timeout = timeout
+        self.timeout = float(timeout)  # seconds a whole request may take: connect, send, every read
         self.retries = retries
         self.backoff = backoff
         self.temperature = temperature
@@ -90,7 +101,10 @@ class OpenAIBackend:
             self._headers["Authorization"] = f"Bearer {key}"
         # A local server is never reached through a proxy from the environment.
         proxies = {} if _is_loopback(parts.hostname) else None
-        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler(proxies), _NoRedirect())
+        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler(proxies), _NoRedirect(), HTTPHandler(),
+                                                   HTTPSHandler())
+        self._live: dict[int, Exchange] = {}  # exchanges in flight, by id (read without a lock by abort)
+        self._stopping = threading.Event()
         self._slots = threading.BoundedSemaphore(max_concurrency)  # requests in flight, across threads
         self.dialect = "json_schema"  # how response_format says it: OpenAI's, or llama-cpp-python's
 
@@ -104,6 +118,23 @@ class OpenAIBackend:
     def count_tokens(self, text: str) -> int:
         """A piece of text's tokens, estimated: Backend.count_tokens."""
         return estimate(text)
+
+    def connect(self, timeout: float = 10.0) -> None:
+        """Reach the server once (GET /models) before a run writes anything: any HTTP answer,
+        even an error status, shows a server is there; no answer raises BackendError."""
+        req = urllib.request.Request(f"{self.base_url}/models", headers=self._headers, method="GET")
+        try:
+            self._exchange(req, min(timeout, self.timeout), read=False)  # its status is enough
+        except _Transport as e:
+            if e.status is None:  # an HTTP error status still shows a server is there
+                raise BackendError(f"OpenAI-compatible server at {self.base_url}: {e.what}") from None
+
+    def abort(self) -> None:
+        """Stop: every request in flight is cut off and raises Stopped, and so does every later
+        one. Takes no lock (it may run in a signal handler, on a thread holding one)."""
+        self._stopping.set()
+        for exchange in list(self._live.values()):
+            exchange.kill("stopped")
 
     # --- answering ------------------------------------------------------------------------------
 
@@ -127,7 +158,8 @@ class OpenAIBackend:
                 if not e.retry or failures > self.retries:
                     tries = f" (after {failures} attempts)" if failures > 1 else ""
                     raise BackendError(f"OpenAI-compatible server at {self.url}: {e.what}{tries}") from None
-                time.sleep(max(self.backoff * 2 ** (failures - 1), min(e.wait, MAX_RETRY_AFTER)))
+                if self._stopping.wait(max(self.backoff * 2 ** (failures - 1), min(e.wait, MAX_RETRY_AFTER))):
+                    raise Stopped
                 continue
             failures = 0  # the server is up: a later failure gets the full budget again
             for i, n in enumerate(_usage(reply)):
@@ -163,7 +195,7 @@ class OpenAIBackend:
             futures = [pool.submit(one, job) for job in jobs]
             return [f.result() for f in futures]
         finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+            pool.shutdown(wait=not self._stopping.is_set(), cancel_futures=True)  # never wait on a stop
 
     # --- one exchange ---------------------------------------------------------------------------
 
@@ -181,15 +213,8 @@ class OpenAIBackend:
     def _post(self, body: bytes) -> dict:
         """The server's reply as a JSON object, or _Transport saying what went wrong."""
         req = urllib.request.Request(self.url, data=body, headers=self._headers, method="POST")
-        try:
-            with self._slots, self._opener.open(req, timeout=self.timeout) as resp:
-                data = resp.read(MAX_RESPONSE_BYTES + 1)
-        except urllib.error.HTTPError as e:
-            raise _http_failure(e) from None
-        except urllib.error.URLError as e:
-            raise _Transport(_describe(e.reason, self.timeout)) from None
-        except (OSError, http.client.HTTPException) as e:  # timeouts and resets while reading
-            raise _Transport(_describe(e, self.timeout)) from None
+        with self._slots:
+            data = self._exchange(req, self.timeout)
         if len(data) > MAX_RESPONSE_BYTES:
             raise _Transport(f"the response is over {MAX_RESPONSE_BYTES} bytes")
         try:
@@ -199,6 +224,39 @@ class OpenAIBackend:
         if not isinstance(reply, dict) or not isinstance(reply.get("choices"), list):
             raise _Transport(f"the response is not an OpenAI chat completion: {_excerpt(data)}")
         return reply
+
+
+    def _exchange(self, req: urllib.request.Request, seconds: float, read: bool = True) -> bytes:
+        """Send `req` and read its reply (at most MAX_RESPONSE_BYTES + 1 bytes), all within
+        `seconds`; _Transport saying what went wrong, or Stopped."""
+        exchange = Exchange(seconds)
+        self._live[id(exchange)] = exchange
+        current.exchange = exchange
+        try:
+            if self._stopping.is_set():  # (checked once registered: an abort from now on reaches it)
+                raise Stopped
+            with exchange:
+                try:
+                    with self._opener.open(req, timeout=seconds) as resp:
+                        data = resp.read(MAX_RESPONSE_BYTES + 1) if read else b""
+                except urllib.error.HTTPError as e:
+                    failure = _http_failure(e)  # (reads the error's body: still within the deadline)
+                except urllib.error.URLError as e:
+                    failure = _Transport(_describe(e.reason, seconds))
+                except (OSError, http.client.HTTPException) as e:  # timeouts and resets while reading
+                    failure = _Transport(_describe(e, seconds))
+                else:
+                    failure = None
+        finally:
+            current.exchange = None
+            self._live.pop(id(exchange), None)
+        if exchange.why == "stopped":
+            raise Stopped
+        if exchange.why == "deadline":  # whatever the reads said, it was the deadline that ended them
+            raise _Transport(f"no answer within {seconds:g} s (timed out: --timeout sets the deadline of a whole request)")
+        if failure is not None:
+            raise failure
+        return data
 
 
 def _response_format(task: Task, dialect: str) -> dict:
@@ -254,7 +312,8 @@ def _http_failure(e: urllib.error.HTTPError) -> _Transport:
     detail = _excerpt(body)
     if 300 <= e.code < 400:
         where = e.headers.get("Location", "?") if e.headers else "?"
-        return _Transport(f"HTTP {e.code} redirect to {where} (set the base URL to the final address)", retry=False)
+        return _Transport(f"HTTP {e.code} redirect to {where} (set the base URL to the final address)", retry=False,
+                          status=e.code)
     wait = 0.0
     if e.code == 429 and e.headers:
         try:
@@ -262,7 +321,7 @@ def _http_failure(e: urllib.error.HTTPError) -> _Transport:
         except ValueError:
             wait = 0.0  # an HTTP date; the backoff will do
     return _Transport(f"HTTP {e.code} {e.reason}: {detail}", retry=e.code == 429 or e.code >= 500, wait=wait,
-                      body=body)
+                      body=body, status=e.code)
 
 
 def _usage(reply: dict) -> tuple[int, int, int]:

@@ -26,6 +26,7 @@ class BackendOptions:
     base_url: str | None = None  # openai
     api_key_env: str | None = None
     concurrency: int = 4
+    timeout: float = 60.0  # openai: seconds a whole request may take (connect, send, every read)
     embed_model: str | None = None  # a sentence-embedding GGUF (default: the hashed n-gram embedder)
     replay: str | None = None  # cassette: the save whose answers are replayed
     fallthrough: str | None = None  # cassette: a backend to answer what the cassette lacks
@@ -57,6 +58,16 @@ def make_fallback(name: str, seed: int, opts: BackendOptions | None = None) -> B
     return ScriptedBackend(opts.seed if opts is not None and opts.seed is not None else seed)
 
 
+def connect(backend: Backend) -> None:
+    """Make sure the backend (and a cassette's live fallthrough) can be reached before a run
+    writes anything: a server that is down is then a clear error, not a save at tick 0. Backends
+    with nothing to reach (scripted; llama, whose model is loaded when it is made) pass."""
+    for b in (backend, getattr(backend, "fallthrough", None)):
+        reach = getattr(b, "connect", None)
+        if reach is not None:
+            reach()
+
+
 def make_backend(name: str, seed: int, opts: BackendOptions | None = None) -> Backend:
     opts = opts or BackendOptions()
     seed = opts.seed if opts.seed is not None else seed
@@ -78,7 +89,7 @@ def make_backend(name: str, seed: int, opts: BackendOptions | None = None) -> Ba
             raise BackendError("--backend openai needs --base-url (e.g. http://127.0.0.1:8080/v1)")
         return OpenAIBackend(opts.base_url, model=opts.model or "local", api_key_env=opts.api_key_env,
                              retries=max(opts.retries, 0), temperature=opts.temperature,
-                             max_concurrency=opts.concurrency, context=opts.ctx)
+                             max_concurrency=opts.concurrency, context=opts.ctx, timeout=opts.timeout)
     if name == "cassette":
         from smalltown.llm.cassette import CassetteBackend, CassetteMiss
 

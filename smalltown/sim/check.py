@@ -19,11 +19,16 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
+import re
+
+from smalltown.config import Settings, SettingsError
+from smalltown.sim.shapes import state_problem
 from smalltown.store import conversations as conv
-from smalltown.store.save import TIME_FMT, Save, SaveError
+from smalltown.store import validate
+from smalltown.store.save import TIME_FMT, Save, SaveError, decode_snapshot, row_problems, snapshot_rows
 from smalltown.world.errors import WorldError
 from smalltown.world.load import load_world_text
-from smalltown.world.model import World
+from smalltown.world.model import GAME_TIME_MAX, World
 
 MAX_LISTED = 20  # problems of one kind listed before "... and N more"
 
@@ -67,7 +72,8 @@ def check_save(path: str | Path, integrity: bool = True) -> CheckReport:
     smalltown refuses to open) raises SaveError instead."""
     path = Path(path)
     report = CheckReport(path)
-    save = Save.open(path, readonly=True)
+    # (a run may be writing it: one moment's rows); its rows are judged here, listed, not refused
+    save = Save.open(path, readonly=True, rows=False).hold_still()
     p = _Problems()
     try:
         if integrity:
@@ -81,7 +87,12 @@ def check_save(path: str | Path, integrity: bool = True) -> CheckReport:
                 report.problems = p.finish()
                 return report  # the rows below cannot be trusted
         try:
-            _check_rows(save, p, report.counts)
+            stored = list(row_problems(save.conn, save.meta("schema_version"), MAX_LISTED))
+            for problem in stored:  # what every command refuses on (Save.open)
+                p.add(problem.split(" ")[0], problem)
+            if not stored:
+                world = _check_rows(save, p, report.counts)
+                _check_snapshots(save, world, p)
         except sqlite3.DatabaseError as e:
             p.add("sqlite", f"cannot read the save: {e}")
     finally:
@@ -103,12 +114,49 @@ def _world(save: Save, p: _Problems) -> World | None:
         return None
 
 
-def _check_rows(save: Save, p: _Problems, counts: dict[str, int]) -> None:
+def problems(save: Save, snapshots: bool = False) -> list[str]:
+    """What is wrong in a save opened (and so its rows checked, store/validate.py) against the
+    world it holds: what a resume, an inspect or a replay (`snapshots`) needs to hold."""
+    p = _Problems()
+    world = _check_rows(save, p, {})
+    if snapshots:
+        _check_snapshots(save, world, p)
+    return p.finish()
+
+
+def require(save: Save, snapshots: bool = False, doing: str = "open") -> None:
+    """Refuse (SaveError, closing the save) a save whose rows make no sense against its world.
+    The rows are read as of one moment: a run may be writing the save meanwhile (a reader's check
+    must not see a tick's events before its clock)."""
+    held = save.conn.in_transaction
+    try:
+        save.hold_still()
+        found = problems(save, snapshots)
+    except BaseException:
+        save.close()
+        raise
+    if not held:
+        save.let_go()  # (only read: a reader then follows the run again)
+    if found:
+        save.close()
+        more = f" (and {len(found) - 5} more)" if len(found) > 5 else ""
+        raise SaveError(f"{save.path}: refusing to {doing}: " + "; ".join(found[:5]) + more
+                        + f"; see `smalltown save check {save.path}`")
+
+
+def _check_rows(save: Save, p: _Problems, counts: dict[str, int]) -> World | None:
     counts["schema_version"] = save.meta("schema_version")  # a known one: Save.open refuses others
     world = _world(save, p)
+    try:
+        Settings().saved(save.meta("settings"))  # each in its range: a resume does arithmetic with them
+    except SettingsError as e:
+        p.add("meta", f"meta settings: {e}")
     tick, game_time = save.meta("tick"), save.meta("game_time")
     if not isinstance(tick, int) or isinstance(tick, bool) or tick < 0:
         p.add("meta", f"meta tick {tick!r} is not a tick number")
+        tick = None
+    if world is not None and tick is not None and tick * world.step_seconds >= (GAME_TIME_MAX - world.start).total_seconds():
+        p.add("meta", f"meta tick {tick:,}: past the game's last time ({GAME_TIME_MAX:%Y-%m-%d})")
         tick = None
     if world is not None and tick is not None:
         expected = (world.start + timedelta(seconds=tick * world.step_seconds)).strftime(TIME_FMT)
@@ -138,6 +186,45 @@ def _check_rows(save: Save, p: _Problems, counts: dict[str, int]) -> None:
             "SELECT agent, count(*) FROM events WHERE agent IS NOT NULL GROUP BY agent"):
         if names and agent not in names:
             p.add("events", f"events: {n} events of an unknown agent {agent!r}")
+    if world is not None:
+        for eid, kind in validate.events_off_map(save.conn, world.map.width, world.map.height):
+            p.add("events", f"events row {eid}: data: a {kind!r} event's tile is outside the map")
+    _check_embeddings(save, p)
+    return world
+
+
+def _check_embeddings(save: Save, p: _Problems) -> None:
+    """The vectors are as long as the save's embedder makes them (a retrieval multiplies them)."""
+    m = re.fullmatch(r"hash-ngram-(\d+)-v\d+", str(save.meta("embedder")))
+    sizes = validate.embedding_sizes(save.conn)
+    if m and sizes and sizes[0][0] != int(m[1]) * 4:
+        p.add("embeddings", f"memories: embedding: vectors of {sizes[0][0] // 4} numbers; the save's "
+                            f"embedder {save.meta('embedder')} makes {m[1]}")
+
+
+def _check_snapshots(save: Save, world: World | None, p: _Problems) -> None:
+    """Each snapshot decodes to the format a replay, a fork or a rewind reads, with the world's
+    agents on tiles of its map."""
+    names = {a.name for a in world.agents} if world else None
+    for tick, blob in snapshot_rows(save.conn):
+        try:
+            snap = decode_snapshot(blob, f"snapshots row {tick}")
+        except SaveError as e:
+            p.add("snapshots", str(e))
+            continue
+        if snap["tick"] != tick:
+            p.add("snapshots", f"snapshots row {tick}: state: its tick is {snap['tick']}")
+        if names is None:
+            continue
+        if {a[0] for a in snap["agents"]} != names:
+            p.add("snapshots", f"snapshots row {tick}: agents: not the world's agents")
+        for name, x, y, dest, *_ in snap["agents"]:
+            try:
+                ok = world.map.in_bounds((x, y)) and (dest is None or world.map.in_bounds(tuple(json.loads(dest))))
+            except (ValueError, TypeError, RecursionError):
+                ok = False
+            if not ok:
+                p.add("snapshots", f"snapshots row {tick}: agents: {name!r} is not on a tile of the map")
 
 
 def _time(text: object) -> datetime | None:
@@ -177,12 +264,9 @@ def _check_agents(save: Save, world: World | None, p: _Problems) -> set[str]:
                 p.add("agents", f"agent {name!r}: destination {dest!r} is not a walkable tile of the map")
         if address is not None and address not in world.objects:
             p.add("agents", f"agent {name!r}: its action's address {address!r} is not an object of the world")
-        try:
-            ok = isinstance(json.loads(state), dict)
-        except (TypeError, ValueError):
-            ok = False
-        if not ok:
-            p.add("agents", f"agent {name!r}: its state is not a JSON object")
+        wrong = state_problem(state)
+        if wrong:
+            p.add("agents", f"agents row {name!r}: state: {wrong}")
     return names
 
 
@@ -197,41 +281,16 @@ def _check_objects(save: Save, world: World | None, p: _Problems) -> int:
 
 
 def _check_memories(save: Save, names: set[str], now: datetime | None, p: _Problems) -> int:
-    ids = {r[0] for r in save.conn.execute("SELECT id FROM memories")}
-    dims: dict[int, int] = {}
-    n = 0
-    for mid, agent, created, accessed, importance, size, evidence in save.conn.execute(
-            "SELECT id, agent, created, last_accessed, importance, length(embedding), evidence "
-            "FROM memories ORDER BY id"):
-        n += 1
+    """Owners, times and evidence, in SQL (the rows' types are checked when the save is opened)."""
+    for agent, n in validate.memory_agents(save.conn):
         if names and agent not in names:
-            p.add("memory agents", f"memory {mid}: belongs to {agent!r}, who is not an agent of the save")
-        for label, stamp in (("created", created), ("last accessed", accessed)):
-            t = _time(stamp)
-            if t is None:
-                p.add("memory times", f"memory {mid}: {label} time {stamp!r} is not a time")
-            elif now is not None and t > now:
-                p.add("memory times", f"memory {mid}: {label} at {stamp}, after the save's clock")
-        if importance is not None and not (isinstance(importance, int) and 0 <= importance <= 10):
-            p.add("memory importance", f"memory {mid}: importance {importance!r} is not 1 to 10")
-        if size is not None:
-            dims[size] = dims.get(size, 0) + 1
-        try:
-            cited = json.loads(evidence or "[]")
-            if not isinstance(cited, list):
-                raise ValueError
-        except ValueError:
-            p.add("evidence", f"memory {mid}: evidence {evidence!r} is not a list of memory ids")
-            continue
-        for e in cited:
-            if e not in ids:
-                p.add("evidence", f"memory {mid}: evidence id {e!r} does not exist")
-    if len(dims) > 1:
-        sizes = ", ".join(f"{d // 4} ({k} memories)" for d, k in sorted(dims.items()))
-        p.add("embeddings", f"memories: embeddings of different lengths: {sizes}")
-    for bad in (d for d in dims if d % 4):
-        p.add("embeddings", f"memories: an embedding of {bad} bytes is not float32")
-    return n
+            p.add("memory agents", f"memories: {n:,} belonging to {agent!r}, who is not an agent of the save")
+    if now is not None:
+        for mid, label, stamp in validate.memories_after(save.conn, now.strftime(TIME_FMT)):
+            p.add("memory times", f"memory {mid}: {label} at {stamp}, after the save's clock")
+    for mid, cited in validate.missing_evidence(save.conn):
+        p.add("evidence", f"memory {mid}: evidence id {cited!r} does not exist")
+    return save.count("memories")
 
 
 def _check_conversations(save: Save, world: World | None, names: set[str], now: datetime | None,
@@ -339,8 +398,6 @@ def _check_lines(lines: list | None, pair: list[str] | None, owners: dict[int, s
 def require_sound(path: str | Path) -> None:
     """Before continuing a save: refuse one whose rows make no sense (a quick check, without
     SQLite's page-by-page integrity check)."""
-    report = check_save(path, integrity=False)
-    if not report.ok:
-        more = f" (and {len(report.problems) - 5} more)" if len(report.problems) > 5 else ""
-        raise SaveError(f"{path}: refusing to continue: " + "; ".join(report.problems[:5]) + more
-                        + f"; see `smalltown save check {path}`")
+    save = Save.open(path, readonly=True).hold_still()
+    require(save, snapshots=True, doing="continue")
+    save.close()

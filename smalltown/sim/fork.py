@@ -10,13 +10,12 @@ with Simulation.open and goes on from there; re-run with the original as a casse
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from smalltown.store.save import Save, SaveError, copy_save
+from smalltown.store.save import Aside, Save, SaveError, copy_pages
 from smalltown.world.load import load_world_text
 
 
@@ -50,22 +49,18 @@ def fork(save_path: str | Path, at: datetime | int | None, to_path: str | Path,
         raise SaveError(f"{dst}: a fork cannot replace the save it is forked from; name a new file")
     if dst.exists() and not overwrite:
         raise SaveError(f"{dst}: a file is already there (pass --overwrite to replace it)")
-    work = dst.with_name(dst.name + ".forking")
-    _remove(work)
-    dst.parent.mkdir(parents=True, exist_ok=True)
+    aside = Aside(dst)  # built beside it and moved into place whole (a fork killed half-way leaves nothing)
     try:
-        copy_save(src, work)
-        save = Save.open(work)  # a copy of an older save is migrated here, never the original
+        copy_pages(src, aside.tmp)
+        save = Save.open(aside.tmp)  # a copy of an older save is migrated here, never the original
         try:
             result = _cut(save, src, dst, at)
         finally:
             save.close()
-        _vacuum(work)
-        if overwrite:
-            _remove(dst)
-        os.replace(work, dst)
+        _vacuum(aside.tmp)
+        aside.place()
     finally:
-        _remove(work)
+        aside.close()
     return result
 
 
@@ -120,8 +115,3 @@ def _vacuum(path: Path) -> None:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
         conn.close()
-
-
-def _remove(path: Path) -> None:
-    for suffix in ("", "-wal", "-shm"):
-        Path(f"{path}{suffix}").unlink(missing_ok=True)

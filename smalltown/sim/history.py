@@ -78,7 +78,10 @@ class History:
 
     def __init__(self, path: str | Path, snapshot_cache: int = 8):
         self.path = Path(path)
+        from smalltown.sim.check import require
+
         self.save = Save.open(self.path, readonly=True)
+        require(self.save, snapshots=True)  # what a replay reads back, checked before the screen opens
         self.conn = self.save.conn
         try:
             self.world = load_world_text(self._meta("world_source"), self._meta("world_text"),

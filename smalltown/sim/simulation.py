@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -12,8 +12,8 @@ from typing import Callable
 
 import numpy as np
 
-from smalltown.config import Settings, parse_sets
-from smalltown.llm.backend import Asker, Backend, CallRecord
+from smalltown.config import Settings, SettingsError, parse_sets
+from smalltown.llm.backend import Asker, Backend, CallRecord, Stopped
 from smalltown.llm.embed import Embedder, HashEmbedder
 from smalltown.mind.agent import Action, Mind
 from smalltown.mind.memory import Memory, MemoryStream, Retrieval, RetrievalWeights
@@ -27,6 +27,7 @@ from smalltown.world.load import load_world_text
 from smalltown.world.model import AgentSpec, Tile, World, pretty
 from smalltown.world.paths import Paths
 from smalltown.world.perception import Body, Seen, perceive
+from smalltown.world.schema import object_state_problem
 
 SNAPSHOT_EVERY = 3600  # game seconds: a snapshot at the first tick of each game hour
 
@@ -78,6 +79,7 @@ class Simulation:
         self.backend = backend
         self.settings = settings
         self.tick = tick
+        self.dropped = False  # a tick was cut off mid-way (a stop): this state is not the save's, never commit it
         self.paths = Paths(world.map.walkable)
         self.embedder = embedder or HashEmbedder()
         self._calls: list[tuple[int, CallRecord]] = []
@@ -153,49 +155,82 @@ class Simulation:
             "map_source": world.map_source, "map_text": world.map_text,
             "tick": 0, "game_time": world.start.strftime(TIME_FMT),
             "created_with": backend.name, "settings": settings.changes(),
-        }, overwrite=overwrite)
-        sim = cls(world, save, backend, settings, tick=0, embedder=embedder, fallback=fallback)
-        with save.transaction():
-            save.set_meta({"embedder": sim.embedder.name})
-        for spec in world.agents:
-            arena = world.arena_at(spec.spawn)
-            agent = Agent(spec, sim._mind(spec), spec.spawn, arena.index if arena else -1)
-            sim._add(agent)
-            agent.mind.remember("observation", spec.seed_memories, sim.now)  # seed memories
-            if arena:
-                agent.mind.enter(arena.sector, arena.name, list(arena.objects))
-        sim._flush([], {a.name for a in sim.agents}, set(), set(sim.objects), snapshot=True)
+        }, overwrite=overwrite, publish=False)
+        try:  # built aside: the save appears at `path` only once its first state is whole
+            sim = cls(world, save, backend, settings, tick=0, embedder=embedder, fallback=fallback)
+            with save.transaction():
+                save.set_meta({"embedder": sim.embedder.name})
+            for spec in world.agents:
+                arena = world.arena_at(spec.spawn)
+                agent = Agent(spec, sim._mind(spec), spec.spawn, arena.index if arena else -1)
+                sim._add(agent)
+                agent.mind.remember("observation", spec.seed_memories, sim.now)  # seed memories
+                if arena:
+                    agent.mind.enter(arena.sector, arena.name, list(arena.objects))
+            sim._flush([], {a.name for a in sim.agents}, set(), set(sim.objects), snapshot=True)
+            save.publish()
+        except BaseException:
+            save.close()  # (nothing is left behind)
+            raise
         return sim
 
     @staticmethod
     def peek_seed(path: str | Path) -> int:
         """The seed of the world a save was started from (to seed its backend before opening)."""
-        save = Save.open(path)
+        save = Save.open(path, readonly=True)
         try:
-            import tomllib
+            from smalltown.world.load import parse_toml
 
-            return int(tomllib.loads(save.meta("world_text")).get("seed", 0))
+            text = save.meta("world_text")
+            if not isinstance(text, str):
+                return 0  # (Simulation.open refuses the save, saying why)
+            return int(parse_toml(save.meta("world_source"), text).get("seed", 0))
         finally:
             save.close()
 
     @classmethod
     def open(cls, path: str | Path, backend: Backend, settings: Settings | None = None,
-             sets: list[str] = (), embedder: Embedder | None = None, fallback: Backend | None = None) -> "Simulation":
+             sets: list[str] = (), embedder: Embedder | None = None, fallback: Backend | None = None,
+             readonly: bool = False) -> "Simulation":
         """Continue a save from its last committed tick, with the settings it was run with
-        (plus `--set` options, which are then recorded)."""
-        save = Save.open(path)
+        (plus `--set` options, which are then recorded). `readonly`: to look at it (inspect),
+        without its writer lock; nothing is written to the file (an older save is migrated in
+        memory, see Save.current)."""
         extra = parse_sets(sets)
-        settings = (settings or Settings()).override(**save.meta("settings", {})).override(**extra)
+        if readonly and extra:
+            raise SaveError(f"{path}: opened to be read: settings cannot be changed")
+        from smalltown.sim.check import require  # (sim/check.py reads the save; it imports no simulation)
+
+        # rows that make no sense against the world are refused here, not mid-resume, and before
+        # anything is written (opening to write puts the file in WAL mode)
+        look = Save.open(path, readonly=True)
+        look = look.current() if readonly else look.hold_still()
+        require(look, snapshots=not readonly)  # a run writes after them: it may need to rewind to one
+        if readonly:
+            save = look
+        else:
+            look.close()
+            save = Save.open(path)
+        try:
+            settings = (settings or Settings()).saved(save.meta("settings"))
+        except SettingsError as e:  # a stranger's save: refused, naming the setting
+            save.close()
+            raise SaveError(f"{path}: refusing to open it: meta settings: {e}") from None
+        try:
+            settings = settings.override(**extra)
+        except SettingsError:
+            save.close()
+            raise
         if extra:
             with save.transaction():
                 save.set_meta({"settings": settings.changes()})
         world = load_world_text(save.meta("world_source"), save.meta("world_text"),
                                 save.meta("map_source"), save.meta("map_text"))
         embedder = embedder or HashEmbedder()
-        if save.meta("embedder") is None:  # a save from before memories had embeddings (schema 1)
+        if save.meta("embedder") is None and not readonly:  # a save from before memories had embeddings (schema 1)
             with save.transaction():
                 save.set_meta({"embedder": embedder.name})
-        if save.meta("embedder") != embedder.name:
+        if (save.meta("embedder") or embedder.name) != embedder.name:
             used = save.meta("embedder")
             hint = (f"pass --embed-model with the model {used.split(':')[1]!r}" if used.startswith("llama-embed:")
                     else "run it without --embed-model")
@@ -244,16 +279,26 @@ class Simulation:
             if agent.using:
                 sim.users.setdefault(agent.using, set()).add(agent.name)
             sim._add(agent)
-        if not save.snapshots():  # a save from before snapshots (schema 2): its first one, now
+        if not save.snapshots() and not readonly:  # a save from before snapshots (schema 2): its first one, now
             sim.snapshot()
         start_after = getattr(backend, "start_after", None)
         if start_after is not None:  # a cassette replays only what was recorded after this tick
             start_after(sim.tick)
         return sim
 
+    def stop(self) -> None:
+        """End the tick in flight now, even mid-answer, and every later one (they raise Stopped;
+        `run_until` returns): the save stays at the last whole tick. From any thread, or a signal
+        handler (it only sets flags and cuts connections)."""
+        self.asker.stop()
+
+    @property
+    def stopping(self) -> bool:
+        return self.asker.stopping.is_set()
+
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown()
+        if self._pool is not None:  # a stopped run does not wait on a worker stuck in a backend
+            self._pool.shutdown(wait=not self.stopping, cancel_futures=True)
         self.save.close()
         if hasattr(self.embedder, "close"):
             self.embedder.close()
@@ -270,7 +315,20 @@ class Simulation:
     # --- the tick -----------------------------------------------------------------------------
 
     def step(self) -> list[Event]:
-        """Advance one tick and commit it: perceive and remember, reflect, react, act, move."""
+        """Advance one tick and commit it: perceive and remember, reflect, react, act, move.
+        Stopped (see `stop`) drops the tick in flight: the clock stays at the last committed one."""
+        if self.stopping or self.dropped:
+            raise Stopped
+        try:
+            return self._step()
+        except Stopped:
+            self.dropped = True
+            self.tick = int(self.save.meta("tick"))  # what the save holds: the last whole tick
+            self._calls.clear()
+            self._conversations.clear()
+            raise
+
+    def _step(self) -> list[Event]:
         self.tick += 1
         now = self.now
         stamp = now.strftime(TIME_FMT)
@@ -319,6 +377,8 @@ class Simulation:
         # memories carry their own vectors; the cache table keeps the other texts (queries)
         described = {m.description for m, _ in new_memories}
         fresh = [(t, v) for t, v in self.embedder.take_fresh() if t not in described]
+        if self.dropped:  # the state after a cut-off tick is half of one: never written
+            raise Stopped
         with self.save.transaction():
             if self._conversations:
                 ids = self.save.add_conversations(self._conversation_row(c) for c in self._conversations)
@@ -482,7 +542,11 @@ class Simulation:
             return [think(a) for a in agents]
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="mind")
-        return list(self._pool.map(think, agents))
+        futures = [self._pool.submit(think, a) for a in agents]
+        while wait(futures, timeout=0.1).not_done:  # a stop does not wait on a stuck worker
+            if self.stopping:
+                raise Stopped
+        return [f.result() for f in futures]
 
     def _apply(self, agent: Agent, action: Action, new: bool, emit, dirty: set[str]) -> None:
         if new:
@@ -585,6 +649,9 @@ class Simulation:
         """The user rewrites an object's state ("stove is burning"); agents who see it notice."""
         if address not in self.objects:
             raise KeyError(f"no object {address!r} (addresses look like 'sector:arena:object')")
+        problem = object_state_problem(state)  # the world file's rule for a state
+        if problem:
+            raise ValueError(f"the state {str(state)[:60]!r}: {problem}")
         events: list[Event] = []
         self._set_object(address, state, None,
                          lambda agent, kind, text, **data: events.append(
@@ -596,8 +663,12 @@ class Simulation:
 
     def run_until(self, when: datetime, stop: Callable[[], bool] = lambda: False,
                   on_tick: Callable[[list[Event]], None] | None = None) -> None:
-        """Tick until game time `when` (or `stop()` says so, checked between ticks)."""
+        """Tick until game time `when`, or `stop()` says so (checked between ticks), or the run is
+        stopped mid-tick (`Simulation.stop`: that tick is dropped)."""
         while self.now < when and not stop():
-            events = self.step()
+            try:
+                events = self.step()
+            except Stopped:
+                return
             if on_tick:
                 on_tick(events)

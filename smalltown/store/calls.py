@@ -72,3 +72,10 @@ def describe_calls(figures: dict) -> str:
     text += f"; {k:,} answered by a fallback" + (f" ({describe_reasons(figures['by_reason'])})" if k else "")
     t = figures["too_long"]
     return text + f"; {t:,} prompt{'s' if t != 1 else ''} too long for the model's window"
+
+
+def recorded(conn: sqlite3.Connection) -> list[tuple]:
+    """(id, tick, task, key, prompt, parsed answer) of every call, in order: what a cassette
+    replays. `key` is None in a save from before schema 4."""
+    key = "key" if any(r[1] == "key" for r in conn.execute("PRAGMA table_info(llm_calls)")) else "NULL"
+    return conn.execute(f"SELECT id, tick, task, {key}, prompt, parsed_answer FROM llm_calls ORDER BY id").fetchall()

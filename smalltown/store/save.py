@@ -17,7 +17,10 @@ import sqlite_utils
 
 from smalltown.store import calls as _calls
 from smalltown.store import conversations as _conversations
+from smalltown.store import validate as _validate
 from smalltown.store.conversations import Conversation
+from smalltown.store.lock import SaveBusy, WriterLock, lock_file
+from smalltown.store.reading import connect_reader, writable
 
 SCHEMA_VERSION = 4
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -32,13 +35,25 @@ TIME_FMT = "%Y-%m-%d %H:%M:%S"  # how a save writes game times
 
 def copy_save(src: str | Path, dst: str | Path) -> Path:
     """Copy a save through SQLite's backup API, reading the original through a read-only
-    connection: consistent even while the original is being run, which it never changes. A stale
-    write-ahead log beside `dst` is removed first, so it cannot be replayed into the copy."""
+    connection: consistent even while the original is being run, which it never changes. The copy
+    is built aside and moved into place whole (see Aside): a copy killed half-way leaves `dst` as
+    it was. Replaces a file at `dst` (the callers ask first)."""
     src, dst = Path(src), Path(dst)
-    for suffix in ("", "-wal", "-shm"):
-        Path(f"{dst}{suffix}").unlink(missing_ok=True)
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    a = sqlite3.connect(f"{src.resolve().as_uri()}?mode=ro", uri=True)
+    aside = Aside(dst)
+    try:
+        copy_pages(src, aside.tmp)
+        aside.place()
+    finally:
+        aside.close()
+    return dst
+
+
+def copy_pages(src: Path, dst: Path) -> None:
+    """The pages of the save `src`, as of its last commit, into the new file `dst`."""
+    try:
+        a = connect_reader(src)
+    except sqlite3.DatabaseError as e:
+        raise SaveError(f"{src}: cannot be copied ({e})") from None
     try:
         b = sqlite3.connect(dst)
         try:
@@ -49,11 +64,93 @@ def copy_save(src: str | Path, dst: str | Path) -> Path:
         raise SaveError(f"{src}: cannot be copied ({e})") from None
     finally:
         a.close()
-    return dst
+
+
+# --- making a save file: one writer, and whole or not at all -------------------------------------
+
+SIDECARS = ("-wal", "-shm", "-journal")  # SQLite's files beside a database
+PARTIAL = ".partial"  # a save being built, beside where it will be
+
+
+def remove_db(path: Path) -> None:
+    """A database file and SQLite's files beside it."""
+    for suffix in ("", *SIDECARS):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+
+def take_lock(path: Path) -> WriterLock:
+    """The save's writer lock (store/lock.py), or a SaveError naming the process that holds it."""
+    try:
+        return WriterLock.take(path)
+    except SaveBusy as e:
+        raise SaveError(f"{path}: another process is writing this save: {e.holder}. One writer at a time: "
+                        f"wait for it to end (or stop it), then try again; reading the save (inspect, "
+                        f"save info, replay) works meanwhile") from None
+    except OSError as e:
+        if read_only(path):  # read-only media: say so, as opening it to write would
+            raise SaveError(_read_only_message(path)) from None
+        raise SaveError(f"{path}: cannot take the writer lock {lock_file(path).name} ({e.strerror or e}): "
+                        f"is its folder writable?") from None
+
+
+class Aside:
+    """A new save built under a temporary name beside `dst` (NAME.partial: the same folder, so
+    the same file system) and moved into place by one rename once it is complete. Whatever stops
+    the build (a kill, a full disk, an error), `dst` is as it was or the whole new file, never a
+    part of one. The writer lock of `dst` is held from the start: nobody else writes or builds
+    it meanwhile. A killed build leaves NAME.partial behind; the next build at NAME removes it."""
+
+    def __init__(self, dst: str | Path):
+        self.dst = Path(dst)
+        self.tmp = self.dst.with_name(self.dst.name + PARTIAL)
+        self.placed = False
+        try:
+            self.dst.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise SaveError(f"{self.dst}: cannot make its folder ({e.strerror or e})") from None
+        self.lock = take_lock(self.dst)
+        try:
+            remove_db(self.tmp)
+        except BaseException:
+            self.lock.release()
+            raise
+
+    def place(self) -> None:
+        """Move the finished file into place; every connection to it must be closed (a write-ahead
+        log still beside it would be left behind)."""
+        if any(Path(f"{self.tmp}{s}").exists() and Path(f"{self.tmp}{s}").stat().st_size
+               for s in ("-wal", "-journal")):
+            raise SaveError(f"{self.dst}: the new save is not complete (its log was not folded in)")
+        Path(f"{self.tmp}-shm").unlink(missing_ok=True)
+        try:
+            _fsync(self.tmp)
+            for suffix in SIDECARS:  # the old file's log must never be applied to the new one
+                Path(f"{self.dst}{suffix}").unlink(missing_ok=True)
+            os.replace(self.tmp, self.dst)
+            _fsync(self.dst.parent)
+        except OSError as e:
+            raise SaveError(f"{self.dst}: cannot be written ({e.strerror or e})") from None
+        self.placed = True
+
+    def close(self) -> None:
+        """Done: an unplaced build is removed, and the lock let go."""
+        if not self.placed:
+            remove_db(self.tmp)
+        self.lock.release()
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def is_save(path: str | Path) -> bool:
     try:
+        if not Path(path).is_file():  # a named pipe or a device would be waited on, not read
+            return False
         with open(path, "rb") as f:
             return f.read(16) == SQLITE_MAGIC
     except OSError:
@@ -68,12 +165,16 @@ META_MAX_ROWS = 10_000
 
 
 def read_only(path: Path) -> bool:
-    """The file is marked read-only: honoured even for root, who may write anything."""
-    try:
-        mode = path.stat().st_mode
-    except OSError:
-        return False
-    return not os.access(path, os.W_OK) or not mode & 0o222
+    """The save cannot be written: the file or its folder (where SQLite keeps its log) is
+    read-only, or marked so (honoured even for root, who may write anything)."""
+    return path.exists() and not writable(path)
+
+
+def _read_only_message(path: Path) -> str:
+    what = "the save file is" if not writable(path, folder=False) else \
+        "its folder is read-only (SQLite writes its log beside the save), so the save is"
+    return (f"{path}: {what} read-only; make it writable, or continue it into a new file with "
+            f"`smalltown run {path} --save NEW.sqlite`")
 
 
 def explain(path: Path, e: sqlite3.Error) -> str:
@@ -129,16 +230,15 @@ def _check_contents(conn: sqlite3.Connection, path: Path) -> None:
     """Refuse what smalltown never writes: triggers and views (code that would run when the save
     is read or written), unknown tables, oversized or non-JSON meta values."""
     known = known_schema()
-    tables = {name for kind, name in known if kind == "table"}
     for kind, name, table in conn.execute("SELECT type, name, tbl_name FROM sqlite_master"):
         if kind in ("trigger", "view"):
             raise SaveError(f"{path}: refusing to open: it holds a {kind} {name!r}, and smalltown saves "
                             f"never do (a {kind} runs code stored in the file)")
         if name.startswith("sqlite_") or (kind, name) in known:
             continue
-        if kind == "index" and table in tables:
-            continue  # an index someone added: harmless
-        raise SaveError(f"{path}: refusing to open: it holds a {kind} {name!r} that smalltown does not make")
+        # an index someone added is refused too: a UNIQUE one makes a run's writes fail
+        article = "an" if kind == "index" else "a"
+        raise SaveError(f"{path}: refusing to open: it holds {article} {kind} {name!r} that smalltown does not make")
     if "meta" not in {name for _, name, _ in conn.execute("SELECT type, name, tbl_name FROM sqlite_master")}:
         raise SaveError(f"{path}: not a smalltown save (no meta table)")
     rows = conn.execute("SELECT count(*) FROM meta").fetchone()[0]
@@ -153,8 +253,32 @@ def _check_contents(conn: sqlite3.Connection, path: Path) -> None:
                             f"(at most {limit:,})")
         try:
             json.loads(value)
-        except ValueError:
-            raise SaveError(f"{path}: meta {key!r} is not valid JSON") from None
+        except (ValueError, RecursionError):
+            raise SaveError(f"{path}: meta {key!r} is not valid JSON (or nested too deep)") from None
+
+
+def meta_values(conn: sqlite3.Connection) -> dict[str, Any]:
+    """Every meta value, parsed (after _check_contents: each is JSON)."""
+    return {k: json.loads(v) for k, v in conn.execute("SELECT key, value FROM meta")}
+
+
+def row_problems(conn: sqlite3.Connection, version: int, limit: int = 20) -> Iterator[str]:
+    """What is wrong in the meta values and rows of a save (store/validate.py), first to last."""
+    for problem in _validate.meta_problems(meta_values(conn)):
+        yield problem
+    for problem in _validate.problems(conn, version, limit):
+        yield str(problem)
+    sizes = _validate.embedding_sizes(conn)
+    if len(sizes) > 1:
+        yield "memories and embeddings: vectors of different lengths: " + ", ".join(
+            f"{n // 4} numbers ({k:,})" for n, k in sizes)
+
+
+def _check_rows(conn: sqlite3.Connection, path: Path, version: int) -> None:
+    """Refuse on the first problem in the rows: a command reads them as the simulation wrote them."""
+    for problem in row_problems(conn, version, limit=1):
+        raise SaveError(f"{path}: refusing to open: {problem}; `smalltown save check {path}` lists "
+                        f"every problem")
 
 
 def _create_schema(db: sqlite_utils.Database) -> None:
@@ -216,6 +340,11 @@ MIGRATIONS = {1: _create_v2, 2: _create_v3, 3: _create_v4}  # from version N to 
 
 
 class Save:
+    # The writer lock this Save holds (an open to write, a new save), and a new save's build
+    # (Aside) until it is published at its path.
+    _lock: WriterLock | None = None
+    _aside: Aside | None = None
+
     def __init__(self, conn: sqlite3.Connection, path: Path):
         self.conn = conn
         self.path = path
@@ -223,35 +352,74 @@ class Save:
     # --- opening ------------------------------------------------------------------------------
 
     @classmethod
-    def create(cls, path: str | Path, meta: dict[str, Any], overwrite: bool = False) -> "Save":
+    def create(cls, path: str | Path, meta: dict[str, Any], overwrite: bool = False,
+               publish: bool = True) -> "Save":
+        """A new save at `path`, built aside (see Aside) and put there complete: at once when
+        `publish` (the schema and meta are then the whole save), else by `publish()` once the
+        caller has written the rest of its first state (Simulation.create: the agents and the
+        first snapshot). Until then nothing is at `path`, and closing the Save leaves nothing."""
         path = Path(path)
-        if path.exists():
-            if not overwrite:
+        aside = Aside(path)
+        try:
+            if path.exists() and not overwrite:
                 raise SaveError(f"{path}: a file is already there (continue it with "
                                 f"`smalltown run {path}`, or pass --overwrite)")
-            for suffix in ("", "-wal", "-shm"):
-                Path(f"{path}{suffix}").unlink(missing_ok=True)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        save = cls(cls._connect(path), path)
-        db = sqlite_utils.Database(save.conn)
-        with save.transaction():
-            _create_schema(db)
-            save.set_meta({"schema_version": SCHEMA_VERSION, **meta})
+            save = cls(cls._connect(aside.tmp), path)
+        except BaseException:
+            aside.close()
+            raise
+        save._aside, save._lock = aside, aside.lock
+        try:
+            with save.transaction():
+                _create_schema(sqlite_utils.Database(save.conn))
+                save.set_meta({"schema_version": SCHEMA_VERSION, **meta})
+            if publish:
+                save.publish()
+        except BaseException:
+            save.close()
+            raise
+        return save
+
+    def publish(self) -> None:
+        """Put a new save (built aside by `create`) at its path, whole; it stays open there."""
+        if self._aside is None:
+            return
+        # Closed, its write-ahead log is folded into the file (Aside.place checks it was): the file
+        # alone is the save, still in WAL mode, so opening it at its path never writes its header
+        # (a change of journal mode killed half-way would leave a journal a reader cannot undo).
+        self.conn.close()
+        self._aside.place()
+        self._aside = None  # (its lock is this Save's now)
+        self.conn = self._connect(self.path)
+
+    @classmethod
+    def open(cls, path: str | Path, readonly: bool = False, rows: bool = True) -> "Save":
+        """Open a save to continue it, holding its writer lock (one writer at a time, see
+        store/lock.py), or only to read it (`readonly`: `save info`, `save check`, `inspect`; no
+        lock). Nothing in the file is run: it is checked before use (see _check_contents), and
+        so are its rows (store/validate.py) unless `rows` is False (`save check`, which lists
+        every problem instead of refusing on the first)."""
+        path = Path(path)
+        if readonly or not path.exists():
+            return cls._open(path, readonly, rows)
+        if read_only(path) and is_save(path):  # (before the lock, which is a file beside it)
+            raise SaveError(_read_only_message(path))
+        lock = take_lock(path)
+        try:
+            save = cls._open(path, readonly, rows)
+        except BaseException:
+            lock.release()
+            raise
+        save._lock = lock
         return save
 
     @classmethod
-    def open(cls, path: str | Path, readonly: bool = False) -> "Save":
-        """Open a save to continue it, or only to read it (`readonly`: `save info`, `save check`).
-        Nothing in the file is run: it is checked before use (see _check_contents)."""
-        path = Path(path)
+    def _open(cls, path: Path, readonly: bool, rows: bool = True) -> "Save":
         if not path.exists():
             raise SaveError(f"{path}: no such save")
         if not is_save(path):
             raise SaveError(f"{path}: not a smalltown save (not an SQLite database)")
         _check_header(path)
-        if not readonly and read_only(path):
-            raise SaveError(f"{path}: the save file is read-only; make it writable, or continue it into "
-                            f"a new file with `smalltown run {path} --save NEW.sqlite`")
         save = cls(cls._connect(path, readonly=True), path)  # nothing is written before it is checked
         try:
             _check_contents(save.conn, path)
@@ -276,23 +444,62 @@ class Save:
             save.close()
             raise SaveError(f"{path}: save schema version {version} is too old: this smalltown migrates "
                             f"versions {min(MIGRATIONS, default=SCHEMA_VERSION)} to {SCHEMA_VERSION}")
+        if rows:
+            try:
+                _check_rows(save.conn, path, version)
+            except BaseException as e:
+                save.close()
+                if isinstance(e, sqlite3.DatabaseError):
+                    raise SaveError(explain(path, e)) from None
+                raise
         if readonly:
             return save  # read as it is: migrating would write to it
         save.conn.close()
         save.conn = cls._connect(path)
-        while version < SCHEMA_VERSION:
-            with save.transaction():
-                MIGRATIONS[version](sqlite_utils.Database(save.conn))
-                version += 1
-                save.set_meta({"schema_version": version})
+        save._migrate()
         return save
+
+    def _migrate(self) -> None:
+        version = self.meta("schema_version")
+        while version < SCHEMA_VERSION:
+            with self.transaction():
+                MIGRATIONS[version](sqlite_utils.Database(self.conn))
+                version += 1
+                self.set_meta({"schema_version": version})
+
+    def hold_still(self) -> "Save":
+        """Read from now on as of one moment (a read transaction, until `close`), even while
+        another process runs the save: a short-lived reader's rows then agree with each other
+        (`save check`, inspect). Not for a reader that follows a run (it would see no new tick)."""
+        if not self.conn.in_transaction:
+            self.conn.execute("BEGIN")
+            self.conn.execute("SELECT count(*) FROM meta").fetchone()  # (the moment is the first read)
+        return self
+
+    def let_go(self) -> None:
+        """End what hold_still began: read the latest commit from now on."""
+        if self.conn.in_transaction:
+            self.conn.execute("ROLLBACK")  # (a read transaction: nothing to undo)
+
+    def current(self) -> "Save":
+        """This save (opened read-only) at the current schema, held still (see hold_still): itself,
+        or for an older save a copy in memory migrated there. What a reader then writes (a
+        migration, a first snapshot) never reaches the file."""
+        if self.meta("schema_version") == SCHEMA_VERSION:
+            return self.hold_still()
+        mem = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        mem.execute("PRAGMA trusted_schema=OFF")
+        self.conn.backup(mem)
+        self.close()
+        copy = Save(mem, self.path)
+        copy._migrate()
+        return copy
 
     @staticmethod
     def _connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
         try:
-            if readonly:
-                conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True,
-                                       isolation_level=None, check_same_thread=False)
+            if readonly:  # read-only media too, and nothing made beside the save (store/reading.py)
+                conn = connect_reader(path)
             else:
                 conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
             # a save may come from a stranger: functions with side effects may not run from its schema
@@ -307,7 +514,14 @@ class Save:
         return conn
 
     def close(self) -> None:
+        """Close it and let go of its writer lock; a new save never published is removed."""
         self.conn.close()
+        if self._aside is not None:
+            self._aside.close()
+            self._aside = None
+        elif self._lock is not None:
+            self._lock.release()
+        self._lock = None
 
     # --- writing ------------------------------------------------------------------------------
 
@@ -627,17 +841,28 @@ def _apply(before: dict, diff: dict) -> dict:
 
 
 def decode_snapshot(blob: bytes, where: str = "save") -> dict:
+    """A snapshot row's state, checked against the format above: a damaged or hostile one is a
+    SaveError naming `where` (the save, the row), never a KeyError later."""
     try:
         d = zlib.decompressobj()
         raw = d.decompress(blob, SNAPSHOT_MAX_BYTES)
         if d.unconsumed_tail:
             raise SaveError(f"{where}: a snapshot is larger than {SNAPSHOT_MAX_BYTES:,} bytes")
         state = json.loads(raw)
-    except (zlib.error, ValueError, TypeError) as e:
+    except (zlib.error, ValueError, TypeError, RecursionError) as e:
         raise SaveError(f"{where}: a snapshot is damaged ({e})") from None
     if not isinstance(state, dict) or state.get("format") != SNAPSHOT_FORMAT:
         raise SaveError(f"{where}: a snapshot in an unknown format")
+    problem = _validate.snapshot_problem(state)
+    if problem:
+        raise SaveError(f"{where}: a snapshot is damaged: {problem}")
     return state
+
+
+def snapshot_rows(conn: sqlite3.Connection) -> Iterator[tuple[int, bytes]]:
+    """(tick, compressed state) of every snapshot, oldest first (for `save check`)."""
+    if has_snapshots(conn):
+        yield from conn.execute("SELECT tick, state FROM snapshots ORDER BY tick")
 
 
 def has_table(conn: sqlite3.Connection, name: str) -> bool:
@@ -660,23 +885,23 @@ def read_snapshot(conn: sqlite3.Connection, tick: int) -> dict | None:
     if not has_snapshots(conn):
         return None
     row = conn.execute("SELECT state FROM snapshots WHERE tick = ?", (tick,)).fetchone()
-    return decode_snapshot(row[0]) if row else None
+    return decode_snapshot(row[0], f"snapshots row {tick}") if row else None
 
 
 def snapshot_at_or_before(conn: sqlite3.Connection, tick: int) -> dict | None:
     """The latest snapshot at or before `tick`, decoded, or None."""
     if not has_snapshots(conn):
         return None
-    row = conn.execute("SELECT state FROM snapshots WHERE tick <= ? ORDER BY tick DESC LIMIT 1",
+    row = conn.execute("SELECT tick, state FROM snapshots WHERE tick <= ? ORDER BY tick DESC LIMIT 1",
                        (tick,)).fetchone()
-    return decode_snapshot(row[0]) if row else None
+    return decode_snapshot(row[1], f"snapshots row {row[0]}") if row else None
 
 
 def _chain(conn: sqlite3.Connection, tick: int, is_base) -> list[dict]:
     """The snapshots from the latest one at or before `tick` back to a base (`is_base`), oldest first."""
     chain = []
-    for (blob,) in conn.execute("SELECT state FROM snapshots WHERE tick <= ? ORDER BY tick DESC", (tick,)):
-        snap = decode_snapshot(blob)
+    for at, blob in conn.execute("SELECT tick, state FROM snapshots WHERE tick <= ? ORDER BY tick DESC", (tick,)):
+        snap = decode_snapshot(blob, f"snapshots row {at}")
         chain.append(snap)
         if is_base(snap):
             break
@@ -689,6 +914,14 @@ def agent_rows_at(conn: sqlite3.Connection, tick: int) -> list[tuple]:
     chain = _chain(conn, tick, lambda s: s["states_base"])
     if not chain or chain[-1]["tick"] != tick or not chain[0]["states_base"]:
         raise SaveError(f"no complete snapshot at tick {tick}")
+    try:
+        return _agent_rows(chain, tick)
+    except (KeyError, TypeError, ValueError, RecursionError) as e:  # states that do not chain up
+        raise SaveError(f"snapshots row {tick}: the snapshots up to it do not re-create the agents "
+                        f"({type(e).__name__}: {str(e)[:80]})") from None
+
+
+def _agent_rows(chain: list[dict], tick: int) -> list[tuple]:
     states: dict[str, dict | str] = {}
     for snap in chain:
         for name, entry in snap["states"].items():

@@ -12,7 +12,10 @@ to open as its result; `run_tui` then opens it and starts a new app.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import re
+import signal
 import time
 from datetime import datetime
 from pathlib import Path
@@ -27,6 +30,7 @@ from textual.worker import Worker, WorkerState
 
 from smalltown.cli.when import clock_near
 from smalltown.llm.tasks import TASKS
+from smalltown.shown import shown
 from smalltown.sim.breakpoints import Breakpoint
 from smalltown.sim.simulation import Simulation
 from smalltown.store.save import is_save
@@ -44,7 +48,7 @@ from smalltown.tui.snapshot import Frame
 from smalltown.tui.timeline import DialogueScreen, TimelineScreen
 from smalltown.tui.town import TownView
 
-SHUTDOWN_WAIT_SECONDS = 120  # how long an exit waits for a slow tick (a model call) to finish
+SHUTDOWN_WAIT_SECONDS = 10  # how long an exit waits for the worker (a stop cuts off its model call at once)
 SCREEN_RELOAD_SECONDS = 0.5  # an open debugger screen re-reads the save at most this often
 BUSY_SHOWN_AFTER = 0.25  # seconds a tick runs before the "thinking" indicator shows
 class FrameReady(Message):
@@ -91,7 +95,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("select(1)", "Select the next agent", "(])"),
     ("select(-1)", "Select the previous agent", "([)"),
     ("help", "Help", "Every key (?)"),
-    ("quit", "Quit", "Finish the tick in flight and close the save (q)"),
+    ("quit", "Quit", "Stop now (the tick in flight is dropped) and close the save (q)"),
 )
 
 
@@ -152,6 +156,7 @@ class SmalltownApp(TownView[Path | None]):  # its result: a file to open next, o
         self._next_breakpoint = 1
         self._reopen: Path | None = None  # what to open when this app ends
         self._busy_shown = ""
+        self.terminated = False  # ended by SIGTERM
 
     @property
     def frame(self) -> Frame:
@@ -171,6 +176,14 @@ class SmalltownApp(TownView[Path | None]):  # its result: a file to open next, o
         self._worker = self.run_worker(self._runner.run, name="simulation", group="simulation",
                                        thread=True, exit_on_error=True)
         self.set_interval(0.2, self._show_busy)
+        with contextlib.suppress(RuntimeError, NotImplementedError, ValueError):  # not the main thread; Windows
+            asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, self._terminated)
+
+    def _terminated(self) -> None:
+        """SIGTERM: leave as a quit does, at once (the worker stops mid-tick, the save is whole)."""
+        self.terminated = True
+        self._runner.stop()
+        self.run_worker(self.action_quit(), exclusive=False)
 
     def _show_busy(self) -> None:
         """While a tick takes long (a model answering), say so and who is asking what: the
@@ -259,10 +272,11 @@ class SmalltownApp(TownView[Path | None]):  # its result: a file to open next, o
     # --- stepping and breakpoints -----------------------------------------------------------
 
     def _note(self, message: str, notify: bool = True) -> None:
-        """A confirmation: in the log, and for a moment in the corner (on whatever screen)."""
+        """A confirmation: in the log, and for a moment in the corner (on whatever screen). It
+        may quote the save (names, states, errors): shown as text, never as markup."""
         self.query_one(EventLog).note(message)
         if notify:
-            self.notify(message, timeout=4)
+            self.notify(shown(message), timeout=4, markup=False)
 
     def action_step_agent(self) -> None:
         if not self.selected:
@@ -503,14 +517,15 @@ class SmalltownApp(TownView[Path | None]):  # its result: a file to open next, o
             self.push_screen(HelpScreen())
 
     async def action_quit(self) -> None:
-        """Stop after the tick in flight; the app exits when the worker has returned."""
+        """Stop now, cutting off the tick in flight and its model call (the save stays at the last
+        whole tick); the app exits when the worker has returned, within moments."""
         if self._quitting:
             return
         self._quitting = True
         bar = self.query_one(ClockBar)
         bar.stopping = True
         bar.show(self._frame)
-        self._runner.send("quit")
+        self._runner.stop()
         if self._worker is None or self._worker.is_finished:
             self._finish()
 
@@ -532,8 +547,10 @@ class SmalltownApp(TownView[Path | None]):  # its result: a file to open next, o
     def on_unmount(self) -> None:
         if self._reader is not None:
             self._reader.close()
-        # Any other way out (ctrl+c, an error, a test ending): stop the worker, then close.
-        self._runner.send("quit")
+        # Any other way out (an error, a test ending): stop the worker, then close.
+        self._runner.stop()
+        with contextlib.suppress(RuntimeError, NotImplementedError):
+            asyncio.get_running_loop().remove_signal_handler(signal.SIGTERM)
         if self._worker is not None and self._worker.state != WorkerState.PENDING:
             self._runner.done.wait(SHUTDOWN_WAIT_SECONDS)
         else:
@@ -542,12 +559,15 @@ class SmalltownApp(TownView[Path | None]):  # its result: a file to open next, o
 
 
 def run_tui(sim: Simulation, until: datetime | None = None, notice: str | None = None,
-            reopen: Callable[[Path], Simulation] | None = None) -> None:
-    """Open the TUI on a simulation, running; returns when the user quits (the sim is closed).
-    When the user opens another file (or goes on in a copy), `reopen` opens it and the TUI
-    starts again on it."""
+            reopen: Callable[[Path], Simulation] | None = None) -> int:
+    """Open the TUI on a simulation, running; returns when the user quits (the sim is closed),
+    with the exit code: 0, or 143 when SIGTERM ended it. When the user opens another file (or
+    goes on in a copy), `reopen` opens it and the TUI starts again on it."""
     while True:
-        target = SmalltownApp(sim, until=until, notice=notice, can_open=reopen is not None).run()
+        app = SmalltownApp(sim, until=until, notice=notice, can_open=reopen is not None)
+        target = app.run()
+        if app.terminated:
+            return 143
         if target is None or reopen is None:
-            return
+            return 0
         sim, until, notice = reopen(target), None, None

@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import tomllib
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Callable, Iterable, Sequence
 
 from rich.console import RenderableType
-from rich.json import JSON
+from rich.highlighter import JSONHighlighter
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -27,9 +26,12 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
+from smalltown.shown import shown, shown_text
 from smalltown.tui.palette import agent_colours
 from smalltown.tui.reader import CallRow, SaveReader
 from smalltown.store.save import TIME_FMT
+from smalltown.world.errors import WorldError
+from smalltown.world.load import WORLD_MAX_BYTES, parse_toml
 
 # The app's own keys are priority bindings, which win over a screen's: space n + = - p [ ] f ? q
 # run, step, select and follow whatever screen is on top. The screens here use none of them.
@@ -88,7 +90,7 @@ def title_line(title: str, *filters: tuple[str, str | None]) -> Text:
     out = Text(title, "bold", no_wrap=True, overflow="ellipsis")
     for label, value in filters:
         out.append(f"  {label} ", "dim")
-        out.append(value or "all", "bold #74c0fc" if value else "")
+        out.append(shown(value or "all"), "bold #74c0fc" if value else "")
     return out
 
 
@@ -105,8 +107,12 @@ def agent_names(reader: SaveReader) -> list[str]:
     saved = reader.agent_names()
     try:
         (text,) = reader.conn.execute("SELECT value FROM meta WHERE key = 'world_text'").fetchone()
-        names = [a["name"] for a in tomllib.loads(json.loads(text)).get("agents", [])]
-    except (TypeError, ValueError, KeyError, sqlite3.Error):
+        world_text = json.loads(text) if isinstance(text, str) and len(text) <= 2 * WORLD_MAX_BYTES else None
+        if not isinstance(world_text, str):
+            return saved
+        # a stranger's save: the world's bounded parsing (2,000 levels deep is no RecursionError)
+        names = [a["name"] for a in parse_toml("world_text", world_text).get("agents", [])]
+    except (TypeError, ValueError, KeyError, sqlite3.Error, WorldError):
         return saved
     return [n for n in names if n in saved] + [n for n in saved if n not in names]
 
@@ -478,15 +484,16 @@ class CallsScreen(DebugScreen):
         self.query_one("#totals", Static).update(totals_line(*self._totals, shown=len(self.table.items)))
 
     def _row_cells(self, c: CallRow, w: dict[str, int]) -> list:
-        cells: list = [Keyed(c.id, Text(stamp(c.time, w["time"]), "dim"))]
+        # each cell as Text, its control characters made visible before it is cut to fit
+        cells: list = [Keyed(c.id, Text(stamp(shown(c.time), w["time"]), "dim"))]
         cells.append(Text("!", NOTE_STYLE) if c.note else Text(""))
-        cells.append(Text(short_name(c.agent, w["agent"]), self._colours.get(c.agent, "")))
-        cells.append(Text(fit(c.task, w["task"])))
+        cells.append(Text(short_name(shown(c.agent or ""), w["agent"]), self._colours.get(c.agent, "")))
+        cells.append(Text(fit(shown(c.task), w["task"])))
         for n in (c.prompt_tokens, c.cached_tokens, c.completion_tokens):
             cells.append(Text(f"{n or 0:,}", "dim" if not n else "", justify="right"))
         cells.append(Text(ms_text(c.ms), justify="right"))
         if "backend" in w:
-            cells.append(Text(fit(c.backend or "", w["backend"]), "italic"))
+            cells.append(Text(fit(shown(c.backend or ""), w["backend"]), "italic"))
         return cells
 
     # --- keys ---------------------------------------------------------------------------------
@@ -516,13 +523,28 @@ class CallsScreen(DebugScreen):
 
 
 def pretty_json(text: str | None) -> RenderableType:
-    """JSON indented and highlighted; anything else as it is."""
+    """JSON indented and highlighted (a string's control characters visible); anything else as
+    text."""
     if not text:
         return Text("(none)", "dim italic")
     try:
-        return JSON(json.dumps(json.loads(text), indent=2, ensure_ascii=False))
-    except ValueError:
-        return Text(text)
+        out = Text(shown(json.dumps(json.loads(text), indent=2, ensure_ascii=False), lines=True))
+    except (ValueError, RecursionError):
+        return shown_text(text, lines=True)
+    JSONHighlighter().highlight(out)
+    out.no_wrap, out.overflow = True, None
+    return Drawn(out)
+
+
+class Drawn:
+    """A Text drawn by Rich (as rich.json.JSON is: lines not wrapped), not made a Textual
+    Content."""
+
+    def __init__(self, text: Text) -> None:
+        self.text = text
+
+    def __rich__(self) -> Text:
+        return self.text
 
 
 class CallDetailScreen(DebugScreen):
@@ -594,23 +616,23 @@ class CallDetailScreen(DebugScreen):
         if self.call_id in self._ids and len(self._ids) > 1:
             position = f"  ({self._ids.index(self.call_id) + 1} of {len(self._ids)})"
         title.update(Text.assemble(
-            (f"Call {c.id}  ", "bold"), (c.agent or "", f"bold {self._colours.get(c.agent, '')}"),
-            ("  ", ""), (c.task, "bold"), (position, "dim"), no_wrap=True, overflow="ellipsis"))
+            (f"Call {c.id}  ", "bold"), (shown(c.agent or ""), f"bold {self._colours.get(c.agent, '')}"),
+            ("  ", ""), (shown(c.task), "bold"), (position, "dim"), no_wrap=True, overflow="ellipsis"))
         share = f" ({c.cached_tokens / c.prompt_tokens:.0%})" if c.prompt_tokens else ""
         meta = Text.assemble(
-            long_stamp(c.time), ("  tick ", "dim"), str(c.tick), "\n",
+            shown(long_stamp(c.time)), ("  tick ", "dim"), shown(c.tick), "\n",
             ("prompt ", "dim"), f"{c.prompt_tokens or 0:,}",
             ("  cached ", "dim"), f"{c.cached_tokens or 0:,}{share}",
             ("  completion ", "dim"), f"{c.completion_tokens or 0:,}",
             "  ", ms_text(c.ms), (" ms", "dim"), "\n",
-            ("backend ", "dim"), (c.backend or "", "italic"),
-            ("  model ", "dim"), ((model[0] if model else "") or "", "italic"))
+            ("backend ", "dim"), (shown(c.backend or ""), "italic"),
+            ("  model ", "dim"), (shown((model[0] if model else "") or ""), "italic"))
         self.query_one("#meta", Static).update(meta)
         has_note = bool(c.note)
         self.query_one("#note-head").display = has_note
         note = self.query_one("#note", Static)
         note.display = has_note
-        note.update(Text(c.note, NOTE_STYLE))
-        self.query_one("#prompt", Static).update(Text(detail.get("prompt") or ""))
-        self.query_one("#raw", Static).update(Text(detail.get("raw_answer") or "(none)"))
+        note.update(shown_text(c.note, NOTE_STYLE, lines=True))  # what the model said is shown, never obeyed
+        self.query_one("#prompt", Static).update(shown_text(detail.get("prompt") or "", lines=True))
+        self.query_one("#raw", Static).update(shown_text(detail.get("raw_answer") or "(none)", lines=True))
         self.query_one("#parsed", Static).update(pretty_json(detail.get("parsed_answer")))

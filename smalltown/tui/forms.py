@@ -2,7 +2,8 @@
 save as or open), an object's new state, and the breakpoints list.
 
 Each returns what the user typed (or None when dismissed) to the app, which turns it into a
-command for the simulation's worker; none of them touches the simulation.
+command for the simulation's worker; none of them touches the simulation. What they show of the
+save (an agent's name, an object's state) or of what was typed goes in as Text, never as markup.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from textual.screen import ModalScreen
 from textual.suggester import SuggestFromList
 from textual.widgets import Button, DataTable, Input, Label, Select, Static
 
+from smalltown.shown import shown, shown_text
 from smalltown.sim.breakpoints import BREAK_KINDS, Breakpoint
+from smalltown.world.schema import object_state_problem
 
 FORM_CSS = """
 {name} {{ align: center middle; }}
@@ -48,12 +51,12 @@ class AskScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical() as box:
-            box.border_title = self._title
-            yield Label(self._label)
-            yield Input(self._value, placeholder=self._placeholder, id="answer",
+            box.border_title = shown_text(self._title)
+            yield Label(shown_text(self._label))
+            yield Input(self._value, placeholder=shown(self._placeholder), id="answer",
                         suggester=SuggestFromList(self._suggestions, case_sensitive=False)
                         if self._suggestions else None)
-            yield Static(self._hint, classes="hint")
+            yield Static(shown_text(self._hint), classes="hint")
             yield Static("", classes="error", id="error")
             yield Static(Text("enter accepts, escape cancels", "dim"))
 
@@ -62,7 +65,7 @@ class AskScreen(ModalScreen[str | None]):
         value = event.value.strip()
         problem = "type something first" if not value else (self._check(value) if self._check else None)
         if problem:
-            self.query_one("#error", Static).update(problem)
+            self.query_one("#error", Static).update(shown_text(problem))
             return
         self.dismiss(value)
 
@@ -97,9 +100,9 @@ class EditObjectScreen(ModalScreen[tuple[str, str] | None]):
     def on_mount(self) -> None:
         self.query_one("#state" if self._address else "#address", Input).focus()
 
-    def _now(self, address: str) -> str:
+    def _now(self, address: str) -> Text:
         state = self._objects.get(address.strip())
-        return f"now: {state}" if state is not None else ""
+        return shown_text(f"now: {state}" if state is not None else "")
 
     def on_input_changed(self, event: Input.Changed) -> None:
         if event.input.id == "address":
@@ -111,12 +114,14 @@ class EditObjectScreen(ModalScreen[tuple[str, str] | None]):
         state = self.query_one("#state", Input).value.strip()
         error = self.query_one("#error", Static)
         if address not in self._objects:
-            error.update(f"no object {address!r}: addresses look like 'sector:arena:object'")
+            error.update(shown_text(f"no object {address!r}: addresses look like 'sector:arena:object'"))
             self.query_one("#address", Input).focus()
         elif event.input.id == "address":
             self.query_one("#state", Input).focus()
         elif not state:
             error.update("type the object's new state")
+        elif problem := object_state_problem(state):  # a world file's rule for a state
+            error.update(shown_text(f"the new state: {problem}"))
         else:
             self.dismiss((address, state))
 
@@ -154,7 +159,7 @@ class BreakpointsScreen(ModalScreen[None]):
             yield Static(Text("x or delete removes the highlighted one, C clears all, escape closes", "dim"))
             yield Label("Add: pause when …")
             with Horizontal():
-                yield Select([(a, a) for a in self._agents], prompt="any agent", id="agent",
+                yield Select([(shown_text(a), a) for a in self._agents], prompt="any agent", id="agent",
                              value=self._selected if self._selected in self._agents else Select.BLANK)
                 yield Select([(what, kind) for kind, what in BREAK_KINDS.items() if kind != "event"],
                              prompt="what", id="kind", allow_blank=False, value="talk")
@@ -177,7 +182,7 @@ class BreakpointsScreen(ModalScreen[None]):
         table = self.query_one("#list", DataTable)
         table.clear()
         for bp in current:
-            table.add_row(str(bp.id), bp.describe().split(" ", 1)[1], key=str(bp.id))
+            table.add_row(str(bp.id), shown_text(bp.describe().split(" ", 1)[1]), key=str(bp.id))
         if not current:
             table.add_row("", Text("none set", "dim"), key="none")
 
@@ -186,7 +191,7 @@ class BreakpointsScreen(ModalScreen[None]):
         kind = self.query_one("#kind", Select).value
         text = self.query_one("#text", Input).value.strip()
         problem = self._add(str(kind), None if agent is Select.BLANK else str(agent), text)
-        self.query_one("#error", Static).update(problem or "")
+        self.query_one("#error", Static).update(shown_text(problem or ""))
         if not problem:
             self.query_one("#text", Input).value = ""
 

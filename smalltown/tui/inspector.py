@@ -31,6 +31,7 @@ from textual.widgets.tree import TreeNode
 
 from smalltown.lang import hhmm
 from smalltown.mind.plan import SLEEPING
+from smalltown.shown import shown, shown_text
 from smalltown.tui.palette import agent_colours
 from smalltown.tui.reader import MemoryRow, SaveReader
 from smalltown.world.model import pretty
@@ -116,14 +117,14 @@ def current_actions(plan: dict, block: dict, action: dict | None) -> set[int]:
 def plan_item(item: object) -> str:
     """An item of the day in broad strokes: [time, activity] (or the text older saves kept)."""
     if isinstance(item, (list, tuple)) and len(item) == 2:
-        return f"{item[0]} {item[1]}".strip()
-    return str(item)
+        return shown(f"{item[0]} {item[1]}".strip())
+    return shown(item)
 
 
 def describe_action(action: dict) -> str:
     """"activity @ sector: arena: object", as the paper shows an action."""
-    return f"{action['activity']} @ {pretty(action['address'])}" if action.get("address") \
-        else action.get("activity", "")
+    return shown(f"{action['activity']} @ {pretty(action['address'])}" if action.get("address")
+                 else action.get("activity", ""))
 
 
 def until(action: dict) -> str:
@@ -137,16 +138,16 @@ def until(action: dict) -> str:
 
 def stamp(created: str, today: str) -> str:
     """A record's time: the time of day on the save's day, with the date before it otherwise."""
-    return created[11:19] if created[:10] == today else created[5:16]
+    return shown(created[11:19] if created[:10] == today else created[5:16])
 
 
 def importance_text(value: int) -> Text:
     style = "bold #ffa94d" if value >= 7 else ("" if value >= 4 else "dim")
-    return Text(str(value), style, justify="right")
+    return Text(shown(value), style, justify="right")
 
 
 def kind_text(kind: str, short: bool = False) -> Text:
-    return Text(SHORT_KIND.get(kind, kind) if short else kind, KIND_STYLE.get(kind, ""))
+    return Text(shown(SHORT_KIND.get(kind, kind) if short else kind), KIND_STYLE.get(kind, ""))
 
 
 def score(value: float | None) -> Text:
@@ -157,19 +158,19 @@ def memory_label(m: MemoryRow, today: str, note: str = "") -> Text:
     """A record as one line of the evidence tree."""
     text = Text.assemble((f"#{m.id} ", "dim"), kind_text(m.kind), " ", (stamp(m.created, today), "dim"),
                          " ", (f"★{m.importance}", "#ffa94d" if m.importance >= 7 else "dim"), " ")
-    text.append(m.description if len(m.description) <= LABEL_CHARS else m.description[:LABEL_CHARS] + "…")
+    text.append(shown(m.description if len(m.description) <= LABEL_CHARS else m.description[:LABEL_CHARS] + "…"))
     if note:
         text.append(f"  {note}", "italic #ffa94d")
     return text
 
 
 def memory_detail(m: MemoryRow) -> Text:
-    head = Text.assemble((f"#{m.id} ", "dim"), kind_text(m.kind), (f"  {m.created}", "dim"),
-                         ("  importance ", "dim"), str(m.importance))
+    head = Text.assemble((f"#{m.id} ", "dim"), kind_text(m.kind), (f"  {shown(m.created)}", "dim"),
+                         ("  importance ", "dim"), shown(m.importance))
     if m.evidence:
         head.append("  cites ", "dim")
-        head.append(" ".join(map(str, m.evidence)))
-    return Text("\n").join([head, Text(m.description)])
+        head.append(shown(" ".join(map(str, m.evidence))))
+    return Text("\n").join([head, shown_text(m.description)])
 
 
 # --- a table that fits its width -----------------------------------------------------------------
@@ -375,7 +376,7 @@ class InspectorScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="ins-bar"):
-            yield Static(Text.assemble((self.agent, f"bold {self._colour}"), ("  inspector", "dim")),
+            yield Static(Text.assemble((shown(self.agent), f"bold {self._colour}"), ("  inspector", "dim")),
                          id="ins-name")
             yield Static(id="ins-clock")
         with TabbedContent(id="ins-tabs", initial="summary"):
@@ -446,7 +447,7 @@ class InspectorScreen(Screen[None]):
         self._tick, self._today = tick, game_time[:10]
         clock = f"{datetime.fromisoformat(game_time):%a %Y-%m-%d %H:%M:%S}" if game_time else "—"
         self.query_one("#ins-clock", Static).update(Text.assemble(
-            ("save at ", "dim"), clock, ("  tick ", "dim"), str(tick), ("  ", ""), self.reader.path.name))
+            ("save at ", "dim"), clock, ("  tick ", "dim"), shown(tick), ("  ", ""), shown(self.reader.path.name)))
         self._state = self.reader.agent_state(self.agent)
         # Only the tab in view is drawn now; the others when they are shown.
         self._stale = set(TABS)
@@ -466,9 +467,9 @@ class InspectorScreen(Screen[None]):
         grid.add_column(style="bold", no_wrap=True)
         grid.add_column()
         if not state:
-            grid.add_row("", Text(f"{self.agent} is not in this save.", "italic"))
+            grid.add_row("", shown_text(f"{self.agent} is not in this save.", "italic"))
         if action:
-            grid.add_row("Now", Text.assemble(describe_action(action), ("\n" + until(action), "dim")))
+            grid.add_row("Now", Text.assemble(describe_action(action), ("\n" + shown(until(action)), "dim")))
         else:
             grid.add_row("Now", Text("— (no action yet)", "dim"))
         plan = state.get("plan")
@@ -476,17 +477,17 @@ class InspectorScreen(Screen[None]):
         if plan and i is not None:
             b = plan["blocks"][i]
             grid.add_row("Block", Text.assemble((f"{hhmm(b['start'])}–{hhmm(b['start'] + b['minutes'])} ", "dim"),
-                                                b["activity"]))
+                                                shown(b["activity"])))
         counts = memory_counts(self.reader, self.agent)
         grid.add_row("Memory", Text.assemble(
             f"{sum(counts.values())} records: ",
             ", ".join(f"{counts.get(k, 0)} {k}{'' if counts.get(k, 0) == 1 else 's'}" for k in KINDS),
-            (f"\n{state.get('since_reflection', 0)} importance since the last reflection", "dim")))
+            (f"\n{shown(state.get('since_reflection', 0))} importance since the last reflection", "dim")))
         summary = state.get("summary") or "—"
-        grid.add_row("Summary", Text(summary))
+        grid.add_row("Summary", shown_text(summary, lines=True))
         if state.get("summary_date"):
-            grid.add_row("", Text(f"(as of {state['summary_date']})", "dim"))
-        title = Text(self.agent, f"bold {self._colour}")
+            grid.add_row("", shown_text(f"(as of {state['summary_date']})", "dim"))
+        title = shown_text(self.agent, f"bold {self._colour}")
         self.query_one("#summary-text", Static).update(Group(title, "", grid))
 
     # --- plan ---------------------------------------------------------------------------------
@@ -506,7 +507,7 @@ class InspectorScreen(Screen[None]):
             when = f"{date.fromisoformat(plan['date']):%a %d %b}"
         except ValueError:
             when = plan["date"]
-        day.border_title = f"Day · {when} · wakes at {plan.get('wake_up_hour', '?')}"
+        day.border_title = shown_text(f"Day · {when} · wakes at {plan.get('wake_up_hour', '?')}")  # not markup
         items = Text("\n").join(Text.assemble((f"{n}. ", "dim"), plan_item(item))
                                 for n, item in enumerate(plan.get("items", []), 1)) or Text("—", "dim")
         self.query_one("#plan-items", Static).update(items)
@@ -518,8 +519,8 @@ class InspectorScreen(Screen[None]):
             style = CURRENT_STYLE if i == current else ""
             rows.append((str(i), [Text(CURRENT if i == current else "", style),
                                   Text(hhmm(b["start"]), style), Text(str(b["minutes"]), style, justify="right"),
-                                  Text(b["activity"], style),
-                                  Text(pretty(b.get("address") or b.get("place", "")), style)
+                                  shown_text(b["activity"], style),
+                                  shown_text(pretty(b.get("address") or b.get("place", "")), style)
                                   if b.get("address") or b.get("place") else Text("—", "dim")]))
         # The cursor follows the current block unless it was moved off it.
         blocks_table.set_rows(rows, cursor=str(current) if following and current is not None else None)
@@ -537,13 +538,13 @@ class InspectorScreen(Screen[None]):
             return
         i = int(key)
         b = blocks[i]
-        where = f"{hhmm(b['start'])}–{hhmm(b['start'] + b['minutes'])} {b['activity']}"
-        if b.get("actions") is None:
-            table.border_title = f"Actions of {where}: " + ("none (sleep is not broken down)"
-                                                            if b["activity"] == SLEEPING else "not broken down yet")
+        where = f"{hhmm(b['start'])}–{hhmm(b['start'] + b['minutes'])} {shown(b['activity'])}"
+        if b.get("actions") is None:  # border titles are Text: an activity is not markup
+            why = "none (sleep is not broken down)" if b["activity"] == SLEEPING else "not broken down yet"
+            table.border_title = Text(f"Actions of {where}: {why}")
             table.set_rows([])
             return
-        table.border_title = f"Actions of {where}" + (" (current block)" if i == self._current_block else "")
+        table.border_title = Text(f"Actions of {where}" + (" (current block)" if i == self._current_block else ""))
         marked = current_actions(plan, b, action) if i == self._current_block else set()
         rows = []
         for j, a in enumerate(b["actions"]):
@@ -551,7 +552,7 @@ class InspectorScreen(Screen[None]):
             at = pretty(":".join(a.get("address", "").split(":")[1:]))
             rows.append((str(j), [Text(CURRENT if j in marked else "", style), Text(hhmm(a["start"]), style),
                                   Text(str(a["minutes"]), style, justify="right"),
-                                  Text(a["activity"] + (f" @ {at}" if at else ""), style)]))
+                                  shown_text(a["activity"] + (f" @ {at}" if at else ""), style)]))
         table.set_rows(rows, cursor=str(min(marked)) if marked else "0")
 
     @on(DataTable.RowHighlighted, "#plan-blocks")
@@ -586,8 +587,8 @@ class InspectorScreen(Screen[None]):
             return  # records never change: the same ones, the same rows
         self._memories = {str(m.id): m for m in rows}
         table.set_rows([(str(m.id), [Text(stamp(m.created, self._today), "dim"), kind_text(m.kind, short=True),
-                                     importance_text(m.importance), Text(m.description),
-                                     Text(" ".join(map(str, m.evidence)), "dim")]) for m in rows],
+                                     importance_text(m.importance), shown_text(m.description),
+                                     shown_text(" ".join(map(str, m.evidence)), "dim")]) for m in rows],
                        cursor=str(rows[0].id) if following and rows else None)
         self._show_filter(len(rows))
         self._show_memory((self._memories or {}).get(table.cursor_key or ""))
@@ -650,7 +651,7 @@ class InspectorScreen(Screen[None]):
         for eid in m.evidence:
             e = self.reader.memory(eid)
             if e is None:
-                node.add_leaf(Text(f"#{eid} (not in the save)", "dim italic"), None)
+                node.add_leaf(shown_text(f"#{eid} (not in the save)", "dim italic"), None)
             elif e.id in above:
                 node.add_leaf(memory_label(e, self._today, "↺ already above: not opened again"), e)
             elif e.evidence:
@@ -675,8 +676,8 @@ class InspectorScreen(Screen[None]):
         if self._retrievals is not None and [str(r["id"]) for r in rows] == list(self._retrievals):
             return
         self._retrievals = {str(r["id"]): r for r in rows}
-        table.set_rows([(str(r["id"]), [Text(stamp(r["time"], self._today), "dim"), Text(r["purpose"]),
-                                        Text(str(len(r["results"])), justify="right"), Text(r["query"])])
+        table.set_rows([(str(r["id"]), [Text(stamp(r["time"], self._today), "dim"), shown_text(r["purpose"]),
+                                        Text(str(len(r["results"])), justify="right"), shown_text(r["query"])])
                         for r in rows], cursor=str(rows[0]["id"]) if following and rows else None)
         table.border_title = f"{len(rows)} retrievals"
         self._show_retrieval(table.cursor_key)
@@ -689,13 +690,13 @@ class InspectorScreen(Screen[None]):
             results.set_rows([])
             return
         self.query_one("#ret-query", Static).update(Text.assemble(
-            (f"#{r['id']} ", "dim"), (r["purpose"], "bold"), (f"  {r['time']}  tick {r['tick']}\n", "dim"),
-            ("query: ", "dim"), r["query"]))
+            (f"#{r['id']} ", "dim"), (shown(r["purpose"]), "bold"),
+            (f"  {shown(r['time'])}  tick {shown(r['tick'])}\n", "dim"), ("query: ", "dim"), shown(r["query"])))
         results.set_rows([(f"{n}:{x['id']}", [Text(str(x["id"]), "dim", justify="right"),
                                               kind_text(x.get("kind", ""), short=True),
                                               score(x.get("recency")), score(x.get("importance")),
                                               score(x.get("relevance")), score(x.get("total")),
-                                              Text(x.get("description", ""))])
+                                              shown_text(x.get("description", ""))])
                           for n, x in enumerate(r["results"])], cursor="0:" + str(r["results"][0]["id"])
                          if r["results"] else None)
 

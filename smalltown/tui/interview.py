@@ -16,6 +16,8 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Label, RichLog, Static
 
+from smalltown.shown import shown, shown_text
+
 Ask = Callable[[str, str, Callable[[object], None]], None]  # (question, persona, reply)
 
 
@@ -38,13 +40,13 @@ class InterviewScreen(Screen[None]):
         self.waiting = False  # a question is with the worker; the next waits for its answer
 
     def compose(self) -> ComposeResult:
-        yield Static(f"Interview {self.agent} — the answers come from its memory, and it remembers "
-                     "being asked", id="head")
+        yield Static(shown_text(f"Interview {self.agent} — the answers come from its memory, and it "
+                                "remembers being asked"), id="head")
         with Horizontal():
             yield Label("asking as")
             yield Input("the interviewer", id="persona", placeholder='e.g. "a news reporter"')
         yield RichLog(id="chat", wrap=True, markup=False)
-        yield Input(placeholder=f"Ask {self.agent.split()[0]} something, then enter", id="question")
+        yield Input(placeholder=shown(f"Ask {self.agent.split()[0]} something, then enter"), id="question")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -64,8 +66,8 @@ class InterviewScreen(Screen[None]):
             return
         persona = self.query_one("#persona", Input).value.strip() or "the interviewer"
         event.input.value = ""
-        chat.write(Text.assemble((f"{persona}: ", "bold #ffe066"), question))
-        chat.write(Text(f"{self.agent.split()[0]} is thinking…", "dim italic"))
+        chat.write(Text.assemble((f"{shown(persona)}: ", "bold #ffe066"), shown(question)))
+        chat.write(shown_text(f"{self.agent.split()[0]} is thinking…", "dim italic"))
         self.waiting = True
         self._ask(question, persona, self.answered)
 
@@ -74,10 +76,11 @@ class InterviewScreen(Screen[None]):
         self.waiting = False
         chat = self.query_one("#chat", RichLog)
         if isinstance(result, Exception):
-            chat.write(Text(f"no answer: {result}", "bold red"))
+            chat.write(shown_text(f"no answer: {result}", "bold red", lines=True))
             return
         answer, retrieval = result  # type: ignore[misc]
-        chat.write(Text.assemble((f"{self.agent}: ", f"bold {self._colour}"), answer))
+        # the model's answer is shown as text: its markup and escapes are not obeyed
+        chat.write(Text.assemble((f"{shown(self.agent)}: ", f"bold {self._colour}"), shown(answer, lines=True)))
         drew = len(getattr(retrieval, "results", ()))
         chat.write(Text(f"(drew on {drew} memories; remembered as a chat record)", "dim"))
 

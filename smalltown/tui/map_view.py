@@ -20,6 +20,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from smalltown.shown import shown
 from smalltown.tui.palette import (CHANGED_STYLE, CROWD_STYLE, CURSOR_STYLE, PATH_GLYPH, TINTED,
                                    agent_glyph, on_colour, path_style, sector_hue, tile_background,
                                    tile_style, tint)
@@ -55,7 +56,7 @@ def _base_cells(world: World) -> list[list[Cell]]:
             arena = int(tilemap.arena_at[y, x])
             if arena >= 0 and k in TINTED:
                 bg = tint(bg or tile_background(k), sector_hue(sector_of[arena]))
-            line.append((rows[y][x], tile_style(k, bg)))
+            line.append((shown(rows[y][x])[:1], tile_style(k, bg)))  # one visible cell, whatever the map says
         cells.append(line)
     return cells
 
@@ -238,17 +239,17 @@ class MapView(ScrollView, can_focus=True):
         arena = self._world.arena_at(tile)
         address = self.object_at(tile)
         if address:
-            text.append(pretty(address), "bold")
+            text.append(shown(pretty(address)), "bold")
             state = self.objects.get(address, "")
-            text.append(f" is {state}", "bold #ffd43b" if address in self._changed else "")
+            text.append(f" is {shown(state)}", "bold #ffd43b" if address in self._changed else "")
         elif arena:
-            text.append(pretty(arena.address), "bold")
+            text.append(shown(pretty(arena.address)), "bold")
         else:
             kind = self._world.map.kinds.get(self._world.map.rows[y][x], "?")
-            text.append(f"{kind} (no place)", "dim")
+            text.append(f"{shown(kind)} (no place)", "dim")
         names = [a.name for a in self._agents if a.tile == tile]
         if names:
-            text.append("  " + ", ".join(names))
+            text.append("  " + shown(", ".join(names)))
         return text
 
     # --- drawing ----------------------------------------------------------------------------

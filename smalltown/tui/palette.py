@@ -7,6 +7,8 @@ from functools import lru_cache
 from rich.color import Color
 from rich.style import Style
 
+from smalltown.shown import shown
+
 # (foreground, background) per tile kind (docs/world-format.md). Backgrounds carry the shape of the
 # town (rooms, streets, park) so it reads at a glance; glyphs stay as the map author wrote them.
 TILE_COLOURS: dict[str, tuple[str, str]] = {
@@ -79,7 +81,7 @@ def agent_colours(names: list[str]) -> dict[str, str]:
 
 def agent_glyph(name: str) -> str:
     """One map cell per tile, so one letter: the first name's initial."""
-    return (name.strip()[:1] or "?").upper()
+    return (shown(name.strip())[:1] or "?").upper()  # ␛, not ESC, when a name starts with one
 
 
 def on_colour(colour: str) -> Style:

@@ -18,6 +18,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widgets import RichLog, Static
 
+from smalltown.shown import shown
 from smalltown.sim.events import Event
 from smalltown.tui.palette import STATE_STYLES, agent_glyph, on_colour, state_symbol
 from smalltown.tui.snapshot import AgentView, Frame, speed_label
@@ -60,7 +61,7 @@ class ClockBar(Horizontal):
     def busy(self, text: str) -> None:
         """The model-at-work indicator: shown while a tick runs long, hidden when it is done."""
         busy = self.query_one("#busy", Static)
-        busy.update(text)
+        busy.update(Text(shown(text)))  # an agent's name and a task, read from the save
         busy.set_class(bool(text), "-on")
 
     def show(self, frame: Frame) -> None:
@@ -82,7 +83,7 @@ class ClockBar(Horizontal):
             n = len(frame.breakpoints)
             parts += [("  ", ""), (f"● {n} break{'s' if n > 1 else ''}", "bold #ff6b6b")]
         name = frame.save_path.rsplit("/", 1)[-1] if frame.save_path else self._save_name
-        parts += [("  ", ""), (self._backend, "italic"), ("  ", ""), name]
+        parts += [("  ", ""), (shown(self._backend), "italic"), ("  ", ""), shown(name)]
         self.query_one("#status", Static).update(Text.assemble(*parts), layout=False)
 
 
@@ -153,10 +154,10 @@ class AgentsPanel(ScrollView, can_focus=True):
     def _wrap(self, console: Console, entry: tuple, width: int) -> list[Strip]:
         name, action, state, selected = entry
         colour = self._colours.get(name, "white")
-        head = Text(name, f"bold {colour}{' reverse' if selected else ''}")
+        head = Text(shown(name), f"bold {colour}{' reverse' if selected else ''}")
         if state:
             head.append(" → walking" if state == "walking" else f" {state}", STATE_STYLES[state])
-        body = Text(action or "—", "dim" if state == "asleep" else "")
+        body = Text(shown(action or "—"), "dim" if state == "asleep" else "")
         text_width = max(4, width - self.INDENT)
         strips: list[Strip] = []
         symbol = state_symbol(state, action)
@@ -221,7 +222,8 @@ class EventLog(RichLog):
             self.note(frame.note)
 
     def note(self, message: str) -> None:
-        self._add(Text(message, "italic #ffe066"))
+        """A line of the interface's own: it may quote names, states and errors from the save."""
+        self._add(Text(shown(message), "italic #ffe066"))
 
     def _add(self, line: RenderableType) -> None:
         self._kept.append(line)
@@ -237,11 +239,11 @@ class EventLog(RichLog):
         self._width = width
 
     def _line(self, e: Event) -> RenderableType:
-        text = Text(e.text, "dim" if e.kind == "perceived" else "")
+        text = Text(shown(e.text), "dim" if e.kind == "perceived" else "")
         if e.agent and e.agent in self._colours and e.text.startswith(e.agent):
             # only the leading name: agents' names also occur inside place names
-            text.stylize(self._colours[e.agent], 0, len(e.agent))
-        return LogLine(e.time[11:], text)
+            text.stylize(self._colours[e.agent], 0, len(shown(e.agent)))
+        return LogLine(shown(e.time[11:]), text)
 
 
 class LogLine:

@@ -6,12 +6,12 @@ worker goes on writing; the screens never touch the Simulation itself."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
 from smalltown.store import conversations as conv
 from smalltown.store.conversations import Conversation
+from smalltown.store.save import Save
 
 
 @dataclass(frozen=True)
@@ -54,10 +54,12 @@ class EventRow:
 class SaveReader:
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        self.conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False)
+        # opened as every command opens a save: its schema untrusted, its rows checked
+        self.save = Save.open(self.path, readonly=True)
+        self.conn = self.save.conn
 
     def close(self) -> None:
-        self.conn.close()
+        self.save.close()
 
     # --- agents -------------------------------------------------------------------------------
 

@@ -19,6 +19,7 @@ from textual.widgets import Static
 
 from smalltown.cli.when import clock_near
 from smalltown.mind.agent import TALKING
+from smalltown.shown import shown, shown_text
 from smalltown.sim.history import History, StateAt
 from smalltown.tui.forms import AskScreen
 from smalltown.tui.palette import agent_colours
@@ -65,7 +66,7 @@ class MemoriesScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll() as box:
-            box.border_title = self._title
+            box.border_title = shown_text(self._title)  # an agent's name: not markup
             for line in self._lines or [Text("nothing yet", "dim")]:
                 yield Static(line)
 
@@ -210,8 +211,8 @@ class ReplayApp(TownView[None]):
         if not self.selected:
             return
         mems = self.history.memories_at(self.selected, self.tick)
-        lines = [Text.assemble((f"{m.created:%a %H:%M} ", "dim"), (f"{m.kind:<11}", "bold"),
-                               (f"[{m.importance:>2}] ", "#ffe066"), m.description)
+        lines = [Text.assemble((f"{m.created:%a %H:%M} ", "dim"), (f"{shown(m.kind):<11}", "bold"),
+                               (f"[{m.importance:>2}] ", "#ffe066"), shown(m.description))
                  for m in reversed(mems)]
         when = self.history.time_of(self.tick)
         self.push_screen(MemoriesScreen(f"{self.selected}'s memories at {when:%a %H:%M} ({len(mems)})", lines))
@@ -220,17 +221,18 @@ class ReplayApp(TownView[None]):
         convs = self.history.conversations_until(self.tick, self.selected)
         lines: list[Text] = []
         for c in reversed(convs[-30:]):
-            lines.append(Text(f"{c.time}  {' and '.join(c.participants)} at {c.place or 'an unknown place'}",
-                              "bold"))
+            # names, places and lines from the save: Text, their control characters made visible
+            lines.append(shown_text(f"{c.time}  {' and '.join(c.participants)} at {c.place or 'an unknown place'}",
+                                    "bold"))
             if c.reason:
-                lines.append(Text(f"  {c.initiator.split()[0]} saw: {c.reason}", "dim italic"))
+                lines.append(shown_text(f"  {c.initiator.split()[0]} saw: {c.reason}", "dim italic"))
             for line in c.lines:
-                lines.append(Text.assemble(("  " + line.speaker.split()[0] + ": ",
-                                            self._colours.get(line.speaker, "")), line.text))
+                lines.append(Text.assemble((shown("  " + line.speaker.split()[0] + ": "),
+                                            self._colours.get(line.speaker, "")), shown(line.text)))
             for name, view in c.relationships.items():
                 if view:
-                    lines.append(Text.assemble(("  " + name.split()[0] + " on " + c.other_side(name).split()[0] + ": ",
-                                                "dim"), (view, "dim")))
+                    lines.append(Text.assemble((shown("  " + name.split()[0] + " on " + c.other_side(name).split()[0]
+                                                      + ": "), "dim"), (shown(view), "dim")))
         when = self.history.time_of(self.tick)
         self.push_screen(MemoriesScreen(f"{self.selected or 'Everyone'}'s conversations by {when:%a %H:%M}", lines))
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from smalltown.sim.breakpoints import Breakpoint, Hit, check
+from smalltown.llm.backend import Stopped
 from smalltown.sim.events import Event
 from smalltown.sim.fork import fork
 from smalltown.sim.simulation import Simulation
@@ -77,6 +78,12 @@ class SimRunner:
     def send(self, *command: Any) -> None:
         self._commands.put(tuple(command))
 
+    def stop(self) -> None:
+        """Quit now: the tick in flight, and the model's answer it waits on, are cut off (the save
+        stays at the last whole tick), so the worker returns within moments."""
+        self.send("quit")
+        self.sim.stop()  # (thread-safe: flags, and cut connections)
+
     def in_flight(self) -> tuple[float | None, list[tuple[str, str, float]]]:
         """When the tick in flight started (None: between ticks) and the model questions being
         answered right now: what the interface shows while it waits, read from any thread."""
@@ -116,6 +123,8 @@ class SimRunner:
                     self._steps = max(0, self._steps - 1)
                     self._tick()
                 self._maybe_publish()
+        except Stopped:
+            pass  # stopped mid-tick (see `stop`): that tick is dropped, the save is whole
         finally:
             self.done.set()
 

@@ -20,6 +20,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import SelectionList, Static
 
+from smalltown.shown import shown, shown_text
 from smalltown.sim.events import KINDS
 from smalltown.store.conversations import Conversation
 from smalltown.tui.calls import (Col, DebugScreen, Keyed, RowTable, agent_column, agent_names, cycle, fit,
@@ -61,7 +62,7 @@ def query_events(conn: sqlite3.Connection, agent: str | None, kinds: Iterable[st
 
 def event_text(e: EventRow) -> str:
     """The event's text without its leading agent name, which the agent column shows; a line said
-    gets whom it was said to."""
+    gets whom it was said to. As the save has it: show it through `shown`."""
     text = e.text
     if e.agent:
         if text.startswith(e.agent + ": "):
@@ -155,10 +156,10 @@ class TimelineScreen(DebugScreen):
     def _row_cells(self, e: EventRow, w: dict[str, int]) -> list:
         dim = e.kind == "perceived"
         return [
-            Keyed(e.id, Text(stamp(e.time, w["time"]), "dim")),
-            Text(short_name(e.agent, w["agent"]), "dim" if dim else self._colours.get(e.agent or "", "")),
-            Text(fit(e.kind, w["kind"]), KIND_STYLES.get(e.kind, "")),
-            Text(event_text(e), "dim" if dim else ""),
+            Keyed(e.id, Text(stamp(shown(e.time), w["time"]), "dim")),
+            Text(short_name(shown(e.agent or ""), w["agent"]), "dim" if dim else self._colours.get(e.agent or "", "")),
+            Text(fit(shown(e.kind), w["kind"]), KIND_STYLES.get(e.kind, "")),
+            Text(shown(event_text(e)), "dim" if dim else ""),
         ]
 
     def action_agent(self, step: int) -> None:
@@ -283,38 +284,40 @@ class DialogueScreen(DebugScreen):
         with self.app.batch_update():
             box.remove_children()
             if not self.conversations:
-                box.mount(Static("Nobody has talked yet." if not self.agent
-                                 else f"{self.agent} has not talked with anyone yet.", id="empty"))
+                box.mount(Static(shown_text("Nobody has talked yet." if not self.agent
+                                            else f"{self.agent} has not talked with anyone yet."), id="empty"))
             else:
                 box.mount_all([Static(self._talk(c), classes="talk") for c in self.conversations])
         if at_top:
             box.scroll_home(animate=False)
 
     def _talk(self, c: Conversation) -> Group:
-        head = Text.assemble((long_stamp(c.time), "bold"), ("  ", ""), (c.place, "italic"),
-                             ("  tick ", "dim"), (str(c.tick), "dim"))
+        # every name, place and line is the save's: Text, with control characters made visible
+        head = Text.assemble((shown(long_stamp(c.time)), "bold"), ("  ", ""), (shown(c.place), "italic"),
+                             ("  tick ", "dim"), (shown(c.tick), "dim"))
         who = Text()
         for i, name in enumerate(c.participants):
             who.append(" & " if i else "", "dim")
-            who.append(name, f"bold {self._colours.get(name, '')}")
+            who.append(shown(name), f"bold {self._colours.get(name, '')}")
         firsts = {n.split()[0] for n in c.participants}
         short = len(firsts) == len(c.participants) and self._narrow
 
-        def shown(n: str) -> str:
-            return n.split()[0] if short else n
+        def called(n: str) -> str:
+            return shown(n.split()[0] if short else n)
 
         parts: list = [head, who]
         if c.reason:
-            parts.append(Text.assemble((f"{shown(c.initiator)} saw: ", "dim"), (c.reason, "dim italic")))
+            parts.append(Text.assemble((f"{called(c.initiator)} saw: ", "dim"), (shown(c.reason), "dim italic")))
         lines = Table.grid(padding=(0, 2), expand=False)
         lines.add_column(no_wrap=True)
         lines.add_column(ratio=1)
         for line in c.lines:
-            lines.add_row(Text(shown(line.speaker), self._colours.get(line.speaker, "")), Text(line.text))
+            lines.add_row(Text(called(line.speaker), self._colours.get(line.speaker, "")), shown_text(line.text))
         parts.append(lines)
         for n, view in c.relationships.items():
             if view:
-                parts.append(Text.assemble((f"{shown(n)} on {shown(c.other_side(n))}: ", "dim"), (view, "dim italic")))
+                parts.append(Text.assemble((f"{called(n)} on {called(c.other_side(n))}: ", "dim"),
+                                           (shown(view), "dim italic")))
         return Group(*parts)
 
     def action_agent(self, step: int) -> None:

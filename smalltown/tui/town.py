@@ -4,11 +4,17 @@ on them, and picking an agent (keys, a click in the list, a click on the map).""
 
 from __future__ import annotations
 
+from typing import Sequence
+
+from rich.segment import Segment
 from rich.text import Text
 from textual.app import App, ComposeResult, ReturnType
+from textual.color import Color
 from textual.containers import Container, Vertical
+from textual.filter import LineFilter
 from textual.widgets import Footer, Static
 
+from smalltown.shown import drop_unshown
 from smalltown.tui.map_view import MapView
 from smalltown.tui.panels import AgentsPanel, ClockBar, EventLog
 from smalltown.tui.snapshot import Frame
@@ -35,6 +41,22 @@ Screen.-wide #log { column-span: 1; border-left: vkey $panel-lighten-2; }
 """
 
 
+class NoEscapes(LineFilter):
+    """The last guard between the save and the terminal: a control character that reached a
+    drawn line (text put in a widget without `shown`) is dropped, so no escape sequence in a
+    save or an answer is ever written to the terminal. Such characters take no cell: the line's
+    width is unchanged."""
+
+    def apply(self, segments: list[Segment], background: Color) -> list[Segment]:
+        line = "".join(s.text for s in segments)
+        if drop_unshown(line) == line:
+            return segments  # nearly always: one scan of the line
+        return [Segment(drop_unshown(s.text), s.style, s.control) for s in segments]
+
+
+NO_ESCAPES = NoEscapes()  # one instance: strips cache what a filter made of them
+
+
 class TownView(App[ReturnType]):
     """An app showing the town. Subclasses set `selected` and `following` and call `_draw`."""
 
@@ -46,6 +68,9 @@ class TownView(App[ReturnType]):
     selected: str | None = None  # the agent under the lens
     following = False  # the map keeps the selected agent in its middle
     _names: list[str] = []  # the agents, in the world file's order
+
+    def get_line_filters(self) -> Sequence[LineFilter]:
+        return [*super().get_line_filters(), NO_ESCAPES]
 
     def compose_town(self, world: World, colours: dict[str, str], backend: str, save_name: str) -> ComposeResult:
         yield ClockBar(backend, save_name)

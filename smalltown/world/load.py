@@ -28,7 +28,7 @@ from smalltown.world.paths import components
 from smalltown.world.routine import SLEEPING, derive, with_lengths
 from smalltown.world.routine import problems as routine_problems
 from smalltown.world.schema import AgentIn, MapIn, WorldIn
-from smalltown.world.toml_lines import TomlLines
+from smalltown.world.toml_lines import MAX_NESTING, TomlLines, too_deep
 
 
 # A world or map from a stranger is data of bounded size (the bundled ones are tens of kB).
@@ -68,7 +68,7 @@ def load_world(path: str | Path) -> World:
     except OSError as e:
         raise WorldError([Problem(str(path), None, f"cannot read: {e}")]) from None
     doc, lines = _parse(str(path), text, WorldIn)
-    map_path = (path.parent / doc.map).resolve()
+    map_path = path.parent / doc.map  # (not resolved: a link loop is told as a file that cannot be read)
     map_label = os.path.normpath(path.parent / doc.map)
     try:
         map_text = read_text_capped(map_path, MAP_MAX_BYTES, map_label)
@@ -89,9 +89,21 @@ def load_world_text(source: str, text: str, map_source: str, map_text: str) -> W
     return build_world(source, text, map_source, map_text, doc, lines)
 
 
-def _parse(source: str, text: str, schema: type[BaseModel]):
+def parse_toml(source: str, text: str) -> dict:
+    """tomllib's reading of a world or map text, its errors as problems with their line; nesting
+    is bounded first (tomllib recurses into each level: 2,000 would be a RecursionError)."""
+    if text.startswith("\ufeff"):  # (tomllib says only "Invalid statement")
+        raise WorldError([Problem(source, 1, "starts with a byte-order mark (U+FEFF): save it as UTF-8 "
+                                             "without one", 1)])
+    deep = too_deep(text)
+    if deep is not None:
+        raise WorldError([Problem(source, deep[0], f"nested too deeply: more than {MAX_NESTING} levels of "
+                                                   f"arrays and inline tables", deep[1])])
     try:
-        raw = tomllib.loads(text)
+        return tomllib.loads(text)
+    except RecursionError:  # (too_deep should have found it)
+        raise WorldError([Problem(source, None, f"nested too deeply: more than {MAX_NESTING} levels of arrays "
+                                                f"and inline tables")]) from None
     except tomllib.TOMLDecodeError as e:
         msg = str(e)
         line = col = None
@@ -102,6 +114,10 @@ def _parse(source: str, text: str, schema: type[BaseModel]):
             line, col = int(nums[0]), int(nums[1]) if len(nums) > 1 else None
             msg = head
         raise WorldError([Problem(source, line, f"TOML syntax: {msg}", col)]) from None
+
+
+def _parse(source: str, text: str, schema: type[BaseModel]):
+    raw = parse_toml(source, text)
     lines = TomlLines(text)
     try:
         return schema.model_validate(raw), lines

@@ -11,6 +11,14 @@ import numpy as np
 
 Tile = tuple[int, int]  # (x, y): column, row
 
+# Game times are bounded so that clock arithmetic never leaves what a datetime holds (year 9999)
+# and every time prints as YYYY-MM-DD: a world starts (and its gatherings fall) between START_MIN
+# and START_MAX, and a run, a rewind or a replay goes to no time outside GAME_TIME_MIN-GAME_TIME_MAX.
+START_MIN = datetime(1000, 1, 1)
+START_MAX = datetime(3000, 1, 1)
+GAME_TIME_MIN = START_MIN
+GAME_TIME_MAX = datetime(4000, 1, 1)
+
 BLOCKED_KINDS = frozenset({"wall", "water", "tree"})
 TILE_KINDS = ("wall", "floor", "door", "ground", "street", "grass", "water", "tree", "object")
 

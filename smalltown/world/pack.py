@@ -23,15 +23,14 @@ import os
 import re
 import stat
 import tempfile
-import tomllib
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from smalltown.world.errors import Problem, WorldError
-from smalltown.world.load import MAP_MAX_BYTES, WORLD_MAX_BYTES, load_world, load_world_text
+from smalltown.world.load import MAP_MAX_BYTES, WORLD_MAX_BYTES, load_world, load_world_text, parse_toml
 from smalltown.world.model import World
-from smalltown.world.toml_lines import TomlLines
+from smalltown.world.toml_lines import MAX_NESTING, TomlLines, too_deep
 
 FORMAT = 1
 SUFFIX = ".smalltown-world"
@@ -64,6 +63,8 @@ def is_pack(path: str | Path) -> bool:
     say what is wrong with it."""
     if str(path).endswith(SUFFIX):
         return True
+    if not Path(path).is_file():  # (opening a named pipe would wait for a writer)
+        return False
     try:
         with open(path, "rb") as f:
             return f.read(4) in (b"PK\x03\x04", b"PK\x05\x06")
@@ -167,7 +168,7 @@ def read_pack(path: str | Path) -> Unpacked:
                 raise PackError(f"{where}:{member}", f"not UTF-8 text ({e.reason} at byte {e.start})") from None
     wlabel, mlabel = f"{where}:{world_path}", f"{where}:{map_path}"
     world = load_world_text(wlabel, texts["world"], mlabel, texts["map"])
-    ref = tomllib.loads(texts["world"])["map"]
+    ref = parse_toml(wlabel, texts["world"])["map"]  # (valid: load_world_text read it)
     if ref != f"../{map_path}":
         raise PackError(f"{wlabel}:{TomlLines(texts['world']).line_of(('map',)) or 1}",
                         f"map = {ref!r}: in a pack the world names its map as {'../' + map_path!r}")
@@ -175,10 +176,10 @@ def read_pack(path: str | Path) -> Unpacked:
 
 
 def _check_members(where: str, infos: list[zipfile.ZipInfo]) -> None:
+    if len(infos) > 3:
+        raise PackError(where, f"{len(infos):,} members: a pack holds the manifest, the world and its map")
     if not infos or infos[0].filename != MANIFEST:
         raise PackError(where, f"not a world pack: its first member must be {MANIFEST}")
-    if len(infos) > 3:
-        raise PackError(where, f"{len(infos)} members: a pack holds the manifest, the world and its map")
     seen: set[str] = set()
     for info in infos:
         name = info.filename
@@ -225,9 +226,16 @@ def _read(zf: zipfile.ZipFile, where: str, info: zipfile.ZipInfo, limit: int) ->
 def _manifest(where: str, data: bytes) -> dict:
     label = f"{where}:{MANIFEST}"
     try:
-        m = json.loads(data.decode("utf-8"))
+        text = data.decode("utf-8")
+        deep = too_deep(text)
+        if deep is not None:
+            raise PackError(f"{label}:{deep[0]}:{deep[1]}", f"nested too deeply: more than {MAX_NESTING} "
+                                                            f"levels of arrays and objects")
+        m = json.loads(text)
     except (UnicodeDecodeError, ValueError) as e:
         raise PackError(label, f"not valid JSON ({e})") from None
+    except RecursionError:  # (too_deep should have found it)
+        raise PackError(label, f"nested too deeply: more than {MAX_NESTING} levels of arrays and objects") from None
     if not isinstance(m, dict):
         raise PackError(label, "not a JSON object")
     fmt = m.get("format")
@@ -256,6 +264,11 @@ def unpack(path: str | Path, to: str | Path = ".", force: bool = False) -> Path:
     pk = read_pack(path)
     root = Path(to)
     targets = [(root / pk.world_path, pk.world_text), (root / pk.map_path, pk.map_text)]
+    for target, _ in targets:  # DIR/worlds, DIR/maps: a link there would send the files elsewhere
+        folder = target.parent
+        if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+            raise PackError(str(folder), "a symbolic link or not a folder: refusing to install through it "
+                                         "(install with --to into a folder whose worlds/ and maps/ are plain folders)")
     for target, text in targets:
         if target.is_symlink() or (target.exists() and not target.is_file()):
             raise PackError(str(target), "not a plain file: refusing to install over it")
@@ -269,11 +282,20 @@ def unpack(path: str | Path, to: str | Path = ".", force: bool = False) -> Path:
 
 
 def _write_atomic(target: Path, data: bytes) -> None:
+    """Write aside, then rename into place; the file is readable as any other the user makes
+    (0644 less the umask; a temporary file alone would be 0600)."""
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
+            os.fchmod(f.fileno(), 0o644 & ~_umask())
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)  # (read by setting it: there is no other way; set back at once)
+    os.umask(mask)
+    return mask

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
-from smalltown.world.model import ROUTINE_KINDS, TILE_KINDS
+from smalltown.world.model import ROUTINE_KINDS, START_MAX, START_MIN, TILE_KINDS
 
 Name = Field(min_length=1, max_length=120)
 
@@ -28,6 +28,13 @@ def _name(v: str) -> str:
     return v
 
 
+def _map_file(v: str) -> str:
+    # a world names its map file; anything else (/etc/passwd, /dev/zero) is not read at all
+    if not v.endswith(".toml"):
+        raise ValueError(f"{v[:120]!r} is not a map file: a map is a .toml file")
+    return v
+
+
 def _one_line(v: str) -> str:
     for c in v:
         if _breaks(c):
@@ -42,7 +49,15 @@ def _text(v: str) -> str:
     return v
 
 
+def _game_time(v: datetime) -> datetime:
+    if not START_MIN <= v.replace(tzinfo=None) < START_MAX:
+        raise ValueError(f"{v:%Y-%m-%d %H:%M} is out of range: a world's times are from "
+                         f"{START_MIN:%Y-%m-%d} to before {START_MAX:%Y-%m-%d}")
+    return v
+
+
 NameStr = Annotated[str, Field(min_length=1, max_length=120), AfterValidator(_name)]
+GameTime = Annotated[datetime, AfterValidator(_game_time)]
 LineStr = Annotated[str, AfterValidator(_one_line)]
 TextStr = Annotated[str, AfterValidator(_text)]
 TileIn = tuple[int, int]
@@ -53,10 +68,41 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=False)
 
 
+# An object's state: the world file's, and every edit of it (`edit-object`, the TUI's form,
+# Simulation.edit_object) are held to this one rule. It is shown in prompts and on screen.
+STATE_MAX_CHARS = 200
+
+
+def object_state_problem(state: object) -> str | None:
+    """What is wrong with `state` as an object's state (as a world file is told), or None."""
+    if not isinstance(state, str):
+        return "not text"
+    if not state:
+        return 'empty: a state says what the object is doing (e.g. "idle", "burning")'
+    if len(state) > STATE_MAX_CHARS:
+        return f"String should have at most {STATE_MAX_CHARS} characters"  # (as every field over its length is told)
+    for c in state:
+        if _breaks(c):
+            return f"{c!r} is not allowed here: one line of text, without control characters"
+    if not state.strip():
+        return 'blank: a state says what the object is doing (e.g. "idle", "burning")'
+    return None
+
+
+def _state(v: str) -> str:
+    problem = object_state_problem(v)
+    if problem:
+        raise ValueError(problem)
+    return v
+
+
+StateStr = Annotated[str, AfterValidator(_state)]
+
+
 class ObjectIn(_Strict):
     name: NameStr
     tiles: list[TileIn] = Field(min_length=1, max_length=1000)
-    state: LineStr = Field(default="idle", min_length=1, max_length=200)
+    state: StateStr = "idle"
 
 
 class ArenaIn(_Strict):
@@ -125,18 +171,18 @@ class GatheringIn(_Strict):
 
     name: NameStr
     place: LineStr = Field(min_length=1, max_length=300)  # a sector, or sector:arena
-    start: datetime
-    end: datetime
+    start: GameTime
+    end: GameTime
     host: NameStr | None = None
     fact: NameStr | None = None  # the fact announcing it: knowing it before the start is an invitation
 
 
 class WorldIn(_Strict):
     name: NameStr
-    map: LineStr = Field(min_length=1, max_length=300)
-    start: datetime
+    map: Annotated[LineStr, AfterValidator(_map_file)] = Field(min_length=1, max_length=300)
+    start: GameTime
     step_seconds: int = Field(default=10, gt=0, le=3600)
-    seed: int = 0
+    seed: int = Field(default=0, ge=0, le=2**32 - 1)  # what a model's sampler takes
     settings: dict[str, bool | int | float] = Field(default_factory=dict, max_length=100)  # overrides of config.Settings
     sectors: dict[NameStr, SectorIn] = Field(min_length=1, max_length=1000)
     agents: list[AgentIn] = Field(min_length=1, max_length=1000)

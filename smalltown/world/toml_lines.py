@@ -100,3 +100,53 @@ class TomlLines:
             if seen >= index:
                 return no
         return line
+
+
+# --- nesting ---------------------------------------------------------------------------------
+
+MAX_NESTING = 32  # arrays and inline tables (or JSON arrays and objects) inside one another
+_TOKEN = re.compile(r'"""|\'\'\'|["\'#\[\]{}]')
+_BASIC_END = re.compile(r'\\.|"', re.DOTALL)
+_ML_BASIC_END = re.compile(r'\\.|"""', re.DOTALL)
+
+
+def too_deep(text: str, limit: int = MAX_NESTING) -> tuple[int, int] | None:
+    """The (line, column) where brackets nest deeper than `limit`, else None. tomllib and json
+    parse nesting by recursion, so 2,000 levels end in a RecursionError: this finds them first,
+    skipping strings and comments (TOML's and JSON's: a JSON text scans as TOML values do)."""
+    depth, pos = 0, 0
+    while (m := _TOKEN.search(text, pos)) is not None:
+        tok, i = m.group(), m.start()
+        if tok == "#":  # a comment: to the end of the line
+            pos = text.find("\n", i)
+        elif tok == "'''":
+            pos = _after_quotes(text, text.find("'''", i + 3), "'")
+        elif tok == "'":
+            pos = text.find("'", i + 1) + 1 or -1
+        elif tok in ('"""', '"'):
+            ends = _ML_BASIC_END if tok == '"""' else _BASIC_END
+            pos = i + len(tok)
+            while (e := ends.search(text, pos)) is not None and e.group()[0] == "\\":
+                pos = e.end()  # an escape: the next character is the string's
+            pos = -1 if e is None else _after_quotes(text, e.start(), '"') if tok == '"""' else e.end()
+        elif tok in "[{":
+            depth += 1
+            if depth > limit:
+                return text.count("\n", 0, i) + 1, i - text.rfind("\n", 0, i)
+            pos = i + 1
+        else:
+            depth = max(0, depth - 1)
+            pos = i + 1
+        if pos < 0:  # an unclosed string or a last comment: the parser says what is wrong
+            return None
+    return None
+
+
+def _after_quotes(text: str, start: int, quote: str) -> int:
+    """Past a multi-line string's closing quotes, which may be up to 5 (2 of them the string's)."""
+    if start < 0:
+        return -1
+    end = start + 3
+    while end < len(text) and end < start + 5 and text[end] == quote:
+        end += 1
+    return end

