@@ -37,7 +37,9 @@ from datetime import timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+from helpers import forked  # noqa: E402  (the tests' forked child, which the kill tests use too)
 
 SCENARIOS = ("create", "save-as", "fork")
 MINUTES = 10  # game minutes each recovered run goes on to
@@ -65,28 +67,9 @@ def spawn(argv: list[str], log: Path) -> int:
     """`smalltown ARGV` in a forked child (stdout dropped, stderr to `log`); its pid. The commands'
     modules are imported here first, so a kill early in the child lands in the command itself."""
     import smalltown.cli.fork  # noqa: F401
-    import smalltown.cli.main  # noqa: F401
-    import smalltown.cli.run  # noqa: F401
+    from smalltown.cli.main import main
 
-    pid = os.fork()
-    if pid == 0:
-        code = 70
-        try:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
-            os.dup2(os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644), 2)
-            sys.stdout, sys.stderr = open(1, "w", closefd=False), open(2, "w", closefd=False)  # (not a test's capture)
-            from smalltown.cli.main import main
-
-            code = main(argv)
-        except BaseException:
-            import traceback
-
-            traceback.print_exc()
-        finally:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os._exit(code)
-    return pid
+    return forked(lambda: main(argv), os.devnull, log, append=True)
 
 
 def finish(pid: int, timeout: float = 300) -> int:

@@ -55,3 +55,66 @@ def run_until_after(sim: "Simulation", done: Callable[[], bool], then: timedelta
     if not done():
         raise AssertionError(f"not happened in the {within} of game time from {start}")
     sim.run_until(sim.now + then)
+
+
+class Hang(BaseException):
+    """A command over its time limit (a BaseException: no `except Exception` in the CLI swallows it)."""
+
+
+def cli_within(capsys, argv: list, limit: float) -> tuple[int, str]:
+    """`smalltown ARGV` in this process, failing with Hang past `limit` seconds; its exit code and
+    what it printed."""
+    import signal
+
+    from smalltown.cli.main import main
+
+    def hang(signum, frame):
+        raise Hang(f"smalltown {' '.join(map(str, argv))}: over {limit} s")
+
+    old = signal.signal(signal.SIGALRM, hang)
+    signal.setitimer(signal.ITIMER_REAL, limit)
+    try:
+        rc = main([str(a) for a in argv])
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    out = capsys.readouterr()
+    return rc, out.out + out.err
+
+
+def forked(work: Callable[[], int], stdout: Path | str, stderr: Path | str, append: bool = False) -> int:
+    """Run `work` in a child forked from this process (a real process, which a test may kill,
+    without an interpreter's start-up), its output to the files named; returns the child's pid.
+    The child exits with what `work` returns (70 and a traceback in STDERR if it raised)."""
+    import os
+    import sys
+
+    import smalltown.cli.agents  # noqa: F401  (imported once, here, for every child)
+    import smalltown.cli.files  # noqa: F401
+    import smalltown.cli.run  # noqa: F401
+
+    pid = os.fork()
+    if pid == 0:
+        code = 70
+        try:
+            mode = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC)
+            os.dup2(os.open(stdout, mode, 0o644), 1)
+            os.dup2(os.open(stderr, mode, 0o644), 2)
+            sys.stdout, sys.stderr = open(1, "w", closefd=False), open(2, "w", closefd=False)  # (not pytest's)
+            code = work()
+        except BaseException:
+            import traceback
+
+            traceback.print_exc()
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+    return pid
+
+
+def exit_code(pid: int) -> int:
+    """The exit code of a forked child (minus the signal that ended it)."""
+    import os
+
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])

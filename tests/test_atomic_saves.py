@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import signal
 import sqlite3
-import sys
 import time
 from pathlib import Path
 from typing import Callable
@@ -16,6 +15,7 @@ from typing import Callable
 import pytest
 
 from conftest import TINY, query
+from helpers import exit_code, forked
 
 SCRIPTED = ["--backend", "scripted"]
 
@@ -23,24 +23,7 @@ SCRIPTED = ["--backend", "scripted"]
 def _in_child(work: Callable[[], int], log: Path) -> int:
     """Run `work` in a forked child (a real process, killed for real); its exit code, or minus
     the signal that ended it."""
-    pid = os.fork()
-    if pid == 0:
-        code = 70
-        try:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
-            os.dup2(os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644), 2)
-            sys.stdout, sys.stderr = open(1, "w", closefd=False), open(2, "w", closefd=False)  # (not pytest's)
-            code = work()
-        except BaseException:
-            import traceback
-
-            traceback.print_exc()
-        finally:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os._exit(code)
-    _, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status)
+    return exit_code(forked(work, os.devnull, log, append=True))
 
 
 def _die() -> None:

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import signal
 import sys
 from pathlib import Path
 
 import pytest
 
-from smalltown.cli.main import BUG, main
+from helpers import cli_within
+from smalltown.cli.main import BUG
 
 ROOT = Path(__file__).resolve().parents[1]
 _spec = importlib.util.spec_from_file_location("hostile_saves", ROOT / "tests" / "hostile" / "saves.py")
@@ -36,23 +36,8 @@ def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-class Hang(Exception):
-    pass
-
-
 def _cli(capsys, argv: list) -> tuple[int, str]:
-    def alarm(signum, frame):
-        raise Hang(f"smalltown {' '.join(map(str, argv))} took more than {LIMIT} s")
-
-    old = signal.signal(signal.SIGALRM, alarm)
-    signal.setitimer(signal.ITIMER_REAL, LIMIT)
-    try:
-        rc = main([str(a) for a in argv])
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
-    out = capsys.readouterr()
-    return rc, out.out + out.err
+    return cli_within(capsys, argv, LIMIT)
 
 
 def commands(path: Path, work: Path) -> list[tuple[tuple[str, ...], list]]:

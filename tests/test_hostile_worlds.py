@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import signal
 import stat
 import sys
 from pathlib import Path
 
 import pytest
 
-from smalltown.cli.main import main
+from helpers import cli_within
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -31,10 +30,6 @@ worlds = _load("hostile_worlds", "worlds.py")
 make = sys.modules.get("hostile_make") or _load("hostile_make", "make.py")
 CASES = worlds.CASES
 LIMIT_S = 10  # per command: a hang fails the test instead of stalling the suite
-
-
-class Hang(BaseException):
-    """Raised by the timer; a BaseException so no `except OSError` in the code under test eats it."""
 
 
 @pytest.fixture(scope="module")
@@ -60,18 +55,7 @@ def _sha(path: Path) -> str | None:
 
 
 def _cli(capsys, argv: list) -> tuple[int, str]:
-    def hang(signum, frame):
-        raise Hang(f"smalltown {' '.join(map(str, argv))}: over {LIMIT_S} s")
-
-    old = signal.signal(signal.SIGALRM, hang)
-    signal.setitimer(signal.ITIMER_REAL, LIMIT_S)
-    try:
-        rc = main([str(a) for a in argv])
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
-    out = capsys.readouterr()
-    return rc, out.out + out.err
+    return cli_within(capsys, argv, LIMIT_S)
 
 
 def test_the_corpus_holds_at_least_30_worlds_and_packs():

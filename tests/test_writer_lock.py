@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, TINY, query, smalltown
+from helpers import exit_code, forked
 
 SCRIPTED = ("--backend", "scripted")
 TRIALS = 5
@@ -46,31 +47,12 @@ def _cli(*argv: object, check: bool = False) -> _Done:
     smalltown already: a real process, without an interpreter's start-up each time)."""
     import tempfile
 
-    import smalltown.cli.agents  # noqa: F401  (imported once, here, for every child)
-    import smalltown.cli.files  # noqa: F401
-    import smalltown.cli.run  # noqa: F401
+    from smalltown.cli.main import main
 
     with tempfile.TemporaryDirectory() as d:
         out, err = Path(d) / "out", Path(d) / "err"
-        pid = os.fork()
-        if pid == 0:
-            code = 70
-            try:
-                os.dup2(os.open(out, os.O_WRONLY | os.O_CREAT, 0o644), 1)
-                os.dup2(os.open(err, os.O_WRONLY | os.O_CREAT, 0o644), 2)
-                sys.stdout, sys.stderr = open(1, "w", closefd=False), open(2, "w", closefd=False)  # (not pytest's)
-                from smalltown.cli.main import main
-
-                code = main([str(a) for a in argv])
-            except BaseException:
-                import traceback
-
-                traceback.print_exc()
-            finally:
-                sys.stdout.flush()
-                sys.stderr.flush()
-                os._exit(code)
-        done = _Done(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), out.read_text(), err.read_text())
+        code = exit_code(forked(lambda: main([str(a) for a in argv]), out, err))
+        done = _Done(code, out.read_text(), err.read_text())
     if check and done.returncode != 0:
         raise AssertionError(f"smalltown {' '.join(map(str, argv))} -> {done.returncode}\n{done.stderr}")
     return done
@@ -233,30 +215,14 @@ def test_save_strip_does_not_replace_a_save_another_process_is_writing(tmp_path:
 def _fork_cli(argv: tuple, at: float, out: Path) -> int:
     """`smalltown ARGV` in a forked process that starts at the monotonic time `at` (so two start
     together); its stdout and stderr to OUT.out and OUT.err. Returns its pid."""
-    import smalltown.cli.agents  # noqa: F401  (imported once, here, for every child)
-    import smalltown.cli.run  # noqa: F401
+    from smalltown.cli.main import main
 
-    pid = os.fork()
-    if pid == 0:
-        code = 70
-        try:
-            os.dup2(os.open(f"{out}.out", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), 1)
-            os.dup2(os.open(f"{out}.err", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), 2)
-            sys.stdout, sys.stderr = open(1, "w", closefd=False), open(2, "w", closefd=False)
-            sys.argv = ["smalltown", *map(str, argv)]  # (what the lock's note says)
-            from smalltown.cli.main import main
+    def work() -> int:
+        sys.argv = ["smalltown", *map(str, argv)]  # (what the lock's note says)
+        time.sleep(max(0.0, at - time.monotonic()))
+        return main([str(a) for a in argv])
 
-            time.sleep(max(0.0, at - time.monotonic()))
-            code = main([str(a) for a in argv])
-        except BaseException:
-            import traceback
-
-            traceback.print_exc()
-        finally:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os._exit(code)
-    return pid
+    return forked(work, f"{out}.out", f"{out}.err")
 
 
 RUN = ("run", "--headless", "{save}", "--until", "+365d", *SCRIPTED)  # stopped with Ctrl-C once the other is done
