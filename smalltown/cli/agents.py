@@ -28,7 +28,7 @@ def open_sim(args: argparse.Namespace, readonly: bool = False) -> Simulation:
     """The save, with the backend the command line asks for (scripted for read-only commands).
     `readonly` (inspect): without the save's writer lock, so it works while a run goes on; nothing
     is written to the file."""
-    from smalltown.cli.main import backend_options
+    from smalltown.cli.common import backend_options
     from smalltown.llm.registry import choose_backend
 
     if hasattr(args, "backend"):

@@ -15,7 +15,7 @@ from typing import Iterator
 
 from rich.text import Text
 
-from smalltown.cli.main import add_backend_args
+from smalltown.cli.common import add_backend_args
 from smalltown.eval import EvalError
 from smalltown.shown import json_shown, shown, shown_text
 
@@ -90,7 +90,7 @@ def working_copy(save: str, keep: str | None) -> Iterator[Path]:
 
 
 def open_copy(path: Path, args: argparse.Namespace):
-    from smalltown.cli.main import backend_options
+    from smalltown.cli.common import backend_options
     from smalltown.llm.registry import choose_backend, make_backend, make_embedder, make_fallback
     from smalltown.sim.simulation import Simulation
 
@@ -251,7 +251,7 @@ def show_interview(c, r: dict) -> None:
 
 
 def ablate(args: argparse.Namespace) -> int:
-    from smalltown.cli.main import backend_options
+    from smalltown.cli.common import backend_options
     from smalltown.cli.run import run_headless
     from smalltown.cli.when import parse_when
     from smalltown.config import parse_sets

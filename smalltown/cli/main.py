@@ -4,63 +4,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sqlite3
 import sys
-from datetime import datetime
-from pathlib import Path
 
 from smalltown import __version__
+from smalltown.cli.common import BUNDLED, add_backend_args
 from smalltown.config import SettingsError
 from smalltown.llm.backend import BackendUnavailable
-from smalltown.llm.registry import BACKENDS
 from smalltown.shown import shown
 from smalltown.store.save import SaveError
 from smalltown.world.errors import WorldError
-
-BUNDLED = "worlds/smallville.toml"
-
-
-def add_backend_args(p: argparse.ArgumentParser) -> None:
-    """Who answers the agents' questions; the same flags on every command that runs agents."""
-    g = p.add_argument_group("backend")
-    g.add_argument("--backend", choices=BACKENDS, default=None,
-                   help="default: llama when a model is configured or found, else scripted")
-    g.add_argument("--model", metavar="PATH|NAME", help="llama: a GGUF file; openai: the model name")
-    g.add_argument("--ctx", type=int, help="the model's context window in tokens, prompts are fitted to it "
-                   "(llama: its n_ctx; openai: the server's; default 4096)")
-    g.add_argument("--threads", type=int, help="llama: threads (default: physical cores)")
-    g.add_argument("--gpu-layers", type=int, help="llama: layers offloaded to a GPU (default 0)")
-    g.add_argument("--temperature", type=float, help="default 0.7")
-    g.add_argument("--seed", type=int, help="sampling seed (default: the world's seed)")
-    g.add_argument("--base-url", metavar="URL", help="openai: e.g. http://127.0.0.1:8080/v1")
-    g.add_argument("--api-key-env", metavar="VAR", help="openai: the environment variable holding the key")
-    g.add_argument("--timeout", type=seconds_in(0.1, 86400), metavar="SECONDS",
-                   help="openai: the most one request may take, from connecting to its last byte (default 60)")
-    g.add_argument("--concurrency", type=int_in(1, 256), default=4, help="openai: requests in flight at most "
-                   "(1-256)")
-    g.add_argument("--embed-model", metavar="PATH", help="a sentence-embedding GGUF for memories (default: "
-                   "the model-free hashed n-gram embedder); a save keeps the embedder it started with")
-    g.add_argument("--from", dest="replay", metavar="SAVE", help="cassette: the run whose answers to replay")
-    g.add_argument("--fallthrough", choices=("scripted", "llama", "openai"),
-                   help="cassette: answer what the cassette lacks with this backend")
-
-
-def backend_options(args: argparse.Namespace):
-    """Flags first, then the user's config file (~/.config/smalltown/config.toml), then defaults."""
-    from smalltown.llm.models import user_config
-    from smalltown.llm.registry import BackendOptions
-
-    conf = user_config()
-    given = {k: getattr(args, k) for k in ("model", "ctx", "threads", "gpu_layers", "temperature", "seed",
-                                             "base_url", "api_key_env", "embed_model", "timeout")}
-    merged = {k: v if v is not None else conf.get(k) for k, v in given.items()}
-    if args.model is None and os.environ.get("SMALLTOWN_MODEL"):
-        merged["model"] = None  # the environment outranks the file: default_model() finds it
-    defaults = BackendOptions()
-    return BackendOptions(**{k: v if v is not None else getattr(defaults, k) for k, v in merged.items()},
-                          concurrency=args.concurrency, replay=args.replay, fallthrough=args.fallthrough)
-
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="smalltown", description="A town of generative agents in your terminal.")
@@ -142,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     pull = msub.add_parser("pull", help="download a recommended model (needs the 'models' extra)")
     pull.add_argument("name", metavar="NAME")
 
-    from smalltown.cli import eval as eval_cli  # here: it imports this module's add_backend_args
+    from smalltown.cli import eval as eval_cli
 
     eval_cli.add_parser(sub)
     from smalltown.cli import fork as fork_cli
@@ -156,32 +109,6 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--at", metavar="WHEN", help="start at this game time: '9:00' (first day), "
                     "'day 2 9:00', '2023-02-13 12:00' (default: the end of the run)")
     return p
-
-
-def int_in(low: int, high: int):
-    """An argparse type: an integer from `low` to `high` (argparse names the option when it is not)."""
-    def read(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text[:40]!r} is not an integer") from None
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"{value} is out of range (from {low} to {high})")
-        return value
-    return read
-
-
-def seconds_in(low: float, high: float):
-    """An argparse type: a number of seconds from `low` to `high`."""
-    def read(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a number of seconds") from None
-        if not low <= value <= high:  # (NaN fails this too)
-            raise argparse.ArgumentTypeError(f"{value:g} is out of range (from {low:g} to {high:g} seconds)")
-        return value
-    return read
 
 
 TIME_OPTIONS = ("--until", "--at")  # their value may be a negative relative time: "-1h"
@@ -352,14 +279,3 @@ def replay(args: argparse.Namespace) -> int:
                 return 2
     run_replay(args.save, at)
     return 0
-
-
-def default_target() -> Path:
-    for base in (Path.cwd(), Path(__file__).resolve().parents[2]):
-        if (base / BUNDLED).exists():
-            return base / BUNDLED
-    return Path(BUNDLED)
-
-
-def default_save(world_path: Path) -> Path:
-    return Path("saves") / f"{world_path.stem}-{datetime.now():%Y%m%d-%H%M%S}.sqlite"

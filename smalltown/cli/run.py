@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from smalltown.cli.main import backend_options, default_save, default_target
+from smalltown.cli.common import backend_options, default_save, default_target
 from smalltown.cli.when import parse_when
 from smalltown.config import Settings, parse_sets
 from smalltown.llm.models import HOW_TO_ADD
