@@ -240,7 +240,7 @@ def test_a_server_is_reached_once_before_the_run_starts():
     from http.server import BaseHTTPRequestHandler, HTTPServer
 
     from smalltown.llm.openai_compat import BackendError, OpenAIBackend
-    from smalltown.llm.registry import connect
+    from smalltown.sim.backends import connect
 
     class NotFound(BaseHTTPRequestHandler):
         def do_GET(self):

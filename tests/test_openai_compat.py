@@ -24,7 +24,7 @@ import pytest
 from realistic import rate, realistic_tasks
 from smalltown.llm.backend import DEFAULT_CONTEXT, Asker, CallRecord, estimate_prompt
 from smalltown.llm.openai_compat import RULES, BackendError, OpenAIBackend
-from smalltown.llm.registry import BackendOptions, make_backend
+from smalltown.sim.backends import BackendOptions, make_backend
 from smalltown.llm.schema import max_answer_tokens, request_schema
 from smalltown.llm.tasks import Interview, ObjectState, ObjectStateOut, Persona, RateImportance, Record
 from smalltown.llm.validate import UnusableAnswer

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from smalltown.llm.registry import make_backend, make_embedder, make_fallback
+from smalltown.sim.backends import make_backend, make_embedder, make_fallback
 from smalltown.lang import hhmm
 from smalltown.mind.agent import Mind, minute_of
 from smalltown.mind.memory import Retrieval
@@ -29,7 +29,7 @@ def open_sim(args: argparse.Namespace, readonly: bool = False) -> Simulation:
     `readonly` (inspect): without the save's writer lock, so it works while a run goes on; nothing
     is written to the file."""
     from smalltown.cli.common import backend_options
-    from smalltown.llm.registry import choose_backend
+    from smalltown.sim.backends import choose_backend
 
     if hasattr(args, "backend"):
         opts = backend_options(args)

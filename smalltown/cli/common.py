@@ -8,7 +8,7 @@ import os
 from datetime import datetime
 from pathlib import Path
 
-from smalltown.llm.registry import BACKENDS
+from smalltown.sim.backends import BACKENDS
 
 BUNDLED = "worlds/smallville.toml"
 
@@ -41,7 +41,7 @@ def add_backend_args(p: argparse.ArgumentParser) -> None:
 def backend_options(args: argparse.Namespace):
     """Flags first, then the user's config file (~/.config/smalltown/config.toml), then defaults."""
     from smalltown.llm.models import user_config
-    from smalltown.llm.registry import BackendOptions
+    from smalltown.sim.backends import BackendOptions
 
     conf = user_config()
     given = {k: getattr(args, k) for k in ("model", "ctx", "threads", "gpu_layers", "temperature", "seed",

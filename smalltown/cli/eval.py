@@ -91,7 +91,7 @@ def working_copy(save: str, keep: str | None) -> Iterator[Path]:
 
 def open_copy(path: Path, args: argparse.Namespace):
     from smalltown.cli.common import backend_options
-    from smalltown.llm.registry import choose_backend, make_backend, make_embedder, make_fallback
+    from smalltown.sim.backends import choose_backend, make_backend, make_embedder, make_fallback
     from smalltown.sim.simulation import Simulation
 
     opts = backend_options(args)
@@ -257,7 +257,7 @@ def ablate(args: argparse.Namespace) -> int:
     from smalltown.config import parse_sets
     from smalltown.eval.conditions import SETTINGS, parse_conditions
     from smalltown.eval.report import ablate_doc
-    from smalltown.llm.registry import choose_backend, make_backend, make_embedder, make_fallback
+    from smalltown.sim.backends import choose_backend, make_backend, make_embedder, make_fallback
     from smalltown.sim.simulation import Simulation
     from smalltown.world.load import load_world
 

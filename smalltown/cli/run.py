@@ -20,7 +20,7 @@ from smalltown.cli.common import backend_options, default_save, default_target
 from smalltown.cli.when import parse_when
 from smalltown.config import Settings, parse_sets
 from smalltown.llm.models import HOW_TO_ADD
-from smalltown.llm.registry import choose_backend, make_backend, make_embedder, make_fallback
+from smalltown.sim.backends import choose_backend, make_backend, make_embedder, make_fallback
 from smalltown.shown import shown, shown_text
 from smalltown.sim.simulation import TIME_FMT, Simulation
 from smalltown.store.save import Save, SaveError, copy_save, is_save
@@ -133,7 +133,7 @@ def open_simulation(target: Path, args: argparse.Namespace) -> tuple[Simulation,
 def connected(backend):
     """The backend, once it has shown it can answer (a server that is down is refused here, before
     a save is written, not at the first question)."""
-    from smalltown.llm.registry import connect
+    from smalltown.sim.backends import connect
 
     connect(backend)
     return backend

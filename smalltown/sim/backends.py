@@ -1,4 +1,8 @@
-"""Backends by name, for the command line; a backend module is imported only when chosen."""
+"""Backends by name, for the command line; a backend module is imported only when chosen.
+
+Here, above both `llm` (the model backends) and `scripted` (the stand-in, which answers the tasks
+`llm` declares), because choosing a backend by name, and the stand-in that answers for it, needs
+both: `llm` cannot import `scripted` without pointing upward. Opening a run is the sim's job."""
 
 from __future__ import annotations
 

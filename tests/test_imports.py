@@ -1,0 +1,133 @@
+"""The import graph, read from the source with `ast`: layers import only downward, and the
+command line's modules do not import each other in a loop (DESIGN.md, "Layers")."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "smalltown"
+
+# Top to bottom; a package may import only packages on a lower rank. Packages on one rank are
+# peers that must not import each other. (To tighten: split a rank; a package not listed is free.)
+LAYERS: list[set[str]] = [
+    {"cli"},  # it opens the TUI and runs the measures
+    {"tui", "eval"},
+    {"sim"},
+    {"mind", "scripted"},
+    {"llm"},
+    {"world", "store"},
+]
+
+# Upward imports still there, each to be removed by the part of issue 13 that moves it; the test
+# fails on any other (and on one of these once it is gone: delete it here then).
+KNOWN = {
+    "smalltown.tui.app -> smalltown.cli.when",  # game-time parsing, bound for a sim clock module
+    "smalltown.tui.replay -> smalltown.cli.when",
+}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports(path: Path) -> set[str]:
+    """Every smalltown module `path` imports, at its top or inside a function."""
+    tree = ast.parse(path.read_text(), str(path))
+    here = module_name(path)
+    package = here if path.name == "__init__.py" else here.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative: from the package, `level - 1` steps up
+                up = package.split(".")
+                base = ".".join(up[:len(up) - node.level + 1] + ([base] if base else []))
+            found.add(base)
+            found.update(f"{base}.{a.name}" for a in node.names)  # `from pkg import module`
+    return {m for m in found if m == "smalltown" or m.startswith("smalltown.")}
+
+
+def graph() -> dict[str, set[str]]:
+    modules = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+    return {m: {i for i in imports(p) if i in modules} for m, p in modules.items()}
+
+
+def layer_of(module: str) -> int | None:
+    top = module.split(".")[1] if module.count(".") else ""
+    return next((i for i, layer in enumerate(LAYERS) if top in layer), None)
+
+
+def upward(g: dict[str, set[str]]) -> list[str]:
+    """Imports from a package to one on its own rank (another package) or a higher one."""
+    bad = []
+    for m, targets in g.items():
+        mine = layer_of(m)
+        for t in targets:
+            theirs = layer_of(t)
+            if mine is None or theirs is None or m.split(".")[1] == t.split(".")[1]:
+                continue
+            if theirs <= mine:
+                bad.append(f"{m} -> {t}")
+    return sorted(bad)
+
+
+def cycles(g: dict[str, set[str]], within: str) -> list[list[str]]:
+    """Import loops among the modules under `within` (Tarjan's strongly connected components)."""
+    nodes = {m for m in g if m.startswith(within + ".")}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(g[v] & nodes):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1 or v in g[v]:
+                found.append(sorted(comp))
+
+    for v in sorted(nodes):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_llm_imports_no_layer_above_it():
+    g = graph()
+    above = ("smalltown.scripted", "smalltown.sim", "smalltown.mind", "smalltown.tui", "smalltown.cli",
+             "smalltown.eval")
+    bad = [f"{m} -> {t}" for m, ts in g.items() if m.startswith("smalltown.llm") for t in ts
+           if t.startswith(above)]
+    assert bad == []
+
+
+def test_imports_point_downward_between_layers():
+    assert upward(graph()) == sorted(KNOWN)
+
+
+def test_no_import_loop_among_the_command_line_modules():
+    assert cycles(graph(), "smalltown.cli") == []
+
+
+def test_the_checks_see_an_upward_import_and_a_loop():
+    """The checks themselves: a made-up graph with an upward arrow and a loop is caught."""
+    g = {"smalltown.llm.a": {"smalltown.scripted.b"}, "smalltown.scripted.b": set(),
+         "smalltown.cli.x": {"smalltown.cli.y"}, "smalltown.cli.y": {"smalltown.cli.x"}}
+    assert upward(g) == ["smalltown.llm.a -> smalltown.scripted.b"]
+    assert cycles(g, "smalltown.cli") == [["smalltown.cli.x", "smalltown.cli.y"]]
