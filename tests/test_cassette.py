@@ -13,7 +13,7 @@ from fakes import RandomBackend
 from handmade import HandSave, as_schema_3
 from realistic import rate, realistic_tasks
 from smalltown.llm.backend import DEFAULT_CONTEXT as CONTEXT
-from smalltown.llm.backend import Asker, CallRecord, estimate_prompt, task_key
+from smalltown.llm.backend import Asker, CallRecord, Capabilities, estimate_prompt, task_key
 from smalltown.llm.cassette import CassetteBackend, CassetteMiss
 from smalltown.llm.schema import max_answer_tokens
 from smalltown.llm.tasks import Answer, Task
@@ -28,6 +28,10 @@ class Window(RandomBackend):
         self.name = self.model = "window"
         self.context = context
         self.asked: list[tuple[Task, str]] = []
+
+    @property
+    def can(self) -> Capabilities:
+        return Capabilities(context=self.context, count=self.count)
 
     def count(self, prompt: str) -> int:
         return len(prompt) // 4

@@ -11,7 +11,7 @@ import pytest
 from fakes import QueueBackend, RandomBackend
 from helpers import TINY
 from smalltown.config import Settings
-from smalltown.llm.backend import Asker
+from smalltown.llm.backend import Asker, Capabilities
 from smalltown.llm.embed import HashEmbedder
 from smalltown.llm.tasks import Block, PlanStep, Record
 from smalltown.mind.agent import Mind
@@ -36,7 +36,7 @@ def world():
 def make_minds(world, backend, names=None, settings=Settings(), context=None):
     calls = []
     if context is not None:
-        backend.context = context
+        backend.can = Capabilities(context=context)  # declared, as a backend declares its window
     asker = Asker(backend, calls.append)
     lore = Lore(world)
     counter = iter(range(1, 10**9))

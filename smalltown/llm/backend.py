@@ -6,14 +6,15 @@ import hashlib
 import threading
 import time
 from dataclasses import dataclass
-from typing import Callable, Protocol
+from typing import Callable, Optional, Protocol
 
 from smalltown.llm.fit import PromptTooLong, estimate, fit
 from smalltown.llm.schema import max_answer_tokens
 from smalltown.llm.tasks import RULES, Answer, Output, Task
 from smalltown.llm.validate import UnusableAnswer
 
-__all__ = ["Answer", "Asker", "Backend", "BackendUnavailable", "CallRecord", "DEFAULT_CONTEXT", "Stopped"]
+__all__ = ["Answer", "Asker", "Backend", "BackendUnavailable", "CallRecord", "Capabilities", "DEFAULT_CONTEXT",
+           "Stopped", "capabilities"]
 
 DEFAULT_CONTEXT = 4096  # tokens: the window a backend without one of its own is fitted to
 
@@ -32,15 +33,38 @@ class Stopped(BaseException):
 class Backend(Protocol):
     name: str
     model: str
-    context: int  # tokens the model's window holds: prompt and answer
 
     def answer(self, task: Task, prompt: str) -> Answer: ...
 
-    # Declared where a backend has them (capabilities, read with getattr by the Asker):
-    #   count(prompt) -> int: the exact tokens of `prompt` as the backend sends it
-    #   keyed = True: `answer` takes `key=`, the question's typed-input key (a cassette replays by it)
-    #   abort() -> None: end the answers in flight now (they raise Stopped), and refuse new ones;
-    #     called from a signal handler or another thread, so it takes no lock
+    # What it can do beyond answering, declared as `can` (a Capabilities); a backend that declares
+    # nothing (a test's fake) can only answer, in a DEFAULT_CONTEXT window.
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a backend can do beyond `answer`, declared by the backend (its `can`), so that those
+    who use it read fields instead of probing it for attributes."""
+
+    context: int = DEFAULT_CONTEXT  # tokens the model's window holds: prompt and answer
+    count: Optional[Callable[[str], int]] = None  # the exact tokens of a prompt as sent (else estimated)
+    keyed: bool = False  # `answer` takes `key=`, the question's typed-input key (a cassette replays by it)
+    max_concurrency: int = 1  # questions it answers at once (a server): the sim's worker threads
+    fallthrough: Optional["Backend"] = None  # a live backend it hands the questions it lacks to
+    connect: Optional[Callable[[], None]] = None  # reach it before a run writes anything
+    # end the answers in flight now (they raise Stopped) and refuse new ones; called from a
+    # signal handler or another thread, so it takes no lock
+    abort: Optional[Callable[[], None]] = None
+    start_after: Optional[Callable[[int], None]] = None  # a run continued from a tick: skip what came before
+    close: Optional[Callable[[], None]] = None  # let go of what it holds (a loaded model)
+
+
+NOTHING = Capabilities()
+
+
+def capabilities(backend: Backend | None) -> Capabilities:
+    """What `backend` declares it can do (nothing beyond answering, when it declares nothing)."""
+    can = getattr(backend, "can", None)  # the one look-up: test fakes and stand-ins declare nothing
+    return can if isinstance(can, Capabilities) else NOTHING
 
 
 def estimate_prompt(prompt: str) -> int:
@@ -93,8 +117,8 @@ class Asker:
         """Stop every answer in flight and refuse new ones (they raise Stopped). Safe from a
         signal handler or any thread: it sets a flag and tells each backend to abort."""
         self.stopping.set()
-        for b in (self.backend, getattr(self.backend, "fallthrough", None), self.fallback):
-            abort = getattr(b, "abort", None)
+        for b in (self.backend, capabilities(self.backend).fallthrough, self.fallback):
+            abort = capabilities(b).abort
             if abort is not None:
                 abort()
 
@@ -120,8 +144,8 @@ class Asker:
 
     def prepare(self, task: Task) -> tuple[Task, str, str]:
         """(the task as it will be asked, its prompt, a note): fitted to the backend's window."""
-        budget = getattr(self.backend, "context", DEFAULT_CONTEXT) - max_answer_tokens(task)
-        asked, prompt, dropped = fit(task, budget, getattr(self.backend, "count", None))
+        can = capabilities(self.backend)
+        asked, prompt, dropped = fit(task, can.context - max_answer_tokens(task), can.count)
         return asked, prompt, (f"{dropped} retrieved record{'s' if dropped > 1 else ''} dropped to fit the prompt's budgets"
                                if dropped else "")
 
@@ -144,7 +168,7 @@ class Asker:
                 ans = self.fallback.answer(asked, prompt)
             else:
                 try:
-                    if getattr(self.backend, "keyed", False):
+                    if capabilities(self.backend).keyed:
                         ans = self.backend.answer(asked, prompt, key=key)
                     else:
                         ans = self.backend.answer(asked, prompt)

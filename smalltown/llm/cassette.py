@@ -23,7 +23,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from smalltown.llm.backend import DEFAULT_CONTEXT, Answer, Backend, BackendUnavailable, task_key
+from smalltown.llm.backend import DEFAULT_CONTEXT, Answer, Backend, BackendUnavailable, Capabilities, capabilities, task_key
 from smalltown.llm.schema import max_answer_tokens
 from smalltown.llm.tasks import TASKS, Task
 from smalltown.llm.validate import UnusableAnswer
@@ -69,6 +69,11 @@ class CassetteBackend:
         self._rows = rows
         self.start_after(after_tick)
 
+    @property
+    def can(self) -> Capabilities:
+        return Capabilities(context=self.context, keyed=True, fallthrough=self.fallthrough,
+                            start_after=self.start_after)
+
     def start_after(self, tick: int) -> None:
         """Replay only the calls recorded after `tick` (the run has asked the earlier ones)."""
         self.after_tick = tick
@@ -102,10 +107,9 @@ class CassetteBackend:
         an answer's citations against it): one too long for the live backend's own window is an
         UnusableAnswer, "too long", which the Asker's fallback answers."""
         live = self.fallthrough
-        context = getattr(live, "context", None)
-        count = getattr(live, "count", None)
-        if context is not None and count is not None:
-            need = count(prompt) + max_answer_tokens(task)
+        can = capabilities(live)
+        if can.count is not None:  # (one without a tokenizer is not counted: the stand-in)
+            need, context = can.count(prompt) + max_answer_tokens(task), can.context
             if need > context:
                 raise UnusableAnswer(f"the {task.name} prompt and its answer need {need} tokens; "
                                      f"{live.name}'s window holds {context}", "", kind="too long")

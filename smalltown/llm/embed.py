@@ -26,6 +26,10 @@ class Embedder(Protocol):
         """(len(texts), dim) float32, rows L2-normalised; a text with no features is a zero row."""
         ...
 
+    def close(self) -> None:
+        """Let go of what it holds (a loaded model); nothing, for most."""
+        ...
+
 
 class CachedEmbedder(ABC):
     """Embeds each distinct text once. Subclasses implement `_compute` for texts not yet seen.
@@ -57,6 +61,9 @@ class CachedEmbedder(ABC):
         if not texts:
             return np.zeros((0, self.dim), np.float32)
         return np.stack([cache[t] for t in texts])
+
+    def close(self) -> None:
+        """Nothing held (a model-backed embedder lets its model go)."""
 
     def take_fresh(self) -> list[tuple[str, np.ndarray]]:
         """The texts embedded since the last call, with their vectors; empties `fresh`."""

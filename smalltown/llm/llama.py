@@ -26,7 +26,7 @@ from typing import Iterator
 import numpy as np
 
 from smalltown.llm import validate
-from smalltown.llm.backend import Answer, BackendUnavailable, Stopped
+from smalltown.llm.backend import Answer, BackendUnavailable, Capabilities, Stopped
 from smalltown.llm.schema import grammar_schema, max_answer_tokens, request_schema
 from smalltown.llm.tasks import RULES, TASKS, Task
 from smalltown.llm.validate import UnusableAnswer
@@ -287,6 +287,10 @@ class LlamaBackend:
         self._grammars: OrderedDict[str, object] = OrderedDict()  # grammar text -> LlamaGrammar (LRU)
         self._refused: dict[str, str] = {}  # task -> what it decodes under instead: "declared" or "json"
         self._check_grammars()
+
+    @property
+    def can(self) -> Capabilities:
+        return Capabilities(context=self.context, count=self.count, abort=self.abort, close=self.close)
 
     def abort(self) -> None:
         """Stop: the generation in flight ends before its next batch or token and raises Stopped,

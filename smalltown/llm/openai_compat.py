@@ -29,7 +29,7 @@ import urllib.parse
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
-from smalltown.llm.backend import DEFAULT_CONTEXT, Answer, BackendUnavailable, Stopped, estimate_prompt
+from smalltown.llm.backend import DEFAULT_CONTEXT, Answer, BackendUnavailable, Capabilities, Stopped, estimate_prompt
 from smalltown.llm.fit import estimate
 from smalltown.llm.schema import max_answer_tokens, request_schema
 from smalltown.llm.tasks import RULES, Task
@@ -110,6 +110,11 @@ class OpenAIBackend:
 
     def __repr__(self) -> str:
         return f"OpenAIBackend({self.base_url!r}, model={self.model!r}, api_key_env={self.api_key_env!r})"
+
+    @property
+    def can(self) -> Capabilities:
+        return Capabilities(context=self.context, count=self.count, max_concurrency=self.max_concurrency,
+                            connect=self.connect, abort=self.abort)
 
     def count(self, prompt: str) -> int:
         """The prompt's tokens, estimated (the server's tokenizer is not at hand): Backend.count."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from smalltown.llm.backend import Capabilities
 from smalltown.llm.tasks import (
     Answer,
     ChoosePlace,
@@ -39,6 +40,7 @@ class ScriptedBackend:
 
     name = "scripted"
     model = "scripted"
+    can = Capabilities()  # answers anything at once, from the typed inputs: needs no window
 
     def __init__(self, seed: int = 0):
         self.seed = seed

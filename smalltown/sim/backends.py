@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from smalltown.llm.backend import Backend
+from smalltown.llm.backend import Backend, capabilities
 from smalltown.llm.models import default_model
 from smalltown.scripted import ScriptedBackend
 
@@ -66,8 +66,8 @@ def connect(backend: Backend) -> None:
     """Make sure the backend (and a cassette's live fallthrough) can be reached before a run
     writes anything: a server that is down is then a clear error, not a save at tick 0. Backends
     with nothing to reach (scripted; llama, whose model is loaded when it is made) pass."""
-    for b in (backend, getattr(backend, "fallthrough", None)):
-        reach = getattr(b, "connect", None)
+    for b in (backend, capabilities(backend).fallthrough):
+        reach = capabilities(b).connect
         if reach is not None:
             reach()
 

@@ -13,7 +13,7 @@ from typing import Callable
 import numpy as np
 
 from smalltown.config import Settings, SettingsError, parse_sets
-from smalltown.llm.backend import Asker, Backend, CallRecord, Stopped
+from smalltown.llm.backend import Asker, Backend, CallRecord, Stopped, capabilities
 from smalltown.llm.embed import Embedder, HashEmbedder
 from smalltown.mind.agent import Action, Mind
 from smalltown.mind.memory import Memory, MemoryStream, Retrieval, RetrievalWeights
@@ -281,7 +281,7 @@ class Simulation:
             sim._add(agent)
         if not save.snapshots() and not readonly:  # a save from before snapshots (schema 2): its first one, now
             sim.snapshot()
-        start_after = getattr(backend, "start_after", None)
+        start_after = capabilities(backend).start_after
         if start_after is not None:  # a cassette replays only what was recorded after this tick
             start_after(sim.tick)
         return sim
@@ -300,8 +300,7 @@ class Simulation:
         if self._pool is not None:  # a stopped run does not wait on a worker stuck in a backend
             self._pool.shutdown(wait=not self.stopping, cancel_futures=True)
         self.save.close()
-        if hasattr(self.embedder, "close"):
-            self.embedder.close()
+        self.embedder.close()
 
     # --- the clock ----------------------------------------------------------------------------
 
@@ -537,7 +536,7 @@ class Simulation:
             here = self.world.arena_at(agent.tile)
             return agent.mind.next_action(now, here.address if here else "")
 
-        workers = min(len(agents), getattr(self.backend, "max_concurrency", 1))
+        workers = min(len(agents), capabilities(self.backend).max_concurrency)
         if workers <= 1:
             return [think(a) for a in agents]
         if self._pool is None:
