@@ -20,7 +20,7 @@ import pytest
 
 from helpers import ROOT, TINY
 from smalltown.cli.main import main
-from smalltown.cli.when import clock_near, parse_when
+from smalltown.sim.clock import clock_near, parse_when
 from smalltown.config import Settings, SettingsError
 from smalltown.world.errors import WorldError
 from smalltown.world.load import load_world, load_world_text

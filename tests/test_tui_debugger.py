@@ -18,7 +18,7 @@ from smalltown.scripted import ScriptedBackend
 from smalltown.sim.breakpoints import Breakpoint, check
 from smalltown.sim.events import Event
 from smalltown.sim.simulation import TIME_FMT, Simulation
-from smalltown.cli.when import clock_near as until_from
+from smalltown.sim.clock import clock_near as until_from
 from smalltown.tui.app import COMMANDS, SmalltownApp
 from smalltown.tui.forms import AskScreen, BreakpointsScreen, EditObjectScreen
 from smalltown.tui.interview import InterviewScreen

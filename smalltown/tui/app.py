@@ -28,7 +28,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
-from smalltown.cli.when import clock_near
+from smalltown.sim.clock import clock_near
 from smalltown.llm.tasks import TASKS
 from smalltown.shown import shown
 from smalltown.sim.breakpoints import Breakpoint

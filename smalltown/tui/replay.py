@@ -17,7 +17,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from smalltown.cli.when import clock_near
+from smalltown.sim.clock import clock_near
 from smalltown.mind.agent import TALKING
 from smalltown.shown import shown, shown_text
 from smalltown.sim.history import History, StateAt
