@@ -30,7 +30,7 @@ from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane, T
 from textual.widgets.tree import TreeNode
 
 from smalltown.lang import hhmm
-from smalltown.mind.plan import SLEEPING
+from smalltown.mind.plan import SLEEPING, DayPlan
 from smalltown.shown import shown, shown_text
 from smalltown.tui.palette import agent_colours
 from smalltown.tui.reader import MemoryRow, SaveReader
@@ -86,7 +86,8 @@ def _minute_in(plan: dict, when: str) -> int | None:
 
 
 def current_block(plan: dict | None, action: dict | None) -> int | None:
-    """The index of the block containing the action's start minute, on the plan's own day."""
+    """The index of the block containing the action's start minute, on the plan's own day: the
+    mind's own lookup (`DayPlan.block_at`) over the plan as the save keeps it."""
     if not plan or not action:
         return None
     start = _minute_in(plan, action.get("start", ""))
@@ -95,10 +96,12 @@ def current_block(plan: dict | None, action: dict | None) -> int | None:
     end = _minute_in(plan, action.get("end", ""))
     if start < 0 and end is not None and end > 0:
         start = 0  # begun the day before (asleep since last night): the day's first block
-    for i, b in enumerate(plan.get("blocks", [])):
-        if b["start"] <= start < b["start"] + b["minutes"]:
-            return i
-    return None
+    try:
+        day = DayPlan.from_json(plan)
+    except (KeyError, TypeError, ValueError):
+        return None
+    block = day.block_at(start)
+    return day.index(block) if block is not None else None
 
 
 def current_actions(plan: dict, block: dict, action: dict | None) -> set[int]:
