@@ -393,7 +393,7 @@ async def test_the_tui_edit_form_refuses_a_bad_state():
     from textual.app import App
     from textual.widgets import Input, Static
 
-    from smalltown.tui.forms import EditObjectScreen
+    from smalltown.tui.screens.forms import EditObjectScreen
 
     results: list = []
 

@@ -26,7 +26,7 @@ from helpers import wait_until
 from smalltown.config import Settings
 from smalltown.scripted import ScriptedBackend
 from smalltown.sim.simulation import Simulation
-from smalltown.tui.inspector import FitTable, InspectorScreen
+from smalltown.tui.screens.inspector import FitTable, InspectorScreen
 from smalltown.tui.reader import SaveReader
 from smalltown.world.load import load_world
 

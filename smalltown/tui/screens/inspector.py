@@ -299,53 +299,7 @@ class InspectorScreen(Screen[None]):
 
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
     VERTICAL_BREAKPOINTS = [(0, "-short"), (40, "-tall")]
-    DEFAULT_CSS = """
-    InspectorScreen #ins-bar { dock: top; height: 1; background: $panel; }
-    InspectorScreen #ins-name { width: auto; padding: 0 1; text-wrap: nowrap; }
-    InspectorScreen #ins-clock { width: 1fr; padding: 0 1; text-align: right; text-wrap: nowrap;
-                                 text-overflow: ellipsis; }
-    InspectorScreen TabbedContent { height: 1fr; }
-    InspectorScreen TabbedContent > ContentSwitcher { height: 1fr; }
-    InspectorScreen TabPane { height: 1fr; padding: 0; }
-    InspectorScreen .part { border-top: hkey $panel-lighten-2; border-title-color: $text-muted;
-                            background: $background; }
-    InspectorScreen DataTable, InspectorScreen Tree { background: $background;
-                                                      scrollbar-background: $background; }
-
-    #summary-scroll { padding: 0 1; }
-
-    #plan-grid { layout: grid; grid-size: 1 3; grid-rows: auto 1fr auto; height: 1fr; }
-    #plan-day { height: auto; max-height: 5; padding: 0 1; scrollbar-size-vertical: 1; }
-    #plan-blocks { height: 1fr; }
-    #plan-actions { height: auto; max-height: 9; }
-    InspectorScreen.-tall #plan-day { max-height: 12; }
-    InspectorScreen.-wide #plan-grid { grid-size: 2 2; grid-columns: 2fr 3fr; grid-rows: auto 1fr; }
-    InspectorScreen.-wide #plan-day { max-height: 100%; }
-    InspectorScreen.-wide #plan-blocks { row-span: 2; border-left: vkey $panel-lighten-2; }
-    InspectorScreen.-wide #plan-actions { height: 1fr; max-height: 100%; }
-
-    #mem-filter { height: 1; padding: 0 1; background: $panel; text-wrap: nowrap; text-overflow: ellipsis; }
-    #mem-body { height: 1fr; }
-    #mem-table { height: 1fr; }
-    #evidence { height: 1fr; display: none; overflow-x: hidden; scrollbar-size-vertical: 1; }
-    #mem-body.-open #evidence { display: block; }
-    /* the tree's lines are long: beside the list only when there are too few rows to stack */
-    InspectorScreen.-wide.-short #mem-body { layout: horizontal; }
-    InspectorScreen.-wide.-short #mem-table { width: 1fr; }
-    InspectorScreen.-wide.-short #evidence { width: 1fr; border-top: none; border-left: vkey $panel-lighten-2; }
-    #mem-detail { height: auto; max-height: 5; padding: 0 1; }
-    InspectorScreen.-tall #mem-detail { max-height: 10; }
-
-    #ret-body { height: 1fr; }
-    #ret-list { height: 1fr; }
-    #ret-detail { height: 2fr; }
-    #ret-query { height: auto; max-height: 3; padding: 0 1; }
-    #ret-results { height: 1fr; }
-    InspectorScreen.-tall #ret-query { max-height: 6; }
-    InspectorScreen.-wide #ret-body { layout: horizontal; }
-    InspectorScreen.-wide #ret-list { width: 2fr; height: 1fr; }
-    InspectorScreen.-wide #ret-detail { width: 3fr; height: 1fr; border-left: vkey $panel-lighten-2; }
-    """
+    CSS_PATH = "inspector.tcss"
     BINDINGS = [
         Binding("escape", "close", "Close"),
         Binding("r", "refresh", "Refresh"),

@@ -302,11 +302,7 @@ class DebugScreen(Screen[None]):
     goes back. Subclasses compose, top to bottom: title, body (1fr), status, keys; and read the
     save in `reload()`."""
 
-    DEFAULT_CSS = """
-    DebugScreen .title { height: 1; background: $panel; padding: 0 1; }
-    DebugScreen .keys { height: 1; background: $panel; padding: 0 1; }
-    DebugScreen .status { height: 1; padding: 0 1; color: $text-muted; }
-    """
+    CSS_PATH = "calls.tcss"
     BINDINGS = [Binding("escape", "close", "Back")]
 
     def action_close(self) -> None:
@@ -415,9 +411,7 @@ class CallsScreen(DebugScreen):
     """Every model call, newest first: time, note mark, agent, task, prompt / cached / completion
     tokens, milliseconds and backend. Filters by agent and task; enter opens a call."""
 
-    DEFAULT_CSS = """
-    CallsScreen RowTable { height: 1fr; }
-    """
+    CSS_PATH = "calls.tcss"
     BINDINGS = [
         Binding("a", "agent(1)", "Agent", show=False),
         Binding("A", "agent(-1)", "Agent back", show=False),
@@ -552,14 +546,7 @@ class CallDetailScreen(DebugScreen):
     parsed answer. `ids`, newest first (the list it was opened from), lets , and . step to the
     newer and older call."""
 
-    DEFAULT_CSS = """
-    CallDetailScreen VerticalScroll { height: 1fr; padding: 0 1; scrollbar-size-vertical: 1;
-                                      background: $background; }
-    CallDetailScreen .head { color: $text-muted; text-style: bold; background: $panel;
-                             margin: 1 0 0 0; padding: 0 1; }
-    CallDetailScreen #meta { margin: 0; }
-    CallDetailScreen .body { padding: 0 1; }
-    """
+    CSS_PATH = "calls.tcss"
     BINDINGS = [
         Binding("comma", "step(-1)", "Newer", show=False),
         Binding("full_stop", "step(1)", "Older", show=False),
