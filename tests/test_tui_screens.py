@@ -31,7 +31,8 @@ from textual.widgets import Static
 from helpers import run_until_after
 from smalltown.scripted import ScriptedBackend
 from smalltown.sim.simulation import Simulation
-from smalltown.tui.screens.calls import CallDetailScreen, CallsScreen, RowTable
+from smalltown.tui.screens.calls import CallDetailScreen, CallsScreen
+from smalltown.tui.widgets.row_table import RowTable
 from smalltown.tui.reader import SaveReader
 from smalltown.tui.screens.timeline import DialogueScreen, KindPicker, TimelineScreen
 from smalltown.world.load import load_world
@@ -487,7 +488,7 @@ def test_the_screens_list_agents_from_a_world_text_nested_2000_deep(tmp_path: Pa
     """The calls and timeline screens order agents as the save's world text does; a stranger's
     text nested too deeply to parse falls back to the agents table's order instead of raising."""
     world_text = "x = " + "[" * 2000 + "]" * 2000
-    from smalltown.tui.screens.calls import agent_names
+    from smalltown.tui.screens.debug import agent_names
 
     path = tmp_path / "s.sqlite"
     Simulation.create(load_world(TINY), path, ScriptedBackend(1)).close()

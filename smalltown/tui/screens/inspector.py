@@ -11,11 +11,8 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Literal, Sequence
 
-from rich.cells import cell_len
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
@@ -23,7 +20,6 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Container, Horizontal, Vertical, VerticalScroll
-from textual.coordinate import Coordinate
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane, Tree
@@ -34,6 +30,7 @@ from smalltown.mind.plan import SLEEPING, DayPlan
 from smalltown.shown import shown, shown_text
 from smalltown.tui.palette import agent_colours
 from smalltown.tui.reader import MemoryRow, SaveReader
+from smalltown.tui.widgets.fit_table import Col, FitTable
 from smalltown.world.model import pretty
 
 KINDS = ("observation", "reflection", "plan", "chat")
@@ -56,6 +53,17 @@ MEMORY_LIMIT = 200  # records in the memory list, newest first
 RETRIEVAL_LIMIT = 30  # retrievals in the list, newest first
 RELOAD_SECONDS = 0.25  # `reload()` re-reads the save at most this often
 LABEL_CHARS = 240  # a tree label's description is cut here; the detail line below has it whole
+# the tables' columns: the plan's blocks and a block's actions, the memory list, retrievals and their results
+BLOCK_COLUMNS = (Col("mark", ""), Col("start", "start"), Col("min", "min", right=True), Col("activity", "activity", flex=3),
+                 Col("place", "place", flex=2))
+ACTION_COLUMNS = (Col("mark", ""), Col("start", "start"), Col("min", "min", right=True), Col("activity", "activity", flex=1))
+MEMORY_COLUMNS = (Col("time", "time"), Col("kind", "kind"), Col("imp", "imp", right=True),
+                  Col("description", "description", flex=1), Col("evidence", "evidence", cap=12))
+RETRIEVAL_COLUMNS = (Col("time", "time"), Col("purpose", "purpose"), Col("n", "n", right=True), Col("query", "query", flex=1))
+RESULT_COLUMNS = (Col("id", "id", right=True), Col("kind", "kind"),
+                  Col("recency", "recency", right=True), Col("importance", "importance", right=True),
+                  Col("relevance", "relevance", right=True), Col("total", "total", right=True),
+                  Col("description", "description", flex=1))
 
 
 # --- what is read from the save --------------------------------------------------------------
@@ -176,120 +184,6 @@ def memory_detail(m: MemoryRow) -> Text:
     return Text("\n").join([head, shown_text(m.description)])
 
 
-# --- a table that fits its width -----------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Col:
-    label: str
-    flex: int = 0  # > 0: shares the width the other columns leave, by weight
-    cap: int = 40  # otherwise: as wide as its widest cell, up to this
-    justify: Literal["left", "right"] = "left"
-
-
-class FitTable(DataTable):
-    """A row-cursor DataTable whose flexible columns share the width the others leave, cells cut
-    with an ellipsis rather than the table scrolling sideways. Its rows are kept (`set_rows`) and
-    laid out again when the width changes. Row keys are strings; `cursor_key` is the cursor's."""
-
-    DEFAULT_CSS = """
-    FitTable { scrollbar-gutter: stable; overflow-x: hidden; scrollbar-size-vertical: 1; }
-    """
-    MIN_FLEX = 8
-    CONTEXT_ROWS = 2  # rows shown above a row the cursor is put on
-
-    def __init__(self, columns: Sequence[Col], *, id: str | None = None, classes: str | None = None,
-                 show_header: bool = True) -> None:
-        super().__init__(id=id, classes=classes, cursor_type="row", show_header=show_header,
-                         cursor_foreground_priority="renderable")
-        self._cols = tuple(columns)
-        self._rows: list[tuple[str, tuple[Text, ...]]] = []
-        self._laid_width = -1
-        self._want: str | None = None  # the cursor's row while not laid out yet
-        self._put = False  # and whether it was asked for
-
-    @property
-    def cursor_key(self) -> str | None:
-        if self._laid_width < 0 or not self.row_count:
-            return self._want if self._rows else None
-        try:
-            return self.coordinate_to_cell_key(Coordinate(self.cursor_row, 0)).row_key.value
-        except Exception:
-            return None
-
-    @property
-    def row_keys(self) -> list[str]:
-        return [k for k, _ in self._rows]
-
-    def set_rows(self, rows: Sequence[tuple[str, Sequence[str | Text]]], cursor: str | None = None) -> None:
-        """Replace the rows; the cursor goes to row `cursor` if given, else stays on its row (by
-        key) if that is still there, else goes to the first."""
-        keep = cursor if cursor is not None else self.cursor_key
-        self._rows = [(key, tuple(self._cell(c) for c in cells)) for key, cells in rows]
-        self._lay_out(keep, put=cursor is not None)
-
-    @staticmethod
-    def _cell(value: str | Text) -> Text:
-        text = value.copy() if isinstance(value, Text) else Text(value)
-        text.no_wrap, text.overflow, text.end = True, "ellipsis", ""
-        return text
-
-    def _widths(self, total: int) -> list[int]:
-        widths = [0 if c.flex else min(c.cap, max([cell_len(c.label), *(row[i].cell_len for _, row in self._rows)]))
-                  for i, c in enumerate(self._cols)]
-        flex = [i for i, c in enumerate(self._cols) if c.flex]
-        if flex:
-            left = total - sum(widths) - 2 * self.cell_padding * len(self._cols)
-            weight = sum(self._cols[i].flex for i in flex)
-            shares = [left * self._cols[i].flex // weight for i in flex]
-            shares[-1] += left - sum(shares)
-            for i, share in zip(flex, shares):
-                widths[i] = max(self.MIN_FLEX, share)
-        return widths
-
-    def _lay_out(self, keep: str | None, put: bool = False) -> None:
-        width = self.scrollable_content_region.width
-        if width <= 0:  # not laid out yet, or hidden: on_resize does it
-            self._want, self._put, self._laid_width = keep, put, -1
-            return
-        self._laid_width, self._put = width, False
-        scroll_y = self.scroll_y
-        self.clear(columns=True)
-        for c, w in zip(self._cols, self._widths(width)):
-            self.add_column(Text(c.label, justify=c.justify, no_wrap=True, overflow="ellipsis"), width=w)
-        for key, cells in self._rows:
-            self.add_row(*cells, key=key)
-        keys = self.row_keys
-        row = keys.index(keep) if keep in keys else 0
-        if self._rows:
-            self.move_cursor(row=row, scroll=False)
-            self.call_after_refresh(self._reveal, put, scroll_y)
-            # the cursor may not have moved (row 0 again), so say which row is highlighted now
-            self.post_message(self.RowHighlighted(self, row, self.coordinate_to_cell_key(Coordinate(row, 0)).row_key))
-
-    def _reveal(self, put: bool = False, y: float | None = None, tries: int = 20) -> None:
-        """Scroll back to `y`, then so that the cursor's row shows, with a few rows above it (what
-        comes after it shows too); a row asked for (`put`) is always scrolled to like that."""
-        if self.virtual_size.height < self.row_count and tries:  # rows are measured when idle
-            self.call_after_refresh(self._reveal, put, y, tries - 1)
-            return
-        if not self.row_count:
-            return
-        if y is not None and not put:
-            self.scroll_to(y=y, animate=False, immediate=True)
-        shown = self.scrollable_content_region.height - (self.header_height if self.show_header else 0)
-        row, top = self.cursor_row, round(self.scroll_y)
-        if put or not top <= row < top + shown:
-            above = max(0, min(self.CONTEXT_ROWS, shown - 1))
-            self.scroll_to(y=max(0, row - above), animate=False, immediate=True)
-
-    def on_resize(self) -> None:
-        if self.scrollable_content_region.width != self._laid_width:
-            self._lay_out(self.cursor_key, put=self._put)
-        else:  # shorter or taller: keep the cursor in view
-            self.call_after_refresh(self._reveal)
-
-
 # --- the screen --------------------------------------------------------------------------------
 
 
@@ -344,28 +238,21 @@ class InspectorScreen(Screen[None]):
                 with Container(id="plan-grid"):
                     with VerticalScroll(id="plan-day", classes="part"):
                         yield Static(id="plan-items")
-                    yield FitTable([Col(""), Col("start"), Col("min", justify="right"), Col("activity", flex=3),
-                                    Col("place", flex=2)], id="plan-blocks", classes="part")
-                    yield FitTable([Col(""), Col("start"), Col("min", justify="right"), Col("activity", flex=1)],
-                                   id="plan-actions", classes="part", show_header=False)
+                    yield FitTable(BLOCK_COLUMNS, id="plan-blocks", classes="part")
+                    yield FitTable(ACTION_COLUMNS, id="plan-actions", classes="part", show_header=False)
             with TabPane("Memory", id="memory"):
                 with Vertical():
                     yield Static(id="mem-filter")
                     with Container(id="mem-body"):
-                        yield FitTable([Col("time"), Col("kind"), Col("imp", justify="right"),
-                                        Col("description", flex=1), Col("evidence", cap=12)], id="mem-table")
+                        yield FitTable(MEMORY_COLUMNS, id="mem-table")
                         yield Tree[MemoryRow | None](Text("evidence"), id="evidence", classes="part")
                     yield Static(id="mem-detail", classes="part")
             with TabPane("Retrievals", id="retrievals"):
                 with Container(id="ret-body"):
-                    yield FitTable([Col("time"), Col("purpose"), Col("n", justify="right"), Col("query", flex=1)],
-                                   id="ret-list")
+                    yield FitTable(RETRIEVAL_COLUMNS, id="ret-list")
                     with Vertical(id="ret-detail", classes="part"):
                         yield Static(id="ret-query")
-                        yield FitTable([Col("id", justify="right"), Col("kind"),
-                                        Col("recency", justify="right"), Col("importance", justify="right"),
-                                        Col("relevance", justify="right"), Col("total", justify="right"),
-                                        Col("description", flex=1)], id="ret-results")
+                        yield FitTable(RESULT_COLUMNS, id="ret-results")
         yield Footer()
 
     def on_mount(self) -> None:

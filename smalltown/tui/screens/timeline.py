@@ -23,10 +23,12 @@ from textual.widgets import SelectionList, Static
 from smalltown.shown import shown, shown_text
 from smalltown.sim.events import KINDS
 from smalltown.store.conversations import Conversation
-from smalltown.tui.screens.calls import (Col, DebugScreen, Keyed, RowTable, agent_column, agent_names, cycle, fit,
-                                 keys_line, long_stamp, max_id, short_name, stamp, title_line)
 from smalltown.tui.palette import agent_colours
 from smalltown.tui.reader import EventRow, SaveReader
+from smalltown.tui.screens.debug import (DebugScreen, agent_column, agent_names, cycle, fit, keys_line, long_stamp,
+                                         max_id, short_name, stamp, title_line)
+from smalltown.tui.widgets.fit_table import Col
+from smalltown.tui.widgets.row_table import Keyed, RowTable
 
 HIDDEN_BY_DEFAULT = frozenset({"perceived"})  # every agent perceives every tick: they drown the rest
 KIND_STYLES = {
@@ -221,7 +223,7 @@ class DialogueScreen(DebugScreen):
     by speaker, then each side's view of the other. a cycles through the agents (only the
     conversations they took part in) and back to all."""
 
-    CSS_PATH = ["calls.tcss", "timeline.tcss"]  # and DebugScreen's
+    CSS_PATH = ["debug.tcss", "timeline.tcss"]  # DebugScreen's and its own
     BINDINGS = [
         Binding("a", "agent(1)", "Agent", show=False),
         Binding("A", "agent(-1)", "Agent back", show=False),
