@@ -24,7 +24,7 @@ def tiny_sim(tmp_path: Path, until: str | None = None) -> "Simulation":
     time on the first day), it is run there first: the town sleeps until its agents' waking hours
     (Isabella at 06:00, Klaus at 07:00, Maria at 08:00), so a test of what an agent does starts
     near it instead of ticking through the night in the app."""
-    from smalltown.cli.when import parse_when
+    from smalltown.sim.clock import parse_when
     from smalltown.scripted import ScriptedBackend
     from smalltown.sim.simulation import Simulation
     from smalltown.world.load import load_world

@@ -20,7 +20,7 @@ import pytest
 
 from helpers import ROOT, TINY
 from smalltown.cli.main import main
-from smalltown.cli.when import clock_near, parse_when
+from smalltown.sim.clock import clock_near, parse_when
 from smalltown.config import Settings, SettingsError
 from smalltown.world.errors import WorldError
 from smalltown.world.load import load_world, load_world_text
@@ -393,7 +393,7 @@ async def test_the_tui_edit_form_refuses_a_bad_state():
     from textual.app import App
     from textual.widgets import Input, Static
 
-    from smalltown.tui.forms import EditObjectScreen
+    from smalltown.tui.screens.forms import EditObjectScreen
 
     results: list = []
 

@@ -13,7 +13,7 @@ from datetime import datetime
 import pytest
 
 from conftest import ROOT, TINY, query, save_info, smalltown
-from smalltown.cli.when import parse_when
+from smalltown.sim.clock import parse_when
 
 
 def test_world_check_json_reports_sizes():

@@ -359,10 +359,10 @@ async def test_the_tui_shows_a_stranger_save_as_text(stranger):
     from smalltown.scripted import ScriptedBackend
     from smalltown.sim.simulation import Simulation
     from smalltown.tui.app import SmalltownApp
-    from smalltown.tui.calls import CallDetailScreen, CallsScreen
-    from smalltown.tui.inspector import InspectorScreen
+    from smalltown.tui.screens.calls import CallDetailScreen, CallsScreen
+    from smalltown.tui.screens.inspector import InspectorScreen
     from smalltown.tui.map_view import MapView
-    from smalltown.tui.timeline import DialogueScreen, TimelineScreen
+    from smalltown.tui.screens.timeline import DialogueScreen, TimelineScreen
 
     sim = Simulation.open(stranger, ScriptedBackend(Simulation.peek_seed(stranger)))
     app = SmalltownApp(sim, start_paused=True, can_open=False)
@@ -421,9 +421,9 @@ async def test_the_tui_shows_names_from_a_world_and_its_own_notes_as_text(tmp_pa
     from smalltown.scripted import ScriptedBackend
     from smalltown.sim.simulation import Simulation
     from smalltown.tui.app import SmalltownApp
-    from smalltown.tui.forms import AskScreen, BreakpointsScreen, EditObjectScreen
-    from smalltown.tui.inspector import InspectorScreen
-    from smalltown.tui.interview import InterviewScreen
+    from smalltown.tui.screens.forms import AskScreen, BreakpointsScreen, EditObjectScreen
+    from smalltown.tui.screens.inspector import InspectorScreen
+    from smalltown.tui.screens.interview import InterviewScreen
     from smalltown.world.load import load_world
 
     world = load_world(hostile_world(tmp_path, NAME))
@@ -474,7 +474,8 @@ async def test_the_tui_shows_names_from_a_world_and_its_own_notes_as_text(tmp_pa
 
 
 async def test_the_replay_shows_a_stranger_save_as_text(stranger):
-    from smalltown.tui.replay import MemoriesScreen, ReplayApp
+    from smalltown.tui.replay import ReplayApp
+    from smalltown.tui.screens.memories import MemoriesScreen
 
     app = ReplayApp(stranger)
     async with app.run_test(size=(220, 60)) as pilot:
@@ -499,7 +500,7 @@ async def test_the_tui_interview_shows_a_model_answer_as_text(tmp_path):
     from smalltown.scripted import ScriptedBackend
     from smalltown.sim.simulation import Simulation
     from smalltown.tui.app import SmalltownApp
-    from smalltown.tui.interview import InterviewScreen
+    from smalltown.tui.screens.interview import InterviewScreen
     from smalltown.world.load import load_world
 
     world = load_world(TINY)

@@ -16,7 +16,7 @@ from textual.widgets import Static
 
 from helpers import tiny_sim, wait_until
 from smalltown.tui.app import SmalltownApp
-from smalltown.tui.help import HelpScreen
+from smalltown.tui.screens.help import HelpScreen
 
 
 def clock_text(app: SmalltownApp) -> str:
@@ -103,9 +103,9 @@ def test_screen_paused_at_tick_0(snap_compare, tmp_path: Path, size: tuple[int, 
 
 @pytest.mark.asyncio
 async def test_the_debugger_screens_open_on_the_selected_agent_and_close(tmp_path: Path) -> None:
-    from smalltown.tui.calls import CallsScreen
-    from smalltown.tui.inspector import InspectorScreen
-    from smalltown.tui.timeline import DialogueScreen, TimelineScreen
+    from smalltown.tui.screens.calls import CallsScreen
+    from smalltown.tui.screens.inspector import InspectorScreen
+    from smalltown.tui.screens.timeline import DialogueScreen, TimelineScreen
 
     sim = tiny_sim(tmp_path)
     app = SmalltownApp(sim, start_paused=True)

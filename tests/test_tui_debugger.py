@@ -18,10 +18,10 @@ from smalltown.scripted import ScriptedBackend
 from smalltown.sim.breakpoints import Breakpoint, check
 from smalltown.sim.events import Event
 from smalltown.sim.simulation import TIME_FMT, Simulation
-from smalltown.cli.when import clock_near as until_from
+from smalltown.sim.clock import clock_near as until_from
 from smalltown.tui.app import COMMANDS, SmalltownApp
-from smalltown.tui.forms import AskScreen, BreakpointsScreen, EditObjectScreen
-from smalltown.tui.interview import InterviewScreen
+from smalltown.tui.screens.forms import AskScreen, BreakpointsScreen, EditObjectScreen
+from smalltown.tui.screens.interview import InterviewScreen
 from smalltown.tui.map_view import MapView
 from smalltown.tui.panels import AgentsPanel, EventLog
 from smalltown.tui.runner import SimRunner
@@ -584,7 +584,8 @@ def past_the_first_conversation(tmp_path_factory: pytest.TempPathFactory) -> Pat
 @pytest.mark.asyncio
 async def test_replay_scrubs_back_and_forth_and_shows_the_town_as_it_was(past_the_first_conversation: Path) -> None:
     from smalltown.sim.history import History
-    from smalltown.tui.replay import MemoriesScreen, ReplayApp
+    from smalltown.tui.replay import ReplayApp
+    from smalltown.tui.screens.memories import MemoriesScreen
 
     save = past_the_first_conversation
     before = save.read_bytes()

@@ -26,7 +26,8 @@ from helpers import wait_until
 from smalltown.config import Settings
 from smalltown.scripted import ScriptedBackend
 from smalltown.sim.simulation import Simulation
-from smalltown.tui.inspector import FitTable, InspectorScreen
+from smalltown.tui.screens.inspector import InspectorScreen
+from smalltown.tui.widgets.fit_table import FitTable
 from smalltown.tui.reader import SaveReader
 from smalltown.world.load import load_world
 

@@ -31,9 +31,10 @@ from textual.widgets import Static
 from helpers import run_until_after
 from smalltown.scripted import ScriptedBackend
 from smalltown.sim.simulation import Simulation
-from smalltown.tui.calls import CallDetailScreen, CallsScreen, RowTable
+from smalltown.tui.screens.calls import CallDetailScreen, CallsScreen
+from smalltown.tui.widgets.row_table import RowTable
 from smalltown.tui.reader import SaveReader
-from smalltown.tui.timeline import DialogueScreen, KindPicker, TimelineScreen
+from smalltown.tui.screens.timeline import DialogueScreen, KindPicker, TimelineScreen
 from smalltown.world.load import load_world
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -389,7 +390,8 @@ async def test_dialogue_shows_where_why_and_each_sides_view_and_reloads(tmp_path
 @pytest.mark.asyncio
 async def test_replay_lists_conversations_with_place_reason_and_views(tmp_path: Path) -> None:
     from handmade import ISABELLA, MARIA, HandSave
-    from smalltown.tui.replay import MemoriesScreen, ReplayApp
+    from smalltown.tui.replay import ReplayApp
+    from smalltown.tui.screens.memories import MemoriesScreen
 
     h = HandSave(tmp_path / "talk.sqlite")
     h.talk(60, ISABELLA, MARIA, [(ISABELLA, "Morning! There is a party."), (MARIA, "Oh, when?")],
@@ -486,7 +488,7 @@ def test_the_screens_list_agents_from_a_world_text_nested_2000_deep(tmp_path: Pa
     """The calls and timeline screens order agents as the save's world text does; a stranger's
     text nested too deeply to parse falls back to the agents table's order instead of raising."""
     world_text = "x = " + "[" * 2000 + "]" * 2000
-    from smalltown.tui.calls import agent_names
+    from smalltown.tui.screens.debug import agent_names
 
     path = tmp_path / "s.sqlite"
     Simulation.create(load_world(TINY), path, ScriptedBackend(1)).close()

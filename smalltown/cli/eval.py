@@ -253,7 +253,7 @@ def show_interview(c, r: dict) -> None:
 def ablate(args: argparse.Namespace) -> int:
     from smalltown.cli.common import backend_options
     from smalltown.cli.run import run_headless
-    from smalltown.cli.when import parse_when
+    from smalltown.sim.clock import parse_when
     from smalltown.config import parse_sets
     from smalltown.eval.conditions import SETTINGS, parse_conditions
     from smalltown.eval.report import ablate_doc

@@ -7,7 +7,7 @@ import json
 import sys
 from datetime import timedelta
 
-from smalltown.cli.when import parse_when
+from smalltown.sim.clock import parse_when
 from smalltown.shown import shown
 from smalltown.sim.fork import clock, fork
 from smalltown.store.save import TIME_FMT, Save

@@ -261,7 +261,7 @@ def save_info(path: str, as_json: bool) -> int:
 
 
 def replay(args: argparse.Namespace) -> int:
-    from smalltown.cli.when import parse_when
+    from smalltown.sim.clock import parse_when
     from smalltown.sim.history import History
     from smalltown.tui.replay import run_replay
 

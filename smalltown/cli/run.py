@@ -17,7 +17,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from smalltown.cli.common import backend_options, default_save, default_target
-from smalltown.cli.when import parse_when
+from smalltown.sim.clock import parse_when
 from smalltown.config import Settings, parse_sets
 from smalltown.llm.models import HOW_TO_ADD
 from smalltown.sim.backends import choose_backend, make_backend, make_embedder, make_fallback

@@ -28,24 +28,24 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
-from smalltown.cli.when import clock_near
+from smalltown.sim.clock import clock_near
 from smalltown.llm.tasks import TASKS
 from smalltown.shown import shown
 from smalltown.sim.breakpoints import Breakpoint
 from smalltown.sim.simulation import Simulation
 from smalltown.store.save import is_save
-from smalltown.tui.calls import CallsScreen
-from smalltown.tui.forms import AskScreen, BreakpointsScreen, EditObjectScreen
-from smalltown.tui.help import HelpScreen
-from smalltown.tui.inspector import InspectorScreen
-from smalltown.tui.interview import InterviewScreen
+from smalltown.tui.screens.calls import CallsScreen
+from smalltown.tui.screens.forms import AskScreen, BreakpointsScreen, EditObjectScreen
+from smalltown.tui.screens.help import HelpScreen
+from smalltown.tui.screens.inspector import InspectorScreen
+from smalltown.tui.screens.interview import InterviewScreen
 from smalltown.tui.map_view import MapView
 from smalltown.tui.palette import agent_colours
 from smalltown.tui.panels import ClockBar, EventLog
 from smalltown.tui.reader import SaveReader
 from smalltown.tui.runner import SimRunner
 from smalltown.tui.snapshot import Frame
-from smalltown.tui.timeline import DialogueScreen, TimelineScreen
+from smalltown.tui.screens.timeline import DialogueScreen, TimelineScreen
 from smalltown.tui.town import TownView
 
 SHUTDOWN_WAIT_SECONDS = 10  # how long an exit waits for the worker (a stop cuts off its model call at once)

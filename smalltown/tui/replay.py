@@ -13,15 +13,13 @@ from pathlib import Path
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
-from textual.widgets import Static
 
-from smalltown.cli.when import clock_near
+from smalltown.sim.clock import clock_near
 from smalltown.mind.agent import TALKING
 from smalltown.shown import shown, shown_text
 from smalltown.sim.history import History, StateAt
-from smalltown.tui.forms import AskScreen
+from smalltown.tui.screens.forms import AskScreen
+from smalltown.tui.screens.memories import MemoriesScreen
 from smalltown.tui.palette import agent_colours
 from smalltown.tui.panels import EventLog
 from smalltown.tui.snapshot import AgentView, Frame
@@ -48,30 +46,6 @@ def frame_at(history: History, state: StateAt, events: tuple = (), playing: bool
     changed = frozenset(e.data.get("address") for e in history.events(state.tick, since, kinds=["object"]))
     return Frame(state.tick, state.time, tuple(agents), events, 0, running=playing, speed=speed,
                  until=None, objects=state.objects, changed_objects=changed, save_path=str(history.path))
-
-
-class MemoriesScreen(ModalScreen[None]):
-    """An agent's memory stream as it was at a tick, newest first."""
-
-    DEFAULT_CSS = """
-    MemoriesScreen { align: center middle; }
-    MemoriesScreen > VerticalScroll { width: 100; max-width: 100%; height: 90%; border: round $accent;
-                                      background: $surface; padding: 0 1; }
-    """
-    BINDINGS = [Binding("escape,m", "close", "Close")]
-
-    def __init__(self, title: str, lines: list[Text]) -> None:
-        super().__init__()
-        self._title, self._lines = title, lines
-
-    def compose(self) -> ComposeResult:
-        with VerticalScroll() as box:
-            box.border_title = shown_text(self._title)  # an agent's name: not markup
-            for line in self._lines or [Text("nothing yet", "dim")]:
-                yield Static(line)
-
-    def action_close(self) -> None:
-        self.dismiss(None)
 
 
 class ReplayApp(TownView[None]):

@@ -22,24 +22,6 @@ from smalltown.world.model import World
 
 WHERE_HINT = Text("click a tile (or shift+arrows) to see what is there", "dim")
 
-TOWN_CSS = """
-#body { layout: grid; grid-size: 2 2; grid-columns: 1fr 30; grid-rows: 1fr 8; height: 1fr; }
-#mapbox { height: 1fr; }
-#map { background: #101010; height: 1fr; }
-#where { height: 1; background: $panel; color: $text; padding: 0 1; text-wrap: nowrap;
-         text-overflow: ellipsis; }
-#agents { border-left: vkey $panel-lighten-2; border-top: hkey $panel-lighten-2;
-          border-title-color: $text-muted; padding: 0 0 0 1; }
-#log { column-span: 2; border-top: hkey $panel-lighten-2; border-title-color: $text-muted;
-       padding: 0 1; overflow-x: hidden; scrollbar-gutter: stable; }
-Screen.-narrow.-tall #body { grid-rows: 1fr 14; }
-Screen.-wide #body { grid-columns: 1fr 64; grid-rows: auto 1fr; }
-Screen.-wide #agents { height: auto; max-height: 50vh; }
-Screen.-wide #mapbox { row-span: 2; }
-Screen.-wide #log { column-span: 1; border-left: vkey $panel-lighten-2; }
-#agents, #log { background: $background; scrollbar-background: $background; }
-"""
-
 
 class NoEscapes(LineFilter):
     """The last guard between the save and the terminal: a control character that reached a
@@ -60,7 +42,7 @@ NO_ESCAPES = NoEscapes()  # one instance: strips cache what a filter made of the
 class TownView(App[ReturnType]):
     """An app showing the town. Subclasses set `selected` and `following` and call `_draw`."""
 
-    CSS = TOWN_CSS
+    CSS_PATH = "town.tcss"  # beside this module, and beside its subclasses' (app.py, replay.py)
     # Narrow terminals stack the log under map and agents; wide ones give the side panels a column.
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (140, "-wide")]
     VERTICAL_BREAKPOINTS = [(0, "-short"), (40, "-tall")]  # a taller log when there is room

@@ -23,10 +23,12 @@ from textual.widgets import SelectionList, Static
 from smalltown.shown import shown, shown_text
 from smalltown.sim.events import KINDS
 from smalltown.store.conversations import Conversation
-from smalltown.tui.calls import (Col, DebugScreen, Keyed, RowTable, agent_column, agent_names, cycle, fit,
-                                 keys_line, long_stamp, max_id, short_name, stamp, title_line)
 from smalltown.tui.palette import agent_colours
 from smalltown.tui.reader import EventRow, SaveReader
+from smalltown.tui.screens.debug import (DebugScreen, agent_column, agent_names, cycle, fit, keys_line, long_stamp,
+                                         max_id, short_name, stamp, title_line)
+from smalltown.tui.widgets.fit_table import Col
+from smalltown.tui.widgets.row_table import Keyed, RowTable
 
 HIDDEN_BY_DEFAULT = frozenset({"perceived"})  # every agent perceives every tick: they drown the rest
 KIND_STYLES = {
@@ -183,14 +185,7 @@ class KindPicker(ModalScreen[frozenset[str]]):
     """The kinds of event the timeline shows: enter (or a click) toggles one, a all / none,
     escape or k closes."""
 
-    DEFAULT_CSS = """
-    KindPicker { align: center middle; }
-    KindPicker > Vertical { width: 34; height: auto; max-height: 100%; border: round $accent;
-                            background: $surface; padding: 0 1; }
-    KindPicker SelectionList, KindPicker SelectionList:focus { height: auto; max-height: 100%;
-        border: none; padding: 0; background: $surface; }
-    KindPicker Static { color: $text-muted; }
-    """
+    CSS_PATH = "timeline.tcss"
     BINDINGS = [
         Binding("escape,k", "close", "Close"),
         Binding("a", "all", "All / none"),
@@ -228,11 +223,7 @@ class DialogueScreen(DebugScreen):
     by speaker, then each side's view of the other. a cycles through the agents (only the
     conversations they took part in) and back to all."""
 
-    DEFAULT_CSS = """
-    DialogueScreen #talks { height: 1fr; scrollbar-size-vertical: 1; background: $background; }
-    DialogueScreen .talk { padding: 0 1; margin: 0 0 1 0; }
-    DialogueScreen #empty { padding: 1 2; color: $text-muted; }
-    """
+    CSS_PATH = ["debug.tcss", "timeline.tcss"]  # DebugScreen's and its own
     BINDINGS = [
         Binding("a", "agent(1)", "Agent", show=False),
         Binding("A", "agent(-1)", "Agent back", show=False),

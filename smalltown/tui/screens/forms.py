@@ -22,22 +22,10 @@ from smalltown.shown import shown, shown_text
 from smalltown.sim.breakpoints import BREAK_KINDS, Breakpoint
 from smalltown.world.schema import object_state_problem
 
-FORM_CSS = """
-{name} {{ align: center middle; }}
-{name} > Vertical {{ width: 76; max-width: 100%; height: auto; max-height: 100%;
-                     border: round $accent; background: $surface; padding: 0 1; }}
-{name} Label {{ margin: 1 0 0 0; }}
-{name} .error {{ color: $error; height: auto; }}
-{name} .hint {{ color: $text-muted; height: auto; }}
-{name} Horizontal {{ height: auto; margin: 1 0 0 0; }}
-{name} Button {{ margin: 0 1 0 0; }}
-"""
-
-
 class AskScreen(ModalScreen[str | None]):
     """One line of text, checked before it is accepted: `check` returns what is wrong, or None."""
 
-    DEFAULT_CSS = FORM_CSS.format(name="AskScreen")
+    CSS_PATH = "forms.tcss"
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
     def __init__(self, title: str, label: str, *, value: str = "", placeholder: str = "",
@@ -76,7 +64,7 @@ class AskScreen(ModalScreen[str | None]):
 class EditObjectScreen(ModalScreen[tuple[str, str] | None]):
     """An object's address (completed from the world's objects) and the state to give it."""
 
-    DEFAULT_CSS = FORM_CSS.format(name="EditObjectScreen")
+    CSS_PATH = "forms.tcss"
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
     def __init__(self, objects: dict[str, str], address: str = "") -> None:
@@ -133,12 +121,7 @@ class BreakpointsScreen(ModalScreen[None]):
     """The breakpoints set, and a form to add one. Adding and removing are commands to the
     worker (through `add` and `remove`); the list shows what the last frame says is set."""
 
-    DEFAULT_CSS = FORM_CSS.format(name="BreakpointsScreen") + """
-    BreakpointsScreen > Vertical { width: 96; }
-    BreakpointsScreen DataTable { height: auto; max-height: 12; }
-    BreakpointsScreen Select { width: 1fr; }
-    BreakpointsScreen Input { width: 1fr; }
-    """
+    CSS_PATH = "forms.tcss"
     BINDINGS = [
         Binding("escape", "close", "Close"),
         Binding("delete,x", "remove", "Remove", show=False),

@@ -9,13 +9,9 @@ app calls `reload()` after each tick while the screen is open; `r` re-reads at o
 
 from __future__ import annotations
 
-import json
 import time
-from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Literal, Sequence
 
-from rich.cells import cell_len
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
@@ -23,7 +19,6 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Container, Horizontal, Vertical, VerticalScroll
-from textual.coordinate import Coordinate
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane, Tree
@@ -34,6 +29,10 @@ from smalltown.mind.plan import SLEEPING
 from smalltown.shown import shown, shown_text
 from smalltown.tui.palette import agent_colours
 from smalltown.tui.reader import MemoryRow, SaveReader
+from smalltown.tui.screens.inspector_text import (current_actions, current_block, describe_action, importance_text,
+                                                  kind_text, memory_counts, memory_detail, memory_label, plan_item,
+                                                  save_clock, score, stamp, until)
+from smalltown.tui.widgets.fit_table import Col, FitTable
 from smalltown.world.model import pretty
 
 KINDS = ("observation", "reflection", "plan", "chat")
@@ -46,8 +45,6 @@ FILTER_KEYS: tuple[tuple[str, str | None, str], ...] = (
     ("l", "plan", "p[u]l[/u]an"),
     ("c", "chat", "[u]c[/u]hat"),
 )
-KIND_STYLE = {"observation": "", "reflection": "bold #e599f7", "plan": "#74c0fc", "chat": "#69db7c"}
-SHORT_KIND = {"observation": "obs", "reflection": "refl", "plan": "plan", "chat": "chat"}
 TABS = ("summary", "plan", "memory", "retrievals")
 
 CURRENT = "▶"
@@ -55,236 +52,17 @@ CURRENT_STYLE = "bold #ffe066"
 MEMORY_LIMIT = 200  # records in the memory list, newest first
 RETRIEVAL_LIMIT = 30  # retrievals in the list, newest first
 RELOAD_SECONDS = 0.25  # `reload()` re-reads the save at most this often
-LABEL_CHARS = 240  # a tree label's description is cut here; the detail line below has it whole
-
-
-# --- what is read from the save --------------------------------------------------------------
-
-
-def save_clock(reader: SaveReader) -> tuple[int, str]:
-    """The save's tick and game time ("YYYY-MM-DD HH:MM:SS"), as of its last committed tick."""
-    meta = dict(reader.conn.execute("SELECT key, value FROM meta WHERE key IN ('tick', 'game_time')"))
-    return json.loads(meta.get("tick", "0")), json.loads(meta.get("game_time", '""'))
-
-
-def memory_counts(reader: SaveReader, agent: str) -> dict[str, int]:
-    return dict(reader.conn.execute("SELECT kind, count(*) FROM memories WHERE agent=? GROUP BY kind",
-                                    (agent,)))
-
-
-# --- the plan ----------------------------------------------------------------------------------
-
-
-def _minute_in(plan: dict, when: str) -> int | None:
-    """`when` as minutes from the start of the plan's day (past 1440 on the next day)."""
-    try:
-        t = datetime.fromisoformat(when)
-        day = date.fromisoformat(plan["date"])
-    except (KeyError, TypeError, ValueError):
-        return None
-    return (t.date() - day).days * 1440 + t.hour * 60 + t.minute
-
-
-def current_block(plan: dict | None, action: dict | None) -> int | None:
-    """The index of the block containing the action's start minute, on the plan's own day."""
-    if not plan or not action:
-        return None
-    start = _minute_in(plan, action.get("start", ""))
-    if start is None:
-        return None
-    end = _minute_in(plan, action.get("end", ""))
-    if start < 0 and end is not None and end > 0:
-        start = 0  # begun the day before (asleep since last night): the day's first block
-    for i, b in enumerate(plan.get("blocks", [])):
-        if b["start"] <= start < b["start"] + b["minutes"]:
-            return i
-    return None
-
-
-def current_actions(plan: dict, block: dict, action: dict | None) -> set[int]:
-    """The indexes of the block's actions that the current action covers: the one containing its
-    start minute, and those after it that it runs over (equal actions in a row are done as one)."""
-    if not action or not block.get("actions"):
-        return set()
-    start, end = _minute_in(plan, action.get("start", "")), _minute_in(plan, action.get("end", ""))
-    if start is None:
-        return set()
-    end = max(end if end is not None else start + 1, start + 1)
-    return {i for i, a in enumerate(block["actions"])
-            if a["start"] < end and start < a["start"] + a["minutes"]}
-
-
-def plan_item(item: object) -> str:
-    """An item of the day in broad strokes: [time, activity] (or the text older saves kept)."""
-    if isinstance(item, (list, tuple)) and len(item) == 2:
-        return shown(f"{item[0]} {item[1]}".strip())
-    return shown(item)
-
-
-def describe_action(action: dict) -> str:
-    """"activity @ sector: arena: object", as the paper shows an action."""
-    return shown(f"{action['activity']} @ {pretty(action['address'])}" if action.get("address")
-                 else action.get("activity", ""))
-
-
-def until(action: dict) -> str:
-    start, end = datetime.fromisoformat(action["start"]), datetime.fromisoformat(action["end"])
-    fmt = "%H:%M" if start.date() == end.date() else "%a %H:%M"
-    return f"from {start:%H:%M} until {end:{fmt}}"
-
-
-# --- cells -------------------------------------------------------------------------------------
-
-
-def stamp(created: str, today: str) -> str:
-    """A record's time: the time of day on the save's day, with the date before it otherwise."""
-    return shown(created[11:19] if created[:10] == today else created[5:16])
-
-
-def importance_text(value: int) -> Text:
-    style = "bold #ffa94d" if value >= 7 else ("" if value >= 4 else "dim")
-    return Text(shown(value), style, justify="right")
-
-
-def kind_text(kind: str, short: bool = False) -> Text:
-    return Text(shown(SHORT_KIND.get(kind, kind) if short else kind), KIND_STYLE.get(kind, ""))
-
-
-def score(value: float | None) -> Text:
-    return Text("—" if value is None else f"{value:.3f}", justify="right")
-
-
-def memory_label(m: MemoryRow, today: str, note: str = "") -> Text:
-    """A record as one line of the evidence tree."""
-    text = Text.assemble((f"#{m.id} ", "dim"), kind_text(m.kind), " ", (stamp(m.created, today), "dim"),
-                         " ", (f"★{m.importance}", "#ffa94d" if m.importance >= 7 else "dim"), " ")
-    text.append(shown(m.description if len(m.description) <= LABEL_CHARS else m.description[:LABEL_CHARS] + "…"))
-    if note:
-        text.append(f"  {note}", "italic #ffa94d")
-    return text
-
-
-def memory_detail(m: MemoryRow) -> Text:
-    head = Text.assemble((f"#{m.id} ", "dim"), kind_text(m.kind), (f"  {shown(m.created)}", "dim"),
-                         ("  importance ", "dim"), shown(m.importance))
-    if m.evidence:
-        head.append("  cites ", "dim")
-        head.append(shown(" ".join(map(str, m.evidence))))
-    return Text("\n").join([head, shown_text(m.description)])
-
-
-# --- a table that fits its width -----------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Col:
-    label: str
-    flex: int = 0  # > 0: shares the width the other columns leave, by weight
-    cap: int = 40  # otherwise: as wide as its widest cell, up to this
-    justify: Literal["left", "right"] = "left"
-
-
-class FitTable(DataTable):
-    """A row-cursor DataTable whose flexible columns share the width the others leave, cells cut
-    with an ellipsis rather than the table scrolling sideways. Its rows are kept (`set_rows`) and
-    laid out again when the width changes. Row keys are strings; `cursor_key` is the cursor's."""
-
-    DEFAULT_CSS = """
-    FitTable { scrollbar-gutter: stable; overflow-x: hidden; scrollbar-size-vertical: 1; }
-    """
-    MIN_FLEX = 8
-    CONTEXT_ROWS = 2  # rows shown above a row the cursor is put on
-
-    def __init__(self, columns: Sequence[Col], *, id: str | None = None, classes: str | None = None,
-                 show_header: bool = True) -> None:
-        super().__init__(id=id, classes=classes, cursor_type="row", show_header=show_header,
-                         cursor_foreground_priority="renderable")
-        self._cols = tuple(columns)
-        self._rows: list[tuple[str, tuple[Text, ...]]] = []
-        self._laid_width = -1
-        self._want: str | None = None  # the cursor's row while not laid out yet
-        self._put = False  # and whether it was asked for
-
-    @property
-    def cursor_key(self) -> str | None:
-        if self._laid_width < 0 or not self.row_count:
-            return self._want if self._rows else None
-        try:
-            return self.coordinate_to_cell_key(Coordinate(self.cursor_row, 0)).row_key.value
-        except Exception:
-            return None
-
-    @property
-    def row_keys(self) -> list[str]:
-        return [k for k, _ in self._rows]
-
-    def set_rows(self, rows: Sequence[tuple[str, Sequence[str | Text]]], cursor: str | None = None) -> None:
-        """Replace the rows; the cursor goes to row `cursor` if given, else stays on its row (by
-        key) if that is still there, else goes to the first."""
-        keep = cursor if cursor is not None else self.cursor_key
-        self._rows = [(key, tuple(self._cell(c) for c in cells)) for key, cells in rows]
-        self._lay_out(keep, put=cursor is not None)
-
-    @staticmethod
-    def _cell(value: str | Text) -> Text:
-        text = value.copy() if isinstance(value, Text) else Text(value)
-        text.no_wrap, text.overflow, text.end = True, "ellipsis", ""
-        return text
-
-    def _widths(self, total: int) -> list[int]:
-        widths = [0 if c.flex else min(c.cap, max([cell_len(c.label), *(row[i].cell_len for _, row in self._rows)]))
-                  for i, c in enumerate(self._cols)]
-        flex = [i for i, c in enumerate(self._cols) if c.flex]
-        if flex:
-            left = total - sum(widths) - 2 * self.cell_padding * len(self._cols)
-            weight = sum(self._cols[i].flex for i in flex)
-            shares = [left * self._cols[i].flex // weight for i in flex]
-            shares[-1] += left - sum(shares)
-            for i, share in zip(flex, shares):
-                widths[i] = max(self.MIN_FLEX, share)
-        return widths
-
-    def _lay_out(self, keep: str | None, put: bool = False) -> None:
-        width = self.scrollable_content_region.width
-        if width <= 0:  # not laid out yet, or hidden: on_resize does it
-            self._want, self._put, self._laid_width = keep, put, -1
-            return
-        self._laid_width, self._put = width, False
-        scroll_y = self.scroll_y
-        self.clear(columns=True)
-        for c, w in zip(self._cols, self._widths(width)):
-            self.add_column(Text(c.label, justify=c.justify, no_wrap=True, overflow="ellipsis"), width=w)
-        for key, cells in self._rows:
-            self.add_row(*cells, key=key)
-        keys = self.row_keys
-        row = keys.index(keep) if keep in keys else 0
-        if self._rows:
-            self.move_cursor(row=row, scroll=False)
-            self.call_after_refresh(self._reveal, put, scroll_y)
-            # the cursor may not have moved (row 0 again), so say which row is highlighted now
-            self.post_message(self.RowHighlighted(self, row, self.coordinate_to_cell_key(Coordinate(row, 0)).row_key))
-
-    def _reveal(self, put: bool = False, y: float | None = None, tries: int = 20) -> None:
-        """Scroll back to `y`, then so that the cursor's row shows, with a few rows above it (what
-        comes after it shows too); a row asked for (`put`) is always scrolled to like that."""
-        if self.virtual_size.height < self.row_count and tries:  # rows are measured when idle
-            self.call_after_refresh(self._reveal, put, y, tries - 1)
-            return
-        if not self.row_count:
-            return
-        if y is not None and not put:
-            self.scroll_to(y=y, animate=False, immediate=True)
-        shown = self.scrollable_content_region.height - (self.header_height if self.show_header else 0)
-        row, top = self.cursor_row, round(self.scroll_y)
-        if put or not top <= row < top + shown:
-            above = max(0, min(self.CONTEXT_ROWS, shown - 1))
-            self.scroll_to(y=max(0, row - above), animate=False, immediate=True)
-
-    def on_resize(self) -> None:
-        if self.scrollable_content_region.width != self._laid_width:
-            self._lay_out(self.cursor_key, put=self._put)
-        else:  # shorter or taller: keep the cursor in view
-            self.call_after_refresh(self._reveal)
+# the tables' columns: the plan's blocks and a block's actions, the memory list, retrievals and their results
+BLOCK_COLUMNS = (Col("mark", ""), Col("start", "start"), Col("min", "min", right=True), Col("activity", "activity", flex=3),
+                 Col("place", "place", flex=2))
+ACTION_COLUMNS = (Col("mark", ""), Col("start", "start"), Col("min", "min", right=True), Col("activity", "activity", flex=1))
+MEMORY_COLUMNS = (Col("time", "time"), Col("kind", "kind"), Col("imp", "imp", right=True),
+                  Col("description", "description", flex=1), Col("evidence", "evidence", cap=12))
+RETRIEVAL_COLUMNS = (Col("time", "time"), Col("purpose", "purpose"), Col("n", "n", right=True), Col("query", "query", flex=1))
+RESULT_COLUMNS = (Col("id", "id", right=True), Col("kind", "kind"),
+                  Col("recency", "recency", right=True), Col("importance", "importance", right=True),
+                  Col("relevance", "relevance", right=True), Col("total", "total", right=True),
+                  Col("description", "description", flex=1))
 
 
 # --- the screen --------------------------------------------------------------------------------
@@ -296,53 +74,7 @@ class InspectorScreen(Screen[None]):
 
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
     VERTICAL_BREAKPOINTS = [(0, "-short"), (40, "-tall")]
-    DEFAULT_CSS = """
-    InspectorScreen #ins-bar { dock: top; height: 1; background: $panel; }
-    InspectorScreen #ins-name { width: auto; padding: 0 1; text-wrap: nowrap; }
-    InspectorScreen #ins-clock { width: 1fr; padding: 0 1; text-align: right; text-wrap: nowrap;
-                                 text-overflow: ellipsis; }
-    InspectorScreen TabbedContent { height: 1fr; }
-    InspectorScreen TabbedContent > ContentSwitcher { height: 1fr; }
-    InspectorScreen TabPane { height: 1fr; padding: 0; }
-    InspectorScreen .part { border-top: hkey $panel-lighten-2; border-title-color: $text-muted;
-                            background: $background; }
-    InspectorScreen DataTable, InspectorScreen Tree { background: $background;
-                                                      scrollbar-background: $background; }
-
-    #summary-scroll { padding: 0 1; }
-
-    #plan-grid { layout: grid; grid-size: 1 3; grid-rows: auto 1fr auto; height: 1fr; }
-    #plan-day { height: auto; max-height: 5; padding: 0 1; scrollbar-size-vertical: 1; }
-    #plan-blocks { height: 1fr; }
-    #plan-actions { height: auto; max-height: 9; }
-    InspectorScreen.-tall #plan-day { max-height: 12; }
-    InspectorScreen.-wide #plan-grid { grid-size: 2 2; grid-columns: 2fr 3fr; grid-rows: auto 1fr; }
-    InspectorScreen.-wide #plan-day { max-height: 100%; }
-    InspectorScreen.-wide #plan-blocks { row-span: 2; border-left: vkey $panel-lighten-2; }
-    InspectorScreen.-wide #plan-actions { height: 1fr; max-height: 100%; }
-
-    #mem-filter { height: 1; padding: 0 1; background: $panel; text-wrap: nowrap; text-overflow: ellipsis; }
-    #mem-body { height: 1fr; }
-    #mem-table { height: 1fr; }
-    #evidence { height: 1fr; display: none; overflow-x: hidden; scrollbar-size-vertical: 1; }
-    #mem-body.-open #evidence { display: block; }
-    /* the tree's lines are long: beside the list only when there are too few rows to stack */
-    InspectorScreen.-wide.-short #mem-body { layout: horizontal; }
-    InspectorScreen.-wide.-short #mem-table { width: 1fr; }
-    InspectorScreen.-wide.-short #evidence { width: 1fr; border-top: none; border-left: vkey $panel-lighten-2; }
-    #mem-detail { height: auto; max-height: 5; padding: 0 1; }
-    InspectorScreen.-tall #mem-detail { max-height: 10; }
-
-    #ret-body { height: 1fr; }
-    #ret-list { height: 1fr; }
-    #ret-detail { height: 2fr; }
-    #ret-query { height: auto; max-height: 3; padding: 0 1; }
-    #ret-results { height: 1fr; }
-    InspectorScreen.-tall #ret-query { max-height: 6; }
-    InspectorScreen.-wide #ret-body { layout: horizontal; }
-    InspectorScreen.-wide #ret-list { width: 2fr; height: 1fr; }
-    InspectorScreen.-wide #ret-detail { width: 3fr; height: 1fr; border-left: vkey $panel-lighten-2; }
-    """
+    CSS_PATH = "inspector.tcss"
     BINDINGS = [
         Binding("escape", "close", "Close"),
         Binding("r", "refresh", "Refresh"),
@@ -387,28 +119,21 @@ class InspectorScreen(Screen[None]):
                 with Container(id="plan-grid"):
                     with VerticalScroll(id="plan-day", classes="part"):
                         yield Static(id="plan-items")
-                    yield FitTable([Col(""), Col("start"), Col("min", justify="right"), Col("activity", flex=3),
-                                    Col("place", flex=2)], id="plan-blocks", classes="part")
-                    yield FitTable([Col(""), Col("start"), Col("min", justify="right"), Col("activity", flex=1)],
-                                   id="plan-actions", classes="part", show_header=False)
+                    yield FitTable(BLOCK_COLUMNS, id="plan-blocks", classes="part")
+                    yield FitTable(ACTION_COLUMNS, id="plan-actions", classes="part", show_header=False)
             with TabPane("Memory", id="memory"):
                 with Vertical():
                     yield Static(id="mem-filter")
                     with Container(id="mem-body"):
-                        yield FitTable([Col("time"), Col("kind"), Col("imp", justify="right"),
-                                        Col("description", flex=1), Col("evidence", cap=12)], id="mem-table")
+                        yield FitTable(MEMORY_COLUMNS, id="mem-table")
                         yield Tree[MemoryRow | None](Text("evidence"), id="evidence", classes="part")
                     yield Static(id="mem-detail", classes="part")
             with TabPane("Retrievals", id="retrievals"):
                 with Container(id="ret-body"):
-                    yield FitTable([Col("time"), Col("purpose"), Col("n", justify="right"), Col("query", flex=1)],
-                                   id="ret-list")
+                    yield FitTable(RETRIEVAL_COLUMNS, id="ret-list")
                     with Vertical(id="ret-detail", classes="part"):
                         yield Static(id="ret-query")
-                        yield FitTable([Col("id", justify="right"), Col("kind"),
-                                        Col("recency", justify="right"), Col("importance", justify="right"),
-                                        Col("relevance", justify="right"), Col("total", justify="right"),
-                                        Col("description", flex=1)], id="ret-results")
+                        yield FitTable(RESULT_COLUMNS, id="ret-results")
         yield Footer()
 
     def on_mount(self) -> None:

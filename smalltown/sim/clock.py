@@ -1,4 +1,4 @@
-"""Parse game times given on the command line: absolute, a clock time, or relative to now."""
+"""Game times as a user writes them (command line, TUI): absolute, a clock time, or relative."""
 
 from __future__ import annotations
 

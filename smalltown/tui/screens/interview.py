@@ -22,14 +22,7 @@ Ask = Callable[[str, str, Callable[[object], None]], None]  # (question, persona
 
 
 class InterviewScreen(Screen[None]):
-    DEFAULT_CSS = """
-    InterviewScreen #head { height: 1; background: $panel; padding: 0 1; text-style: bold; }
-    InterviewScreen Horizontal { height: 3; }
-    InterviewScreen Horizontal Label { padding: 1 1 0 1; width: auto; }
-    InterviewScreen #persona { width: 1fr; }
-    InterviewScreen #chat { height: 1fr; border: round $panel-lighten-2; padding: 0 1; }
-    InterviewScreen #question { dock: bottom; }
-    """
+    CSS_PATH = "interview.tcss"
     BINDINGS = [Binding("escape", "close", "Back")]
 
     def __init__(self, agent: str, ask: Ask, colour: str = "white") -> None:

@@ -46,12 +46,7 @@ KEYS: tuple[tuple[str, str], ...] = (
 
 
 class HelpScreen(ModalScreen[None]):
-    DEFAULT_CSS = """
-    HelpScreen { align: center middle; }
-    HelpScreen > VerticalScroll { width: 74; max-width: 100%; height: auto; max-height: 100%;
-                                  border: round $accent; background: $surface; padding: 0 1; }
-    HelpScreen Static { width: 1fr; height: auto; }
-    """
+    CSS_PATH = "help.tcss"
     BINDINGS = [
         Binding("escape", "close", "Close"),
         Binding("question_mark", "close", "Close", show=False),

@@ -1,0 +1,1 @@
+"""The TUI's own widgets, one job each (as Textual's own `textual.widgets`)."""
