@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 from pathlib import Path
 
-from smalltown.store.errors import SaveError, read_only, read_only_message
+from smalltown.store.errors import SaveError, explain, read_only, read_only_message
 from smalltown.store.lock import SaveBusy, WriterLock, lock_file
 from smalltown.store.reading import connect_reader
 
@@ -124,3 +125,40 @@ def _fsync(path: Path) -> None:
     finally:
         os.close(fd)
 
+
+
+def vacuum(path: Path) -> None:
+    """Rewrite a save (not open elsewhere) without free pages: a cut-back copy's deleted rows
+    leave no trace in the file (a fork, see sim/fork.py)."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        conn.execute("VACUUM")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        conn.close()
+
+
+def write_stripped(conn: sqlite3.Connection, out: Path, drop: tuple[str, ...], note: dict, dst: Path) -> dict[str, int]:
+    """The save read through `conn` copied into the new file `out` without the rows of the tables
+    `drop` (those it has), noted in meta `stripped` as `note` plus what was dropped; one file to
+    share (no log beside it). Returns the rows dropped per table; an SQLite error is a SaveError
+    naming `dst`, where the copy is going."""
+    try:
+        db = sqlite3.connect(out, isolation_level=None)
+        try:
+            conn.backup(db)
+            tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            dropped = {t: db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in drop if t in tables}
+            db.execute("BEGIN")
+            for t in dropped:
+                db.execute(f"DELETE FROM {t}")
+            db.execute("INSERT INTO meta(key, value) VALUES ('stripped', ?) ON CONFLICT(key) DO UPDATE "
+                       "SET value=excluded.value", (json.dumps({**note, "dropped": dropped}),))
+            db.execute("COMMIT")
+            db.execute("VACUUM")
+            db.execute("PRAGMA journal_mode=DELETE")  # one file to share, no -wal beside it
+        finally:
+            db.close()
+    except sqlite3.Error as e:
+        raise SaveError(explain(dst, e)) from None
+    return dropped

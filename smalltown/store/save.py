@@ -5,7 +5,6 @@ copy.py (copies, a new file built aside), snapshots.py (rewinding), errors.py.""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 from contextlib import contextmanager
@@ -21,10 +20,11 @@ from smalltown.store.conversations import Conversation
 from smalltown.store.copy import Aside, take_lock
 from smalltown.store.errors import SaveError, explain, read_only, read_only_message
 from smalltown.store.lock import WriterLock
+from smalltown.store.reader import Reader
 from smalltown.store.reading import connect_reader
 from smalltown.store.schema import MIGRATIONS, SCHEMA_VERSION
 from smalltown.store.schema import create_schema as _create_schema  # (a test kills a build in it, by this name)
-from smalltown.store.snapshots import (accessed_at, agent_rows_at, build_snapshot, cut_back, has_table, read_snapshot,
+from smalltown.store.snapshots import (accessed_at, agent_rows_at, build_snapshot, cut_back, read_snapshot,
                                        snapshot_list)
 
 # the names other packages have imported from here, where they live now
@@ -282,6 +282,10 @@ class Save:
         """rows: (last_accessed, id): retrieval updates a record's last access."""
         self.conn.executemany("UPDATE memories SET last_accessed=? WHERE id=?", rows)
 
+    def complete_memories(self, rows: Iterable[tuple[int, bytes, int]]) -> None:
+        """rows: (importance, embedding, id): a schema-1 save's seed memories, rated and embedded."""
+        self.conn.executemany("UPDATE memories SET importance=?, embedding=? WHERE id=?", rows)
+
     def memories(self) -> Iterator[tuple]:
         """(id, agent, kind, description, created, last_accessed, importance, embedding, evidence)"""
         yield from self.conn.execute(
@@ -354,28 +358,11 @@ class Save:
 
     def count(self, table: str) -> int:
         """Rows of `table`; 0 for a table an older save does not have."""
-        assert table in {"agents", "objects", "memories", "events", "llm_calls", "retrievals", "embeddings",
-                         "snapshots", "conversations"}
-        if not has_table(self.conn, table):
-            return 0
-        return self.conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+        return Reader(self.conn).count(table)
 
     def digest(self) -> str:
-        """A fingerprint of the simulation state: clock, agents, objects, memories. Not the call
-        log (timings differ between runs) and not the event log (a record, not state)."""
-        h = hashlib.sha256()
-        queries = (
-            "SELECT key, value FROM meta WHERE key IN ('tick', 'game_time') ORDER BY key",
-            "SELECT name, x, y, dest, action, address, state FROM agents ORDER BY name",
-            "SELECT address, state FROM objects ORDER BY address",
-            "SELECT agent, kind, description, created, last_accessed, importance, hex(embedding), "
-            "evidence FROM memories ORDER BY id",
-        )
-        for q in queries:
-            for row in self.conn.execute(q):
-                h.update(json.dumps(row).encode())
-                h.update(b"\n")
-        return h.hexdigest()
+        """A fingerprint of the simulation state (see Reader.digest)."""
+        return Reader(self.conn).digest()
 
     # --- snapshots (schema 3): rewinding and forking ------------------------------------------
 

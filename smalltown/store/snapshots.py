@@ -145,11 +145,13 @@ def snapshot_list(conn: sqlite3.Connection) -> list[tuple[int, str]]:
     return conn.execute("SELECT tick, time FROM snapshots ORDER BY tick").fetchall()
 
 
-def read_snapshot(conn: sqlite3.Connection, tick: int) -> dict | None:
+def read_snapshot(conn: sqlite3.Connection, tick: int, where: str | None = None) -> dict | None:
+    """The snapshot at exactly `tick`, decoded; a damaged one is a SaveError naming `where` (by
+    default its row)."""
     if not has_snapshots(conn):
         return None
     row = conn.execute("SELECT state FROM snapshots WHERE tick = ?", (tick,)).fetchone()
-    return decode_snapshot(row[0], f"snapshots row {tick}") if row else None
+    return decode_snapshot(row[0], where or f"snapshots row {tick}") if row else None
 
 
 def snapshot_at_or_before(conn: sqlite3.Connection, tick: int) -> dict | None:
