@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import sqlite3
 import sys
 from pathlib import Path
 
 from smalltown.shown import shown
-from smalltown.store.save import Aside, Save, SaveError, explain
+from smalltown.store.copy import Aside, write_stripped
+from smalltown.store.save import Save, SaveError
 
 
 def world_pack(args: argparse.Namespace) -> int:
@@ -68,25 +68,9 @@ def strip_save(src: Path, dst: Path, keep_retrievals: bool = False) -> dict[str,
         save.close()
         raise
     try:
-        out = sqlite3.connect(aside.tmp, isolation_level=None)
-        try:
-            save.conn.backup(out)
-            tables = {r[0] for r in out.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-            drop = [t for t in (*STRIPPED, *(() if keep_retrievals else ("retrievals",))) if t in tables]
-            dropped = {t: out.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in drop}
-            out.execute("BEGIN")
-            for t in drop:
-                out.execute(f"DELETE FROM {t}")
-            out.execute("INSERT INTO meta(key, value) VALUES ('stripped', ?) ON CONFLICT(key) DO UPDATE "
-                        "SET value=excluded.value", (json.dumps({"from": src.name, "dropped": dropped}),))
-            out.execute("COMMIT")
-            out.execute("VACUUM")
-            out.execute("PRAGMA journal_mode=DELETE")  # one file to share, no -wal beside it
-        finally:
-            out.close()
+        drop = (*STRIPPED, *(() if keep_retrievals else ("retrievals",)))
+        dropped = write_stripped(save.conn, aside.tmp, drop, {"from": src.name}, dst)
         aside.place()
-    except sqlite3.Error as e:
-        raise SaveError(explain(dst, e)) from None
     finally:
         aside.close()
         save.close()

@@ -23,6 +23,7 @@ from smalltown.llm.models import HOW_TO_ADD
 from smalltown.sim.backends import choose_backend, make_backend, make_embedder, make_fallback
 from smalltown.shown import shown, shown_text
 from smalltown.sim.simulation import TIME_FMT, Simulation
+from smalltown.store.reader import Reader
 from smalltown.store.save import Save, SaveError, copy_save, is_save
 from smalltown.world.load import load_world, load_world_text
 
@@ -263,11 +264,11 @@ def summarise(console: Console, sim: Simulation, start: datetime, start_tick: in
     t.add_row("save", shown_text(sim.save.path))
     t.add_row("backend", shown_text(f"{sim.backend.name} ({sim.backend.model})" if sim.backend.model != sim.backend.name
               else sim.backend.name))
-    calls = sim.save.conn.execute("select count(*), sum(note != ''), sum(prompt_tokens), sum(cached_tokens) "
-                                  "from llm_calls where tick > ?", (start_tick,)).fetchone()
-    if calls[0]:
-        cached = f", {calls[3] / calls[2]:.0%} of prompt tokens from cache" if calls[2] else ""
-        t.add_row("model calls", f"{calls[0]:,} ({calls[1]} with a fallback or note{cached})")
+    calls = Reader(sim.save.conn).call_totals(start_tick)
+    if calls.calls:
+        cached = f", {calls.cached_tokens / calls.prompt_tokens:.0%} of prompt tokens from cache" \
+            if calls.prompt_tokens else ""
+        t.add_row("model calls", f"{calls.calls:,} ({calls.noted} with a fallback or note{cached})")
     t.add_row("game time", f"{start:%Y-%m-%d %H:%M:%S} → {now:%Y-%m-%d %H:%M:%S} ({tick - start_tick} ticks)")
     t.add_row("wall time", f"{wall:.1f} s ({game / wall if wall else 0:,.0f} game seconds per second)")
     t.add_row("events", ", ".join(f"{k} {v}" for k, v in kinds.most_common()) or "none")

@@ -11,15 +11,17 @@ from functools import cached_property
 from pathlib import Path
 
 from smalltown.eval import EvalError
-from smalltown.store.conversations import partners_of_chats
-from smalltown.store.save import TIME_FMT, Save, is_save
-from smalltown.store.save import copy_save as store_copy
+from smalltown.store.checks import is_save
+from smalltown.store.copy import copy_save as store_copy
+from smalltown.store.reader import Reader
+from smalltown.store.save import Save
+from smalltown.store.schema import TIME_FMT
 from smalltown.world.load import load_world_text
 from smalltown.world.model import World
 
 
 def copy_save(src: str | Path, dst: str | Path) -> Path:
-    """The save copied for eval to work on (store.save.copy_save): the original is never changed."""
+    """The save copied for eval to work on (store.copy.copy_save): the original is never changed."""
     src = Path(src)
     if not src.exists():
         raise EvalError(f"{src}: no such save")
@@ -110,18 +112,16 @@ def read_town(save: Save, news_from: World | None = None) -> Town:
             raise EvalError(f"{news_from.source} names agents or places this save's world does not have: "
                             f"{', '.join(missing)}")
         world.facts, world.gatherings = list(news_from.facts), list(news_from.gatherings)
-    conn = save.conn
+    reader = Reader(save.conn)
     # who a chat was with: the conversation whose summary it is (the conversations table; for an
     # older save read as it is, as its migration would rebuild them); else a line said then
-    chatted = partners_of_chats(conn)
+    chatted = reader.chat_partners()
     talked: dict[tuple[str, str], str] = {}  # (agent, time) -> the other side of that tick's conversation
     asked: set[tuple[str, str, str]] = set()  # (agent, time, record text) an interview left
     whispers: set[int] = set()
     moves: list[tuple[datetime, str, str | None]] = []
-    for time, agent, kind, data in conn.execute(
-            "SELECT time, agent, kind, data FROM events WHERE kind IN ('said', 'interviewed', 'whispered', "
-            "'entered') ORDER BY id"):
-        d = json.loads(data or "{}")
+    for e in reader.events(kinds=("said", "interviewed", "whispered", "entered")):
+        time, agent, kind, d = e.time, e.agent, e.kind, e.data
         if kind == "said" and d.get("to"):
             talked[(agent, time)] = d["to"]
             talked[(d["to"], time)] = agent
@@ -135,15 +135,15 @@ def read_town(save: Save, news_from: World | None = None) -> Town:
             moves.append((_time(time), agent, d.get("arena")))
     memories: list[Mem] = []
     partner: dict[int, str | None] = {}
-    for mid, agent, kind, text, created, evidence in conn.execute(
-            "SELECT id, agent, kind, description, created, evidence FROM memories ORDER BY id"):
-        if kind == "chat" and (agent, created, text) in asked:
+    for m in reader.memories():
+        if m.kind == "chat" and (m.agent, m.created, m.description) in asked:
             continue  # the measurement's own footprint, not something the agent learned
-        memories.append(Mem(mid, agent, kind, text, _time(created), tuple(json.loads(evidence or "[]"))))
+        memories.append(Mem(m.id, m.agent, m.kind, m.description, _time(m.created), m.evidence))
     # What an agent noted but has not filed yet (filed, rated, when its memory is next used) is
     # known to it all the same: such records get ids below zero.
-    for agent, state in conn.execute("SELECT name, state FROM agents"):
-        for kind, text, when, evidence in json.loads(state or "{}").get("pending", []):
+    for a in reader.agent_rows():
+        agent = a.name
+        for kind, text, when, evidence in json.loads(a.state or "{}").get("pending", []):
             memories.append(Mem(-len(memories) - 1, agent, kind, text, datetime.fromisoformat(when), tuple(evidence)))
     memories.sort(key=lambda m: (m.created, m.id))
     town = Town(world, _time(save.meta("game_time")), memories, partner, whispers, moves)

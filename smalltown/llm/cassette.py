@@ -27,8 +27,8 @@ from smalltown.llm.backend import DEFAULT_CONTEXT, Answer, Backend, BackendUnava
 from smalltown.llm.schema import max_answer_tokens
 from smalltown.llm.tasks import TASKS, Task
 from smalltown.llm.validate import UnusableAnswer
-from smalltown.store.calls import recorded
-from smalltown.store.save import Save, SaveError
+from smalltown.store.errors import SaveError
+from smalltown.store.reader import Reader
 
 class CassetteMiss(BackendUnavailable):
     """The cassette has no recorded answer for a question (the run's inputs differ)."""
@@ -50,14 +50,14 @@ class CassetteBackend:
         self.replayed = 0
         self.missed = 0
         try:  # opened as every command opens a save: schema untrusted, rows checked (store/validate.py)
-            save = Save.open(path, readonly=True)
+            reader = Reader.open(path)
         except SaveError as e:
             raise CassetteMiss(f"--from: {e}") from None
         try:
-            keyed = save.meta("schema_version") >= 4
-            rows = recorded(save.conn)
+            keyed = reader.meta("schema_version") >= 4
+            rows = reader.recorded_calls()
         finally:
-            save.close()
+            reader.close()
         for rid, _tick, task, _key, _prompt, parsed in rows:  # each answer fits its question, checked now
             problem = _unusable(task, parsed)
             if problem:

@@ -25,7 +25,12 @@ from smalltown.config import Settings, SettingsError
 from smalltown.sim.shapes import state_problem
 from smalltown.store import conversations as conv
 from smalltown.store import validate
-from smalltown.store.save import TIME_FMT, Save, SaveError, decode_snapshot, row_problems, snapshot_rows
+from smalltown.store.checks import row_problems
+from smalltown.store.errors import SaveError
+from smalltown.store.reader import Reader
+from smalltown.store.save import Save
+from smalltown.store.schema import TIME_FMT
+from smalltown.store.snapshots import decode_snapshot, snapshot_rows
 from smalltown.world.errors import WorldError
 from smalltown.world.load import load_world_text
 from smalltown.world.model import GAME_TIME_MAX, World
@@ -78,7 +83,7 @@ def check_save(path: str | Path, integrity: bool = True) -> CheckReport:
     try:
         if integrity:
             try:
-                rows = [r[0] for r in save.conn.execute("PRAGMA integrity_check(50)")]
+                rows = Reader(save.conn).integrity(50)
             except sqlite3.DatabaseError as e:  # damage the check itself trips over
                 rows = [str(e)]
             if rows != ["ok"]:
@@ -172,18 +177,18 @@ def _check_rows(save: Save, p: _Problems, counts: dict[str, int]) -> World | Non
     counts["agents"] = len(names)
     counts["objects"] = _check_objects(save, world, p)
     counts["memories"] = _check_memories(save, names, now, p)
-    tables = {r[0] for r in save.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    reader = Reader(save.conn)
+    tables = reader.tables()
     if "conversations" in tables:
         _check_conversations(save, world, {a.name for a in world.agents} if world else names, now, p)
     for table in ("events", "llm_calls", "retrievals", "conversations"):
         if table not in tables:
             continue  # retrievals: since schema 2; conversations: since schema 4
-        n, last = save.conn.execute(f"SELECT count(*), max(tick) FROM {table}").fetchone()
+        n, last = reader.log_extent(table)
         counts[table] = n
         if tick is not None and last is not None and last > tick:
             p.add(table, f"{table}: rows from tick {last}, after the save's tick {tick}")
-    for agent, n in save.conn.execute(
-            "SELECT agent, count(*) FROM events WHERE agent IS NOT NULL GROUP BY agent"):
+    for agent, n in reader.event_counts_by_agent():
         if names and agent not in names:
             p.add("events", f"events: {n} events of an unknown agent {agent!r}")
     if world is not None:
@@ -235,15 +240,16 @@ def _time(text: object) -> datetime | None:
 
 
 def _check_agents(save: Save, world: World | None, p: _Problems) -> set[str]:
-    rows = save.conn.execute("SELECT name, x, y, dest, address, state FROM agents ORDER BY name").fetchall()
-    names = {r[0] for r in rows}
+    rows = Reader(save.conn).agent_rows(by_name=True)
+    names = {r.name for r in rows}
     if world is None:
         return names
     declared = [a.name for a in world.agents]
     for name in declared:
         if name not in names:
             p.add("agents", f"agent {name!r}: in the world, missing from the save")
-    for name, x, y, dest, address, state in rows:
+    for r in rows:
+        name, x, y, dest, address, state = r.name, r.x, r.y, r.dest, r.address, r.state
         if name not in declared:
             p.add("agents", f"agent {name!r}: in the save, not in its world")
             continue
@@ -271,7 +277,7 @@ def _check_agents(save: Save, world: World | None, p: _Problems) -> set[str]:
 
 
 def _check_objects(save: Save, world: World | None, p: _Problems) -> int:
-    rows = save.conn.execute("SELECT address, state FROM objects ORDER BY address").fetchall()
+    rows = Reader(save.conn).object_rows()
     for address, state in rows:
         if world is not None and address not in world.objects:
             p.add("objects", f"object {address!r}: not an object of the world")

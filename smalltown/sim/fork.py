@@ -10,12 +10,12 @@ with Simulation.open and goes on from there; re-run with the original as a casse
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from smalltown.store.save import Aside, Save, SaveError, copy_pages
+from smalltown.store.copy import Aside, copy_pages, vacuum
+from smalltown.store.save import Save, SaveError
 from smalltown.world.load import load_world_text
 
 
@@ -57,7 +57,7 @@ def fork(save_path: str | Path, at: datetime | int | None, to_path: str | Path,
             result = _cut(save, src, dst, at)
         finally:
             save.close()
-        _vacuum(aside.tmp)
+        vacuum(aside.tmp)  # no trace of the future cut off is left in free pages
         aside.place()
     finally:
         aside.close()
@@ -105,13 +105,3 @@ def clock(save: Save) -> tuple[datetime, int]:
     world = load_world_text(save.meta("world_source"), save.meta("world_text"),
                             save.meta("map_source"), save.meta("map_text"))
     return world.start, world.step_seconds
-
-
-def _vacuum(path: Path) -> None:
-    """Rewrite the fork without free pages (which would still hold the deleted future)."""
-    conn = sqlite3.connect(path, isolation_level=None)
-    try:
-        conn.execute("VACUUM")
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    finally:
-        conn.close()

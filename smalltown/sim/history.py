@@ -21,7 +21,9 @@ from smalltown.mind.agent import TALKING, Action
 from smalltown.mind.memory import Memory
 from smalltown.sim.events import Event
 from smalltown.store.conversations import Conversation
-from smalltown.store.save import TIME_FMT, Save, decode_snapshot, has_snapshots, has_table
+from smalltown.store.reader import EventRow, Reader
+from smalltown.store.save import Save
+from smalltown.store.schema import TIME_FMT
 from smalltown.world.load import load_world_text
 from smalltown.world.model import Tile
 from smalltown.world.paths import Paths
@@ -82,7 +84,7 @@ class History:
 
         self.save = Save.open(self.path, readonly=True)
         require(self.save, snapshots=True)  # what a replay reads back, checked before the screen opens
-        self.conn = self.save.conn
+        self.reader = Reader(self.save.conn)
         try:
             self.world = load_world_text(self._meta("world_source"), self._meta("world_text"),
                                          self._meta("map_source"), self._meta("map_text"))
@@ -105,8 +107,7 @@ class History:
         self.close()
 
     def _meta(self, key: str, default=None):
-        row = self.conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
-        return json.loads(row[0]) if row else default
+        return self.reader.meta(key, default)
 
     # --- the clock ----------------------------------------------------------------------------
 
@@ -127,9 +128,7 @@ class History:
         return int((when - self.world.start).total_seconds() // self.world.step_seconds)
 
     def snapshot_ticks(self) -> list[int]:
-        if not has_snapshots(self.conn):
-            return []
-        return [t for (t,) in self.conn.execute("SELECT tick FROM snapshots ORDER BY tick")]
+        return self.reader.snapshot_ticks()
 
     # --- the state at a tick ------------------------------------------------------------------
 
@@ -152,21 +151,16 @@ class History:
         return StateAt(tick, self.time_of(tick), agents, dict(cur.objects))
 
     def _base_tick(self, tick: int) -> int:
-        if not has_snapshots(self.conn):
-            return 0
-        row = self.conn.execute("SELECT max(tick) FROM snapshots WHERE tick <= ?", (tick,)).fetchone()
-        return row[0] if row[0] is not None else 0
+        base = self.reader.snapshot_tick_by(tick)
+        return base if base is not None else 0
 
     def _snapshot(self, tick: int) -> dict | None:
         if tick in self._snapshots:
             self._snapshots.move_to_end(tick)
             return self._snapshots[tick]
-        row = None
-        if has_snapshots(self.conn):
-            row = self.conn.execute("SELECT state FROM snapshots WHERE tick = ?", (tick,)).fetchone()
-        if row is None:
+        snap = self.reader.snapshot(tick, str(self.path))
+        if snap is None:
             return None
-        snap = decode_snapshot(row[0], str(self.path))
         self._snapshots[tick] = snap
         while len(self._snapshots) > self._cache_size:
             self._snapshots.popitem(last=False)
@@ -191,25 +185,21 @@ class History:
 
     def _advance(self, cur: _Replay, tick: int) -> None:
         """Bring `cur` forward to the end of `tick`: each tick's events, then one step of walking."""
-        rows = self.conn.execute(
-            f"SELECT id, tick, agent, kind, data FROM events WHERE id > ? AND tick <= ? "
-            f"AND kind IN ({','.join('?' * len(_STATE_KINDS))}) ORDER BY id",
-            (cur.last_event, tick, *_STATE_KINDS)).fetchall()
-        by_tick: dict[int, list] = {}
-        for row in rows:
-            by_tick.setdefault(row[1], []).append(row)
-            cur.last_event = max(cur.last_event, row[0])
+        by_tick: dict[int, list[EventRow]] = {}
+        for e in self.reader.events(kinds=_STATE_KINDS, until=tick, after_id=cur.last_event):
+            by_tick.setdefault(e.tick, []).append(e)
+            cur.last_event = max(cur.last_event, e.id)
         # interventions made after the snapshot, at its own tick: no walking step for them
         self._apply_events(cur, by_tick.pop(cur.tick, []), step=False)
         for t in range(cur.tick + 1, tick + 1):
             self._apply_events(cur, by_tick.get(t, []), step=True)
         cur.tick = max(cur.tick, tick)
 
-    def _apply_events(self, cur: _Replay, rows: list, step: bool) -> None:
+    def _apply_events(self, cur: _Replay, rows: list[EventRow], step: bool) -> None:
         moved: set[str] = set()
         arrived: set[str] = set()
-        for _id, _tick, agent, kind, data in rows:
-            data = json.loads(data or "{}")
+        for e in rows:
+            agent, kind, data = e.agent, e.kind, e.data
             if kind == "object":
                 cur.objects[data["address"]] = data["state"]
             elif agent not in cur.tiles:
@@ -252,37 +242,19 @@ class History:
     def events(self, until: int, since: int = -1, agent: str | None = None,
                kinds: Iterable[str] | None = None, limit: int | None = None) -> list[Event]:
         """Events of ticks in (since, until], oldest first (the latest `limit` when given)."""
-        sql = "SELECT tick, time, agent, kind, text, data FROM events WHERE tick > ? AND tick <= ?"
-        args: list = [since, until]
-        if agent is not None:
-            sql += " AND agent = ?"
-            args.append(agent)
-        if kinds is not None:
-            kinds = list(kinds)
-            sql += f" AND kind IN ({','.join('?' * len(kinds))})"
-            args += kinds
-        sql += " ORDER BY id DESC"
-        if limit is not None:
-            sql += " LIMIT ?"
-            args.append(limit)
-        rows = self.conn.execute(sql, args).fetchall()
-        return [Event(t, tm, a, k, text, json.loads(d or "{}")) for t, tm, a, k, text, d in reversed(rows)]
+        return [Event(e.tick, e.time, e.agent, e.kind, e.text, e.data)
+                for e in self.reader.events(agent=agent, kinds=kinds, since=since, until=until, limit=limit)]
 
     def memories_at(self, agent: str, tick: int) -> list[Memory]:
         """The agent's memories made by the time of `tick`, oldest first, each with its last
         access as of then (from the retrieval log: a record is accessed only by retrievals)."""
         stamp = self.time_of(tick).strftime(TIME_FMT)
-        accessed = dict(self.conn.execute(
-            "SELECT json_extract(j.value, '$.id'), max(r.time) FROM retrievals r, json_each(r.results) j "
-            "WHERE r.agent = ? AND r.tick <= ? GROUP BY 1", (agent, tick))) \
-            if has_table(self.conn, "retrievals") else {}
+        accessed = self.reader.last_access_until(agent, tick)
         out = []
-        for mid, kind, desc, created, importance, evidence in self.conn.execute(
-                "SELECT id, kind, description, created, importance, evidence FROM memories "
-                "WHERE agent = ? AND created <= ? ORDER BY id", (agent, stamp)):
-            last = max(created, accessed.get(mid, created))
-            out.append(Memory(mid, agent, kind, desc, datetime.fromisoformat(created), datetime.fromisoformat(last),
-                              importance or 0, tuple(json.loads(evidence or "[]"))))
+        for m in self.reader.memories(agent=agent, created_by=stamp):
+            last = max(m.created, accessed.get(m.id, m.created))
+            out.append(Memory(m.id, agent, m.kind, m.description, datetime.fromisoformat(m.created),
+                              datetime.fromisoformat(last), m.importance or 0, m.evidence))
         return out
 
     def conversations_until(self, tick: int, agent: str | None = None) -> list[Conversation]:
@@ -290,4 +262,4 @@ class History:
         where, why, who said what, and each side's view of the other. A conversation is written at
         once, at the tick it starts. (A save from before schema 4, read as it is: from its said
         events, without reasons or views.)"""
-        return self.save.conversations(until=tick, agent=agent)
+        return self.reader.conversations(until=tick, agent=agent)

@@ -115,7 +115,7 @@ class Simulation:
             embs[i] = vec
             rows.append((rating, vec.astype(np.float32).tobytes(), m.id))
         with self.save.transaction():
-            self.save.conn.executemany("UPDATE memories SET importance=?, embedding=? WHERE id=?", rows)
+            self.save.complete_memories(rows)
 
     def _restore_counts(self, streams: dict[str, tuple[list[Memory], list]], last_id: int) -> list[int]:
         """Each agent's id counter, from its own latest id (so a resumed run allocates exactly the

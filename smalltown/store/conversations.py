@@ -18,6 +18,8 @@ import sqlite3
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
+from smalltown.store.query import Where, limited
+
 COLUMNS = ("tick", "time", "end_time", "place", "initiator", "other", "reason", "lines", "chats",
            "relationships")
 
@@ -115,16 +117,12 @@ def read_conversations(conn: sqlite3.Connection, until: int | None = None, since
     if not has_conversations(conn):
         convs = [c for c, _ in _from_said(conn, until, since, agent)]
         return convs[-limit:] if limit is not None and limit > 0 else ([] if limit == 0 else convs)
-    where, args = _ticks(until, since)
-    sql = f"SELECT id, {', '.join(COLUMNS)} FROM conversations WHERE 1 = 1{where}"
+    where = _ticks(until, since)
     if agent is not None:
-        sql += " AND (initiator = ? OR other = ?)"
-        args += [agent, agent]
-    sql += " ORDER BY id DESC"
-    if limit is not None:
-        sql += " LIMIT ?"
-        args.append(limit)
-    return [_conversation(r) for r in reversed(conn.execute(sql, args).fetchall())]
+        where.add("(initiator = ? OR other = ?)", agent, agent)
+    lim, args = limited(limit)
+    sql = f"SELECT id, {', '.join(COLUMNS)} FROM conversations{where.sql} ORDER BY id DESC{lim}"
+    return [_conversation(r) for r in reversed(conn.execute(sql, [*where.args, *args]).fetchall())]
 
 
 def conversation(conn: sqlite3.Connection, cid: int) -> Conversation | None:
@@ -190,25 +188,19 @@ def _json_object(text: str | None) -> dict:
 # --- the said events of an older save --------------------------------------------------------------
 
 
-def _ticks(until: int | None, since: int | None) -> tuple[str, list]:
-    """The " AND ..." clause (and its arguments) of rows in the ticks (since, until]."""
-    clauses, args = [], []
-    for op, tick in (("<=", until), (">", since)):
-        if tick is not None:
-            clauses.append(f" AND tick {op} ?")
-            args.append(tick)
-    return "".join(clauses), args
+def _ticks(until: int | None, since: int | None) -> Where:
+    """Rows in the ticks (since, until] (either bound left open when None)."""
+    return Where().at_most("tick", until).above("tick", since)
 
 
 def _said_rows(conn: sqlite3.Connection, until: int | None = None, since: int | None = None,
                agent: str | None = None) -> list[tuple]:
     """(id, tick, time, speaker, text, data) of said events, oldest first."""
-    where, args = _ticks(until, since)
-    sql = f"SELECT id, tick, time, agent, text, data FROM events WHERE kind = 'said'{where}"
+    where = _ticks(until, since).add("kind = 'said'")
     if agent is not None:
-        sql += " AND (agent = ? OR json_extract(data, '$.to') = ?)"
-        args += [agent, agent]
-    return conn.execute(sql + " ORDER BY id", args).fetchall()
+        where.add("(agent = ? OR json_extract(data, '$.to') = ?)", agent, agent)
+    return conn.execute(f"SELECT id, tick, time, agent, text, data FROM events{where.sql} ORDER BY id",
+                        where.args).fetchall()
 
 
 def _group_said(rows: Iterable[tuple]) -> list[tuple[Conversation, list[tuple[int, dict]]]]:

@@ -1,0 +1,111 @@
+"""What opening a save checks before anything in it is used: a save from a stranger is data.
+
+The header (a file cut short), the schema (only the tables and indexes smalltown makes; no
+triggers or views, which run code), the meta values (bounded, JSON) and the rows (store/validate.py).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import struct
+from pathlib import Path
+from typing import Any, Iterator
+
+from smalltown.store import validate as _validate
+from smalltown.store.errors import SaveError
+from smalltown.store.schema import known_schema
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def is_save(path: str | Path) -> bool:
+    try:
+        if not Path(path).is_file():  # a named pipe or a device would be waited on, not read
+            return False
+        with open(path, "rb") as f:
+            return f.read(16) == SQLITE_MAGIC
+    except OSError:
+        return False
+
+
+# A save from a stranger is data. Its meta values are bounded (the world and map texts as their
+# files are, see world/load.py), and it may hold only the tables and indexes smalltown makes.
+META_MAX_CHARS = {"world_text": 1_000_000, "map_text": 4_000_000}
+META_MAX_OTHER = 1_000_000
+META_MAX_ROWS = 10_000
+
+
+def check_header(path: Path) -> None:
+    """A save cut short (a partial download or copy): the header says how long it should be."""
+    with open(path, "rb") as f:
+        header = f.read(100)
+    if len(header) < 100:
+        raise SaveError(f"{path}: truncated: {len(header)} bytes, shorter than an SQLite header")
+    page = struct.unpack(">H", header[16:18])[0]
+    page = 65536 if page == 1 else page
+    change, pages, valid_for = (struct.unpack(">I", header[i:i + 4])[0] for i in (24, 28, 92))
+    for side in (Path(f"{path}-wal"), Path(f"{path}-journal")):
+        if side.exists() and side.stat().st_size > 0:
+            return  # a log SQLite will apply (or roll back) first: the file alone is not the save
+    size = path.stat().st_size
+    if change == valid_for and pages and pages * page > size:
+        raise SaveError(f"{path}: truncated: its header says {pages * page:,} bytes, the file has "
+                        f"{size:,} (an interrupted copy or download?)")
+
+
+
+def check_contents(conn: sqlite3.Connection, path: Path) -> None:
+    """Refuse what smalltown never writes: triggers and views (code that would run when the save
+    is read or written), unknown tables, oversized or non-JSON meta values."""
+    known = known_schema()
+    for kind, name, table in conn.execute("SELECT type, name, tbl_name FROM sqlite_master"):
+        if kind in ("trigger", "view"):
+            raise SaveError(f"{path}: refusing to open: it holds a {kind} {name!r}, and smalltown saves "
+                            f"never do (a {kind} runs code stored in the file)")
+        if name.startswith("sqlite_") or (kind, name) in known:
+            continue
+        # an index someone added is refused too: a UNIQUE one makes a run's writes fail
+        article = "an" if kind == "index" else "a"
+        raise SaveError(f"{path}: refusing to open: it holds {article} {kind} {name!r} that smalltown does not make")
+    if "meta" not in {name for _, name, _ in conn.execute("SELECT type, name, tbl_name FROM sqlite_master")}:
+        raise SaveError(f"{path}: not a smalltown save (no meta table)")
+    rows = conn.execute("SELECT count(*) FROM meta").fetchone()[0]
+    if rows > META_MAX_ROWS:
+        raise SaveError(f"{path}: refusing to open: meta has {rows:,} rows (at most {META_MAX_ROWS:,})")
+    for key, value in conn.execute("SELECT key, value FROM meta"):
+        limit = META_MAX_CHARS.get(key, META_MAX_OTHER)
+        if not isinstance(key, str) or not isinstance(value, str):
+            raise SaveError(f"{path}: meta {key!r}: not text")
+        if len(value) > limit:
+            raise SaveError(f"{path}: refusing to open: meta {key!r} is {len(value):,} characters "
+                            f"(at most {limit:,})")
+        try:
+            json.loads(value)
+        except (ValueError, RecursionError):
+            raise SaveError(f"{path}: meta {key!r} is not valid JSON (or nested too deep)") from None
+
+
+def meta_values(conn: sqlite3.Connection) -> dict[str, Any]:
+    """Every meta value, parsed (after check_contents: each is JSON)."""
+    return {k: json.loads(v) for k, v in conn.execute("SELECT key, value FROM meta")}
+
+
+def row_problems(conn: sqlite3.Connection, version: int, limit: int = 20) -> Iterator[str]:
+    """What is wrong in the meta values and rows of a save (store/validate.py), first to last."""
+    for problem in _validate.meta_problems(meta_values(conn)):
+        yield problem
+    for problem in _validate.problems(conn, version, limit):
+        yield str(problem)
+    sizes = _validate.embedding_sizes(conn)
+    if len(sizes) > 1:
+        yield "memories and embeddings: vectors of different lengths: " + ", ".join(
+            f"{n // 4} numbers ({k:,})" for n, k in sizes)
+
+
+def check_rows(conn: sqlite3.Connection, path: Path, version: int) -> None:
+    """Refuse on the first problem in the rows: a command reads them as the simulation wrote them."""
+    for problem in row_problems(conn, version, limit=1):
+        raise SaveError(f"{path}: refusing to open: {problem}; `smalltown save check {path}` lists "
+                        f"every problem")
+

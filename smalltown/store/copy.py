@@ -1,0 +1,164 @@
+"""Copies of a save, and a new save file made whole or not at all (built aside, moved into place)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from pathlib import Path
+
+from smalltown.store.errors import SaveError, explain, read_only, read_only_message
+from smalltown.store.lock import SaveBusy, WriterLock, lock_file
+from smalltown.store.reading import connect_reader
+
+
+def copy_save(src: str | Path, dst: str | Path) -> Path:
+    """Copy a save through SQLite's backup API, reading the original through a read-only
+    connection: consistent even while the original is being run, which it never changes. The copy
+    is built aside and moved into place whole (see Aside): a copy killed half-way leaves `dst` as
+    it was. Replaces a file at `dst` (the callers ask first)."""
+    src, dst = Path(src), Path(dst)
+    aside = Aside(dst)
+    try:
+        copy_pages(src, aside.tmp)
+        aside.place()
+    finally:
+        aside.close()
+    return dst
+
+
+def copy_pages(src: Path, dst: Path) -> None:
+    """The pages of the save `src`, as of its last commit, into the new file `dst`."""
+    try:
+        a = connect_reader(src)
+    except sqlite3.DatabaseError as e:
+        raise SaveError(f"{src}: cannot be copied ({e})") from None
+    try:
+        b = sqlite3.connect(dst)
+        try:
+            a.backup(b)
+        finally:
+            b.close()
+    except sqlite3.DatabaseError as e:
+        raise SaveError(f"{src}: cannot be copied ({e})") from None
+    finally:
+        a.close()
+
+
+# --- making a save file: one writer, and whole or not at all -------------------------------------
+
+SIDECARS = ("-wal", "-shm", "-journal")  # SQLite's files beside a database
+PARTIAL = ".partial"  # a save being built, beside where it will be
+
+
+def remove_db(path: Path) -> None:
+    """A database file and SQLite's files beside it."""
+    for suffix in ("", *SIDECARS):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+
+def take_lock(path: Path) -> WriterLock:
+    """The save's writer lock (store/lock.py), or a SaveError naming the process that holds it."""
+    try:
+        return WriterLock.take(path)
+    except SaveBusy as e:
+        raise SaveError(f"{path}: another process is writing this save: {e.holder}. One writer at a time: "
+                        f"wait for it to end (or stop it), then try again; reading the save (inspect, "
+                        f"save info, replay) works meanwhile") from None
+    except OSError as e:
+        if read_only(path):  # read-only media: say so, as opening it to write would
+            raise SaveError(read_only_message(path)) from None
+        raise SaveError(f"{path}: cannot take the writer lock {lock_file(path).name} ({e.strerror or e}): "
+                        f"is its folder writable?") from None
+
+
+class Aside:
+    """A new save built under a temporary name beside `dst` (NAME.partial: the same folder, so
+    the same file system) and moved into place by one rename once it is complete. Whatever stops
+    the build (a kill, a full disk, an error), `dst` is as it was or the whole new file, never a
+    part of one. The writer lock of `dst` is held from the start: nobody else writes or builds
+    it meanwhile. A killed build leaves NAME.partial behind; the next build at NAME removes it."""
+
+    def __init__(self, dst: str | Path):
+        self.dst = Path(dst)
+        self.tmp = self.dst.with_name(self.dst.name + PARTIAL)
+        self.placed = False
+        try:
+            self.dst.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise SaveError(f"{self.dst}: cannot make its folder ({e.strerror or e})") from None
+        self.lock = take_lock(self.dst)
+        try:
+            remove_db(self.tmp)
+        except BaseException:
+            self.lock.release()
+            raise
+
+    def place(self) -> None:
+        """Move the finished file into place; every connection to it must be closed (a write-ahead
+        log still beside it would be left behind)."""
+        if any(Path(f"{self.tmp}{s}").exists() and Path(f"{self.tmp}{s}").stat().st_size
+               for s in ("-wal", "-journal")):
+            raise SaveError(f"{self.dst}: the new save is not complete (its log was not folded in)")
+        Path(f"{self.tmp}-shm").unlink(missing_ok=True)
+        try:
+            _fsync(self.tmp)
+            for suffix in SIDECARS:  # the old file's log must never be applied to the new one
+                Path(f"{self.dst}{suffix}").unlink(missing_ok=True)
+            os.replace(self.tmp, self.dst)
+            _fsync(self.dst.parent)
+        except OSError as e:
+            raise SaveError(f"{self.dst}: cannot be written ({e.strerror or e})") from None
+        self.placed = True
+
+    def close(self) -> None:
+        """Done: an unplaced build is removed, and the lock let go."""
+        if not self.placed:
+            remove_db(self.tmp)
+        self.lock.release()
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+
+def vacuum(path: Path) -> None:
+    """Rewrite a save (not open elsewhere) without free pages: a cut-back copy's deleted rows
+    leave no trace in the file (a fork, see sim/fork.py)."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        conn.execute("VACUUM")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        conn.close()
+
+
+def write_stripped(conn: sqlite3.Connection, out: Path, drop: tuple[str, ...], note: dict, dst: Path) -> dict[str, int]:
+    """The save read through `conn` copied into the new file `out` without the rows of the tables
+    `drop` (those it has), noted in meta `stripped` as `note` plus what was dropped; one file to
+    share (no log beside it). Returns the rows dropped per table; an SQLite error is a SaveError
+    naming `dst`, where the copy is going."""
+    try:
+        db = sqlite3.connect(out, isolation_level=None)
+        try:
+            conn.backup(db)
+            tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            dropped = {t: db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in drop if t in tables}
+            db.execute("BEGIN")
+            for t in dropped:
+                db.execute(f"DELETE FROM {t}")
+            db.execute("INSERT INTO meta(key, value) VALUES ('stripped', ?) ON CONFLICT(key) DO UPDATE "
+                       "SET value=excluded.value", (json.dumps({**note, "dropped": dropped}),))
+            db.execute("COMMIT")
+            db.execute("VACUUM")
+            db.execute("PRAGMA journal_mode=DELETE")  # one file to share, no -wal beside it
+        finally:
+            db.close()
+    except sqlite3.Error as e:
+        raise SaveError(explain(dst, e)) from None
+    return dropped

@@ -1,0 +1,299 @@
+"""The one way to read a save: typed rows for every front end and measure (the debugger screens,
+replay, eval, the cassette, `save check`, a run's summary).
+
+A Reader reads through a connection it is given: a Save opened read-only (`Reader.open`, which
+then owns it), or the running simulation's own. It writes nothing. Rows come back as the save
+holds them (times as text, JSON parsed where a reader always wants it parsed); what they mean is
+for the layer above.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+from smalltown.store import calls as _calls
+from smalltown.store import conversations as _conversations
+from smalltown.store.conversations import Conversation
+from smalltown.store.query import Where, limited
+from smalltown.store.snapshots import has_snapshots, has_table, read_snapshot
+
+TABLES = frozenset({"agents", "objects", "memories", "events", "llm_calls", "retrievals", "embeddings",
+                    "snapshots", "conversations"})
+LOGS = ("events", "llm_calls", "retrievals", "conversations")  # the tables whose rows carry a tick
+
+
+@dataclass(frozen=True)
+class AgentRow:
+    name: str
+    x: int
+    y: int
+    dest: str | None  # "[x, y]" of where it walks to
+    action: str | None
+    address: str | None
+    state: str | None  # the mind's state, JSON as stored (a check judges it before it is parsed)
+
+
+@dataclass(frozen=True)
+class MemoryRow:
+    id: int
+    agent: str
+    kind: str
+    description: str
+    created: str
+    importance: int | None
+    evidence: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class EventRow:
+    id: int
+    tick: int
+    time: str
+    agent: str | None
+    kind: str
+    text: str
+    data: dict
+
+
+@dataclass(frozen=True)
+class CallRow:
+    id: int
+    tick: int
+    time: str
+    agent: str
+    task: str
+    prompt_tokens: int
+    cached_tokens: int
+    completion_tokens: int
+    ms: float
+    backend: str
+    note: str
+
+
+@dataclass(frozen=True)
+class CallTotals:
+    """Model calls logged after a tick, in figures."""
+    calls: int
+    noted: int  # calls with a note (a fallback answered, or something to say)
+    prompt_tokens: int
+    cached_tokens: int
+
+
+_MEMORY = "SELECT id, agent, kind, description, created, importance, evidence FROM memories"
+_EVENT = "SELECT id, tick, time, agent, kind, text, data FROM events"
+_CALL = ("SELECT id, tick, time, agent, task, prompt_tokens, cached_tokens, completion_tokens, ms, backend, note "
+         "FROM llm_calls")
+
+
+def _memory(r: tuple) -> MemoryRow:
+    return MemoryRow(r[0], r[1], r[2], r[3], r[4], r[5], tuple(json.loads(r[6] or "[]")))
+
+
+def _event(r: tuple) -> EventRow:
+    return EventRow(r[0], r[1], r[2], r[3], r[4], r[5], json.loads(r[6] or "{}"))
+
+
+class Reader:
+    def __init__(self, conn: sqlite3.Connection, owner: Any = None):
+        self.conn = conn
+        self._owner = owner  # the Save this reader opened, closed with it
+
+    @classmethod
+    def open(cls, path: str | Path) -> "Reader":
+        """The save at `path`, opened as every command opens one to read: its schema untrusted,
+        its rows checked (a SaveError says what is wrong)."""
+        from smalltown.store.save import Save  # (save.py reads through this module: imported late)
+
+        save = Save.open(Path(path), readonly=True)
+        return cls(save.conn, save)
+
+    def close(self) -> None:
+        if self._owner is not None:
+            self._owner.close()
+
+    # --- the save as a whole ------------------------------------------------------------------
+
+    def meta(self, key: str, default: Any = None) -> Any:
+        row = self.conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return json.loads(row[0]) if row else default
+
+    def tables(self) -> set[str]:
+        """The tables the save has (an older or stripped save lacks some)."""
+        return {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+
+    def count(self, table: str) -> int:
+        """Rows of `table`; 0 for a table an older save does not have."""
+        assert table in TABLES
+        if not has_table(self.conn, table):
+            return 0
+        return self.conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+
+    def log_extent(self, table: str) -> tuple[int, int | None]:
+        """(rows, the latest tick among them) of a log table the save has."""
+        assert table in LOGS
+        return self.conn.execute(f"SELECT count(*), max(tick) FROM {table}").fetchone()
+
+    def integrity(self, limit: int = 50) -> list[str]:
+        """SQLite's own check of the file, page by page: ["ok"], or what it found."""
+        return [r[0] for r in self.conn.execute(f"PRAGMA integrity_check({int(limit)})")]
+
+    def digest(self) -> str:
+        """A fingerprint of the simulation state: clock, agents, objects, memories. Not the call
+        log (timings differ between runs) and not the event log (a record, not state)."""
+        h = hashlib.sha256()
+        queries = (
+            "SELECT key, value FROM meta WHERE key IN ('tick', 'game_time') ORDER BY key",
+            "SELECT name, x, y, dest, action, address, state FROM agents ORDER BY name",
+            "SELECT address, state FROM objects ORDER BY address",
+            "SELECT agent, kind, description, created, last_accessed, importance, hex(embedding), "
+            "evidence FROM memories ORDER BY id",
+        )
+        for q in queries:
+            for row in self.conn.execute(q):
+                h.update(json.dumps(row).encode())
+                h.update(b"\n")
+        return h.hexdigest()
+
+    # --- agents and objects -------------------------------------------------------------------
+
+    def agent_names(self) -> list[str]:
+        """In the order the save made them (the world file's)."""
+        return [n for (n,) in self.conn.execute("SELECT name FROM agents ORDER BY rowid")]
+
+    def agent_rows(self, by_name: bool = False) -> list[AgentRow]:
+        """Every agents row, in the save's order (or by name)."""
+        order = "name" if by_name else "rowid"
+        return [AgentRow(*r) for r in self.conn.execute(
+            f"SELECT name, x, y, dest, action, address, state FROM agents ORDER BY {order}")]
+
+    def agent_state(self, name: str) -> dict:
+        """The agent's mind state as last committed: plan, action, summary, known places, …"""
+        row = self.conn.execute("SELECT state FROM agents WHERE name=?", (name,)).fetchone()
+        return json.loads(row[0]) if row else {}
+
+    def object_rows(self) -> list[tuple[str, str]]:
+        """(address, state) of every object, by address."""
+        return self.conn.execute("SELECT address, state FROM objects ORDER BY address").fetchall()
+
+    # --- memories -----------------------------------------------------------------------------
+
+    def memories(self, agent: str | None = None, kinds: Iterable[str] | None = None,
+                 created_by: str | None = None, limit: int | None = None,
+                 newest_first: bool = False) -> list[MemoryRow]:
+        """Memories (of `agent`, of `kinds`, made at or before the game time `created_by`), the
+        newest `limit` of them, oldest first unless `newest_first`."""
+        where = Where().eq("agent", agent).among("kind", kinds).at_most("created", created_by)
+        lim, args = limited(limit)
+        rows = [_memory(r) for r in self.conn.execute(f"{_MEMORY}{where.sql} ORDER BY id DESC{lim}",
+                                                      [*where.args, *args])]
+        return rows if newest_first else rows[::-1]
+
+    def memory(self, memory_id: int) -> MemoryRow | None:
+        r = self.conn.execute(f"{_MEMORY} WHERE id=?", (memory_id,)).fetchone()
+        return _memory(r) if r else None
+
+    def last_access_until(self, agent: str, tick: int) -> dict[int, str]:
+        """Memory id -> the game time a retrieval of `agent` last returned it, up to `tick` (a
+        record is accessed only by retrievals); empty for a save without a retrieval log."""
+        if not has_table(self.conn, "retrievals"):
+            return {}
+        return dict(self.conn.execute(
+            "SELECT json_extract(j.value, '$.id'), max(r.time) FROM retrievals r, json_each(r.results) j "
+            "WHERE r.agent = ? AND r.tick <= ? GROUP BY 1", (agent, tick)))
+
+    def retrievals(self, agent: str, limit: int = 20) -> list[dict]:
+        """Newest first: {id, tick, time, purpose, query, results: [{id, recency, importance,
+        relevance, total, description, kind}]}."""
+        out = []
+        for rid, tick, time, purpose, query, results in self.conn.execute(
+                "SELECT id, tick, time, purpose, query, results FROM retrievals WHERE agent=? "
+                "ORDER BY id DESC LIMIT ?", (agent, limit)):
+            rows = json.loads(results)
+            for r in rows:
+                m = self.memory(r["id"])
+                r["description"], r["kind"] = (m.description, m.kind) if m else ("(not saved)", "")
+            out.append({"id": rid, "tick": tick, "time": time, "purpose": purpose, "query": query, "results": rows})
+        return out
+
+    # --- the event log ------------------------------------------------------------------------
+
+    def events(self, agent: str | None = None, kinds: Iterable[str] | None = None, since: int | None = None,
+               until: int | None = None, after_id: int | None = None, limit: int | None = None,
+               newest_first: bool = False) -> list[EventRow]:
+        """Events (of `agent`, of `kinds`, of ticks in (since, until], with ids above `after_id`),
+        the newest `limit` of them, oldest first unless `newest_first`."""
+        where = Where().eq("agent", agent).among("kind", kinds).above("tick", since).at_most("tick", until) \
+            .above("id", after_id)
+        lim, args = limited(limit)
+        rows = [_event(r) for r in self.conn.execute(f"{_EVENT}{where.sql} ORDER BY id DESC{lim}",
+                                                     [*where.args, *args])]
+        return rows if newest_first else rows[::-1]
+
+    def event_counts_by_agent(self) -> list[tuple[str, int]]:
+        """(agent, events) for every agent the event log names."""
+        return self.conn.execute(
+            "SELECT agent, count(*) FROM events WHERE agent IS NOT NULL GROUP BY agent").fetchall()
+
+    # --- model calls --------------------------------------------------------------------------
+
+    def calls(self, agent: str | None = None, task: str | None = None, limit: int = 200) -> list[CallRow]:
+        """Newest first."""
+        where = Where().eq("agent", agent).eq("task", task)
+        return [CallRow(*r) for r in self.conn.execute(f"{_CALL}{where.sql} ORDER BY id DESC LIMIT ?",
+                                                       [*where.args, limit])]
+
+    def call_detail(self, call_id: int) -> dict:
+        """The full prompt, the raw answer and the parsed answer of one call."""
+        r = self.conn.execute("SELECT prompt, raw_answer, parsed_answer FROM llm_calls WHERE id=?",
+                              (call_id,)).fetchone()
+        return {"prompt": r[0], "raw_answer": r[1], "parsed_answer": r[2]} if r else {}
+
+    def call_totals(self, after_tick: int) -> CallTotals:
+        """The calls logged at ticks after `after_tick`, in figures (0 for none)."""
+        n, noted, prompt, cached = self.conn.execute(
+            "SELECT count(*), sum(note != ''), sum(prompt_tokens), sum(cached_tokens) FROM llm_calls "
+            "WHERE tick > ?", (after_tick,)).fetchone()
+        return CallTotals(n, noted or 0, prompt or 0, cached or 0)
+
+    def recorded_calls(self) -> list[tuple]:
+        """(id, tick, task, key, prompt, parsed answer) of every call, in order: what a cassette
+        replays (store/calls.py)."""
+        return _calls.recorded(self.conn)
+
+    # --- snapshots ----------------------------------------------------------------------------
+
+    def snapshot_ticks(self) -> list[int]:
+        if not has_snapshots(self.conn):
+            return []
+        return [t for (t,) in self.conn.execute("SELECT tick FROM snapshots ORDER BY tick")]
+
+    def snapshot_tick_by(self, tick: int) -> int | None:
+        """The tick of the latest snapshot at or before `tick`, if any."""
+        if not has_snapshots(self.conn):
+            return None
+        return self.conn.execute("SELECT max(tick) FROM snapshots WHERE tick <= ?", (tick,)).fetchone()[0]
+
+    def snapshot(self, tick: int, where: str | None = None) -> dict | None:
+        """The snapshot at exactly `tick`, decoded (a damaged one is a SaveError naming `where`)."""
+        return read_snapshot(self.conn, tick, where)
+
+    # --- conversations ------------------------------------------------------------------------
+
+    def conversations(self, until: int | None = None, since: int | None = None, agent: str | None = None,
+                      limit: int | None = None) -> list[Conversation]:
+        """Held at ticks in (since, until], with `agent` on either side, oldest first (the newest
+        `limit`); see store/conversations.py."""
+        return _conversations.read_conversations(self.conn, until, since, agent, limit)
+
+    def conversation_mark(self) -> int:
+        """Grows when a conversation is saved: compared to know whether to read them again."""
+        return _conversations.conversation_mark(self.conn)
+
+    def chat_partners(self) -> dict[int, str]:
+        """Chat memory id -> the other side of the conversation it summarises."""
+        return _conversations.partners_of_chats(self.conn)

@@ -1,0 +1,89 @@
+"""The save's tables, and the migrations that bring an older save to them.
+
+A save's version is the meta value `schema_version`; MIGRATIONS takes it from N to N + 1. (sqlite-utils'
+`Migrations` records what it applied in a table of its own with the wall-clock time: every save
+would gain a table and a timestamp, and an older smalltown would refuse the new table. The
+version in meta is what saves have always carried, so it stays.)
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from functools import cache
+
+import sqlite_utils
+
+from smalltown.store import calls as _calls
+from smalltown.store import conversations as _conversations
+
+SCHEMA_VERSION = 4
+TIME_FMT = "%Y-%m-%d %H:%M:%S"  # how a save writes game times
+
+
+def create_schema(db: sqlite_utils.Database) -> None:
+    """A new save's tables: schema 1's, then what each migration adds."""
+    db["meta"].create({"key": str, "value": str}, pk="key")
+    db["agents"].create(
+        {"name": str, "x": int, "y": int, "dest": str, "action": str, "address": str, "state": str},
+        pk="name",
+    )
+    db["objects"].create({"address": str, "state": str}, pk="address")
+    db["memories"].create(
+        {"id": int, "agent": str, "kind": str, "description": str, "created": str,
+         "last_accessed": str, "importance": int, "embedding": bytes, "evidence": str},
+        pk="id",
+    )
+    db["memories"].create_index(["agent", "id"])
+    db["events"].create(
+        {"id": int, "tick": int, "time": str, "agent": str, "kind": str, "text": str, "data": str},
+        pk="id",
+    )
+    db["events"].create_index(["tick"])
+    db["events"].create_index(["agent", "kind"])
+    db["llm_calls"].create(
+        {"id": int, "tick": int, "time": str, "agent": str, "task": str, "prompt": str,
+         "raw_answer": str, "parsed_answer": str, "prompt_tokens": int, "completion_tokens": int,
+         "cached_tokens": int, "ms": float, "backend": str, "model": str, "note": str},
+        pk="id",
+    )
+    db["llm_calls"].create_index(["agent", "task"])
+    for step in MIGRATIONS.values():  # a new save has what each migration adds
+        step(db)
+
+
+def _create_v2(db: sqlite_utils.Database) -> None:
+    """Added in schema 2: the embedding cache and the retrieval log."""
+    db["embeddings"].create({"text": str, "vector": bytes}, pk="text")  # texts that are not memories (queries)
+    db["retrievals"].create(
+        {"id": int, "tick": int, "time": str, "agent": str, "purpose": str, "query": str, "results": str},
+        pk="id",
+    )
+    db["retrievals"].create_index(["agent", "id"])
+
+
+def _create_v3(db: sqlite_utils.Database) -> None:
+    """Added in schema 3: snapshots of the state (each game hour, and on demand), so a run can be
+    rewound, forked and replayed. A save migrated from 2 has none until it is next run."""
+    db["snapshots"].create({"tick": int, "time": str, "state": bytes}, pk="tick")
+
+
+def _create_v4(db: sqlite_utils.Database) -> None:
+    """Added in schema 4: conversations as rows of their own (rebuilt from the `said` events of an
+    older save), and each model call's key and fallback reason."""
+    _conversations.create_table(db.conn)
+    _calls.add_call_columns(db.conn)
+    _conversations.rebuild_from_said(db.conn)
+
+
+MIGRATIONS = {1: _create_v2, 2: _create_v3, 3: _create_v4}  # from version N to N + 1
+
+
+@cache
+def known_schema() -> frozenset[tuple[str, str]]:
+    """(type, name) of every table and index a new save has: what an opened save may hold."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        create_schema(sqlite_utils.Database(conn))
+        return frozenset(conn.execute("SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'"))
+    finally:
+        conn.close()
