@@ -173,3 +173,21 @@ async def leave_while_asking(save: Path, how: str) -> None:
     assert took <= EXIT_WITHIN
     assert app.terminated == (how == "sigterm")
     assert sim.tick == tick(save)  # the clock is the save's: the tick in flight was dropped
+
+
+def test_ctrl_c_while_a_run_is_still_opening_is_a_stop_not_a_crash(tmp_path: Path, capsys, monkeypatch):
+    """Before run_headless puts its handler in place (opening a save, loading a model), Ctrl-C
+    raises KeyboardInterrupt wherever the run is: it ends as a stop (130), without a traceback,
+    and nothing is left at the new save's name."""
+    import smalltown.cli.run as run_cli
+    from smalltown.cli.main import main
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(run_cli, "open_simulation", interrupted)
+    save = tmp_path / "s.sqlite"
+    rc = main(["run", "--headless", str(TINY), "--until", "+10m", "--backend", "scripted", "--save", str(save)])
+    err = capsys.readouterr().err
+    assert rc == 130 and "stopped (Ctrl-C)" in err and "Traceback" not in err, err
+    assert not save.exists() and not Path(f"{save}.partial").exists()

@@ -183,6 +183,10 @@ def main(argv: list[str] | None = None) -> int:
     except sqlite3.DatabaseError as e:  # a damaged save noticed mid-read
         print(f"error: a save is damaged ({shown(e)}); `smalltown save check SAVE` says more", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:  # Ctrl-C before a run's own handler is in place (opening, loading a model)
+        print("stopped (Ctrl-C); a save stays at its last whole tick, a new one is made whole or not at all",
+              file=sys.stderr)
+        return 130
     except Exception as e:  # noqa: BLE001 - the last word: one clear line, never a traceback
         print(f"error: {unexpected(args, e)}", file=sys.stderr)
         return 70
