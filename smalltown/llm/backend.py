@@ -6,12 +6,14 @@ import hashlib
 import threading
 import time
 from dataclasses import dataclass
-from typing import Callable, Optional, Protocol
+from typing import TYPE_CHECKING, Callable, Optional, Protocol
 
 from smalltown.llm.fit import PromptTooLong, estimate, fit
 from smalltown.llm.schema import max_answer_tokens
 from smalltown.llm.tasks import RULES, Answer, Output, Task
-from smalltown.llm.validate import UnusableAnswer
+
+if TYPE_CHECKING:
+    from smalltown.llm.wrappers import RetryPolicy
 
 __all__ = ["Answer", "Asker", "Backend", "BackendUnavailable", "CallRecord", "Capabilities", "DEFAULT_CONTEXT",
            "Stopped", "capabilities"]
@@ -56,6 +58,7 @@ class Capabilities:
     abort: Optional[Callable[[], None]] = None
     start_after: Optional[Callable[[int], None]] = None  # a run continued from a tick: skip what came before
     close: Optional[Callable[[], None]] = None  # let go of what it holds (a loaded model)
+    retry: Optional[RetryPolicy] = None  # how its attempts are retried (llm/wrappers.py), if at all
 
 
 NOTHING = Capabilities()
@@ -98,26 +101,44 @@ class CallRecord:
 
 
 class Asker:
-    """What the mind holds: fits a task to the backend's window, asks it, records the call.
+    """What the mind holds: fits a task to the backend's window and asks it, through the wrappers
+    that retry it, fall back, time and record the call (llm/wrappers.py, composed here); tracks
+    the questions in flight, and stops them.
 
     A run never stops on a model answer: when the backend gives up on a task (UnusableAnswer,
-    after its own bounded retries) or the prompt cannot fit its window, the fallback backend
-    answers it (the scripted one, by default), and the call log says so and why."""
+    after its bounded retries) or the prompt cannot fit its window, the fallback backend answers
+    it (the scripted one, by default), and the call log says so and why."""
 
     def __init__(self, backend: Backend, record: Callable[[CallRecord], None], fallback: Backend | None = None):
+        from smalltown.llm.wrappers import retrying
+
         self.backend = backend
-        self.fallback = fallback
+        self._answerer = retrying(backend)  # one attempt becomes the attempts its policy allows
         self._record = record
         self._local = threading.local()  # agents may ask at once, from worker threads
         self._lock = threading.Lock()
         self._in_flight: dict[int, tuple[str, str, float]] = {}  # thread -> (agent, task, started)
         self.stopping = threading.Event()  # set once by stop(): no question is answered after it
+        self.fallback = fallback
+
+    @property
+    def fallback(self) -> Backend | None:
+        return self._fallback
+
+    @fallback.setter
+    def fallback(self, backend: Backend | None) -> None:
+        """Who answers what the backend cannot; the wrappers are composed again around it."""
+        from smalltown.llm.wrappers import Fallback, Recorded, Timed
+
+        self._fallback = backend
+        step = self._fitted if backend is None else Fallback(self._fitted, backend)
+        self._step = Recorded(self._tracked(Timed(step)), self._keep, self.backend, before=self._check_stop)
 
     def stop(self) -> None:
         """Stop every answer in flight and refuse new ones (they raise Stopped). Safe from a
         signal handler or any thread: it sets a flag and tells each backend to abort."""
         self.stopping.set()
-        for b in (self.backend, capabilities(self.backend).fallthrough, self.fallback):
+        for b in (self._answerer, capabilities(self._answerer).fallthrough, self.fallback):
             abort = capabilities(b).abort
             if abort is not None:
                 abort()
@@ -150,53 +171,49 @@ class Asker:
                                if dropped else "")
 
     def ask(self, agent: str, task: Task) -> Output:
-        if self.stopping.is_set():
-            raise Stopped
-        key = task_key(task)
-        t0 = time.perf_counter()
-        me = threading.get_ident()
-        with self._lock:
-            self._in_flight[me] = (agent, task.name, time.monotonic())
-        fallback = ""
-        try:
-            try:
-                asked, prompt, note = self.prepare(task)
-            except PromptTooLong as e:
-                if self.fallback is None:
-                    raise UnusableAnswer(str(e), "", kind="too long") from None
-                asked, prompt, note, fallback = task, task.render(), f"error: {e}", "too long"
-                ans = self.fallback.answer(asked, prompt)
-            else:
-                try:
-                    if capabilities(self.backend).keyed:
-                        ans = self.backend.answer(asked, prompt, key=key)
-                    else:
-                        ans = self.backend.answer(asked, prompt)
-                except UnusableAnswer as e:
-                    if self.fallback is None:
-                        raise
-                    ans = self.fallback.answer(asked, prompt)
-                    fallback = e.kind
-                    note = "; ".join(x for x in (note, f"fallback to {self.fallback.name}: {e.reason}") if x)
-                    ans.raw = e.raw  # keep what the model said, for the log
-                    # what the failed attempts cost is still counted
-                    ans.prompt_tokens, ans.completion_tokens, ans.cached_tokens = e.usage
-        finally:
-            with self._lock:
-                self._in_flight.pop(me, None)
-        if self.stopping.is_set():  # whatever came back after a stop belongs to a dropped tick
-            raise Stopped
-        ms = (time.perf_counter() - t0) * 1000
-        self._local.task = asked
-        self.last = CallRecord(
-            agent=agent, task=task.name, prompt=prompt, raw_answer=ans.raw,
-            parsed_answer=ans.output.model_dump_json(), prompt_tokens=ans.prompt_tokens,
-            completion_tokens=ans.completion_tokens, cached_tokens=ans.cached_tokens,
-            ms=round(ms, 3), backend=self.backend.name, model=self.backend.model, note=note, key=key,
-            fallback=fallback)
-        self._record(self.last)
+        from smalltown.llm.wrappers import Question
+
+        self._check_stop()
+        q = Question(agent, task, task_key(task))
+        ans = self._step(q)
+        self._local.task = q.task
         return ans.output
 
     def note(self, text: str) -> None:
         """Attach a note (a fallback, a rejected answer) to the last recorded call."""
         self.last.note = f"{self.last.note}; {text}" if self.last.note else text
+
+    # --- the steps the wrappers compose ---
+
+    def _fitted(self, q) -> Answer:
+        """The question fitted to the backend's window, then asked (NotFitted if it cannot fit)."""
+        from smalltown.llm.wrappers import NotFitted
+
+        try:
+            q.task, q.prompt, q.note = self.prepare(q.task)
+        except PromptTooLong as e:
+            raise NotFitted(str(e)) from None
+        if capabilities(self.backend).keyed:
+            return self._answerer.answer(q.task, q.prompt, key=q.key)
+        return self._answerer.answer(q.task, q.prompt)
+
+    def _tracked(self, step):
+        """`step`, listed in `in_flight()` while it runs."""
+        def tracked(q) -> Answer:
+            me = threading.get_ident()
+            with self._lock:
+                self._in_flight[me] = (q.agent, q.task.name, time.monotonic())
+            try:
+                return step(q)
+            finally:
+                with self._lock:
+                    self._in_flight.pop(me, None)
+        return tracked
+
+    def _check_stop(self) -> None:
+        if self.stopping.is_set():  # (after an answer: whatever came back belongs to a dropped tick)
+            raise Stopped
+
+    def _keep(self, record: CallRecord) -> None:
+        self.last = record
+        self._record(record)
