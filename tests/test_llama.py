@@ -24,7 +24,8 @@ pytest.importorskip("gguf")
 
 from conftest import TINY, query
 from realistic import KLAUS, MEMORIES, Spy, rate, realistic_tasks
-from smalltown.llm.backend import Answer, Asker, CallRecord
+from smalltown.llm.asker import Asker
+from smalltown.llm.backend import Answer, CallRecord
 from smalltown.llm.llama import (
     CHAR_RULE,
     SPACE_RULE,

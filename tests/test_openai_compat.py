@@ -22,7 +22,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from realistic import rate, realistic_tasks
-from smalltown.llm.backend import DEFAULT_CONTEXT, Asker, CallRecord, estimate_prompt
+from smalltown.llm.asker import Asker
+from smalltown.llm.backend import DEFAULT_CONTEXT, CallRecord, estimate_prompt
 from smalltown.llm.openai_compat import RULES, BackendError, OpenAIBackend
 from smalltown.llm.wrappers import retrying
 from smalltown.sim.backends import BackendOptions, make_backend
@@ -139,6 +140,7 @@ def server():
 
 
 def backend(server: FakeServer, **kw) -> OpenAIBackend:
+    """One attempt per `answer`; `retrying(backend(...))` retries it as the Asker does."""
     return OpenAIBackend(server.url, **{"model": "fake-model", "timeout": 2.0, "retries": 2, "backoff": 0.01, **kw})
 
 

@@ -1,21 +1,16 @@
-"""The Backend seam: anything that can answer a Task, and the asker every call goes through."""
+"""The Backend seam: anything that can answer a Task, what it declares it can do, what a call records.
+Every call goes through the Asker (llm/asker.py)."""
 
 from __future__ import annotations
 
 import hashlib
-import threading
-import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Optional, Protocol
+from typing import Callable, Optional, Protocol
 
-from smalltown.llm.fit import PromptTooLong, estimate, fit
-from smalltown.llm.schema import max_answer_tokens
-from smalltown.llm.tasks import RULES, Answer, Output, Task
+from smalltown.llm.fit import estimate
+from smalltown.llm.tasks import RULES, Answer, Task
 
-if TYPE_CHECKING:
-    from smalltown.llm.wrappers import RetryPolicy
-
-__all__ = ["Answer", "Asker", "Backend", "BackendUnavailable", "CallRecord", "Capabilities", "DEFAULT_CONTEXT",
+__all__ = ["Answer", "Backend", "BackendUnavailable", "CallRecord", "Capabilities", "DEFAULT_CONTEXT", "RetryPolicy",
            "Stopped", "capabilities"]
 
 DEFAULT_CONTEXT = 4096  # tokens: the window a backend without one of its own is fitted to
@@ -40,6 +35,17 @@ class Backend(Protocol):
 
     # What it can do beyond answering, declared as `can` (a Capabilities); a backend that declares
     # nothing (a test's fake) can only answer, in a DEFAULT_CONTEXT window.
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How a backend's attempts are retried (declared in its Capabilities, `retry`)."""
+
+    retries: int = 0  # attempts after the first, for transient failures and again for unusable answers
+    backoff: float = 0.0  # seconds before the first retry of a transient failure, doubled each time
+    max_wait: float = 30.0  # the most a server's own wait (Retry-After) holds us up
+    seeded: bool = False  # the attempt number is passed on (`attempt=`): another seed, another sample
+    count_attempts: bool = False  # the last unusable answer's reason ends with "(N attempts)"
 
 
 @dataclass(frozen=True)
@@ -98,122 +104,3 @@ class CallRecord:
     note: str = ""  # what happened beyond a plain answer: records dropped to fit, a fallback and why
     key: str = ""  # task_key(task)
     fallback: str = ""  # why another backend answered: "too long", "cut off", "invalid", "failed"
-
-
-class Asker:
-    """What the mind holds: fits a task to the backend's window and asks it, through the wrappers
-    that retry it, fall back, time and record the call (llm/wrappers.py, composed here); tracks
-    the questions in flight, and stops them.
-
-    A run never stops on a model answer: when the backend gives up on a task (UnusableAnswer,
-    after its bounded retries) or the prompt cannot fit its window, the fallback backend answers
-    it (the scripted one, by default), and the call log says so and why."""
-
-    def __init__(self, backend: Backend, record: Callable[[CallRecord], None], fallback: Backend | None = None):
-        from smalltown.llm.wrappers import retrying
-
-        self.backend = backend
-        self._answerer = retrying(backend)  # one attempt becomes the attempts its policy allows
-        self._record = record
-        self._local = threading.local()  # agents may ask at once, from worker threads
-        self._lock = threading.Lock()
-        self._in_flight: dict[int, tuple[str, str, float]] = {}  # thread -> (agent, task, started)
-        self.stopping = threading.Event()  # set once by stop(): no question is answered after it
-        self.fallback = fallback
-
-    @property
-    def fallback(self) -> Backend | None:
-        return self._fallback
-
-    @fallback.setter
-    def fallback(self, backend: Backend | None) -> None:
-        """Who answers what the backend cannot; the wrappers are composed again around it."""
-        from smalltown.llm.wrappers import Fallback, Recorded, Timed
-
-        self._fallback = backend
-        step = self._fitted if backend is None else Fallback(self._fitted, backend)
-        self._step = Recorded(self._tracked(Timed(step)), self._keep, self.backend, before=self._check_stop)
-
-    def stop(self) -> None:
-        """Stop every answer in flight and refuse new ones (they raise Stopped). Safe from a
-        signal handler or any thread: it sets a flag and tells each backend to abort."""
-        self.stopping.set()
-        for b in (self._answerer, capabilities(self._answerer).fallthrough, self.fallback):
-            abort = capabilities(b).abort
-            if abort is not None:
-                abort()
-
-    def in_flight(self) -> list[tuple[str, str, float]]:
-        """The questions being answered right now (agent, task, time.monotonic() it was asked):
-        safe to read from any thread, so an interface can show that the model is working."""
-        with self._lock:
-            return list(self._in_flight.values())
-
-    @property
-    def last(self) -> CallRecord:
-        return self._local.last
-
-    @property
-    def last_task(self) -> Task:
-        """The last task this thread asked, as it was asked: fitted to the window, so what an
-        answer cites by number ("because of 3", "tells 2") is numbered as in its prompt."""
-        return self._local.task
-
-    @last.setter
-    def last(self, record: CallRecord) -> None:
-        self._local.last = record
-
-    def prepare(self, task: Task) -> tuple[Task, str, str]:
-        """(the task as it will be asked, its prompt, a note): fitted to the backend's window."""
-        can = capabilities(self.backend)
-        asked, prompt, dropped = fit(task, can.context - max_answer_tokens(task), can.count)
-        return asked, prompt, (f"{dropped} retrieved record{'s' if dropped > 1 else ''} dropped to fit the prompt's budgets"
-                               if dropped else "")
-
-    def ask(self, agent: str, task: Task) -> Output:
-        from smalltown.llm.wrappers import Question
-
-        self._check_stop()
-        q = Question(agent, task, task_key(task))
-        ans = self._step(q)
-        self._local.task = q.task
-        return ans.output
-
-    def note(self, text: str) -> None:
-        """Attach a note (a fallback, a rejected answer) to the last recorded call."""
-        self.last.note = f"{self.last.note}; {text}" if self.last.note else text
-
-    # --- the steps the wrappers compose ---
-
-    def _fitted(self, q) -> Answer:
-        """The question fitted to the backend's window, then asked (NotFitted if it cannot fit)."""
-        from smalltown.llm.wrappers import NotFitted
-
-        try:
-            q.task, q.prompt, q.note = self.prepare(q.task)
-        except PromptTooLong as e:
-            raise NotFitted(str(e)) from None
-        if capabilities(self.backend).keyed:
-            return self._answerer.answer(q.task, q.prompt, key=q.key)
-        return self._answerer.answer(q.task, q.prompt)
-
-    def _tracked(self, step):
-        """`step`, listed in `in_flight()` while it runs."""
-        def tracked(q) -> Answer:
-            me = threading.get_ident()
-            with self._lock:
-                self._in_flight[me] = (q.agent, q.task.name, time.monotonic())
-            try:
-                return step(q)
-            finally:
-                with self._lock:
-                    self._in_flight.pop(me, None)
-        return tracked
-
-    def _check_stop(self) -> None:
-        if self.stopping.is_set():  # (after an answer: whatever came back belongs to a dropped tick)
-            raise Stopped
-
-    def _keep(self, record: CallRecord) -> None:
-        self.last = record
-        self._record(record)

@@ -19,7 +19,8 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from smalltown.llm.backend import Answer, Backend, BackendUnavailable, CallRecord, Capabilities, Stopped, capabilities
+from smalltown.llm.backend import (Answer, Backend, BackendUnavailable, CallRecord, Capabilities, RetryPolicy, Stopped,
+                                   capabilities)
 from smalltown.llm.tasks import Task
 from smalltown.llm.validate import UnusableAnswer
 
@@ -28,17 +29,6 @@ __all__ = ["Fallback", "NotFitted", "Question", "Recorded", "Retry", "RetryPolic
 
 
 # --- retrying one backend ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """How a backend's attempts are retried (declared in its Capabilities, `retry`)."""
-
-    retries: int = 0  # attempts after the first, for transient failures and again for unusable answers
-    backoff: float = 0.0  # seconds before the first retry of a transient failure, doubled each time
-    max_wait: float = 30.0  # the most a server's own wait (Retry-After) holds us up
-    seeded: bool = False  # the attempt number is passed on (`attempt=`): another seed, another sample
-    count_attempts: bool = False  # the last unusable answer's reason ends with "(N attempts)"
 
 
 class Transient(BackendUnavailable):
