@@ -12,8 +12,9 @@ import pytest
 from fakes import RandomBackend
 from handmade import HandSave, as_schema_3
 from realistic import rate, realistic_tasks
+from smalltown.llm.asker import Asker
 from smalltown.llm.backend import DEFAULT_CONTEXT as CONTEXT
-from smalltown.llm.backend import Asker, CallRecord, Capabilities, estimate_prompt, task_key
+from smalltown.llm.backend import CallRecord, Capabilities, estimate_prompt, task_key
 from smalltown.llm.cassette import CassetteBackend, CassetteMiss
 from smalltown.llm.schema import max_answer_tokens
 from smalltown.llm.tasks import Answer, Task

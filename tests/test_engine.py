@@ -11,7 +11,8 @@ import pytest
 from datetime import datetime
 
 from conftest import TINY
-from smalltown.llm.backend import Answer, Asker
+from smalltown.llm.asker import Asker
+from smalltown.llm.backend import Answer
 from smalltown.scripted import ScriptedBackend
 from smalltown.llm.tasks import ChoosePlace, ChoosePlaceOut, Persona
 from smalltown.mind.places import KnownTree, choose_place

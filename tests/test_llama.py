@@ -24,7 +24,8 @@ pytest.importorskip("gguf")
 
 from conftest import TINY, query
 from realistic import KLAUS, MEMORIES, Spy, rate, realistic_tasks
-from smalltown.llm.backend import Answer, Asker, CallRecord
+from smalltown.llm.asker import Asker
+from smalltown.llm.backend import Answer, CallRecord
 from smalltown.llm.llama import (
     CHAR_RULE,
     SPACE_RULE,
@@ -44,6 +45,7 @@ from smalltown.llm.schema import max_answer_tokens, request_schema
 from smalltown.llm.tasks import TASKS, ChoosePlace, ObjectState, ObjectStateOut, Task
 from smalltown.llm.validate import UnusableAnswer
 from smalltown.scripted import ScriptedBackend
+from smalltown.llm.wrappers import retrying
 from smalltown.world.load import load_world
 from tinymodel import CHAT_TEMPLATE, build_tiny_gguf
 
@@ -286,7 +288,7 @@ def test_an_unusable_answer_is_retried_with_other_seeds_then_raised(model, tasks
     monkeypatch.setattr(backend, "_complete", lambda *a: (seeds.append(a[4]), complete(*a))[1])
     task = Unpleasable(**tasks["object_state"].model_dump())
     with pytest.raises(UnusableAnswer) as e:
-        backend.answer(task, task.render())
+        retrying(backend).answer(task, task.render())
     assert seeds == [0, 1, 2]
     assert "never good enough" in e.value.reason and e.value.reason.endswith("(3 attempts)")
     assert e.value.kind == "invalid" and json.loads(e.value.raw)["state"]
@@ -312,7 +314,7 @@ def test_an_answer_stopped_by_its_token_limit_is_cut_off(model, tasks, monkeypat
     b = backend_for(model, retries=1)
     task = tasks["utterance"]
     with pytest.raises(UnusableAnswer) as e:
-        b.answer(task, task.render())
+        retrying(b).answer(task, task.render())
     assert e.value.kind == "cut off" and e.value.reason.startswith("cut off at 4 tokens: not JSON")
     assert e.value.usage[1] == 8  # two attempts of 4 tokens
 
@@ -326,7 +328,7 @@ def test_a_failing_decode_is_failed_and_the_next_question_starts_clean(model, ta
 
     create, b._llm.create_completion = b._llm.create_completion, boom
     with pytest.raises(UnusableAnswer, match="llama.cpp failed: llama_decode returned -3") as e:
-        b.answer(task, task.render())
+        retrying(b).answer(task, task.render())
     assert e.value.kind == "failed" and e.value.usage == (0, 0, 0)
     b._llm.create_completion = create
     assert b.answer(task, task.render()).cached_tokens == 0  # (the state was dropped)

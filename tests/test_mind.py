@@ -9,7 +9,7 @@ import pytest
 
 from conftest import TINY
 from smalltown.config import Settings
-from smalltown.llm.backend import Asker
+from smalltown.llm.asker import Asker
 from smalltown.llm.embed import HashEmbedder
 from smalltown.scripted import ScriptedBackend
 from smalltown.llm.tasks import UtteranceOut

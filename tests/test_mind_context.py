@@ -11,7 +11,8 @@ import pytest
 from fakes import QueueBackend, RandomBackend
 from helpers import TINY
 from smalltown.config import Settings
-from smalltown.llm.backend import Asker, Capabilities
+from smalltown.llm.asker import Asker
+from smalltown.llm.backend import Capabilities
 from smalltown.llm.embed import HashEmbedder
 from smalltown.llm.tasks import Block, PlanStep, Record
 from smalltown.mind.agent import Mind

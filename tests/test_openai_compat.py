@@ -22,8 +22,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from realistic import rate, realistic_tasks
-from smalltown.llm.backend import DEFAULT_CONTEXT, Asker, CallRecord, estimate_prompt
+from smalltown.llm.asker import Asker
+from smalltown.llm.backend import DEFAULT_CONTEXT, CallRecord, estimate_prompt
 from smalltown.llm.openai_compat import RULES, BackendError, OpenAIBackend
+from smalltown.llm.wrappers import retrying
 from smalltown.sim.backends import BackendOptions, make_backend
 from smalltown.llm.schema import max_answer_tokens, request_schema
 from smalltown.llm.tasks import Interview, ObjectState, ObjectStateOut, Persona, RateImportance, Record
@@ -138,6 +140,7 @@ def server():
 
 
 def backend(server: FakeServer, **kw) -> OpenAIBackend:
+    """One attempt per `answer`; `retrying(backend(...))` retries it as the Asker does."""
     return OpenAIBackend(server.url, **{"model": "fake-model", "timeout": 2.0, "retries": 2, "backoff": 0.01, **kw})
 
 
@@ -153,7 +156,7 @@ def closed_port_url() -> str:
 
 def test_request_carries_rules_prompt_and_the_questions_schema(server):
     b = backend(server, temperature=0.2)
-    b.answer(COFFEE, COFFEE.render())
+    retrying(b).answer(COFFEE, COFFEE.render())
     (req,) = server.requests
     assert req["path"] == "/v1/chat/completions"
     body = req["body"]
@@ -178,7 +181,7 @@ def test_the_openai_path_sends_the_schema_the_llama_path_decodes_under(server):
     questions = realistic_tasks()
     b = backend(server)
     for task in questions.values():
-        b.answer(task, task.render())
+        retrying(b).answer(task, task.render())
         body = server.requests[-1]["body"]
         sent = body["response_format"]["json_schema"]["schema"]
         assert sent == request_schema(task) and grammar_text(sent) == task_grammar(task), task.name
@@ -207,7 +210,7 @@ def test_the_window_is_the_ctx_and_prompts_are_counted_by_estimate(server):
 
 
 def test_a_valid_answer_comes_back_validated_with_token_counts(server):
-    a = backend(server).answer(COFFEE, COFFEE.render())
+    a = retrying(backend(server)).answer(COFFEE, COFFEE.render())
     assert a.output == ObjectStateOut(state="brewing coffee")
     assert a.raw == '{"state": "brewing coffee"}'
     assert (a.prompt_tokens, a.completion_tokens, a.cached_tokens) == (120, 9, 0)
@@ -215,7 +218,7 @@ def test_a_valid_answer_comes_back_validated_with_token_counts(server):
 
 def test_cached_prompt_tokens_are_read_from_usage_details(server):
     server.usage = {"prompt_tokens": 300, "completion_tokens": 12, "prompt_tokens_details": {"cached_tokens": 256}}
-    a = backend(server).answer(COFFEE, COFFEE.render())
+    a = retrying(backend(server)).answer(COFFEE, COFFEE.render())
     assert (a.prompt_tokens, a.completion_tokens, a.cached_tokens) == (300, 12, 256)
 
 
@@ -223,7 +226,7 @@ def test_cached_prompt_tokens_are_read_from_usage_details(server):
                                    {"prompt_tokens": "many", "completion_tokens": -3}])
 def test_missing_or_odd_usage_counts_as_zero(server, usage):
     server.usage = usage
-    a = backend(server).answer(COFFEE, COFFEE.render())
+    a = retrying(backend(server)).answer(COFFEE, COFFEE.render())
     assert (a.prompt_tokens, a.completion_tokens, a.cached_tokens) == (0, 0, 0)
 
 
@@ -238,7 +241,7 @@ def test_scripted_answers_served_over_http_validate_for_other_tasks(server):
                                                            t.render()).raw
     b = backend(server)
     for task in tasks.values():
-        assert b.answer(task, task.render()).output == ScriptedBackend(0).answer(task, task.render()).output
+        assert retrying(b).answer(task, task.render()).output == ScriptedBackend(0).answer(task, task.render()).output
 
 
 # --- a failing server: bounded retries, then BackendError ---------------------------------------
@@ -246,7 +249,7 @@ def test_scripted_answers_served_over_http_validate_for_other_tasks(server):
 @pytest.mark.parametrize("code", [500, 502, 503, 429])
 def test_server_errors_and_rate_limits_are_retried(server, code):
     server.script(("status", code), ("status", code))
-    a = backend(server, retries=2).answer(COFFEE, COFFEE.render())
+    a = retrying(backend(server, retries=2)).answer(COFFEE, COFFEE.render())
     assert a.output.state == "brewing coffee"
     assert len(server.requests) == 3
 
@@ -254,7 +257,7 @@ def test_server_errors_and_rate_limits_are_retried(server, code):
 def test_a_timeout_is_retried(server):
     server.script(("sleep", 1.0))
     t0 = time.perf_counter()
-    a = backend(server, timeout=0.3, retries=1).answer(COFFEE, COFFEE.render())
+    a = retrying(backend(server, timeout=0.3, retries=1)).answer(COFFEE, COFFEE.render())
     assert a.output.state == "brewing coffee" and len(server.requests) == 2
     assert time.perf_counter() - t0 < 2.0
 
@@ -262,14 +265,14 @@ def test_a_timeout_is_retried(server):
 def test_a_server_that_keeps_timing_out_is_a_backend_error(server):
     server.script(("sleep", 0.8), ("sleep", 0.8))
     with pytest.raises(BackendError, match=r"timed out.*after 2 attempts") as e:
-        backend(server, timeout=0.25, retries=1).answer(COFFEE, COFFEE.render())
+        retrying(backend(server, timeout=0.25, retries=1)).answer(COFFEE, COFFEE.render())
     assert server.url in str(e.value)
 
 
 def test_persistent_server_errors_end_in_a_backend_error_naming_url_and_status(server):
     server.script(*[("status", 503)] * 3)
     with pytest.raises(BackendError) as e:
-        backend(server, retries=2).answer(COFFEE, COFFEE.render())
+        retrying(backend(server, retries=2)).answer(COFFEE, COFFEE.render())
     assert f"{server.url}/chat/completions" in str(e.value)
     assert "HTTP 503" in str(e.value) and "scripted 503" in str(e.value) and "3 attempts" in str(e.value)
     assert len(server.requests) == 3
@@ -279,7 +282,7 @@ def test_persistent_server_errors_end_in_a_backend_error_naming_url_and_status(s
 def test_client_errors_are_not_retried(server, code):
     server.script(("status", code))
     with pytest.raises(BackendError, match=f"HTTP {code}.*scripted {code}"):
-        backend(server, retries=3).answer(COFFEE, COFFEE.render())
+        retrying(backend(server, retries=3)).answer(COFFEE, COFFEE.render())
     assert len(server.requests) == 1
 
 
@@ -288,7 +291,7 @@ def test_a_redirect_is_not_followed(server, monkeypatch):
     monkeypatch.setenv("FAKE_KEY", "sk-secret")
     server.script(("status", 307))
     with pytest.raises(BackendError, match="redirect to http://example.invalid/v1") as e:
-        backend(server, api_key_env="FAKE_KEY").answer(COFFEE, COFFEE.render())
+        retrying(backend(server, api_key_env="FAKE_KEY")).answer(COFFEE, COFFEE.render())
     assert len(server.requests) == 1 and "sk-secret" not in str(e.value)
 
 
@@ -296,7 +299,7 @@ def test_connection_refused_is_a_quick_backend_error_after_retries():
     url = closed_port_url()
     t0 = time.perf_counter()
     with pytest.raises(BackendError, match="connection refused") as e:
-        OpenAIBackend(url, retries=3, backoff=0.01, timeout=1.0).answer(COFFEE, COFFEE.render())
+        retrying(OpenAIBackend(url, retries=3, backoff=0.01, timeout=1.0)).answer(COFFEE, COFFEE.render())
     assert url in str(e.value) and "4 attempts" in str(e.value)
     assert time.perf_counter() - t0 < 2.0
 
@@ -304,7 +307,7 @@ def test_connection_refused_is_a_quick_backend_error_after_retries():
 def test_a_response_that_is_not_a_chat_completion_is_a_backend_error(server):
     server.script(*[("raw", b"<html>It works!</html>")] * 2)
     with pytest.raises(BackendError, match="not an OpenAI chat completion.*It works"):
-        backend(server, retries=1).answer(COFFEE, COFFEE.render())
+        retrying(backend(server, retries=1)).answer(COFFEE, COFFEE.render())
 
 
 def test_environment_proxies_are_not_used_for_a_local_server(server, monkeypatch):
@@ -313,14 +316,14 @@ def test_environment_proxies_are_not_used_for_a_local_server(server, monkeypatch
         monkeypatch.setenv(var, dead)
     for var in ("no_proxy", "NO_PROXY"):
         monkeypatch.delenv(var, raising=False)
-    assert backend(server).answer(COFFEE, COFFEE.render()).output.state == "brewing coffee"
+    assert retrying(backend(server)).answer(COFFEE, COFFEE.render()).output.state == "brewing coffee"
 
 
 # --- unusable answers: bounded retries, then UnusableAnswer; the Asker falls back ---------------
 
 def test_a_garbage_answer_is_retried(server):
     server.script(("content", "Sure! Here is the JSON you asked for."), ("content", '{"state": ""}'))
-    a = backend(server, retries=2).answer(COFFEE, COFFEE.render())
+    a = retrying(backend(server, retries=2)).answer(COFFEE, COFFEE.render())
     assert a.output.state == "brewing coffee" and len(server.requests) == 3
     assert (a.prompt_tokens, a.completion_tokens) == (360, 27)  # every attempt was paid for
 
@@ -328,7 +331,7 @@ def test_a_garbage_answer_is_retried(server):
 def test_persistent_garbage_raises_the_last_unusable_answer_with_what_it_cost(server):
     server.script(("content", "not json"), ("content", "[1, 2]"), ("content", '{"state": "ok", "mood": "x"}'))
     with pytest.raises(UnusableAnswer) as e:
-        backend(server, retries=2).answer(COFFEE, COFFEE.render())
+        retrying(backend(server, retries=2)).answer(COFFEE, COFFEE.render())
     assert e.value.raw == '{"state": "ok", "mood": "x"}' and "mood" in e.value.reason
     assert e.value.kind == "invalid" and e.value.usage == (360, 27, 0)
     assert len(server.requests) == 3
@@ -337,24 +340,24 @@ def test_persistent_garbage_raises_the_last_unusable_answer_with_what_it_cost(se
 def test_an_answer_breaking_its_questions_count_is_invalid(server):
     server.respond = lambda req: '{"ratings": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 1, 2, 3]}'
     with pytest.raises(UnusableAnswer, match="13 ratings for 4 memories") as e:
-        backend(server, retries=0).answer(rate(4), rate(4).render())
+        retrying(backend(server, retries=0)).answer(rate(4), rate(4).render())
     assert e.value.kind == "invalid"
 
 
 def test_an_answer_with_no_text_is_unusable(server):
     server.script(*[("reply", completion(None))] * 2)
     with pytest.raises(UnusableAnswer, match="no text"):
-        backend(server, retries=1).answer(COFFEE, COFFEE.render())
+        retrying(backend(server, retries=1)).answer(COFFEE, COFFEE.render())
 
 
 def test_an_answer_cut_off_by_max_tokens_says_so(server):
     server.script(("reply", completion('{"state": "brew', {"prompt_tokens": 100, "completion_tokens": 62},
                                        finish="length")))
     with pytest.raises(UnusableAnswer, match="cut off at max_tokens=62: not JSON") as e:
-        backend(server, retries=0).answer(COFFEE, COFFEE.render())
+        retrying(backend(server, retries=0)).answer(COFFEE, COFFEE.render())
     assert e.value.kind == "cut off" and e.value.usage == (100, 62, 0)
     server.script(("reply", completion('{"state": "brewing"}', finish="length")))  # complete after all
-    assert backend(server, retries=0).answer(COFFEE, COFFEE.render()).output.state == "brewing"
+    assert retrying(backend(server, retries=0)).answer(COFFEE, COFFEE.render()).output.state == "brewing"
 
 
 def test_the_asker_falls_back_to_scripted_and_logs_it(server):
@@ -426,10 +429,10 @@ REFUSAL = json.dumps({"error": {"message": "1 validation error:\n  {'type': 'lit
 def test_a_server_refusing_json_schema_gets_the_same_schema_as_json_object(server):
     server.script(("error", (500, REFUSAL)))
     b = backend(server, retries=0)
-    assert b.answer(COFFEE, COFFEE.render()).output.state == "brewing coffee"
+    assert retrying(b).answer(COFFEE, COFFEE.render()).output.state == "brewing coffee"
     first, second = (r["body"]["response_format"] for r in server.requests)
     assert first["type"] == "json_schema" and second == {"type": "json_object", "schema": request_schema(COFFEE)}
-    b.answer(COFFEE, COFFEE.render())
+    retrying(b).answer(COFFEE, COFFEE.render())
     assert server.requests[-1]["body"]["response_format"]["type"] == "json_object" and b.dialect == "json_object"
 
 
@@ -437,7 +440,7 @@ def test_other_server_errors_do_not_change_the_format(server):
     server.script(*[("error", (500, '{"error": {"message": "out of memory"}}'))] * 2)
     b = backend(server, retries=1)
     with pytest.raises(BackendError, match="out of memory"):
-        b.answer(COFFEE, COFFEE.render())
+        retrying(b).answer(COFFEE, COFFEE.render())
     assert b.dialect == "json_schema" and len(server.requests) == 2
 
 
@@ -527,7 +530,7 @@ def test_the_api_key_is_kept_out_of_errors(server, monkeypatch):
     monkeypatch.setenv("SMALLTOWN_TEST_KEY", "sk-test-123")
     server.script(("status", 401))
     with pytest.raises(BackendError) as e:
-        backend(server, api_key_env="SMALLTOWN_TEST_KEY").answer(COFFEE, COFFEE.render())
+        retrying(backend(server, api_key_env="SMALLTOWN_TEST_KEY")).answer(COFFEE, COFFEE.render())
     assert "HTTP 401" in str(e.value) and "sk-test-123" not in str(e.value)
 
 

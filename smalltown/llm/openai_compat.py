@@ -6,8 +6,9 @@ most the answer's token budget (`schema.max_answer_tokens`); every answer still 
 validator, since a server's schema grammar does not enforce every rule. Two kinds of
 failure are kept apart: the server cannot be reached or keeps failing (`BackendError`: the run
 cannot go on without it), and the server answers but the answer is unusable (`UnusableAnswer`:
-the Asker falls back to the scripted backend and logs it). Both are retried a bounded number of
-times first. Standard library only, so a laptop needs nothing more than the server itself.
+the Asker falls back to the scripted backend and logs it). Each `answer` is one attempt; both kinds
+are retried a bounded number of times by the Retry wrapper (llm/wrappers.py), by the policy this
+backend declares (`retries`, `backoff`, a 429's Retry-After). Standard library only, so a laptop needs nothing more than the server itself.
 
 `timeout` is a deadline for a whole exchange (connecting, sending, and every read of the reply),
 not for each read: a server that drips a byte every few seconds is cut off at it all the same.
@@ -34,6 +35,7 @@ from smalltown.llm.fit import estimate
 from smalltown.llm.schema import max_answer_tokens, request_schema
 from smalltown.llm.tasks import RULES, Task
 from smalltown.llm.validate import UnusableAnswer, parse_answer
+from smalltown.llm.wrappers import Retry, RetryPolicy, Transient
 from smalltown.llm.watched import Exchange, HTTPHandler, HTTPSHandler, current
 
 # The fixed first message of every request: identical across tasks and agents, so a server's
@@ -48,7 +50,7 @@ class BackendError(BackendUnavailable, RuntimeError):
 
 
 class _Transport(Exception):
-    """One failed exchange with the server (internal; retried, then turned into BackendError)."""
+    """One failed exchange with the server (internal; raised on as Transient, to be retried)."""
 
     def __init__(self, what: str, retry: bool = True, wait: float = 0.0, body: str = "",
                  status: int | None = None):
@@ -114,7 +116,8 @@ class OpenAIBackend:
     @property
     def can(self) -> Capabilities:
         return Capabilities(context=self.context, count=self.count, max_concurrency=self.max_concurrency,
-                            connect=self.connect, abort=self.abort)
+                            connect=self.connect, abort=self.abort,
+                            retry=RetryPolicy(self.retries, backoff=self.backoff, max_wait=MAX_RETRY_AFTER))
 
     def count(self, prompt: str) -> int:
         """The prompt's tokens, estimated (the server's tokenizer is not at hand): Backend.count."""
@@ -144,42 +147,29 @@ class OpenAIBackend:
     # --- answering ------------------------------------------------------------------------------
 
     def answer(self, task: Task, prompt: str) -> Answer:
-        """A validated answer. Token counts add up every attempt the answer took (they were all
-        spent). Raises BackendError when the server fails `retries` + 1 times in a row, and the
-        last UnusableAnswer (its `usage`: what all the attempts cost) when `retries` + 1 answers
-        in a row are unusable."""
-        body = json.dumps(self._request(task, prompt)).encode()
-        spent = [0, 0, 0]
-        failures = unusable = 0
+        """One attempt: a validated answer, with the tokens the server says it spent; Transient
+        (retried by llm/wrappers.Retry, then a BackendError) when the exchange fails, UnusableAnswer
+        (with its cost, `usage`) when the answer cannot be used. A server that refuses OpenAI's
+        `json_schema` is asked again at once in llama-cpp-python's dialect: that is not a retry."""
         while True:
             try:
-                reply = self._post(body)
+                reply = self._post(json.dumps(self._request(task, prompt)).encode())
             except _Transport as e:
                 if self.dialect == "json_schema" and _refuses_json_schema(e):
                     self.dialect = "json_object"  # llama-cpp-python's server: the same schema, its way
-                    body = json.dumps(self._request(task, prompt)).encode()
                     continue
-                failures += 1
-                if not e.retry or failures > self.retries:
-                    tries = f" (after {failures} attempts)" if failures > 1 else ""
-                    raise BackendError(f"OpenAI-compatible server at {self.url}: {e.what}{tries}") from None
-                if self._stopping.wait(max(self.backoff * 2 ** (failures - 1), min(e.wait, MAX_RETRY_AFTER))):
-                    raise Stopped
-                continue
-            failures = 0  # the server is up: a later failure gets the full budget again
-            for i, n in enumerate(_usage(reply)):
-                spent[i] += n
-            try:
-                raw, finish = _content(reply)
-                output = _parse(task, raw, finish)
-            except UnusableAnswer as e:
-                unusable += 1
-                if unusable > self.retries:
-                    e.usage = (spent[0], spent[1], spent[2])
-                    raise
-                continue
-            return Answer(output=output, raw=raw, prompt_tokens=spent[0], completion_tokens=spent[1],
-                          cached_tokens=spent[2])
+                raise Transient(f"OpenAI-compatible server at {self.url}: {e.what}", BackendError, retry=e.retry,
+                                wait=e.wait) from None
+            break
+        usage = _usage(reply)
+        try:
+            raw, finish = _content(reply)
+            output = _parse(task, raw, finish)
+        except UnusableAnswer as e:
+            e.usage = usage
+            raise
+        return Answer(output=output, raw=raw, prompt_tokens=usage[0], completion_tokens=usage[1],
+                      cached_tokens=usage[2])
 
     def answer_many(self, jobs: list[tuple[Task, str]]) -> list[Answer | UnusableAnswer]:
         """Answer (task, prompt) pairs concurrently, at most `max_concurrency` requests in flight;
@@ -189,9 +179,11 @@ class OpenAIBackend:
         if not jobs:
             return []
 
+        retried = Retry(self, self.can.retry, stopping=self._stopping)  # (a backoff ends with `abort`)
+
         def one(job: tuple[Task, str]) -> Answer | UnusableAnswer:
             try:
-                return self.answer(*job)
+                return retried.answer(*job)
             except UnusableAnswer as e:
                 return e
 

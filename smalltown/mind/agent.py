@@ -12,7 +12,7 @@ from datetime import date, datetime, timedelta
 
 from smalltown.config import Settings
 from smalltown.lang import gerund
-from smalltown.llm.backend import Asker
+from smalltown.llm.asker import Asker
 from smalltown.llm.tasks import (
     SLEEPING,
     Block,

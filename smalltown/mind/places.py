@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from smalltown.llm.backend import Asker
+from smalltown.llm.asker import Asker
 from smalltown.llm.tasks import ChoosePlace, Persona
 from smalltown.world.model import World, address, pretty
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from smalltown.llm.backend import Backend, capabilities
 from smalltown.llm.models import default_model
+from smalltown.llm.wrappers import retrying
 from smalltown.scripted import ScriptedBackend
 
 BACKENDS = ("scripted", "llama", "openai", "cassette")
@@ -101,5 +102,6 @@ def make_backend(name: str, seed: int, opts: BackendOptions | None = None) -> Ba
             raise CassetteMiss("--backend cassette needs --from SAVE (the run whose answers to replay)")
         live = make_backend(opts.fallthrough, seed, BackendOptions(**{**opts.__dict__, "fallthrough": None})) \
             if opts.fallthrough else None
-        return CassetteBackend(opts.replay, fallthrough=live, context=opts.ctx)
+        # the Asker retries the backend it is given: the cassette's live one is retried here
+        return CassetteBackend(opts.replay, fallthrough=retrying(live) if live else None, context=opts.ctx)
     raise ValueError(f"unknown backend {name!r} (available: {', '.join(BACKENDS)})")

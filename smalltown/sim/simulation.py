@@ -13,7 +13,8 @@ from typing import Callable
 import numpy as np
 
 from smalltown.config import Settings, SettingsError, parse_sets
-from smalltown.llm.backend import Asker, Backend, CallRecord, Stopped, capabilities
+from smalltown.llm.asker import Asker
+from smalltown.llm.backend import Backend, CallRecord, Stopped, capabilities
 from smalltown.llm.embed import Embedder, HashEmbedder
 from smalltown.mind.agent import Action, Mind
 from smalltown.mind.memory import Memory, MemoryStream, Retrieval, RetrievalWeights

@@ -1,0 +1,126 @@
+"""The Asker, which every question goes through: it fits the question to the backend's window and
+composes the wrappers around the backend's one attempt (llm/wrappers.py: retries, the fallback,
+timing, the call log); it tracks the questions in flight, and stops them."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Callable
+
+from smalltown.llm.backend import Backend, CallRecord, Stopped, capabilities, task_key
+from smalltown.llm.fit import PromptTooLong, fit
+from smalltown.llm.schema import max_answer_tokens
+from smalltown.llm.tasks import Answer, Output, Task
+from smalltown.llm.wrappers import Fallback, NotFitted, Question, Recorded, Step, Timed, retrying
+
+
+class Asker:
+    """What the mind holds: fits a task to the backend's window and asks it, through the wrappers
+    that retry it, fall back, time and record the call (llm/wrappers.py, composed here); tracks
+    the questions in flight, and stops them.
+
+    A run never stops on a model answer: when the backend gives up on a task (UnusableAnswer,
+    after its bounded retries) or the prompt cannot fit its window, the fallback backend answers
+    it (the scripted one, by default), and the call log says so and why."""
+
+    def __init__(self, backend: Backend, record: Callable[[CallRecord], None], fallback: Backend | None = None):
+        self.backend = backend
+        self._answerer = retrying(backend)  # one attempt becomes the attempts its policy allows
+        self._record = record
+        self._local = threading.local()  # agents may ask at once, from worker threads
+        self._lock = threading.Lock()
+        self._in_flight: dict[int, tuple[str, str, float]] = {}  # thread -> (agent, task, started)
+        self.stopping = threading.Event()  # set once by stop(): no question is answered after it
+        self.fallback = fallback
+
+    @property
+    def fallback(self) -> Backend | None:
+        return self._fallback
+
+    @fallback.setter
+    def fallback(self, backend: Backend | None) -> None:
+        """Who answers what the backend cannot; the wrappers are composed again around it."""
+        self._fallback = backend
+        step = self._fitted if backend is None else Fallback(self._fitted, backend)
+        self._step = Recorded(self._tracked(Timed(step)), self._keep, self.backend, before=self._check_stop)
+
+    def stop(self) -> None:
+        """Stop every answer in flight and refuse new ones (they raise Stopped). Safe from a
+        signal handler or any thread: it sets a flag and tells each backend to abort."""
+        self.stopping.set()
+        for b in (self._answerer, capabilities(self._answerer).fallthrough, self.fallback):
+            abort = capabilities(b).abort
+            if abort is not None:
+                abort()
+
+    def in_flight(self) -> list[tuple[str, str, float]]:
+        """The questions being answered right now (agent, task, time.monotonic() it was asked):
+        safe to read from any thread, so an interface can show that the model is working."""
+        with self._lock:
+            return list(self._in_flight.values())
+
+    @property
+    def last(self) -> CallRecord:
+        return self._local.last
+
+    @property
+    def last_task(self) -> Task:
+        """The last task this thread asked, as it was asked: fitted to the window, so what an
+        answer cites by number ("because of 3", "tells 2") is numbered as in its prompt."""
+        return self._local.task
+
+    @last.setter
+    def last(self, record: CallRecord) -> None:
+        self._local.last = record
+
+    def prepare(self, task: Task) -> tuple[Task, str, str]:
+        """(the task as it will be asked, its prompt, a note): fitted to the backend's window."""
+        can = capabilities(self.backend)
+        asked, prompt, dropped = fit(task, can.context - max_answer_tokens(task), can.count)
+        return asked, prompt, (f"{dropped} retrieved record{'s' if dropped > 1 else ''} dropped to fit the prompt's budgets"
+                               if dropped else "")
+
+    def ask(self, agent: str, task: Task) -> Output:
+        self._check_stop()
+        q = Question(agent, task, task_key(task))
+        ans = self._step(q)
+        self._local.task = q.task
+        return ans.output
+
+    def note(self, text: str) -> None:
+        """Attach a note (a fallback, a rejected answer) to the last recorded call."""
+        self.last.note = f"{self.last.note}; {text}" if self.last.note else text
+
+    # --- the steps the wrappers compose ---
+
+    def _fitted(self, q: Question) -> Answer:
+        """The question fitted to the backend's window, then asked (NotFitted if it cannot fit)."""
+        try:
+            q.task, q.prompt, q.note = self.prepare(q.task)
+        except PromptTooLong as e:
+            raise NotFitted(str(e)) from None
+        if capabilities(self.backend).keyed:
+            return self._answerer.answer(q.task, q.prompt, key=q.key)
+        return self._answerer.answer(q.task, q.prompt)
+
+    def _tracked(self, step: Step) -> Step:
+        """`step`, listed in `in_flight()` while it runs."""
+        def tracked(q: Question) -> Answer:
+            me = threading.get_ident()
+            with self._lock:
+                self._in_flight[me] = (q.agent, q.task.name, time.monotonic())
+            try:
+                return step(q)
+            finally:
+                with self._lock:
+                    self._in_flight.pop(me, None)
+        return tracked
+
+    def _check_stop(self) -> None:
+        if self.stopping.is_set():  # (after an answer: whatever came back belongs to a dropped tick)
+            raise Stopped
+
+    def _keep(self, record: CallRecord) -> None:
+        self.last = record
+        self._record(record)

@@ -1,0 +1,193 @@
+"""What happens around one attempt at an answer: retrying it, falling back, timing and logging it.
+
+A backend makes one attempt (`answer(task, prompt)`: an Answer, an UnusableAnswer, or `Transient`
+for a failed exchange). These small wrappers, composed by the Asker (`Asker.__init__`), add the
+rest, as Concordia's language-model wrappers do around a model:
+
+- `Retry` (a Backend around a Backend): bounded retries for transient failures and for unusable
+  answers, by the backend's declared `RetryPolicy` (its backoff, whether the attempt number changes
+  its seed, how its last failure is worded); tokens spent are summed across attempts.
+- `Fallback`, `Timed`, `Recorded` (steps around a step): a step answers one `Question` on its way
+  to the call log, which the wrappers annotate (why another backend answered, how long it took)
+  and the last one records."""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+from smalltown.llm.backend import (Answer, Backend, BackendUnavailable, CallRecord, Capabilities, RetryPolicy, Stopped,
+                                   capabilities)
+from smalltown.llm.tasks import Task
+from smalltown.llm.validate import UnusableAnswer
+
+__all__ = ["Fallback", "NotFitted", "Question", "Recorded", "Retry", "RetryPolicy", "Step", "Timed", "Transient",
+           "retrying"]
+
+
+# --- retrying one backend ------------------------------------------------------------------------
+
+
+class Transient(BackendUnavailable):
+    """One attempt that got no answer (a server that failed, timed out, is rate-limiting): retried
+    when `retry`, after at least `wait` seconds; when the retries run out, `error(what + how many
+    attempts)` is raised: the run cannot go on (as it cannot when a backend is used unretried)."""
+
+    def __init__(self, what: str, error: type[BackendUnavailable] = BackendUnavailable, retry: bool = True,
+                 wait: float = 0.0):
+        super().__init__(what)
+        self.what = what
+        self.error = error
+        self.retry = retry
+        self.wait = wait
+
+
+class Retry:
+    """`backend`, retried by `policy`: a transient failure up to `retries` more times in a row (the
+    count starts again once the backend answers, usable or not), an unusable answer up to `retries`
+    more times; a prompt too long for the window is not retried (no attempt changes it)."""
+
+    def __init__(self, backend: Backend, policy: RetryPolicy, stopping: threading.Event | None = None):
+        self.inner = backend
+        self.policy = policy
+        self.name, self.model = backend.name, backend.model
+        self._stopping = stopping or threading.Event()  # set by `abort`: a backoff wait ends at once
+
+    @property
+    def can(self) -> Capabilities:
+        return dataclasses.replace(capabilities(self.inner), retry=None, abort=self.abort)
+
+    def abort(self) -> None:
+        """Stop the backend, and a backoff wait in progress (it raises Stopped). Sets flags only."""
+        self._stopping.set()
+        inner = capabilities(self.inner).abort
+        if inner is not None:
+            inner()
+
+    def answer(self, task: Task, prompt: str, **kw) -> Answer:
+        p = self.policy
+        spent = [0, 0, 0]  # prompt, completion, cached tokens over every attempt: all were paid for
+        failures = unusable = attempt = 0
+        while True:
+            if p.seeded:
+                kw["attempt"] = attempt
+            attempt += 1
+            try:
+                ans = self.inner.answer(task, prompt, **kw)
+            except Transient as e:
+                failures += 1
+                if not e.retry or failures > p.retries:
+                    tries = f" (after {failures} attempts)" if failures > 1 else ""
+                    raise e.error(f"{e.what}{tries}") from None
+                if self._stopping.wait(max(p.backoff * 2 ** (failures - 1), min(e.wait, p.max_wait))):
+                    raise Stopped
+                continue
+            except UnusableAnswer as e:
+                failures = 0  # the backend answered: a later failure gets the full budget again
+                spent = [a + b for a, b in zip(spent, e.usage)]
+                if e.kind == "too long":
+                    raise
+                unusable += 1
+                if unusable > p.retries:
+                    if p.count_attempts:
+                        e = UnusableAnswer(f"{e.reason} ({unusable} attempts)", e.raw, kind=e.kind)
+                    e.usage = (spent[0], spent[1], spent[2])
+                    raise e from None
+                continue
+            return dataclasses.replace(ans, prompt_tokens=ans.prompt_tokens + spent[0],
+                                       completion_tokens=ans.completion_tokens + spent[1],
+                                       cached_tokens=ans.cached_tokens + spent[2])
+
+
+def retrying(backend: Backend) -> Backend:
+    """`backend` with the retries it declares (itself, when it declares none or is retried already)."""
+    policy = capabilities(backend).retry
+    return Retry(backend, policy) if policy is not None and not isinstance(backend, Retry) else backend
+
+
+# --- one question on its way to the call log -----------------------------------------------------
+
+
+@dataclass
+class Question:
+    """One question as the wrappers pass it along, and what they learn of it for the call log."""
+
+    agent: str
+    task: Task  # as asked: fitted to the window (what an answer's citations are numbered against)
+    key: str  # the question's identity: its task before fitting (backend.task_key)
+    prompt: str = ""
+    note: str = ""  # what happened beyond a plain answer: records dropped to fit, a fallback and why
+    fallback: str = ""  # why another backend answered: "too long", "cut off", "invalid", "failed"
+    ms: float = 0.0
+
+
+Step = Callable[[Question], Answer]
+
+
+class NotFitted(UnusableAnswer):
+    """The question cannot fit the backend's window (it was not asked): "too long"."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason, "", kind="too long")
+
+
+class Fallback:
+    """`step`, with `backend` answering what it cannot: a question too long for its window (asked
+    whole, unfitted), or an answer it gave up on (whose raw text and cost stay in the log)."""
+
+    def __init__(self, step: Step, backend: Backend):
+        self.step = step
+        self.backend = backend
+
+    def __call__(self, q: Question) -> Answer:
+        asked = q.task
+        try:
+            return self.step(q)
+        except NotFitted as e:
+            q.task, q.prompt, q.note, q.fallback = asked, asked.render(), f"error: {e}", "too long"
+            return self.backend.answer(q.task, q.prompt)
+        except UnusableAnswer as e:
+            ans = self.backend.answer(q.task, q.prompt)
+            q.fallback = e.kind
+            q.note = "; ".join(x for x in (q.note, f"fallback to {self.backend.name}: {e.reason}") if x)
+            # what the model said stays in the log, and what the failed attempts cost is still counted
+            return dataclasses.replace(ans, raw=e.raw, prompt_tokens=e.usage[0], completion_tokens=e.usage[1],
+                                       cached_tokens=e.usage[2])
+
+
+class Timed:
+    """`step`, its wall time (fitting included, when the step fits) kept as the question's `ms`."""
+
+    def __init__(self, step: Step):
+        self.step = step
+
+    def __call__(self, q: Question) -> Answer:
+        t0 = time.perf_counter()
+        ans = self.step(q)
+        q.ms = round((time.perf_counter() - t0) * 1000, 3)
+        return ans
+
+
+class Recorded:
+    """`step`, each answered question handed to `record` as a CallRecord, under `backend`'s name."""
+
+    def __init__(self, step: Step, record: Callable[[CallRecord], None], backend: Backend,
+                 before: Optional[Callable[[], None]] = None):
+        self.step = step
+        self.record = record
+        self.backend = backend
+        self.before = before  # called once answered, before recording (may raise: nothing is recorded)
+
+    def __call__(self, q: Question) -> Answer:
+        ans = self.step(q)
+        if self.before is not None:
+            self.before()
+        self.record(CallRecord(
+            agent=q.agent, task=q.task.name, prompt=q.prompt, raw_answer=ans.raw,
+            parsed_answer=ans.output.model_dump_json(), prompt_tokens=ans.prompt_tokens,
+            completion_tokens=ans.completion_tokens, cached_tokens=ans.cached_tokens, ms=q.ms,
+            backend=self.backend.name, model=self.backend.model, note=q.note, key=q.key, fallback=q.fallback))
+        return ans
