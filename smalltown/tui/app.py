@@ -39,9 +39,9 @@ from smalltown.tui.screens.forms import AskScreen, BreakpointsScreen, EditObject
 from smalltown.tui.screens.help import HelpScreen
 from smalltown.tui.screens.inspector import InspectorScreen
 from smalltown.tui.screens.interview import InterviewScreen
-from smalltown.tui.map_view import MapView
+from smalltown.tui.widgets.map_view import MapView
 from smalltown.tui.palette import agent_colours
-from smalltown.tui.panels import ClockBar, EventLog
+from smalltown.tui.widgets.panels import ClockBar, EventLog
 from smalltown.tui.reader import SaveReader
 from smalltown.tui.runner import SimRunner
 from smalltown.tui.snapshot import Frame

@@ -21,7 +21,7 @@ from smalltown.sim.history import History, StateAt
 from smalltown.tui.screens.forms import AskScreen
 from smalltown.tui.screens.memories import MemoriesScreen
 from smalltown.tui.palette import agent_colours
-from smalltown.tui.panels import EventLog
+from smalltown.tui.widgets.panels import EventLog
 from smalltown.tui.snapshot import AgentView, Frame
 from smalltown.tui.town import TownView
 

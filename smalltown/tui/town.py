@@ -15,8 +15,8 @@ from textual.filter import LineFilter
 from textual.widgets import Footer, Static
 
 from smalltown.shown import drop_unshown
-from smalltown.tui.map_view import MapView
-from smalltown.tui.panels import AgentsPanel, ClockBar, EventLog
+from smalltown.tui.widgets.map_view import MapView
+from smalltown.tui.widgets.panels import AgentsPanel, ClockBar, EventLog
 from smalltown.tui.snapshot import Frame
 from smalltown.world.model import World
 
