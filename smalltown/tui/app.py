@@ -129,7 +129,7 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
         self._colours = agent_colours([a.name for a in sim.agents])
         self._runner = SimRunner(sim, self._publish, until=until, paused=start_paused)
         # The worker has not started: reading the sim here is safe, and gives a full first picture.
-        self._frame = self._runner.frame()
+        self.set_reactive(SmalltownApp.frame, self._runner.frame())
         self._worker: Worker[None] | None = None
         self._quitting = False
         self._closed = False
@@ -138,31 +138,26 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
         self._world = sim.world
         self._backend = sim.backend.name
         self._save_name = sim.save.path.name
-        self._names = [a.name for a in self._frame.agents]
+        self._names = [a.name for a in self.frame.agents]
         self._reader: SaveReader | None = None
         self._reloaded = 0.0
-        self.selected: str | None = self._names[0] if self._names else None  # the agent under the lens
+        self.set_reactive(SmalltownApp.selected, self._names[0] if self._names else None)
         self.following = False
         self._next_breakpoint = 1
         self._reopen: Path | None = None  # what to open when this app ends
         self._busy_shown = ""
         self.terminated = False  # ended by SIGTERM
 
-    @property
-    def frame(self) -> Frame:
-        """The latest frame drawn."""
-        return self._frame
-
     def compose(self) -> ComposeResult:
         yield from self.compose_town(self._world, self._colours, self._backend, self._save_name)
 
     def on_mount(self) -> None:
         log = self.query_one(EventLog)
-        log.note(f"{self._world_name}: {len(self._frame.agents)} agents. "
+        log.note(f"{self._world_name}: {len(self.frame.agents)} agents. "
                  "space runs/pauses, n steps, ? lists the keys.")
         if self._notice:
             log.note(self._notice)
-        self._draw(self._frame)
+        self.watch_frame(self.frame)  # set before mounting, when there was nothing to draw on
         self._worker = self.run_worker(self._runner.run, name="simulation", group="simulation",
                                        thread=True, exit_on_error=True)
         self.set_interval(0.2, self._show_busy)
@@ -202,8 +197,7 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
             pass  # the event loop is gone: the app is exiting
 
     def on_frame_ready(self, message: FrameReady) -> None:
-        self._frame = message.frame
-        self._draw(message.frame)
+        self.frame = message.frame
         if message.frame.hits:
             self._breakpoint_hit(message.frame)
         reload = getattr(self.screen, "reload", None)
@@ -268,7 +262,7 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
         self._note(f"Running until {self.selected} does something…", notify=False)
 
     def action_until(self) -> None:
-        now = self._frame.now
+        now = self.frame.now
 
         def check(text: str) -> str | None:
             try:
@@ -279,7 +273,7 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
 
         def chosen(text: str | None) -> None:
             if text:
-                when = clock_near(text, self._frame.now)
+                when = clock_near(text, self.frame.now)
                 self._runner.send("until", when)
                 self._note(f"Running until {when:%a %Y-%m-%d %H:%M}.", notify=False)
 
@@ -288,7 +282,7 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
                                    check=check), chosen)
 
     def action_breakpoints(self) -> None:
-        self.push_screen(BreakpointsScreen(self._names, self.selected, lambda: self._frame.breakpoints,
+        self.push_screen(BreakpointsScreen(self._names, self.selected, lambda: self.frame.breakpoints,
                                            self._add_breakpoint, self._remove_breakpoint))
 
     def _add_breakpoint(self, kind: str, agent: str | None, text: str) -> str | None:
@@ -334,7 +328,7 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
         self._quitting = True
         bar = self.query_one(ClockBar)
         bar.stopping = True
-        bar.show(self._frame)
+        bar.show(self.frame)
         self._runner.stop()
         if self._worker is None or self._worker.is_finished:
             self._finish()

@@ -18,7 +18,6 @@ from smalltown.store.save import is_save
 from smalltown.tui.runner import SimRunner
 from smalltown.tui.screens.forms import AskScreen, EditObjectScreen
 from smalltown.tui.screens.interview import InterviewScreen
-from smalltown.tui.snapshot import Frame
 from smalltown.tui.town import TownView
 from smalltown.tui.widgets.map_view import MapView
 from smalltown.tui.widgets.panels import EventLog
@@ -39,7 +38,6 @@ class Interventions(TownView[Path | None]):  # its result: a file to open next, 
     which sets these attributes."""
 
     _runner: SimRunner
-    _frame: Frame
     _world: World
     _colours: dict[str, str]
     _save_name: str
@@ -104,7 +102,7 @@ class Interventions(TownView[Path | None]):  # its result: a file to open next, 
         view = self.query_one(MapView)
         address = (view.object_at(view.cursor) if view.cursor is not None else None) or ""
         if not address and self.selected:  # what the selected agent is using or heading for
-            address = next((a.action_address for a in self._frame.agents if a.name == self.selected), "") or ""
+            address = next((a.action_address for a in self.frame.agents if a.name == self.selected), "") or ""
 
         def done(result: Any) -> None:
             if not self._failed("Edit", result):
@@ -116,10 +114,10 @@ class Interventions(TownView[Path | None]):  # its result: a file to open next, 
 
         def chosen(result: tuple[str, str] | None) -> None:
             if result:
-                before.update(self._frame.objects)
+                before.update(self.frame.objects)
                 self._runner.send("edit_object", *result, self._replier(done))
 
-        self.push_screen(EditObjectScreen(self._frame.objects, address), chosen)
+        self.push_screen(EditObjectScreen(self.frame.objects, address), chosen)
 
     def action_save(self) -> None:
         def done(result: Any) -> None:
@@ -150,7 +148,7 @@ class Interventions(TownView[Path | None]):  # its result: a file to open next, 
         self.push_screen(AskScreen(title, label, value=str(suggestion), check=check), chosen)
 
     def _copy_name(self, word: str) -> Path:
-        path = Path(self._frame.save_path or self._save_name)
+        path = Path(self.frame.save_path or self._save_name)
         stem = re.sub(r"-(copy|fork|at-\d{4})\d*$", "", path.stem)
         for i in range(1, 1000):
             candidate = path.with_name(f"{stem}-{word}{i if i > 1 else ''}{path.suffix}")
@@ -161,8 +159,8 @@ class Interventions(TownView[Path | None]):  # its result: a file to open next, 
     def action_fork(self) -> None:
         def done(result: Any) -> None:
             if not self._failed("Fork", result):
-                self._note(f"Forked at tick {self._frame.tick} to {result}; this run goes on in "
-                           f"{Path(self._frame.save_path).name}. Open the fork with O.")
+                self._note(f"Forked at tick {self.frame.tick} to {result}; this run goes on in "
+                           f"{Path(self.frame.save_path).name}. Open the fork with O.")
 
         self._ask_path("Fork to a new file", "The copy's file (the run goes on here)", self._copy_name("fork"),
                        lambda path: self._runner.send("copy", str(path), self._replier(done)))
@@ -184,7 +182,7 @@ class Interventions(TownView[Path | None]):  # its result: a file to open next, 
         if not self._can_open:
             self._note("Rewinding is not available here: use smalltown fork.")
             return
-        now = self._frame.now
+        now = self.frame.now
         start = self._world.start
 
         def check(text: str) -> str | None:
