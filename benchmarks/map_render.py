@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 from smalltown.scripted import ScriptedBackend  # noqa: E402
 from smalltown.sim.simulation import Simulation  # noqa: E402
 from smalltown.tui.app import SmalltownApp  # noqa: E402
-from smalltown.tui.map_view import MapView  # noqa: E402
+from smalltown.tui.widgets.map_view import MapView  # noqa: E402
 from smalltown.tui.runner import SimRunner  # noqa: E402
 from smalltown.tui.snapshot import Frame  # noqa: E402
 from smalltown.world.load import load_world  # noqa: E402

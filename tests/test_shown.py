@@ -361,7 +361,7 @@ async def test_the_tui_shows_a_stranger_save_as_text(stranger):
     from smalltown.tui.app import SmalltownApp
     from smalltown.tui.screens.calls import CallDetailScreen, CallsScreen
     from smalltown.tui.screens.inspector import InspectorScreen
-    from smalltown.tui.map_view import MapView
+    from smalltown.tui.widgets.map_view import MapView
     from smalltown.tui.screens.timeline import DialogueScreen, TimelineScreen
 
     sim = Simulation.open(stranger, ScriptedBackend(Simulation.peek_seed(stranger)))

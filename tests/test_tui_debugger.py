@@ -22,8 +22,8 @@ from smalltown.sim.clock import clock_near as until_from
 from smalltown.tui.app import COMMANDS, SmalltownApp
 from smalltown.tui.screens.forms import AskScreen, BreakpointsScreen, EditObjectScreen
 from smalltown.tui.screens.interview import InterviewScreen
-from smalltown.tui.map_view import MapView
-from smalltown.tui.panels import AgentsPanel, EventLog
+from smalltown.tui.widgets.map_view import MapView
+from smalltown.tui.widgets.panels import AgentsPanel, EventLog
 from smalltown.tui.runner import SimRunner
 from smalltown.tui.snapshot import Frame
 from smalltown.world.load import load_world

@@ -3,8 +3,9 @@
 Threads: a Textual thread worker runs `SimRunner.run`, the only code that calls `sim.step()`.
 The interface sends it commands (`SimRunner.send`) and draws the `Frame`s it posts back as
 `FrameReady` messages; it never reads or changes the simulation itself. Interventions (whisper,
-interview, edit an object, save) are commands too, run by the worker between ticks, and their
-results come back as `Replied` messages. `sim.close()` is called once the worker has returned.
+interview, edit an object, save; in `interventions.py`) are commands too, run by the worker
+between ticks, and their results come back as `Replied` messages. `sim.close()` is called once
+the worker has returned.
 
 Opening another save or world, or continuing in a copy ("save as"), ends this app with the file
 to open as its result; `run_tui` then opens it and starts a new app.
@@ -14,12 +15,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import re
 import signal
 import time
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Callable, Iterable
 
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
@@ -28,44 +28,34 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
-from smalltown.sim.clock import clock_near
 from smalltown.llm.tasks import TASKS
-from smalltown.shown import shown
 from smalltown.sim.breakpoints import Breakpoint
+from smalltown.sim.clock import clock_near
 from smalltown.sim.simulation import Simulation
-from smalltown.store.save import is_save
-from smalltown.tui.screens.calls import CallsScreen
-from smalltown.tui.screens.forms import AskScreen, BreakpointsScreen, EditObjectScreen
-from smalltown.tui.screens.help import HelpScreen
-from smalltown.tui.screens.inspector import InspectorScreen
-from smalltown.tui.screens.interview import InterviewScreen
-from smalltown.tui.map_view import MapView
+from smalltown.tui.interventions import Interventions
 from smalltown.tui.palette import agent_colours
-from smalltown.tui.panels import ClockBar, EventLog
 from smalltown.tui.reader import SaveReader
 from smalltown.tui.runner import SimRunner
-from smalltown.tui.snapshot import Frame
+from smalltown.tui.screens.calls import CallsScreen
+from smalltown.tui.screens.forms import AskScreen, BreakpointsScreen
+from smalltown.tui.screens.help import HelpScreen
+from smalltown.tui.screens.inspector import InspectorScreen
 from smalltown.tui.screens.timeline import DialogueScreen, TimelineScreen
-from smalltown.tui.town import TownView
+from smalltown.tui.snapshot import Frame
+from smalltown.tui.widgets.map_view import MapView
+from smalltown.tui.widgets.panels import ClockBar, EventLog
 
 SHUTDOWN_WAIT_SECONDS = 10  # how long an exit waits for the worker (a stop cuts off its model call at once)
 SCREEN_RELOAD_SECONDS = 0.5  # an open debugger screen re-reads the save at most this often
 BUSY_SHOWN_AFTER = 0.25  # seconds a tick runs before the "thinking" indicator shows
+
+
 class FrameReady(Message):
     """Posted from the worker thread: a new picture of the town."""
 
     def __init__(self, frame: Frame) -> None:
         super().__init__()
         self.frame = frame
-
-
-class Replied(Message):
-    """Posted from the worker thread: an intervention's result, for the callback that asked."""
-
-    def __init__(self, callback: Callable[[Any], None], result: Any) -> None:
-        super().__init__()
-        self.callback = callback
-        self.result = result
 
 
 # (action, title, what it does): the command palette lists every one of them
@@ -99,7 +89,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
 )
 
 
-class SmalltownApp(TownView[Path | None]):  # its result: a file to open next, or None
+class SmalltownApp(Interventions):  # its result: a file to open next, or None
     TITLE = "smalltown"
     BINDINGS = [
         # not priority: a text field or an open screen gets its keys first
@@ -139,7 +129,7 @@ class SmalltownApp(TownView[Path | None]):  # its result: a file to open next, o
         self._colours = agent_colours([a.name for a in sim.agents])
         self._runner = SimRunner(sim, self._publish, until=until, paused=start_paused)
         # The worker has not started: reading the sim here is safe, and gives a full first picture.
-        self._frame = self._runner.frame()
+        self.set_reactive(SmalltownApp.frame, self._runner.frame())
         self._worker: Worker[None] | None = None
         self._quitting = False
         self._closed = False
@@ -148,31 +138,26 @@ class SmalltownApp(TownView[Path | None]):  # its result: a file to open next, o
         self._world = sim.world
         self._backend = sim.backend.name
         self._save_name = sim.save.path.name
-        self._names = [a.name for a in self._frame.agents]
+        self._names = [a.name for a in self.frame.agents]
         self._reader: SaveReader | None = None
         self._reloaded = 0.0
-        self.selected: str | None = self._names[0] if self._names else None  # the agent under the lens
+        self.set_reactive(SmalltownApp.selected, self._names[0] if self._names else None)
         self.following = False
         self._next_breakpoint = 1
         self._reopen: Path | None = None  # what to open when this app ends
         self._busy_shown = ""
         self.terminated = False  # ended by SIGTERM
 
-    @property
-    def frame(self) -> Frame:
-        """The latest frame drawn."""
-        return self._frame
-
     def compose(self) -> ComposeResult:
         yield from self.compose_town(self._world, self._colours, self._backend, self._save_name)
 
     def on_mount(self) -> None:
         log = self.query_one(EventLog)
-        log.note(f"{self._world_name}: {len(self._frame.agents)} agents. "
+        log.note(f"{self._world_name}: {len(self.frame.agents)} agents. "
                  "space runs/pauses, n steps, ? lists the keys.")
         if self._notice:
             log.note(self._notice)
-        self._draw(self._frame)
+        self.watch_frame(self.frame)  # set before mounting, when there was nothing to draw on
         self._worker = self.run_worker(self._runner.run, name="simulation", group="simulation",
                                        thread=True, exit_on_error=True)
         self.set_interval(0.2, self._show_busy)
@@ -212,8 +197,7 @@ class SmalltownApp(TownView[Path | None]):  # its result: a file to open next, o
             pass  # the event loop is gone: the app is exiting
 
     def on_frame_ready(self, message: FrameReady) -> None:
-        self._frame = message.frame
-        self._draw(message.frame)
+        self.frame = message.frame
         if message.frame.hits:
             self._breakpoint_hit(message.frame)
         reload = getattr(self.screen, "reload", None)
@@ -271,13 +255,6 @@ class SmalltownApp(TownView[Path | None]):  # its result: a file to open next, o
 
     # --- stepping and breakpoints -----------------------------------------------------------
 
-    def _note(self, message: str, notify: bool = True) -> None:
-        """A confirmation: in the log, and for a moment in the corner (on whatever screen). It
-        may quote the save (names, states, errors): shown as text, never as markup."""
-        self.query_one(EventLog).note(message)
-        if notify:
-            self.notify(shown(message), timeout=4, markup=False)
-
     def action_step_agent(self) -> None:
         if not self.selected:
             return
@@ -285,7 +262,7 @@ class SmalltownApp(TownView[Path | None]):  # its result: a file to open next, o
         self._note(f"Running until {self.selected} does something…", notify=False)
 
     def action_until(self) -> None:
-        now = self._frame.now
+        now = self.frame.now
 
         def check(text: str) -> str | None:
             try:
@@ -296,7 +273,7 @@ class SmalltownApp(TownView[Path | None]):  # its result: a file to open next, o
 
         def chosen(text: str | None) -> None:
             if text:
-                when = clock_near(text, self._frame.now)
+                when = clock_near(text, self.frame.now)
                 self._runner.send("until", when)
                 self._note(f"Running until {when:%a %Y-%m-%d %H:%M}.", notify=False)
 
@@ -305,7 +282,7 @@ class SmalltownApp(TownView[Path | None]):  # its result: a file to open next, o
                                    check=check), chosen)
 
     def action_breakpoints(self) -> None:
-        self.push_screen(BreakpointsScreen(self._names, self.selected, lambda: self._frame.breakpoints,
+        self.push_screen(BreakpointsScreen(self._names, self.selected, lambda: self.frame.breakpoints,
                                            self._add_breakpoint, self._remove_breakpoint))
 
     def _add_breakpoint(self, kind: str, agent: str | None, text: str) -> str | None:
@@ -332,179 +309,6 @@ class SmalltownApp(TownView[Path | None]):  # its result: a file to open next, o
         if agent in self._names and agent != self.selected:
             self._select(agent)  # the inspector and the map are ready on who did it
 
-    # --- interventions: commands to the worker, confirmed when it replies -----------------
-
-    def _replier(self, callback: Callable[[Any], None]) -> Callable[[Any], None]:
-        """A reply the worker calls on its own thread; the callback runs on the interface's."""
-        def reply(result: Any) -> None:
-            try:
-                self.post_message(Replied(callback, result))
-            except RuntimeError:
-                pass  # the app is gone
-        return reply
-
-    def on_replied(self, message: Replied) -> None:
-        message.callback(message.result)
-
-    def _failed(self, what: str, result: Any) -> bool:
-        if isinstance(result, Exception):
-            self._note(f"{what} failed: {result}")
-            self.bell()
-            return True
-        return False
-
-    def action_whisper(self) -> None:
-        name = self.selected
-        if not name:
-            return
-
-        def done(memory: Any) -> None:
-            if not self._failed("Whisper", memory):
-                self._note(f"Whispered to {name}: memory #{memory.id} “{memory.description}”; "
-                           f"{name.split()[0]} re-plans around it.")
-
-        def chosen(text: str | None) -> None:
-            if text:
-                self._runner.send("whisper", name, text, self._replier(done))
-
-        self.push_screen(AskScreen(f"Whisper to {name}", "The thought (it becomes the agent's own)",
-                                   placeholder="You should throw a party tonight.",
-                                   hint="Stored as a reflection; the rest of the day is planned again."), chosen)
-
-    def action_interview(self) -> None:
-        name = self.selected
-        if not name:
-            return
-
-        def ask(question: str, persona: str, callback: Callable[[Any], None]) -> None:
-            self._runner.send("interview", name, question, persona, self._replier(callback))
-
-        self.push_screen(InterviewScreen(name, ask, self._colours.get(name, "white")))
-
-    def action_edit_object(self) -> None:
-        view = self.query_one(MapView)
-        address = (view.object_at(view.cursor) if view.cursor is not None else None) or ""
-        if not address and self.selected:  # what the selected agent is using or heading for
-            address = next((a.action_address for a in self._frame.agents if a.name == self.selected), "") or ""
-
-        def done(result: Any) -> None:
-            if not self._failed("Edit", result):
-                obj, state = result
-                self._note(f"{obj.replace(':', ': ')} is now {state!r} (was {before.get(obj, '?')!r}); "
-                           "agents who see it will notice.")
-
-        before: dict[str, str] = {}
-
-        def chosen(result: tuple[str, str] | None) -> None:
-            if result:
-                before.update(self._frame.objects)
-                self._runner.send("edit_object", *result, self._replier(done))
-
-        self.push_screen(EditObjectScreen(self._frame.objects, address), chosen)
-
-    def action_save(self) -> None:
-        def done(result: Any) -> None:
-            if not self._failed("Save", result):
-                tick, path = result
-                self._note(f"Saved {path} at tick {tick}, with a snapshot to fork or rewind to "
-                           "(every tick is committed as it runs).")
-
-        self._runner.send("save", self._replier(done))
-
-    def _ask_path(self, title: str, label: str, suggestion: Path, then: Callable[[Path], None],
-                  must_exist: bool = False) -> None:
-        def check(text: str) -> str | None:
-            path = Path(text).expanduser()
-            if must_exist:
-                if not path.exists():
-                    return f"{path}: no such file"
-                if not (is_save(path) or path.suffix == ".toml"):
-                    return f"{path}: neither a save (SQLite) nor a world (.toml)"
-            elif path.exists():
-                return f"{path} already exists: choose a new name"
-            return None
-
-        def chosen(text: str | None) -> None:
-            if text:
-                then(Path(text).expanduser())
-
-        self.push_screen(AskScreen(title, label, value=str(suggestion), check=check), chosen)
-
-    def _copy_name(self, word: str) -> Path:
-        path = Path(self._frame.save_path or self._save_name)
-        stem = re.sub(r"-(copy|fork|at-\d{4})\d*$", "", path.stem)
-        for i in range(1, 1000):
-            candidate = path.with_name(f"{stem}-{word}{i if i > 1 else ''}{path.suffix}")
-            if not candidate.exists():
-                return candidate
-        return path.with_name(f"{stem}-{word}-{int(time.time())}{path.suffix}")
-
-    def action_fork(self) -> None:
-        def done(result: Any) -> None:
-            if not self._failed("Fork", result):
-                self._note(f"Forked at tick {self._frame.tick} to {result}; this run goes on in "
-                           f"{Path(self._frame.save_path).name}. Open the fork with O.")
-
-        self._ask_path("Fork to a new file", "The copy's file (the run goes on here)", self._copy_name("fork"),
-                       lambda path: self._runner.send("copy", str(path), self._replier(done)))
-
-    def action_save_as(self) -> None:
-        if not self._can_open:
-            self._note("Save as is not available here: use fork (F).")
-            return
-
-        def done(result: Any) -> None:
-            if not self._failed("Save as", result):
-                self._note(f"Saved as {result}; going on there.")
-                self._open_after(Path(result))
-
-        self._ask_path("Save as", "The new file (the run goes on there)", self._copy_name("copy"),
-                       lambda path: self._runner.send("copy", str(path), self._replier(done)))
-
-    def action_rewind(self) -> None:
-        if not self._can_open:
-            self._note("Rewinding is not available here: use smalltown fork.")
-            return
-        now = self._frame.now
-        start = self._world.start
-
-        def check(text: str) -> str | None:
-            try:
-                when = clock_near(text, now, start, last=True)
-            except ValueError as e:
-                return str(e)
-            if not start <= when <= now:
-                return f"the run goes from {start:%a %H:%M} to {now:%a %H:%M}"
-            return None
-
-        def done(result: Any) -> None:
-            if not self._failed("Rewind", result):
-                self._note(f"Rewound to {result.time:%a %H:%M} (tick {result.tick}, the latest snapshot "
-                           f"by then) in {result.path.name}; the run until now stays in {result.source.name}.")
-                self._open_after(Path(result.path))
-
-        def chosen(text: str | None) -> None:
-            if text:
-                when = clock_near(text, now, start, last=True)
-                to = self._copy_name(f"at-{when:%H%M}")
-                self._runner.send("rewind", when, str(to), self._replier(done))
-
-        self.push_screen(AskScreen("Rewind", "Back to game time", placeholder="9:00, -2h, 2023-02-13 09:00",
-                                   hint="Opens a new save as the town was then (from the hourly snapshot at "
-                                        "or before it); this run stays as it is.", check=check), chosen)
-
-    def action_open(self) -> None:
-        if not self._can_open:
-            self._note("Opening another file is not available here.")
-            return
-        self._ask_path("Open a save or a world", "File (a save, or a world's .toml)",
-                       Path("worlds/smallville.toml"), self._open_after, must_exist=True)
-
-    def _open_after(self, path: Path) -> None:
-        """End this app (saving as it does); run_tui opens `path`."""
-        self._reopen = path
-        self.run_worker(self.action_quit(), exclusive=False)
-
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         """The command palette (ctrl+p): every action of the app."""
         for action, title, what in COMMANDS:
@@ -524,7 +328,7 @@ class SmalltownApp(TownView[Path | None]):  # its result: a file to open next, o
         self._quitting = True
         bar = self.query_one(ClockBar)
         bar.stopping = True
-        bar.show(self._frame)
+        bar.show(self.frame)
         self._runner.stop()
         if self._worker is None or self._worker.is_finished:
             self._finish()

@@ -20,7 +20,7 @@ TILE_COLOURS: dict[str, tuple[str, str]] = {
     "grass": ("#4f9a3a", "#17280f"),
     "water": ("#74a9e0", "#123058"),
     "tree": ("#3fbf55", "#17280f"),
-    "object": ("#ffd43b", "#2b2520"),  # background replaced by the surroundings' (see map_view)
+    "object": ("#ffd43b", "#2b2520"),  # background replaced by the surroundings' (see widgets/map_view)
 }
 UNKNOWN_TILE = ("#ff00ff", "#000000")
 

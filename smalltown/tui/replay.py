@@ -21,7 +21,7 @@ from smalltown.sim.history import History, StateAt
 from smalltown.tui.screens.forms import AskScreen
 from smalltown.tui.screens.memories import MemoriesScreen
 from smalltown.tui.palette import agent_colours
-from smalltown.tui.panels import EventLog
+from smalltown.tui.widgets.panels import EventLog
 from smalltown.tui.snapshot import AgentView, Frame
 from smalltown.tui.town import TownView
 
@@ -76,14 +76,11 @@ class ReplayApp(TownView[None]):
         self._colours = agent_colours(self.history.names)
         self.tick = self.history.last_tick if at is None else max(0, min(at, self.history.last_tick))
         self._names = self.history.names
-        self.selected = self._names[0] if self._names else None
+        self.set_reactive(ReplayApp.selected, self._names[0] if self._names else None)
         self.playing = False
         self._speed = 0
-        self._frame = frame_at(self.history, self.history.state_at(self.tick), speed=PLAY_SPEEDS[0] * 5)
-
-    @property
-    def frame(self) -> Frame:
-        return self._frame
+        self.set_reactive(ReplayApp.frame, frame_at(self.history, self.history.state_at(self.tick),
+                                                    speed=PLAY_SPEEDS[0] * 5))
 
     def compose(self) -> ComposeResult:
         yield from self.compose_town(self.history.world, self._colours, "replay", self.history.path.name)
@@ -117,8 +114,7 @@ class ReplayApp(TownView[None]):
 
     def _show(self, events: list) -> None:
         speed = PLAY_SPEEDS[self._speed] * 5  # ticks a second when playing
-        self._frame = frame_at(self.history, self.history.state_at(self.tick), tuple(events), self.playing, speed)
-        self._draw(self._frame)
+        self.frame = frame_at(self.history, self.history.state_at(self.tick), tuple(events), self.playing, speed)
 
     def action_seek(self, ticks: int) -> None:
         self.seek(self.tick + ticks)

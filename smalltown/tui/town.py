@@ -1,10 +1,13 @@
 """The town's main layout, shared by the live TUI and the replay: the clock bar, the map with a
 line saying what is under its cursor, the agents list and the event log; how a `Frame` is drawn
-on them, and picking an agent (keys, a click in the list, a click on the map)."""
+on them, and picking an agent (keys, a click in the list, a click on the map).
+
+What is shown is two reactive attributes, as Textual's own apps do: `frame` (the town at one
+tick) and `selected` (the agent under the lens). Setting one draws it; nothing else draws."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Sequence, cast
 
 from rich.segment import Segment
 from rich.text import Text
@@ -12,11 +15,12 @@ from textual.app import App, ComposeResult, ReturnType
 from textual.color import Color
 from textual.containers import Container, Vertical
 from textual.filter import LineFilter
+from textual.reactive import var
 from textual.widgets import Footer, Static
 
 from smalltown.shown import drop_unshown
-from smalltown.tui.map_view import MapView
-from smalltown.tui.panels import AgentsPanel, ClockBar, EventLog
+from smalltown.tui.widgets.map_view import MapView
+from smalltown.tui.widgets.panels import AgentsPanel, ClockBar, EventLog
 from smalltown.tui.snapshot import Frame
 from smalltown.world.model import World
 
@@ -40,14 +44,18 @@ NO_ESCAPES = NoEscapes()  # one instance: strips cache what a filter made of the
 
 
 class TownView(App[ReturnType]):
-    """An app showing the town. Subclasses set `selected` and `following` and call `_draw`."""
+    """An app showing the town. Subclasses set `frame` and `selected` (before mounting, with
+    `set_reactive`: the widgets are not there yet) and `following`."""
 
     CSS_PATH = "town.tcss"  # beside this module, and beside its subclasses' (app.py, replay.py)
     # Narrow terminals stack the log under map and agents; wide ones give the side panels a column.
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (140, "-wide")]
     VERTICAL_BREAKPOINTS = [(0, "-short"), (40, "-tall")]  # a taller log when there is room
 
-    selected: str | None = None  # the agent under the lens
+    # Each setting draws, also of an equal value: a frame says what is new since the last (its
+    # events), and selecting the selected agent again says so in the log, as it always did.
+    frame: var[Frame] = var(cast(Frame, None), init=False, always_update=True)  # the town shown
+    selected: var[str | None] = var(None, init=False, always_update=True)  # the agent under the lens
     following = False  # the map keeps the selected agent in its middle
     _names: list[str] = []  # the agents, in the world file's order
 
@@ -64,7 +72,8 @@ class TownView(App[ReturnType]):
             yield EventLog(colours, id="log")
         yield Footer(compact=True)
 
-    def _draw(self, frame: Frame) -> None:
+    def watch_frame(self, frame: Frame) -> None:
+        """Draw a frame on the clock bar, the map, the agents list and the event log."""
         self.query_one(ClockBar).show(frame)
         view = self.query_one(MapView)
         view.selected = self.selected
@@ -86,11 +95,15 @@ class TownView(App[ReturnType]):
         self._select(self._names[(i + step) % len(self._names)])
 
     def _select(self, name: str) -> None:
-        """Put an agent under the lens: marked on the map and in the list."""
+        """Put an agent under the lens (the keys, the list, the map and a breakpoint's hit all
+        come here)."""
         self.selected = name
+
+    def watch_selected(self, name: str | None) -> None:
+        """Mark the agent on the map and in the list."""
         self.query_one(MapView).select(name)
         self.query_one(AgentsPanel).select(name)
-        if self.following:
+        if self.following and name:
             self.query_one(MapView).follow(name)
         self.query_one(EventLog).note(f"Selected {name}.")
 

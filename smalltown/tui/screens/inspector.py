@@ -12,8 +12,6 @@ from __future__ import annotations
 import time
 from datetime import date, datetime
 
-from rich.console import Group
-from rich.table import Table
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -29,13 +27,13 @@ from smalltown.mind.plan import SLEEPING
 from smalltown.shown import shown, shown_text
 from smalltown.tui.palette import agent_colours
 from smalltown.tui.reader import MemoryRow, SaveReader
-from smalltown.tui.screens.inspector_text import (current_actions, current_block, describe_action, importance_text,
-                                                  kind_text, memory_counts, memory_detail, memory_label, plan_item,
-                                                  save_clock, score, stamp, until)
+from smalltown.tui.screens.inspector_retrievals import Retrievals
+from smalltown.tui.screens.inspector_text import (current_actions, current_block, importance_text, kind_text,
+                                                  memory_counts, memory_detail, memory_label, plan_item, save_clock,
+                                                  stamp, summary)
 from smalltown.tui.widgets.fit_table import Col, FitTable
 from smalltown.world.model import pretty
 
-KINDS = ("observation", "reflection", "plan", "chat")
 # The memory filter's keys: a letter of the kind's name, underlined in the filter bar. "r" is
 # taken by refresh and "p" by the app (show perceived events), hence r-e-flection and p-l-an.
 FILTER_KEYS: tuple[tuple[str, str | None, str], ...] = (
@@ -50,19 +48,13 @@ TABS = ("summary", "plan", "memory", "retrievals")
 CURRENT = "▶"
 CURRENT_STYLE = "bold #ffe066"
 MEMORY_LIMIT = 200  # records in the memory list, newest first
-RETRIEVAL_LIMIT = 30  # retrievals in the list, newest first
 RELOAD_SECONDS = 0.25  # `reload()` re-reads the save at most this often
-# the tables' columns: the plan's blocks and a block's actions, the memory list, retrievals and their results
+# the tables' columns: the plan's blocks and a block's actions, the memory list
 BLOCK_COLUMNS = (Col("mark", ""), Col("start", "start"), Col("min", "min", right=True), Col("activity", "activity", flex=3),
                  Col("place", "place", flex=2))
 ACTION_COLUMNS = (Col("mark", ""), Col("start", "start"), Col("min", "min", right=True), Col("activity", "activity", flex=1))
 MEMORY_COLUMNS = (Col("time", "time"), Col("kind", "kind"), Col("imp", "imp", right=True),
                   Col("description", "description", flex=1), Col("evidence", "evidence", cap=12))
-RETRIEVAL_COLUMNS = (Col("time", "time"), Col("purpose", "purpose"), Col("n", "n", right=True), Col("query", "query", flex=1))
-RESULT_COLUMNS = (Col("id", "id", right=True), Col("kind", "kind"),
-                  Col("recency", "recency", right=True), Col("importance", "importance", right=True),
-                  Col("relevance", "relevance", right=True), Col("total", "total", right=True),
-                  Col("description", "description", flex=1))
 
 
 # --- the screen --------------------------------------------------------------------------------
@@ -97,7 +89,6 @@ class InspectorScreen(Screen[None]):
         self._timer: Timer | None = None
         self._state: dict = {}
         self._memories: dict[str, MemoryRow] | None = None  # as listed, by row key; None: not yet
-        self._retrievals: dict[str, dict] | None = None
         self._current_block: int | None = None
         self._loaded: set[int] = set()  # evidence-tree nodes whose children have been added
         self._stale: set[str] = set()  # tabs not drawn since the last read
@@ -129,17 +120,12 @@ class InspectorScreen(Screen[None]):
                         yield Tree[MemoryRow | None](Text("evidence"), id="evidence", classes="part")
                     yield Static(id="mem-detail", classes="part")
             with TabPane("Retrievals", id="retrievals"):
-                with Container(id="ret-body"):
-                    yield FitTable(RETRIEVAL_COLUMNS, id="ret-list")
-                    with Vertical(id="ret-detail", classes="part"):
-                        yield Static(id="ret-query")
-                        yield FitTable(RESULT_COLUMNS, id="ret-results")
+                yield Retrievals(id="ret-body")
         yield Footer()
 
     def on_mount(self) -> None:
         self.query_one("#plan-blocks", FitTable).border_title = "Hour blocks"
         self.query_one("#evidence", Tree).border_title = "Evidence"
-        self.query_one("#ret-detail").border_title = "Returned records"
         self._read(force=True)
 
     # --- reading the save ---------------------------------------------------------------------
@@ -187,33 +173,8 @@ class InspectorScreen(Screen[None]):
     # --- summary ------------------------------------------------------------------------------
 
     def _show_summary(self) -> None:
-        state, action = self._state, self._state.get("action")
-        grid = Table.grid(padding=(0, 2))
-        grid.add_column(style="bold", no_wrap=True)
-        grid.add_column()
-        if not state:
-            grid.add_row("", shown_text(f"{self.agent} is not in this save.", "italic"))
-        if action:
-            grid.add_row("Now", Text.assemble(describe_action(action), ("\n" + shown(until(action)), "dim")))
-        else:
-            grid.add_row("Now", Text("— (no action yet)", "dim"))
-        plan = state.get("plan")
-        i = current_block(plan, action)
-        if plan and i is not None:
-            b = plan["blocks"][i]
-            grid.add_row("Block", Text.assemble((f"{hhmm(b['start'])}–{hhmm(b['start'] + b['minutes'])} ", "dim"),
-                                                shown(b["activity"])))
-        counts = memory_counts(self.reader, self.agent)
-        grid.add_row("Memory", Text.assemble(
-            f"{sum(counts.values())} records: ",
-            ", ".join(f"{counts.get(k, 0)} {k}{'' if counts.get(k, 0) == 1 else 's'}" for k in KINDS),
-            (f"\n{shown(state.get('since_reflection', 0))} importance since the last reflection", "dim")))
-        summary = state.get("summary") or "—"
-        grid.add_row("Summary", shown_text(summary, lines=True))
-        if state.get("summary_date"):
-            grid.add_row("", shown_text(f"(as of {state['summary_date']})", "dim"))
-        title = shown_text(self.agent, f"bold {self._colour}")
-        self.query_one("#summary-text", Static).update(Group(title, "", grid))
+        self.query_one("#summary-text", Static).update(
+            summary(self.agent, self._colour, self._state, memory_counts(self.reader, self.agent)))
 
     # --- plan ---------------------------------------------------------------------------------
 
@@ -395,39 +356,7 @@ class InspectorScreen(Screen[None]):
     # --- retrievals ---------------------------------------------------------------------------
 
     def _show_retrievals(self) -> None:
-        table = self.query_one("#ret-list", FitTable)
-        following = table.cursor_key in (None, *table.row_keys[:1])
-        rows = self.reader.retrievals(self.agent, RETRIEVAL_LIMIT)
-        if self._retrievals is not None and [str(r["id"]) for r in rows] == list(self._retrievals):
-            return
-        self._retrievals = {str(r["id"]): r for r in rows}
-        table.set_rows([(str(r["id"]), [Text(stamp(r["time"], self._today), "dim"), shown_text(r["purpose"]),
-                                        Text(str(len(r["results"])), justify="right"), shown_text(r["query"])])
-                        for r in rows], cursor=str(rows[0]["id"]) if following and rows else None)
-        table.border_title = f"{len(rows)} retrievals"
-        self._show_retrieval(table.cursor_key)
-
-    def _show_retrieval(self, key: str | None) -> None:
-        r = (self._retrievals or {}).get(key or "")
-        results = self.query_one("#ret-results", FitTable)
-        if r is None:
-            self.query_one("#ret-query", Static).update(Text("No retrievals yet.", "dim"))
-            results.set_rows([])
-            return
-        self.query_one("#ret-query", Static).update(Text.assemble(
-            (f"#{r['id']} ", "dim"), (shown(r["purpose"]), "bold"),
-            (f"  {shown(r['time'])}  tick {shown(r['tick'])}\n", "dim"), ("query: ", "dim"), shown(r["query"])))
-        results.set_rows([(f"{n}:{x['id']}", [Text(str(x["id"]), "dim", justify="right"),
-                                              kind_text(x.get("kind", ""), short=True),
-                                              score(x.get("recency")), score(x.get("importance")),
-                                              score(x.get("relevance")), score(x.get("total")),
-                                              shown_text(x.get("description", ""))])
-                          for n, x in enumerate(r["results"])], cursor="0:" + str(r["results"][0]["id"])
-                         if r["results"] else None)
-
-    @on(DataTable.RowHighlighted, "#ret-list")
-    def _retrieval_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        self._show_retrieval(event.row_key.value)
+        self.query_one(Retrievals).show(self.reader, self.agent, self._today)
 
     @on(DataTable.RowSelected, "#ret-results")
     def _result_selected(self, event: DataTable.RowSelected) -> None:

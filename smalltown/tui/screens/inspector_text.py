@@ -7,13 +7,17 @@ from __future__ import annotations
 import json
 from datetime import date, datetime
 
+from rich.console import Group
+from rich.table import Table
 from rich.text import Text
 
+from smalltown.lang import hhmm
 from smalltown.mind.plan import DayPlan
 from smalltown.shown import shown, shown_text
 from smalltown.tui.reader import MemoryRow, SaveReader
 from smalltown.world.model import pretty
 
+KINDS = ("observation", "reflection", "plan", "chat")
 KIND_STYLE = {"observation": "", "reflection": "bold #e599f7", "plan": "#74c0fc", "chat": "#69db7c"}
 SHORT_KIND = {"observation": "obs", "reflection": "refl", "plan": "plan", "chat": "chat"}
 LABEL_CHARS = 240  # a tree label's description is cut here; the detail line below has it whole
@@ -135,3 +139,32 @@ def memory_detail(m: MemoryRow) -> Text:
         head.append("  cites ", "dim")
         head.append(shown(" ".join(map(str, m.evidence))))
     return Text("\n").join([head, shown_text(m.description)])
+
+
+def summary(agent: str, colour: str, state: dict, counts: dict[str, int]) -> Group:
+    """The Summary tab: what the agent is doing now, in which block of its plan, how many records
+    it holds, and its summary of itself."""
+    action = state.get("action")
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column()
+    if not state:
+        grid.add_row("", shown_text(f"{agent} is not in this save.", "italic"))
+    if action:
+        grid.add_row("Now", Text.assemble(describe_action(action), ("\n" + shown(until(action)), "dim")))
+    else:
+        grid.add_row("Now", Text("— (no action yet)", "dim"))
+    plan = state.get("plan")
+    i = current_block(plan, action)
+    if plan and i is not None:
+        b = plan["blocks"][i]
+        grid.add_row("Block", Text.assemble((f"{hhmm(b['start'])}–{hhmm(b['start'] + b['minutes'])} ", "dim"),
+                                            shown(b["activity"])))
+    grid.add_row("Memory", Text.assemble(
+        f"{sum(counts.values())} records: ",
+        ", ".join(f"{counts.get(k, 0)} {k}{'' if counts.get(k, 0) == 1 else 's'}" for k in KINDS),
+        (f"\n{shown(state.get('since_reflection', 0))} importance since the last reflection", "dim")))
+    grid.add_row("Summary", shown_text(state.get("summary") or "—", lines=True))
+    if state.get("summary_date"):
+        grid.add_row("", shown_text(f"(as of {state['summary_date']})", "dim"))
+    return Group(shown_text(agent, f"bold {colour}"), "", grid)
