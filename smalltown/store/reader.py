@@ -14,7 +14,7 @@ import json
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, NamedTuple
 
 from smalltown.store import calls as _calls
 from smalltown.store import conversations as _conversations
@@ -75,6 +75,14 @@ class CallRow:
     note: str
 
 
+class CallSums(NamedTuple):
+    """The figures of the calls a filter lets through (a tuple: sums of two add up by position)."""
+    calls: int
+    prompt_tokens: int
+    cached_tokens: int
+    completion_tokens: int
+
+
 @dataclass(frozen=True)
 class CallTotals:
     """Model calls logged after a tick, in figures."""
@@ -84,6 +92,7 @@ class CallTotals:
     cached_tokens: int
 
 
+IDS = frozenset({"events", "llm_calls"})  # the logs a front end follows by their newest id
 _MEMORY = "SELECT id, agent, kind, description, created, importance, evidence FROM memories"
 _EVENT = "SELECT id, tick, time, agent, kind, text, data FROM events"
 _CALL = ("SELECT id, tick, time, agent, task, prompt_tokens, cached_tokens, completion_tokens, ms, backend, note "
@@ -96,6 +105,10 @@ def _memory(r: tuple) -> MemoryRow:
 
 def _event(r: tuple) -> EventRow:
     return EventRow(r[0], r[1], r[2], r[3], r[4], r[5], json.loads(r[6] or "{}"))
+
+
+def _call(r: tuple) -> CallRow:
+    return CallRow(*r[:-1], note=r[-1] or "")
 
 
 class Reader:
@@ -122,6 +135,11 @@ class Reader:
         row = self.conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
         return json.loads(row[0]) if row else default
 
+    def meta_text(self, key: str) -> str | None:
+        """A meta value as stored (JSON text), for a caller that bounds it before parsing it."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return row[0] if row else None
+
     def tables(self) -> set[str]:
         """The tables the save has (an older or stripped save lacks some)."""
         return {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
@@ -137,6 +155,11 @@ class Reader:
         """(rows, the latest tick among them) of a log table the save has."""
         assert table in LOGS
         return self.conn.execute(f"SELECT count(*), max(tick) FROM {table}").fetchone()
+
+    def newest_id(self, table: str) -> int:
+        """The newest row's id in a log followed by id (0 for none): what a reload compares."""
+        assert table in IDS
+        return self.conn.execute(f"SELECT max(id) FROM {table}").fetchone()[0] or 0
 
     def integrity(self, limit: int = 50) -> list[str]:
         """SQLite's own check of the file, page by page: ["ok"], or what it found."""
@@ -197,6 +220,15 @@ class Reader:
         r = self.conn.execute(f"{_MEMORY} WHERE id=?", (memory_id,)).fetchone()
         return _memory(r) if r else None
 
+    def memory_counts(self, agent: str) -> dict[str, int]:
+        """Kind -> how many memories `agent` has of it."""
+        return dict(self.conn.execute("SELECT kind, count(*) FROM memories WHERE agent=? GROUP BY kind", (agent,)))
+
+    def memories_made(self, time: str) -> list[tuple[str, str]]:
+        """(agent, description) of the memories made at the game time `time`, in order."""
+        return self.conn.execute("SELECT agent, description FROM memories WHERE created = ? ORDER BY id",
+                                 (time,)).fetchall()
+
     def last_access_until(self, agent: str, tick: int) -> dict[int, str]:
         """Memory id -> the game time a retrieval of `agent` last returned it, up to `tick` (a
         record is accessed only by retrievals); empty for a save without a retrieval log."""
@@ -224,11 +256,11 @@ class Reader:
 
     def events(self, agent: str | None = None, kinds: Iterable[str] | None = None, since: int | None = None,
                until: int | None = None, after_id: int | None = None, limit: int | None = None,
-               newest_first: bool = False) -> list[EventRow]:
-        """Events (of `agent`, of `kinds`, of ticks in (since, until], with ids above `after_id`),
-        the newest `limit` of them, oldest first unless `newest_first`."""
+               newest_first: bool = False, upto_id: int | None = None) -> list[EventRow]:
+        """Events (of `agent`, of `kinds`, of ticks in (since, until], with ids in (after_id,
+        upto_id]), the newest `limit` of them, oldest first unless `newest_first`."""
         where = Where().eq("agent", agent).among("kind", kinds).above("tick", since).at_most("tick", until) \
-            .above("id", after_id)
+            .above("id", after_id).at_most("id", upto_id)
         lim, args = limited(limit)
         rows = [_event(r) for r in self.conn.execute(f"{_EVENT}{where.sql} ORDER BY id DESC{lim}",
                                                      [*where.args, *args])]
@@ -241,17 +273,46 @@ class Reader:
 
     # --- model calls --------------------------------------------------------------------------
 
-    def calls(self, agent: str | None = None, task: str | None = None, limit: int = 200) -> list[CallRow]:
-        """Newest first."""
-        where = Where().eq("agent", agent).eq("task", task)
-        return [CallRow(*r) for r in self.conn.execute(f"{_CALL}{where.sql} ORDER BY id DESC LIMIT ?",
-                                                       [*where.args, limit])]
+    @staticmethod
+    def _calls_where(agent: str | None, task: str | None, after_id: int | None, upto_id: int | None,
+                     noted: bool) -> Where:
+        where = Where().above("id", after_id).at_most("id", upto_id).eq("agent", agent).eq("task", task)
+        return where.add("coalesce(note, '') != ''") if noted else where
+
+    def calls(self, agent: str | None = None, task: str | None = None, limit: int | None = 200,
+              after_id: int | None = None, upto_id: int | None = None, noted: bool = False) -> list[CallRow]:
+        """Calls (of `agent`, of `task`, with ids in (after_id, upto_id], only those with a note
+        when `noted`), the newest `limit` of them, newest first; a missing note reads as ""."""
+        where = self._calls_where(agent, task, after_id, upto_id, noted)
+        lim, args = limited(limit)
+        return [_call(r) for r in self.conn.execute(f"{_CALL}{where.sql} ORDER BY id DESC{lim}",
+                                                    [*where.args, *args])]
+
+    def call_sums(self, agent: str | None = None, task: str | None = None, after_id: int | None = None,
+                  upto_id: int | None = None, noted: bool = False) -> CallSums:
+        """The figures of the calls `calls` would list with no limit."""
+        where = self._calls_where(agent, task, after_id, upto_id, noted)
+        return CallSums(*self.conn.execute(
+            "SELECT count(*), coalesce(sum(prompt_tokens), 0), coalesce(sum(cached_tokens), 0), "
+            f"coalesce(sum(completion_tokens), 0) FROM llm_calls{where.sql}", where.args).fetchone())
+
+    def call(self, call_id: int) -> CallRow | None:
+        r = self.conn.execute(f"{_CALL} WHERE id = ?", (call_id,)).fetchone()
+        return _call(r) if r else None
+
+    def call_tasks(self) -> list[str]:
+        """The tasks the call log names, sorted."""
+        return [t for (t,) in self.conn.execute("SELECT DISTINCT task FROM llm_calls ORDER BY task")]
+
+    def tick_calls(self, tick: int) -> list[tuple[str, str]]:
+        """(agent, task) of the calls made at `tick`, in order."""
+        return self.conn.execute("SELECT agent, task FROM llm_calls WHERE tick = ? ORDER BY id", (tick,)).fetchall()
 
     def call_detail(self, call_id: int) -> dict:
-        """The full prompt, the raw answer and the parsed answer of one call."""
-        r = self.conn.execute("SELECT prompt, raw_answer, parsed_answer FROM llm_calls WHERE id=?",
+        """The full prompt, the raw answer and the parsed answer of one call, and the model's name."""
+        r = self.conn.execute("SELECT prompt, raw_answer, parsed_answer, model FROM llm_calls WHERE id=?",
                               (call_id,)).fetchone()
-        return {"prompt": r[0], "raw_answer": r[1], "parsed_answer": r[2]} if r else {}
+        return {"prompt": r[0], "raw_answer": r[1], "parsed_answer": r[2], "model": r[3]} if r else {}
 
     def call_totals(self, after_tick: int) -> CallTotals:
         """The calls logged at ticks after `after_tick`, in figures (0 for none)."""

@@ -23,6 +23,7 @@ from smalltown.llm.backend import Stopped
 from smalltown.sim.events import Event
 from smalltown.sim.fork import fork
 from smalltown.sim.simulation import Simulation
+from smalltown.store.reader import Reader
 from smalltown.store.save import TIME_FMT, copy_save
 from smalltown.tui.snapshot import DEFAULT_SPEED, SPEEDS, Frame, agent_views
 
@@ -221,7 +222,7 @@ class SimRunner:
                 # rewind to) and folds the write-ahead log into the file, so the .sqlite alone
                 # is the whole run (to copy or send).
                 self.sim.snapshot()
-                self.sim.save.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                self.sim.save.checkpoint()
                 result = (self.sim.tick, str(self.sim.save.path))
             elif name == "rewind":  # a new save as this one was at an earlier moment
                 when, to = params
@@ -289,11 +290,9 @@ class SimRunner:
         if not self._breakpoints:
             return
         kinds = {b.kind for b in self._breakpoints.values()}
-        conn = self.sim.save.conn
-        calls = conn.execute("SELECT agent, task FROM llm_calls WHERE tick = ? ORDER BY id",
-                             (self.sim.tick,)).fetchall() if "call" in kinds else []
-        memories = conn.execute("SELECT agent, description FROM memories WHERE created = ? ORDER BY id",
-                                (self.sim.now.strftime(TIME_FMT),)).fetchall() if "memory" in kinds else []
+        saved = Reader(self.sim.save.conn)
+        calls = saved.tick_calls(self.sim.tick) if "call" in kinds else []
+        memories = saved.memories_made(self.sim.now.strftime(TIME_FMT)) if "memory" in kinds else []
         hits = check(self._breakpoints.values(), events, calls, memories)
         if not hits:
             return

@@ -10,7 +10,6 @@ and adds only the new rows when something was.
 from __future__ import annotations
 
 import json
-import sqlite3
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -24,11 +23,12 @@ from textual.widgets import DataTable, Static
 
 from smalltown.shown import shown, shown_text
 from smalltown.tui.palette import agent_colours
+from smalltown.store.reader import CallRow, CallSums
 from smalltown.tui.screens.debug import (NOTE_STYLE, DebugScreen, agent_column, agent_names, cycle, fit, keys_line,
-                                         long_stamp, max_id, short_name, stamp, title_line)
+                                         long_stamp, short_name, stamp, title_line)
 from smalltown.tui.widgets.fit_table import Col
 from smalltown.tui.widgets.row_table import Keyed, RowTable
-from smalltown.tui.reader import CallRow, SaveReader
+from smalltown.tui.reader import SaveReader
 
 # --- model calls ----------------------------------------------------------------------------
 
@@ -45,48 +45,12 @@ CALL_COLUMNS = (
 )
 CALL_GROW = (("task", 22), ("agent", 24), ("time", 12), ("backend", 20), ("time", 19), ("task", None))
 
-CALL_SQL = ("SELECT id, tick, time, agent, task, prompt_tokens, cached_tokens, completion_tokens, ms, "
-            "backend, note FROM llm_calls")
-
 
 @dataclass(frozen=True)
 class CallFilter:
     agent: str | None = None
     task: str | None = None
     notes_only: bool = False  # only calls with a note: fallbacks, rejected answers
-
-    def where(self, after: int = 0, upto: int | None = None) -> tuple[str, list]:
-        sql, args = " WHERE id > ?", [after]
-        if upto is not None:
-            sql += " AND id <= ?"
-            args.append(upto)
-        if self.agent:
-            sql += " AND agent = ?"
-            args.append(self.agent)
-        if self.task:
-            sql += " AND task = ?"
-            args.append(self.task)
-        if self.notes_only:
-            sql += " AND coalesce(note, '') != ''"
-        return sql, args
-
-
-def query_calls(conn: sqlite3.Connection, f: CallFilter, after: int = 0, upto: int | None = None,
-                limit: int = 500) -> list[CallRow]:
-    """Newest first; only those with an id above `after` (and up to `upto`)."""
-    where, args = f.where(after, upto)
-    rows = conn.execute(f"{CALL_SQL}{where} ORDER BY id DESC LIMIT ?", [*args, limit])
-    return [CallRow(*(r[:-1]), note=r[-1] or "") for r in rows]
-
-
-def call_totals(conn: sqlite3.Connection, f: CallFilter, after: int = 0,
-                upto: int | None = None) -> tuple[int, int, int, int]:
-    """(calls, prompt, cached, completion tokens) of the calls the filter lets through, of those
-    with an id above `after` (and up to `upto`)."""
-    where, args = f.where(after, upto)
-    r = conn.execute("SELECT count(*), coalesce(sum(prompt_tokens), 0), coalesce(sum(cached_tokens), 0), "
-                     f"coalesce(sum(completion_tokens), 0) FROM llm_calls{where}", args).fetchone()
-    return r[0], r[1], r[2], r[3]
 
 
 def ms_text(ms: float | None) -> str:
@@ -109,10 +73,6 @@ def totals_line(calls: int, prompt: int, cached: int, completion: int, shown: in
     out.append("  completion ", "dim")
     out.append(f"{completion:,}")
     return out
-
-
-def task_names(conn: sqlite3.Connection) -> list[str]:
-    return [t for (t,) in conn.execute("SELECT DISTINCT task FROM llm_calls ORDER BY task")]
 
 
 class CallsScreen(DebugScreen):
@@ -160,11 +120,10 @@ class CallsScreen(DebugScreen):
         newest = self._newer("llm_calls")
         if newest is None:
             return
-        conn = self.reader.conn
         # bounded by `newest`: a tick committed meanwhile is read next time, and once
-        new = query_calls(conn, self.filter, after=self._seen, upto=newest, limit=self.LIMIT)
+        new = self._calls(after=self._seen, upto=newest)
         if new:
-            more = call_totals(conn, self.filter, after=self._seen, upto=newest)
+            more = self._sums(after=self._seen, upto=newest)
             self._totals = tuple(a + b for a, b in zip(self._totals, more))  # type: ignore[assignment]
             self.table.add_newer(new)
             self._show_totals()
@@ -172,15 +131,24 @@ class CallsScreen(DebugScreen):
 
     def _load(self) -> None:
         """Read everything again: a filter changed."""
-        conn = self.reader.conn
-        self._seen = max_id(conn, "llm_calls")
-        self._totals = call_totals(conn, self.filter, upto=self._seen)
-        self.table.replace(query_calls(conn, self.filter, upto=self._seen, limit=self.LIMIT))
+        self._seen = self.reader.newest_id("llm_calls")
+        self._totals = self._sums(upto=self._seen)
+        self.table.replace(self._calls(upto=self._seen))
         f = self.filter
         self.query_one("#title", Static).update(title_line(
             "Model calls", ("agent", f.agent), ("task", f.task),
             *((("notes", "only"),) if f.notes_only else ())))
         self._show_totals()
+
+    def _calls(self, after: int = 0, upto: int | None = None) -> list[CallRow]:
+        """The newest LIMIT calls the filter lets through with ids in (after, upto], newest first."""
+        f = self.filter
+        return self.reader.calls(f.agent, f.task, f.notes_only, after, upto, self.LIMIT)
+
+    def _sums(self, after: int = 0, upto: int | None = None) -> CallSums:
+        """(calls, prompt, cached, completion tokens) of all the calls the filter lets through."""
+        f = self.filter
+        return self.reader.call_sums(f.agent, f.task, f.notes_only, after, upto)
 
     def _show_totals(self) -> None:
         self.query_one("#totals", Static).update(totals_line(*self._totals, shown=len(self.table.items)))
@@ -204,7 +172,7 @@ class CallsScreen(DebugScreen):
         self._set(agent=cycle(self._agents, self.filter.agent, step))
 
     def action_task(self, step: int) -> None:
-        self._set(task=cycle(task_names(self.reader.conn), self.filter.task, step))
+        self._set(task=cycle(self.reader.call_tasks(), self.filter.task, step))
 
     def action_notes(self) -> None:
         self._set(notes_only=not self.filter.notes_only)
@@ -298,15 +266,12 @@ class CallDetailScreen(DebugScreen):
             self.query_one("#detail", VerticalScroll).scroll_home(animate=False)
 
     def _show(self) -> None:
-        conn = self.reader.conn
-        row = conn.execute(f"{CALL_SQL} WHERE id = ?", (self.call_id,)).fetchone()
-        model = conn.execute("SELECT model FROM llm_calls WHERE id = ?", (self.call_id,)).fetchone()
+        c = self.reader.call(self.call_id)
         detail = self.reader.call_detail(self.call_id)
         title = self.query_one("#title", Static)
-        if row is None:
+        if c is None:
             title.update(Text(f"Call {self.call_id}: not in the save", "bold"))
             return
-        c = CallRow(*(row[:-1]), note=row[-1] or "")
         position = ""
         if self.call_id in self._ids and len(self._ids) > 1:
             position = f"  ({self._ids.index(self.call_id) + 1} of {len(self._ids)})"
@@ -321,7 +286,7 @@ class CallDetailScreen(DebugScreen):
             ("  completion ", "dim"), f"{c.completion_tokens or 0:,}",
             "  ", ms_text(c.ms), (" ms", "dim"), "\n",
             ("backend ", "dim"), (shown(c.backend or ""), "italic"),
-            ("  model ", "dim"), (shown((model[0] if model else "") or ""), "italic"))
+            ("  model ", "dim"), (shown(detail.get("model") or ""), "italic"))
         self.query_one("#meta", Static).update(meta)
         has_note = bool(c.note)
         self.query_one("#note-head").display = has_note

@@ -90,7 +90,7 @@ def agent_names(reader: SaveReader) -> list[str]:
     save's agents table keeps them by name); the table's order when the world is not readable."""
     saved = reader.agent_names()
     try:
-        (text,) = reader.conn.execute("SELECT value FROM meta WHERE key = 'world_text'").fetchone()
+        text = reader.world_text()
         world_text = json.loads(text) if isinstance(text, str) and len(text) <= 2 * WORLD_MAX_BYTES else None
         if not isinstance(world_text, str):
             return saved
@@ -99,12 +99,6 @@ def agent_names(reader: SaveReader) -> list[str]:
     except (TypeError, ValueError, KeyError, sqlite3.Error, WorldError):
         return saved
     return [n for n in names if n in saved] + [n for n in saved if n not in names]
-
-
-def max_id(conn: sqlite3.Connection, table: str) -> int:
-    """The newest row's id: what a reload compares to see whether anything was saved since."""
-    assert table in {"events", "llm_calls"}
-    return conn.execute(f"SELECT max(id) FROM {table}").fetchone()[0] or 0
 
 
 def agent_column(agents: Sequence[str]) -> Col:
@@ -136,5 +130,5 @@ class DebugScreen(Screen[None]):
         """The newest id in `table` when rows came since the last read, else None (one query)."""
         if not self.is_mounted:
             return None
-        newest = max_id(self.reader.conn, table)
+        newest = self.reader.newest_id(table)
         return None if newest == self._seen else newest

@@ -4,7 +4,6 @@ memory record as cells and lines."""
 
 from __future__ import annotations
 
-import json
 from datetime import date, datetime
 
 from rich.console import Group
@@ -14,7 +13,8 @@ from rich.text import Text
 from smalltown.lang import hhmm
 from smalltown.mind.plan import DayPlan
 from smalltown.shown import shown, shown_text
-from smalltown.tui.reader import MemoryRow, SaveReader
+from smalltown.store.reader import MemoryRow
+from smalltown.tui.reader import SaveReader
 from smalltown.world.model import pretty
 
 KINDS = ("observation", "reflection", "plan", "chat")
@@ -28,13 +28,11 @@ LABEL_CHARS = 240  # a tree label's description is cut here; the detail line bel
 
 def save_clock(reader: SaveReader) -> tuple[int, str]:
     """The save's tick and game time ("YYYY-MM-DD HH:MM:SS"), as of its last committed tick."""
-    meta = dict(reader.conn.execute("SELECT key, value FROM meta WHERE key IN ('tick', 'game_time')"))
-    return json.loads(meta.get("tick", "0")), json.loads(meta.get("game_time", '""'))
+    return reader.clock()
 
 
 def memory_counts(reader: SaveReader, agent: str) -> dict[str, int]:
-    return dict(reader.conn.execute("SELECT kind, count(*) FROM memories WHERE agent=? GROUP BY kind",
-                                    (agent,)))
+    return reader.memory_counts(agent)
 
 
 # --- the plan ----------------------------------------------------------------------------------

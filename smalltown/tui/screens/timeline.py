@@ -7,8 +7,6 @@ nothing was saved, and the timeline adds only the new rows when something was.
 
 from __future__ import annotations
 
-import json
-import sqlite3
 from typing import Iterable
 
 from rich.console import Group
@@ -23,10 +21,11 @@ from textual.widgets import SelectionList, Static
 from smalltown.shown import shown, shown_text
 from smalltown.sim.events import KINDS
 from smalltown.store.conversations import Conversation
+from smalltown.store.reader import EventRow
 from smalltown.tui.palette import agent_colours
-from smalltown.tui.reader import EventRow, SaveReader
+from smalltown.tui.reader import SaveReader
 from smalltown.tui.screens.debug import (DebugScreen, agent_column, agent_names, cycle, fit, keys_line, long_stamp,
-                                         max_id, short_name, stamp, title_line)
+                                         short_name, stamp, title_line)
 from smalltown.tui.widgets.fit_table import Col
 from smalltown.tui.widgets.row_table import Keyed, RowTable
 
@@ -35,31 +34,6 @@ KIND_STYLES = {
     "perceived": "dim", "said": "#74c0fc", "reflected": "#e599f7", "reacted": "#ffa94d",
     "whispered": "#ffe066", "interviewed": "#66d9e8", "object": "#c0eb75",
 }
-EVENT_SQL = "SELECT id, tick, time, agent, kind, text, data FROM events"
-
-
-def _event(r: tuple) -> EventRow:
-    return EventRow(r[0], r[1], r[2], r[3], r[4], r[5], json.loads(r[6] or "{}"))
-
-
-def query_events(conn: sqlite3.Connection, agent: str | None, kinds: Iterable[str] | None,
-                 after: int = 0, upto: int | None = None, limit: int = 500) -> list[EventRow]:
-    """Newest first; `kinds` None for all of them; only ids above `after` (and up to `upto`)."""
-    sql, args = f"{EVENT_SQL} WHERE id > ?", [after]
-    if upto is not None:
-        sql += " AND id <= ?"
-        args.append(upto)
-    if agent:
-        sql += " AND agent = ?"
-        args.append(agent)
-    if kinds is not None:
-        kinds = tuple(kinds)
-        if not kinds:
-            return []
-        sql += f" AND kind IN ({','.join('?' * len(kinds))})"
-        args += kinds
-    sql += " ORDER BY id DESC LIMIT ?"
-    return [_event(r) for r in conn.execute(sql, [*args, limit])]
 
 
 def event_text(e: EventRow) -> str:
@@ -130,16 +104,15 @@ class TimelineScreen(DebugScreen):
         if newest is None:
             return
         # bounded by `newest`: a tick committed meanwhile is read next time, and once
-        new = query_events(self.reader.conn, self.agent, self._kind_filter(), self._seen, newest, self.LIMIT)
+        new = self.reader.events(self.agent, self._kind_filter(), self._seen, newest, self.LIMIT)
         self._seen = newest
         if new:
             self.table.add_newer(new)
             self._show_status()
 
     def _load(self) -> None:
-        self._seen = max_id(self.reader.conn, "events")
-        self.table.replace(query_events(self.reader.conn, self.agent, self._kind_filter(), upto=self._seen,
-                                        limit=self.LIMIT))
+        self._seen = self.reader.newest_id("events")
+        self.table.replace(self.reader.events(self.agent, self._kind_filter(), upto=self._seen, limit=self.LIMIT))
         hidden = [k for k in KINDS if k not in self.kinds]
         if not hidden:
             kinds = None
