@@ -218,6 +218,10 @@ class Save:
             self._lock.release()
         self._lock = None
 
+    def checkpoint(self) -> None:
+        """Fold the write-ahead log into the file: the .sqlite alone is then the whole run."""
+        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
     # --- writing ------------------------------------------------------------------------------
 
     @contextmanager
