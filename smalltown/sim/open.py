@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -62,6 +62,45 @@ def create(cls: type["Simulation"], world: World, path: str | Path, backend: Bac
     return sim
 
 
+def unborn(path: str | Path) -> bool:
+    """A save whose first commits (the schema and meta, then the agents) were cut off by a crash:
+    tick 0 and no agents yet."""
+    save = Save.open(path, readonly=True)
+    try:
+        return save.meta("tick") == 0 and save.count("agents") == 0
+    finally:
+        save.close()
+
+
+def recreate(cls: type["Simulation"], path: str | Path, backend: Backend, embedder: Embedder | None,
+             fallback: Backend | None, sets: list[str]) -> "Simulation":
+    """Start an unborn save again (made by an older smalltown, whose creation was not yet
+    atomic), from the world text and settings it recorded."""
+    save = Save.open(path)  # (refused if the file is read-only)
+    try:
+        world = _world_of(save)
+        settings = Settings().saved(save.meta("settings"))
+    finally:
+        save.close()
+    return create(cls, world, path, backend, settings, True, sets, embedder, fallback)
+
+
+def saved_now(path: str | Path) -> datetime:
+    """A save's current game time (what `sim.now` will be once it is opened)."""
+    save = Save.open(path, readonly=True)
+    try:
+        world = _world_of(save)
+        tick = save.meta("tick")
+    finally:
+        save.close()
+    return world.start + timedelta(seconds=int(tick) * world.step_seconds)
+
+
+def _world_of(save: Save) -> World:
+    """The world a save was started from, as it recorded it."""
+    return load_world_text(*(save.meta(k) for k in ("world_source", "world_text", "map_source", "map_text")))
+
+
 def peek_seed(path: str | Path) -> int:
     """The seed of the world a save was started from (to seed its backend before opening)."""
     save = Save.open(path, readonly=True)
@@ -111,8 +150,7 @@ def resume(cls: type["Simulation"], path: str | Path, backend: Backend, settings
     if extra:
         with save.transaction():
             save.set_meta({"settings": settings.changes()})
-    world = load_world_text(save.meta("world_source"), save.meta("world_text"),
-                            save.meta("map_source"), save.meta("map_text"))
+    world = _world_of(save)
     embedder = embedder or HashEmbedder()
     if save.meta("embedder") is None and not readonly:  # a save from before memories had embeddings (schema 1)
         with save.transaction():
