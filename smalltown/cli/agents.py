@@ -17,6 +17,7 @@ from smalltown.lang import hhmm
 from smalltown.mind.agent import Mind, minute_of
 from smalltown.mind.memory import Retrieval
 from smalltown.shown import shown, shown_text
+from smalltown.sim.commands import EditObject, Interview, Whisper
 from smalltown.sim.simulation import TIME_FMT, Simulation
 
 
@@ -163,7 +164,7 @@ def show_retrieval(out: dict) -> None:
 
 def whisper(args: argparse.Namespace) -> int:
     with agent_in_save(args) as (sim, name):
-        thought = sim.whisper(name, args.text)
+        thought = sim.apply(Whisper(name, args.text))
         plan = plan_json(sim.agent(name).mind, sim.now)
         print(f"{shown(name)} now thinks: {shown(thought.description)} (memory {thought.id}, "
               f"importance {thought.importance})")
@@ -177,7 +178,7 @@ def whisper(args: argparse.Namespace) -> int:
 
 def interview(args: argparse.Namespace) -> int:
     with agent_in_save(args) as (sim, name):
-        answer, retrieval = sim.interview(name, args.question, args.persona)
+        answer, retrieval = sim.apply(Interview(name, args.question, args.persona))
         if args.json:
             print(json.dumps({"agent": name, "question": args.question, "as": args.persona,
                               "answer": answer, "retrieval": retrieval_json(retrieval)}))
@@ -201,7 +202,7 @@ def edit_object(args: argparse.Namespace) -> int:
             raise UnknownAgent(f"no object {args.address!r}" + (f"; did you mean: {', '.join(near)}" if near else
                                " (addresses look like 'sector:arena:object')"))
         before = sim.objects[address]
-        sim.edit_object(address, args.state)
+        sim.apply(EditObject(address, args.state))
         print(f"{shown(address.replace(':', ': '))}: {shown(before)} -> {shown(args.state)} "
               "(agents who see it will notice)")
         return 0

@@ -22,10 +22,11 @@ from smalltown.config import Settings, parse_sets
 from smalltown.llm.models import HOW_TO_ADD
 from smalltown.sim.backends import choose_backend, make_backend, make_embedder, make_fallback
 from smalltown.shown import shown, shown_text
+from smalltown.sim.open import recreate, saved_now, unborn
 from smalltown.sim.simulation import TIME_FMT, Simulation
 from smalltown.store.reader import Reader
-from smalltown.store.save import Save, SaveError, copy_save, is_save
-from smalltown.world.load import load_world, load_world_text
+from smalltown.store.save import SaveError, copy_save, is_save
+from smalltown.world.load import load_world
 
 
 def run(args: argparse.Namespace) -> int:
@@ -107,7 +108,7 @@ def open_simulation(target: Path, args: argparse.Namespace) -> tuple[Simulation,
                 copy_save(target, path)  # (built aside: whole, or nothing)
             try:
                 if fresh:
-                    return recreate(path, backend, embedder, fallback, sets), until
+                    return recreate(Simulation, path, backend, embedder, fallback, sets), until
                 return Simulation.open(path, backend, sets=sets, embedder=embedder, fallback=fallback), until
             except BaseException:
                 if path != target:
@@ -138,41 +139,6 @@ def connected(backend):
 
     connect(backend)
     return backend
-
-
-def saved_now(path: Path) -> datetime:
-    """A save's current game time (what `sim.now` will be once it is opened)."""
-
-    save = Save.open(path, readonly=True)
-    try:
-        world = load_world_text(*(save.meta(k) for k in ("world_source", "world_text", "map_source", "map_text")))
-        tick = save.meta("tick")
-    finally:
-        save.close()
-    return world.start + timedelta(seconds=int(tick) * world.step_seconds)
-
-
-def unborn(path: Path) -> bool:
-    """A save whose first commits (the schema and meta, then the agents) were cut off by a crash:
-    tick 0 and no agents yet."""
-    save = Save.open(path, readonly=True)
-    try:
-        return save.meta("tick") == 0 and save.count("agents") == 0
-    finally:
-        save.close()
-
-
-def recreate(path: Path, backend, embedder, fallback, sets: list[str]) -> Simulation:
-    """Start an unborn save again (made by an older smalltown, whose creation was not yet
-    atomic), from the world text and settings it recorded."""
-    save = Save.open(path)  # (refused if the file is read-only)
-    try:
-        world = load_world_text(*(save.meta(k) for k in ("world_source", "world_text", "map_source", "map_text")))
-        settings = Settings().saved(save.meta("settings"))
-    finally:
-        save.close()
-    return Simulation.create(world, path, backend, settings=settings, overwrite=True, sets=sets,
-                             embedder=embedder, fallback=fallback)
 
 
 EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}  # 128 + the signal, as shells report them

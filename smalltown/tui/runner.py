@@ -1,8 +1,8 @@
 """The loop that ticks the simulation on a worker thread, driven by commands from the interface.
 
 The interface never touches the `Simulation`: it `send`s commands (pause/step/speed/quit, run-until,
-breakpoints, and the user's interventions: whisper, interview, edit an object, copy the save)
-through a queue, and gets `Frame`s back through `publish`; an intervention's result comes back
+breakpoints, and the user's interventions: whisper, interview, edit an object, copy the save; the
+typed commands of sim/commands.py) through a queue, and gets `Frame`s back through `publish`; an intervention's result comes back
 through the `reply` callback it was sent with, called on this thread. Frames are coalesced: a new one goes out only after
 the interface says it has drawn the previous one (`frame_shown`) and at most ~30 times a second, so
 a fast simulation can never flood a slow screen; the events of the ticks in between are batched.
@@ -15,24 +15,22 @@ import threading
 import time
 from collections import deque
 from datetime import datetime, timedelta
-from pathlib import Path
 from typing import Any, Callable
 
+from smalltown.sim import commands as cmd
 from smalltown.sim.breakpoints import Breakpoint, Hit, check
 from smalltown.llm.backend import Stopped
+from smalltown.sim.commands import Command
 from smalltown.sim.events import Event
-from smalltown.sim.fork import fork
 from smalltown.sim.simulation import Simulation
 from smalltown.store.reader import Reader
-from smalltown.store.save import TIME_FMT, copy_save
+from smalltown.store.save import TIME_FMT
 from smalltown.tui.snapshot import DEFAULT_SPEED, SPEEDS, Frame, agent_views
 
-# ("toggle",), ("step",), ("faster",), ("slower",), ("quit",), ("until", datetime), ("break", Breakpoint),
-# ("unbreak", id | None), ("step_agent", name), and interventions: ("whisper", name, text, reply),
-# ("interview", name, question, persona, reply), ("edit_object", address, state, reply),
-# ("save", reply), ("copy", path, reply), ("rewind", datetime, path, reply). A reply gets the result, or the exception that stopped it.
-Command = tuple[Any, ...]
+# What goes through the queue: a command (sim/commands.py) and, for an intervention, the reply
+# that gets its result, or the exception that stopped it.
 Reply = Callable[[Any], None]
+Queued = tuple[Command, Reply | None]
 
 FRAME_SECONDS = 1 / 30  # the fastest the screen is refreshed
 # At "max" nobody reads the screen tick by tick: fewer frames leave the simulation more of the CPU
@@ -48,7 +46,7 @@ class SimRunner:
                  speed_index: int = DEFAULT_SPEED) -> None:
         self.sim = sim
         self._publish = publish
-        self._commands: queue.Queue[Command] = queue.Queue()
+        self._commands: queue.Queue[Queued] = queue.Queue()
         self._ui_ready = threading.Event()
         self._ui_ready.set()
         self.done = threading.Event()  # set when `run` has returned: the sim may then be closed
@@ -77,7 +75,17 @@ class SimRunner:
     # --- called from the interface thread ---------------------------------------------------
 
     def send(self, *command: Any) -> None:
-        self._commands.put(tuple(command))
+        """Queue a command for the worker: `send(Whisper(name, text), reply)`, or by the command's
+        name with its arguments, an intervention's reply last: `send("whisper", name, text, reply)`."""
+        first, *rest = command
+        if isinstance(first, str):
+            kind = cmd.NAMES.get(first)
+            if kind in cmd.INTERVENTIONS:
+                *rest, reply = rest
+                first, rest = kind(*rest), [reply]
+            else:
+                first, rest = cmd.named(first, *rest), []
+        self._commands.put((first, rest[0] if rest else None))
 
     def stop(self) -> None:
         """Quit now: the tick in flight, and the model's answer it waits on, are cut off (the save
@@ -152,45 +160,44 @@ class SimRunner:
             except queue.Empty:
                 return
 
-    def _apply(self, command: Command) -> None:
+    def _apply(self, queued: Queued) -> None:
         self._dirty = True  # every command changes something the header shows
-        name, args = command[0], command[1:]
-        if name in INTERVENTIONS:
-            self._intervene(name, *args)
-        elif name == "until":
-            self._run_until(args[0])
-        elif name == "break":
-            bp: Breakpoint = args[0]
-            self._breakpoints[bp.id] = bp
-        elif name == "unbreak":
-            if args[0] is None:
+        command, reply = queued
+        if isinstance(command, cmd.INTERVENTIONS):
+            self._intervene(command, reply)
+        elif isinstance(command, cmd.RunUntil):
+            self._run_until(command.when)
+        elif isinstance(command, cmd.Break):
+            self._breakpoints[command.breakpoint.id] = command.breakpoint
+        elif isinstance(command, cmd.Unbreak):
+            if command.id is None:
                 self._breakpoints.clear()
             else:
-                self._breakpoints.pop(args[0], None)
-        elif name == "step_agent":
+                self._breakpoints.pop(command.id, None)
+        elif isinstance(command, cmd.StepAgent):
             # one "next event" breakpoint at a time: asking again moves it to another agent
             for i in [i for i, b in self._breakpoints.items() if b.once]:
                 del self._breakpoints[i]
-            self._breakpoints[0] = Breakpoint(0, "event", args[0], once=True)
+            self._breakpoints[0] = Breakpoint(0, "event", command.agent, once=True)
             self._paused = False
             self._next_tick = time.monotonic()
         else:
-            self._control(name)
+            self._control(command)
 
-    def _control(self, command: str) -> None:
-        if command == "toggle":
+    def _control(self, command: Command) -> None:
+        if isinstance(command, cmd.Toggle):
             self._paused = not self._paused
             self._steps = 0
             self._next_tick = time.monotonic()
-        elif command == "step":
+        elif isinstance(command, cmd.Step):
             self._paused = True  # stepping is a paused-mode thing: it stops a running town
             self._steps += 1
-        elif command == "faster":
+        elif isinstance(command, cmd.Faster):
             self._speed = min(self._speed + 1, len(SPEEDS) - 1)
-        elif command == "slower":
+        elif isinstance(command, cmd.Slower):
             self._speed = max(self._speed - 1, 0)
             self._next_tick = min(self._next_tick, time.monotonic() + self._interval())
-        elif command == "quit":
+        elif isinstance(command, cmd.Quit):
             self._quit = True
         else:
             raise ValueError(f"unknown command {command!r}")
@@ -204,40 +211,17 @@ class SimRunner:
         self._steps = 0
         self._next_tick = time.monotonic()
 
-    def _intervene(self, name: str, *args: Any) -> None:
+    def _intervene(self, command: cmd.Intervention, reply: Reply | None) -> None:
         """The user's hand in the town, between ticks; each is committed at once, and its reply
         says what changed (or why nothing did)."""
-        *params, reply = args
         try:
-            if name == "whisper":
-                result: Any = self.sim.whisper(*params)
-            elif name == "interview":
-                result = self.sim.interview(*params)
-            elif name == "edit_object":
-                self.sim.edit_object(*params)
-                self._changed_objects[params[0]] = self.sim.now
-                result = tuple(params)
-            elif name == "save":
-                # Every tick is already committed: this takes a snapshot (a point to fork or
-                # rewind to) and folds the write-ahead log into the file, so the .sqlite alone
-                # is the whole run (to copy or send).
-                self.sim.snapshot()
-                self.sim.save.checkpoint()
-                result = (self.sim.tick, str(self.sim.save.path))
-            elif name == "rewind":  # a new save as this one was at an earlier moment
-                when, to = params
-                result = fork(self.sim.save.path, when, Path(to))
-            else:  # copy
-                result = self._copy(Path(params[0]))
+            result: Any = self.sim.apply(command)
+            if isinstance(command, cmd.EditObject):
+                self._changed_objects[command.address] = self.sim.now
         except Exception as e:  # the reply reports it; the town runs on untouched
             result = e
-        reply(result)
-
-    def _copy(self, path: Path) -> Path:
-        """A consistent copy of the save as of the last committed tick."""
-        if path.exists():
-            raise FileExistsError(f"{path} already exists")
-        return copy_save(self.sim.save.path, path)
+        if reply is not None:
+            reply(result)
 
     def _interval(self) -> float:
         speed = SPEEDS[self._speed]
@@ -314,5 +298,3 @@ class SimRunner:
         self._last_frame = now
         self._publish(self.frame())
 
-
-INTERVENTIONS = ("whisper", "interview", "edit_object", "save", "copy", "rewind")

@@ -1,0 +1,46 @@
+"""An agent in the running town: its body (where it is, where it walks, what it uses) and its mind."""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from dataclasses import dataclass, field
+
+from smalltown.lang import doing
+from smalltown.mind.agent import Action, Mind
+from smalltown.world.model import AgentSpec, Tile
+
+
+@dataclass
+class Agent:
+    spec: AgentSpec
+    mind: Mind
+    tile: Tile
+    arena: int
+    path: deque[Tile] = field(default_factory=deque)
+    dest: Tile | None = None
+    using: str | None = None  # the object it is acting on, once arrived
+    recent: deque[str] = field(default_factory=deque)  # latest percepts (retention)
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def action(self) -> Action | None:
+        return self.mind.action
+
+    @property
+    def doing(self) -> str:
+        """What others see it doing: "wiping the tables", "walking to the cafe to ..." """
+        a = self.mind.action
+        return doing(a.activity if a else None, a.address if a else None, bool(self.path))
+
+    @property
+    def asleep(self) -> bool:
+        a = self.mind.action
+        return a is not None and a.asleep and not self.path
+
+    def state_json(self) -> str:
+        # insertion order, not sorted: a resumed mind must list its known places in the same order
+        return json.dumps({**self.mind.to_json(), "using": self.using, "recent": list(self.recent)})

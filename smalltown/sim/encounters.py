@@ -1,0 +1,92 @@
+"""The encounters system: an agent that sees someone, or something amiss, may react: talk (a
+conversation, which both then spend their time in) or change its plans."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from smalltown.mind.records import Lore, record
+from smalltown.mind.talk import consider, converse
+from smalltown.sim.agent import Agent
+from smalltown.sim.changes import Changes
+from smalltown.sim.movement import Movement
+from smalltown.sim.objects import Objects
+from smalltown.store.save import TIME_FMT
+from smalltown.world.model import World, pretty
+from smalltown.world.perception import Seen
+
+
+class Encounters:
+    def __init__(self, world: World, lore: Lore, agents: list[Agent], by_name: dict[str, Agent],
+                 objects: Objects, movement: Movement):
+        self.world = world
+        self.lore = lore
+        self.agents = agents
+        self.by_name = by_name
+        self.objects = objects
+        self.movement = movement
+
+    def react(self, seen: dict[str, list[Seen]], now: datetime, changes: Changes) -> None:
+        """Each awake agent may react to one new observation: another agent it may talk to, or an
+        object doing something with nobody tending it (a burning stove)."""
+        talked: set[str] = set()
+        for agent in self.agents:
+            # not before its first action: an agent that has not woken into its day does not react
+            if agent.action is None or agent.asleep or agent.name in talked or agent.action.talking:
+                continue
+            # something going on with nobody tending it (a burning stove) comes before people
+            new = sorted(seen.get(agent.name, []), key=lambda s: s.subject in self.by_name)
+            for s in new:
+                other = self.by_name.get(s.subject)
+                if other is not None:
+                    if (other.action is None or other.asleep or other.name in talked or other.action.talking
+                            or not agent.mind.may_talk_to(other.name, now)):
+                        continue
+                elif not self.objects.unusual(s.subject, self.agents):
+                    continue
+                if not agent.mind.may_consider(s.subject, now):
+                    continue
+                state = other.doing if other is not None else self.objects.states[s.subject]
+                reaction = consider(agent.mind, s, other is not None, now, self.place(agent), state)
+                changes.changed.add(agent.name)
+                answer = reaction.answer
+                if answer.react and answer.talk and other is not None:
+                    self.converse(agent, other, now, changes, s.description, answer.opening,
+                                  answer.context_summary)
+                    talked |= {agent.name, other.name}
+                elif answer.react and answer.reaction:
+                    changes.emit(agent.name, "reacted", f"{agent.name} reacts to {s.description}: {answer.reaction}",
+                                 observed=s.subject, reaction=answer.reaction)
+                    if agent.mind.replan(now, [], reaction=answer.reaction,
+                                         first_address="" if other else s.subject):
+                        changes.emit(agent.name, "replanned", f"{agent.name} re-plans the rest of the day",
+                                     reason=answer.reaction)
+                break  # one observation considered per tick
+
+    def place(self, agent: Agent) -> str:
+        arena = self.world.arena_at(agent.tile)
+        return pretty(arena.address) if arena else "the street"
+
+    def converse(self, a: Agent, b: Agent, now: datetime, changes: Changes, reason: str,
+                 opening: str = "", relationship: str = "") -> None:
+        place = self.place(a)
+        doing = {a.name: a.doing, b.name: b.doing}
+        conv = converse(a.mind, b.mind, now, place, reason, doing, opening, relationship)
+        changes.conversations.append(conv)
+        index = len(changes.conversations) - 1  # the row id is known when the tick is written
+        for line in conv.lines:
+            listener = b.name if line.speaker == a.name else a.name
+            changes.emit(line.speaker, "said", f"{line.speaker}: {line.text}", to=listener, place=place,
+                         conversation=index, tells=line.tells)
+        for me, other in ((a, b), (b, a)):
+            if conv.plan_changes.get(me.name):  # what was said changes the day: planned again from here
+                chat = conv.chats[me.name]
+                reason_records = [record(self.lore, m, 1.0) for m in [chat, *conv.learned[me.name]]]
+                if me.mind.replan(now, reason_records):
+                    changes.emit(me.name, "replanned", f"{me.name} re-plans the rest of the day",
+                                 reason=chat.description)
+            self.movement.halt(me)
+            action = me.mind.talk(other.name, now, conv.minutes)
+            changes.emit(me.name, "started", f"{me.name}: {action.activity}", activity=action.activity,
+                         address=action.address, end=action.end.strftime(TIME_FMT))
+            changes.changed.add(me.name)

@@ -1,0 +1,242 @@
+"""Creating, opening and upgrading a run: a new save for a world, or a save continued from its
+last committed tick (its settings, its embedder, every agent's mind and body restored), with
+what older saves lack (schema-1 memories' ratings and vectors, a schema-2 save's first
+snapshot) filled in as it opens."""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from smalltown.config import Settings, SettingsError, parse_sets
+from smalltown.llm.backend import Backend, capabilities
+from smalltown.llm.embed import Embedder, HashEmbedder
+from smalltown.mind.agent import Mind
+from smalltown.mind.memory import Memory
+from smalltown.mind.records import record
+from smalltown.sim.agent import Agent
+from smalltown.store.save import TIME_FMT, Save, SaveError
+from smalltown.world.load import load_world_text
+from smalltown.world.model import World
+
+if TYPE_CHECKING:
+    from smalltown.sim.simulation import Simulation
+
+
+def create(cls: type["Simulation"], world: World, path: str | Path, backend: Backend,
+           settings: Settings | None = None, overwrite: bool = False, sets: list[str] = (),
+           embedder: Embedder | None = None, fallback: Backend | None = None) -> "Simulation":
+    """A new run of `world`. Settings: the defaults (or `settings`), then the world file's
+    [settings], then `--set` options; the result is recorded in the save."""
+    settings = (settings or Settings()).override(**world.settings).override(**parse_sets(sets))
+    save = Save.create(path, {
+        "world": world.name, "world_source": world.source, "world_text": world.text,
+        "map_source": world.map_source, "map_text": world.map_text,
+        "tick": 0, "game_time": world.start.strftime(TIME_FMT),
+        "created_with": backend.name, "settings": settings.changes(),
+    }, overwrite=overwrite, publish=False)
+    try:  # built aside: the save appears at `path` only once its first state is whole
+        sim = cls(world, save, backend, settings, tick=0, embedder=embedder, fallback=fallback)
+        with save.transaction():
+            save.set_meta({"embedder": sim.embedder.name})
+        for spec in world.agents:
+            arena = world.arena_at(spec.spawn)
+            agent = Agent(spec, sim.mind_for(spec), spec.spawn, arena.index if arena else -1)
+            sim.add(agent)
+            agent.mind.remember("observation", spec.seed_memories, sim.now)  # seed memories
+            if arena:
+                agent.mind.enter(arena.sector, arena.name, list(arena.objects))
+        first = sim.changes()
+        first.changed |= {a.name for a in sim.agents}
+        first.objects |= set(sim.objects)
+        sim._flush(first, snapshot=True)
+        save.publish()
+    except BaseException:
+        save.close()  # (nothing is left behind)
+        raise
+    return sim
+
+
+def unborn(path: str | Path) -> bool:
+    """A save whose first commits (the schema and meta, then the agents) were cut off by a crash:
+    tick 0 and no agents yet."""
+    save = Save.open(path, readonly=True)
+    try:
+        return save.meta("tick") == 0 and save.count("agents") == 0
+    finally:
+        save.close()
+
+
+def recreate(cls: type["Simulation"], path: str | Path, backend: Backend, embedder: Embedder | None,
+             fallback: Backend | None, sets: list[str]) -> "Simulation":
+    """Start an unborn save again (made by an older smalltown, whose creation was not yet
+    atomic), from the world text and settings it recorded."""
+    save = Save.open(path)  # (refused if the file is read-only)
+    try:
+        world = _world_of(save)
+        settings = Settings().saved(save.meta("settings"))
+    finally:
+        save.close()
+    return create(cls, world, path, backend, settings, True, sets, embedder, fallback)
+
+
+def saved_now(path: str | Path) -> datetime:
+    """A save's current game time (what `sim.now` will be once it is opened)."""
+    save = Save.open(path, readonly=True)
+    try:
+        world = _world_of(save)
+        tick = save.meta("tick")
+    finally:
+        save.close()
+    return world.start + timedelta(seconds=int(tick) * world.step_seconds)
+
+
+def _world_of(save: Save) -> World:
+    """The world a save was started from, as it recorded it."""
+    return load_world_text(*(save.meta(k) for k in ("world_source", "world_text", "map_source", "map_text")))
+
+
+def peek_seed(path: str | Path) -> int:
+    """The seed of the world a save was started from (to seed its backend before opening)."""
+    save = Save.open(path, readonly=True)
+    try:
+        from smalltown.world.load import parse_toml
+
+        text = save.meta("world_text")
+        if not isinstance(text, str):
+            return 0  # (resume refuses the save, saying why)
+        return int(parse_toml(save.meta("world_source"), text).get("seed", 0))
+    finally:
+        save.close()
+
+
+def resume(cls: type["Simulation"], path: str | Path, backend: Backend, settings: Settings | None = None,
+           sets: list[str] = (), embedder: Embedder | None = None, fallback: Backend | None = None,
+           readonly: bool = False) -> "Simulation":
+    """Continue a save from its last committed tick, with the settings it was run with
+    (plus `--set` options, which are then recorded). `readonly`: to look at it (inspect),
+    without its writer lock; nothing is written to the file (an older save is migrated in
+    memory, see Save.current)."""
+    extra = parse_sets(sets)
+    if readonly and extra:
+        raise SaveError(f"{path}: opened to be read: settings cannot be changed")
+    from smalltown.sim.check import require  # (sim/check.py reads the save; it imports no simulation)
+
+    # rows that make no sense against the world are refused here, not mid-resume, and before
+    # anything is written (opening to write puts the file in WAL mode)
+    look = Save.open(path, readonly=True)
+    look = look.current() if readonly else look.hold_still()
+    require(look, snapshots=not readonly)  # a run writes after them: it may need to rewind to one
+    if readonly:
+        save = look
+    else:
+        look.close()
+        save = Save.open(path)
+    try:
+        settings = (settings or Settings()).saved(save.meta("settings"))
+    except SettingsError as e:  # a stranger's save: refused, naming the setting
+        save.close()
+        raise SaveError(f"{path}: refusing to open it: meta settings: {e}") from None
+    try:
+        settings = settings.override(**extra)
+    except SettingsError:
+        save.close()
+        raise
+    if extra:
+        with save.transaction():
+            save.set_meta({"settings": settings.changes()})
+    world = _world_of(save)
+    embedder = embedder or HashEmbedder()
+    if save.meta("embedder") is None and not readonly:  # a save from before memories had embeddings (schema 1)
+        with save.transaction():
+            save.set_meta({"embedder": embedder.name})
+    if (save.meta("embedder") or embedder.name) != embedder.name:
+        used = save.meta("embedder")
+        hint = (f"pass --embed-model with the model {used.split(':')[1]!r}" if used.startswith("llama-embed:")
+                else "run it without --embed-model")
+        save.close()
+        raise SaveError(f"{path}: its memories were embedded with {used!r}, not {embedder.name!r}; "
+                        f"embeddings of two embedders cannot be mixed in one save ({hint})")
+    sim = cls(world, save, backend, settings, tick=save.meta("tick"), embedder=embedder, fallback=fallback)
+    sim.objects.update(save.objects())
+    embedder.preload((text, np.frombuffer(vec, dtype=np.float32)) for text, vec in save.embeddings())
+    streams: dict[str, tuple[list[Memory], list[np.ndarray]]] = {}
+    last_id = 0
+    legacy: dict[str, list[int]] = {}  # records a schema-1 save kept without importance or vector
+    for mid, agent_name, kind, desc, created, accessed, importance, emb, evidence in save.memories():
+        mems, embs = streams.setdefault(agent_name, ([], []))
+        mems.append(Memory(mid, agent_name, kind, desc, datetime.fromisoformat(created),
+                           datetime.fromisoformat(accessed), importance or 0, tuple(json.loads(evidence or "[]"))))
+        if emb is None or importance is None:
+            legacy.setdefault(agent_name, []).append(len(mems) - 1)
+            embs.append(None)
+        else:
+            vec = np.frombuffer(emb, dtype=np.float32)
+            embs.append(vec)
+            embedder.preload([(desc, vec)])
+            sim.importance.setdefault(agent_name, {}).setdefault(desc, importance)
+        last_id = max(last_id, mid)
+    sim._memory_counts = _restore_counts(world, streams, last_id)
+    if legacy:  # what the migration could not know (it has no model): now rated and embedded
+        sim._flush(sim.changes())
+    rows = {r[0]: r for r in save.agents()}
+    for spec in world.agents:
+        name, x, y, dest, _action, _address, state = rows[spec.name]
+        state = json.loads(state)
+        tile = (x, y)
+        arena = world.arena_at(tile)
+        agent = Agent(spec, sim.mind_for(spec, state), tile,
+                      arena.index if arena else -1, using=state.get("using"),
+                      recent=deque(state.get("recent", [])))
+        mems, embs = streams.get(spec.name, ([], []))
+        if spec.name in legacy:
+            _complete_legacy(sim, agent.mind, mems, embs, legacy[spec.name])
+        agent.mind.memory.load(mems, np.vstack(embs) if embs else np.zeros((0, embedder.dim), np.float32))
+        agent.mind.reindex()
+        if dest:
+            agent.dest = tuple(json.loads(dest))
+            agent.path = deque(sim.paths.path(tile, agent.dest))
+        if agent.using:
+            sim.users.setdefault(agent.using, set()).add(agent.name)
+        sim.add(agent)
+    if not save.snapshots() and not readonly:  # a save from before snapshots (schema 2): its first one, now
+        sim.snapshot()
+    start_after = capabilities(backend).start_after
+    if start_after is not None:  # a cassette replays only what was recorded after this tick
+        start_after(sim.tick)
+    return sim
+
+
+def _restore_counts(world: World, streams: dict[str, tuple[list[Memory], list]], last_id: int) -> list[int]:
+    """Each agent's memory id counter, from its own latest id (so a resumed run allocates exactly
+    the ids an unbroken one would). A save whose ids are not interleaved by agent (made before
+    they were) continues above its highest id instead."""
+    n = len(world.agents)
+    counts = []
+    for i, spec in enumerate(world.agents):
+        mems = streams.get(spec.name, ([], []))[0]
+        if any((m.id - 1) % n != i for m in mems):
+            return [last_id // n] * n
+        counts.append((mems[-1].id - 1) // n if mems else -1)
+    return counts
+
+
+def _complete_legacy(sim: "Simulation", mind: Mind, mems: list[Memory], embs: list, todo: list[int]) -> None:
+    """A schema-1 save's seed memories have no importance and no vector: the agent's own mind
+    rates them (one task) and the embedder embeds them; both are written back."""
+    texts = [mems[i].description for i in todo]
+    ratings = mind.importance([record(sim.lore, mems[i]) for i in todo])
+    vectors = sim.embedder.embed(texts)
+    rows = []
+    for i, rating, vec in zip(todo, ratings, vectors):
+        m = mems[i]
+        mems[i] = Memory(m.id, m.agent, m.kind, m.description, m.created, m.last_accessed, rating, m.evidence)
+        embs[i] = vec
+        rows.append((rating, vec.astype(np.float32).tobytes(), m.id))
+    with sim.save.transaction():
+        sim.save.complete_memories(rows)

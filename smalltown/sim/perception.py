@@ -1,0 +1,31 @@
+"""The perception system: what each awake agent newly sees this tick."""
+
+from __future__ import annotations
+
+from smalltown.config import Settings
+from smalltown.sim.agent import Agent
+from smalltown.sim.changes import Changes
+from smalltown.world.model import World
+from smalltown.world.perception import Body, Seen, perceive
+
+
+def perceive_all(world: World, agents: list[Agent], objects: dict[str, str], settings: Settings,
+                 changes: Changes) -> dict[str, list[Seen]]:
+    """Per agent, what it sees that is not among its latest percepts (retention)."""
+    s = settings
+    bodies = [Body(a.name, a.tile, a.arena, a.doing) for a in agents]
+    new: dict[str, list[Seen]] = {}
+    for agent, body in zip(agents, bodies):
+        if agent.asleep:
+            continue
+        for seen in perceive(world, body, bodies, objects, s.vision_radius, s.attention_bandwidth):
+            if seen.description in agent.recent:
+                continue  # retention: already among the latest percepts
+            agent.recent.append(seen.description)
+            while len(agent.recent) > s.retention:
+                agent.recent.popleft()
+            new.setdefault(agent.name, []).append(seen)
+            changes.emit(agent.name, "perceived", f"{agent.name} sees: {seen.description}",
+                         subject=seen.subject, distance=seen.distance)
+            changes.changed.add(agent.name)
+    return new
