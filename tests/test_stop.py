@@ -191,3 +191,25 @@ def test_ctrl_c_while_a_run_is_still_opening_is_a_stop_not_a_crash(tmp_path: Pat
     err = capsys.readouterr().err
     assert rc == 130 and "stopped (Ctrl-C)" in err and "Traceback" not in err, err
     assert not save.exists() and not Path(f"{save}.partial").exists()
+
+
+def test_a_signal_while_a_run_opens_stops_it_before_its_first_tick(tmp_path: Path, capsys, monkeypatch):
+    """Ctrl-C while the save is opened (or a model loads) is remembered, not raised as a
+    KeyboardInterrupt that a finaliser could swallow: the run stops before its first tick and
+    says so, and the save it made is whole."""
+    import smalltown.cli.run as run_cli
+    from smalltown.cli.main import main
+
+    real = run_cli.open_simulation
+
+    def opening_with_a_ctrl_c(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGINT)  # delivered now, in the middle of opening
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(run_cli, "open_simulation", opening_with_a_ctrl_c)
+    save = tmp_path / "s.sqlite"
+    rc = main(["run", "--headless", str(TINY), "--until", "+10m", "--backend", "scripted", "--save", str(save)])
+    err = capsys.readouterr().err
+    assert rc == 130 and "Traceback" not in err, err
+    assert query(save, "SELECT value FROM meta WHERE key = 'tick'") == [("0",)]
+    assert main(["save", "check", str(save)]) == 0

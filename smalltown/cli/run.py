@@ -40,17 +40,51 @@ def run(args: argparse.Namespace) -> int:
     if args.headless and not args.until:
         print("error: --headless needs --until WHEN (e.g. --until +1d)", file=sys.stderr)
         return 2
+    early = catch_early_signals()
     try:
         sim, until = open_simulation(target, args)
     except UntilError as e:
         print(f"error: --until: {shown(e)}", file=sys.stderr)
         return 2
+    finally:
+        early.restore()
     notice = HOW_TO_ADD if args.backend is None and sim.backend.name == "scripted" else None
     if args.headless:
-        return run_headless(sim, until, notice)
+        return run_headless(sim, until, notice, early=early.signals)
+    if early.signals:  # stopped while opening: the TUI is not started
+        sim.close()
+        return EXIT_CODES.get(early.signals[0], 130)
     from smalltown.tui.app import run_tui
 
     return run_tui(sim, until, notice)
+
+
+class EarlySignals:
+    """Ctrl-C or SIGTERM while a run opens (a save checked, a model loaded) is remembered, not
+    raised: a KeyboardInterrupt can be lost where Python ignores exceptions (a finaliser), and
+    then the run would never stop. The run stops before its first tick instead; a second signal
+    leaves at once (KeyboardInterrupt, which main reports)."""
+
+    def __init__(self) -> None:
+        self.signals: list[int] = []
+        self.old: dict = {}
+
+    def __call__(self, signum, frame) -> None:
+        self.signals.append(signum)
+        if len(self.signals) > 1:
+            raise KeyboardInterrupt
+
+    def restore(self) -> None:
+        for s, h in self.old.items():
+            signal.signal(s, h)
+        self.old = {}
+
+
+def catch_early_signals() -> EarlySignals:
+    early = EarlySignals()
+    if threading.current_thread() is threading.main_thread():  # (signals go to the main thread only)
+        early.old = {s: signal.signal(s, early) for s in (signal.SIGINT, signal.SIGTERM)}
+    return early
 
 
 class UntilError(ValueError):
@@ -146,7 +180,8 @@ SIGNAL_NAMES = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM"}
 STUCK_SECONDS = 3.0  # after a stop, how long the exit waits for a worker a backend has not let go
 
 
-def run_headless(sim: Simulation, until: datetime, notice: str | None = None) -> int:
+def run_headless(sim: Simulation, until: datetime, notice: str | None = None,
+                 early: list[int] | None = None) -> int:
     """Run to `until` with a progress bar. Ctrl-C or SIGTERM stops it at once, even mid-answer: the
     tick in flight is dropped, the save stays at the last whole tick (exit 130, or 143 on SIGTERM);
     a second signal leaves immediately, whatever a worker is doing."""
@@ -165,6 +200,9 @@ def run_headless(sim: Simulation, until: datetime, notice: str | None = None) ->
                       "(again to leave at once)[/]")
 
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    if early:  # a stop asked for while the run was opening: no tick is run
+        signals.extend(early)
+        stop.set()
     start_tick, start_time = sim.tick, sim.now
     total = max(0, int((until - sim.now).total_seconds() // sim.world.step_seconds))
     kinds: Counter[str] = Counter()
