@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import Callable
 
-from smalltown.llm.backend import Capabilities
 from smalltown.llm.tasks import (
     Answer,
     ChoosePlace,
@@ -40,7 +39,8 @@ class ScriptedBackend:
 
     name = "scripted"
     model = "scripted"
-    can = Capabilities()  # answers anything at once, from the typed inputs: needs no window
+    # declares no capabilities (llm.backend.capabilities: nothing beyond answering): it answers
+    # anything at once from the typed inputs, needs no window, and imports nothing but the seam
 
     def __init__(self, seed: int = 0):
         self.seed = seed
