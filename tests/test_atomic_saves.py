@@ -164,11 +164,15 @@ def _tui_copy(big: Path, to: Path) -> Callable[[], int]:
     """The TUI's save-as and fork: its runner copies the running save."""
     def work() -> int:
         from smalltown.scripted import ScriptedBackend
+        from smalltown.sim.commands import CopySave, Quit
         from smalltown.sim.simulation import Simulation
         from smalltown.tui.runner import SimRunner
 
         sim = Simulation.open(big, ScriptedBackend(0))
-        SimRunner(sim, lambda frame: None)._copy(to)
+        runner = SimRunner(sim, lambda frame: None, paused=True)
+        runner.send(CopySave(str(to)), lambda result: None)
+        runner.send(Quit())
+        runner.run()  # (on this thread: it copies, then quits)
         sim.close()
         return 0
     return work

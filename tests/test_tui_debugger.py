@@ -16,6 +16,8 @@ from textual.widgets import Input, RichLog, Select, Static
 from smalltown.config import Settings
 from smalltown.scripted import ScriptedBackend
 from smalltown.sim.breakpoints import Breakpoint, check
+from smalltown.sim.commands import (Break, CopySave, EditObject, Intervention, Interview, Quit, RunUntil,
+                                    SaveNow, Step, StepAgent, Toggle, Unbreak, Whisper)
 from smalltown.sim.events import Event
 from smalltown.sim.simulation import TIME_FMT, Simulation
 from smalltown.sim.clock import clock_near as until_from
@@ -110,15 +112,15 @@ class Harness:
         assert not frame.running
         return frame
 
-    def ask(self, *command: Any) -> Any:
+    def ask(self, command: Intervention) -> Any:
         """An intervention, waiting for its reply."""
         box: list[Any] = []
-        self.runner.send(*command, box.append)
+        self.runner.send(command, box.append)
         self.wait(lambda: bool(box))
         return box[0]
 
     def stop(self) -> None:
-        self.runner.send("quit")
+        self.runner.send(Quit())
         self.thread.join(30)
         self.sim.close()
 
@@ -140,8 +142,8 @@ def harness(tmp_path: Path):
 
 def test_a_talk_breakpoint_pauses_at_the_end_of_the_tick_where_the_conversation_starts(harness) -> None:
     h = harness()
-    h.runner.send("break", Breakpoint(1, "talk", MARIA))
-    h.runner.send("toggle")
+    h.runner.send(Break(Breakpoint(1, "talk", MARIA)))
+    h.runner.send(Toggle())
     frame = h.paused_by_breakpoint()
     said = query(h.sim.save.path, "SELECT min(tick) FROM events WHERE kind = 'said'")[0][0]
     assert frame.tick == said and h.sim.tick == said  # nothing ran past it
@@ -153,17 +155,17 @@ def test_a_talk_breakpoint_pauses_at_the_end_of_the_tick_where_the_conversation_
 
 def test_call_enter_and_memory_breakpoints_match_what_the_tick_saved(harness) -> None:
     h = harness()
-    h.runner.send("break", Breakpoint(1, "enter", KLAUS, "bathroom"))
-    h.runner.send("toggle")
+    h.runner.send(Break(Breakpoint(1, "enter", KLAUS, "bathroom")))
+    h.runner.send(Toggle())
     frame = h.paused_by_breakpoint()
     entered = query(h.sim.save.path, "SELECT min(tick) FROM events WHERE kind = 'entered' AND agent = ? "
                     "AND text LIKE '%bathroom%'", KLAUS)[0][0]
     assert frame.tick == entered
 
     h.frames.clear()
-    h.runner.send("unbreak", 1)
-    h.runner.send("break", Breakpoint(2, "call", None, "decompose"))
-    h.runner.send("toggle")
+    h.runner.send(Unbreak(1))
+    h.runner.send(Break(Breakpoint(2, "call", None, "decompose")))
+    h.runner.send(Toggle())
     frame = h.paused_by_breakpoint()
     assert query(h.sim.save.path, "SELECT count(*) FROM llm_calls WHERE task = 'decompose' AND tick = ?",
                  frame.tick)[0][0] >= 1
@@ -171,9 +173,9 @@ def test_call_enter_and_memory_breakpoints_match_what_the_tick_saved(harness) ->
                  "AND tick > ?", frame.tick, entered)[0][0] == 0  # the first one after the last pause
 
     h.frames.clear()
-    h.runner.send("unbreak", None)
-    h.runner.send("break", Breakpoint(3, "memory", None, "shower"))
-    h.runner.send("toggle")
+    h.runner.send(Unbreak(None))
+    h.runner.send(Break(Breakpoint(3, "memory", None, "shower")))
+    h.runner.send(Toggle())
     frame = h.paused_by_breakpoint()
     stamp = frame.now.strftime(TIME_FMT)
     assert query(h.sim.save.path, "SELECT count(*) FROM memories WHERE created = ? AND description LIKE "
@@ -182,19 +184,19 @@ def test_call_enter_and_memory_breakpoints_match_what_the_tick_saved(harness) ->
 
 def test_a_reflect_breakpoint_and_a_whisper_that_makes_the_agent_replan(harness) -> None:
     h = harness(Settings(reflection_threshold=30))
-    h.runner.send("break", Breakpoint(1, "reflect", MARIA))
-    h.runner.send("toggle")
+    h.runner.send(Break(Breakpoint(1, "reflect", MARIA)))
+    h.runner.send(Toggle())
     frame = h.paused_by_breakpoint()
     assert query(h.sim.save.path, "SELECT count(*) FROM events WHERE kind = 'reflected' AND agent = ? "
                  "AND tick = ?", MARIA, frame.tick)[0][0] == 1
 
     # run on until Klaus has a plan of today's, then whisper: he re-plans, and the breakpoint says so
     h.frames.clear()
-    h.runner.send("unbreak", None)
-    h.runner.send("break", Breakpoint(2, "call", KLAUS, "hourly_schedule"))
-    h.runner.send("toggle")
+    h.runner.send(Unbreak(None))
+    h.runner.send(Break(Breakpoint(2, "call", KLAUS, "hourly_schedule")))
+    h.runner.send(Toggle())
     h.paused_by_breakpoint()
-    memory = h.ask("whisper", KLAUS, "I should visit the library today")
+    memory = h.ask(Whisper(KLAUS, "I should visit the library today"))
     assert memory.description == "Thought: I should visit the library today"
     assert query(h.sim.save.path, "SELECT e.text, json_extract(e.data, '$.reason') FROM events e JOIN "
                  "events w ON w.tick = e.tick AND w.agent = e.agent AND w.kind = 'whispered' "
@@ -204,7 +206,7 @@ def test_a_reflect_breakpoint_and_a_whisper_that_makes_the_agent_replan(harness)
 
 def test_step_to_an_agents_next_event_and_run_until_a_time(harness) -> None:
     h = harness()
-    h.runner.send("step_agent", KLAUS)
+    h.runner.send(StepAgent(KLAUS))
     frame = h.paused_by_breakpoint()
     first = query(h.sim.save.path, "SELECT min(tick) FROM events WHERE agent = ? AND kind != 'perceived'",
                   KLAUS)[0][0]
@@ -213,36 +215,36 @@ def test_step_to_an_agents_next_event_and_run_until_a_time(harness) -> None:
 
     h.frames.clear()
     when = h.sim.now + timedelta(minutes=5)
-    h.runner.send("until", when)
+    h.runner.send(RunUntil(when))
     h.wait(lambda: any(f.note and "Reached" in f.note for f in h.frames))
     assert h.sim.now == when
 
 
 def test_interventions_reply_with_what_changed_and_are_in_the_save(harness, tmp_path: Path) -> None:
     h = harness()
-    h.runner.send("step")
+    h.runner.send(Step())
     h.wait(lambda: h.sim.tick == 1)
-    answer, retrieval = h.ask("interview", MARIA, "What are you looking forward to?", "a news reporter")
+    answer, retrieval = h.ask(Interview(MARIA, "What are you looking forward to?", "a news reporter"))
     assert answer and retrieval.results
     assert query(h.sim.save.path, "SELECT count(*) FROM memories WHERE agent = ? AND description LIKE "
                  "'a news reporter asked%'", MARIA)[0][0] == 1
 
     address = next(iter(h.sim.world.objects))
-    assert h.ask("edit_object", address, "on fire") == (address, "on fire")
+    assert h.ask(EditObject(address, "on fire")) == (address, "on fire")
     assert query(h.sim.save.path, "SELECT state FROM objects WHERE address = ?", address) == [("on fire",)]
-    h.runner.send("step")
+    h.runner.send(Step())
     h.wait(lambda: h.frames and h.frames[-1].tick == 2)
     assert address in h.frames[-1].changed_objects and h.frames[-1].objects[address] == "on fire"
 
-    error = h.ask("edit_object", "Nowhere:at:all", "on fire")
+    error = h.ask(EditObject("Nowhere:at:all", "on fire"))
     assert isinstance(error, KeyError)  # reported back, and the town runs on
 
-    tick, path = h.ask("save")
+    tick, path = h.ask(SaveNow())
     assert tick == 2 and path == str(h.sim.save.path)
     copy = tmp_path / "copies" / "fork.sqlite"
-    assert h.ask("copy", str(copy)) == copy
+    assert h.ask(CopySave(str(copy))) == copy
     assert query(copy, "SELECT value FROM meta WHERE key = 'tick'") == [("2",)]
-    assert isinstance(h.ask("copy", str(copy)), FileExistsError)  # never overwrites
+    assert isinstance(h.ask(CopySave(str(copy))), FileExistsError)  # never overwrites
 
 
 # --- the keys and screens --------------------------------------------------------------------

@@ -1,11 +1,10 @@
 """What the command line's commands share: the backend flags and options read from them, and
-where a run starts and saves by default (here, not in `main`, so commands need not import it)."""
+where a run starts by default (here, not in `main`, so commands need not import it)."""
 
 from __future__ import annotations
 
 import argparse
 import os
-from datetime import datetime
 from pathlib import Path
 
 from smalltown.sim.backends import BACKENDS
@@ -86,6 +85,3 @@ def default_target() -> Path:
             return base / BUNDLED
     return Path(BUNDLED)
 
-
-def default_save(world_path: Path) -> Path:
-    return Path("saves") / f"{world_path.stem}-{datetime.now():%Y%m%d-%H%M%S}.sqlite"

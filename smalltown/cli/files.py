@@ -9,7 +9,7 @@ from pathlib import Path
 
 from smalltown.shown import shown
 from smalltown.store.copy import Aside, write_stripped
-from smalltown.store.save import Save, SaveError
+from smalltown.store.save import Save
 
 
 def world_pack(args: argparse.Namespace) -> int:
@@ -98,24 +98,6 @@ def save_strip(args: argparse.Namespace) -> int:
 def _size(path: Path) -> int:
     """A save's bytes on disk, its write-ahead log included."""
     return sum(Path(f"{path}{s}").stat().st_size for s in ("", "-wal") if Path(f"{path}{s}").exists())
-
-
-def refuse_stripped_cassette(replay: str | None) -> None:
-    """A cassette needs the call log `save strip` drops: say so before the first question."""
-    if not replay or not Path(replay).exists():
-        return
-    try:
-        save = Save.open(replay, readonly=True)
-    except SaveError:
-        return  # the cassette reports what is wrong with it
-    try:
-        stripped = save.meta("stripped")
-    finally:
-        save.close()
-    if stripped and stripped.get("dropped", {}).get("llm_calls") is not None:
-        raise SaveError(f"{replay}: stripped of its model call log (by `smalltown save strip`), so it "
-                        f"cannot be replayed as a cassette; replay from the original save "
-                        f"({stripped.get('from', 'the unstripped save')})")
 
 
 COMMANDS = {("world", "pack"): world_pack, ("world", "unpack"): world_unpack,

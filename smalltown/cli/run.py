@@ -16,17 +16,12 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from smalltown.cli.common import backend_options, default_save, default_target
-from smalltown.sim.clock import parse_when
-from smalltown.config import Settings, parse_sets
+from smalltown.cli.common import backend_options, default_target
 from smalltown.llm.models import HOW_TO_ADD
-from smalltown.sim.backends import choose_backend, make_backend, make_embedder, make_fallback
 from smalltown.shown import shown, shown_text
-from smalltown.sim.open import recreate, saved_now, unborn
+from smalltown.sim.open import RunOptions, UntilError, open_run
 from smalltown.sim.simulation import TIME_FMT, Simulation
 from smalltown.store.reader import Reader
-from smalltown.store.save import SaveError, copy_save, is_save
-from smalltown.world.load import load_world
 
 
 def run(args: argparse.Namespace) -> int:
@@ -87,92 +82,12 @@ def catch_early_signals() -> EarlySignals:
     return early
 
 
-class UntilError(ValueError):
-    """--until names a time that cannot be run to."""
-
-
-def stop_time(args: argparse.Namespace, now: datetime) -> datetime | None:
-    """--until, read against the run's current time; refused before anything is written."""
-    if not args.until:
-        return None
-    try:
-        until = parse_when(args.until, now)
-    except ValueError as e:
-        raise UntilError(str(e)) from None
-    if until < now:  # "-1h", or a time already past: nothing would run
-        raise UntilError(f"{args.until.strip()[:40]!r} is {until:%Y-%m-%d %H:%M:%S}, before the save's "
-                         f"time {now:%Y-%m-%d %H:%M:%S}: nothing to run (a later time, or +1h)")
-    return until
-
-
 def open_simulation(target: Path, args: argparse.Namespace) -> tuple[Simulation, datetime | None]:
-    """The simulation to run and when to stop it. Everything that can refuse the start (the
-    arguments, the save's soundness, the backend: a model that will not load, a server that does
-    not answer) is checked before anything is written, so a start that fails leaves no file."""
-    from smalltown.cli.files import refuse_stripped_cassette
-    from smalltown.sim.check import require_sound
-    from smalltown.store.save import remove_db, take_lock
-    from smalltown.world.pack import is_pack, read_pack, unpack
-
-    opts = backend_options(args)
-    # --from SAVE alone means the cassette: a re-run of a fork repeats its original
-    name = choose_backend(args.backend or ("cassette" if opts.replay else None), opts)
-    if name == "cassette":
-        refuse_stripped_cassette(opts.replay)
-    sets = args.set or []
-    Settings().override(**parse_sets(sets))  # a --set that names no setting, or a value out of its range
-    if is_save(target):
-        path = target
-        if args.save and Path(args.save).resolve() != target.resolve():
-            path = Path(args.save)
-            if path.exists() and not args.overwrite:
-                raise FileExistsError(f"{path}: a file is already there (pass --overwrite)")
-        hold = take_lock(path) if path == target else None  # one writer: refused now if another writes it
-        try:
-            fresh = unborn(target)  # killed while it was being created: nothing had happened yet
-            if not fresh:
-                require_sound(target)  # a save from a stranger whose rows make no sense stops here
-            until = stop_time(args, saved_now(target))
-            seed = Simulation.peek_seed(target)
-            backend, embedder, fallback = connected(make_backend(name, seed, opts)), make_embedder(opts), \
-                make_fallback(name, seed, opts)
-            if path != target:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                hold = take_lock(path)  # the copy is ours until it runs
-                copy_save(target, path)  # (built aside: whole, or nothing)
-            try:
-                if fresh:
-                    return recreate(Simulation, path, backend, embedder, fallback, sets), until
-                return Simulation.open(path, backend, sets=sets, embedder=embedder, fallback=fallback), until
-            except BaseException:
-                if path != target:
-                    remove_db(path)  # a copy that did not start is not left behind
-                raise
-        finally:
-            if hold is not None:
-                hold.release()
-    if target.suffix in (".sqlite", ".sqlite3", ".db"):
-        raise SaveError(f"{target}: not a smalltown save (not an SQLite database)")
-    world = read_pack(target).world if is_pack(target) else load_world(target)
-    until = stop_time(args, world.start)
-    backend, embedder, fallback = connected(make_backend(name, world.seed, opts)), make_embedder(opts), \
-        make_fallback(name, world.seed, opts)
-    if is_pack(target):  # a shared world: validated and installed under worlds/ and maps/, then run
-        target = unpack(target, ".")
-        print(f"installed {shown(target)} (and its map)", file=sys.stderr)
-        world = load_world(target)
-    path = Path(args.save) if args.save else default_save(target)
-    return Simulation.create(world, path, backend, overwrite=args.overwrite, sets=sets, embedder=embedder,
-                             fallback=fallback), until
-
-
-def connected(backend):
-    """The backend, once it has shown it can answer (a server that is down is refused here, before
-    a save is written, not at the first question)."""
-    from smalltown.sim.backends import connect
-
-    connect(backend)
-    return backend
+    """The simulation to run and when to stop it: the command line's options, handed to sim/open."""
+    return open_run(target, RunOptions(
+        backend=args.backend, backend_options=backend_options(args), save=Path(args.save) if args.save else None,
+        overwrite=args.overwrite, sets=args.set or [], until=args.until,
+        say=lambda text: print(text, file=sys.stderr)))
 
 
 EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}  # 128 + the signal, as shells report them

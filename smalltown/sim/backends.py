@@ -13,6 +13,7 @@ from smalltown.llm.backend import Backend, capabilities
 from smalltown.llm.models import default_model
 from smalltown.llm.wrappers import retrying
 from smalltown.scripted import ScriptedBackend
+from smalltown.store.save import Save, SaveError
 
 BACKENDS = ("scripted", "llama", "openai", "cassette")
 
@@ -61,6 +62,24 @@ def make_fallback(name: str, seed: int, opts: BackendOptions | None = None) -> B
     if name == "scripted":
         return None
     return ScriptedBackend(opts.seed if opts is not None and opts.seed is not None else seed)
+
+
+def refuse_stripped_cassette(replay: str | None) -> None:
+    """A cassette needs the call log `save strip` drops: say so before the first question."""
+    if not replay or not Path(replay).exists():
+        return
+    try:
+        save = Save.open(replay, readonly=True)
+    except SaveError:
+        return  # the cassette reports what is wrong with it
+    try:
+        stripped = save.meta("stripped")
+    finally:
+        save.close()
+    if stripped and stripped.get("dropped", {}).get("llm_calls") is not None:
+        raise SaveError(f"{replay}: stripped of its model call log (by `smalltown save strip`), so it "
+                        f"cannot be replayed as a cassette; replay from the original save "
+                        f"({stripped.get('from', 'the unstripped save')})")
 
 
 def connect(backend: Backend) -> None:

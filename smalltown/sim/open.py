@@ -1,15 +1,18 @@
-"""Creating, opening and upgrading a run: a new save for a world, or a save continued from its
-last committed tick (its settings, its embedder, every agent's mind and body restored), with
-what older saves lack (schema-1 memories' ratings and vectors, a schema-2 save's first
-snapshot) filled in as it opens."""
+"""Creating, opening and upgrading a run: a new save for a world (a world file, or a shared pack
+installed first), or a save continued from its last committed tick (its settings, its embedder,
+every agent's mind and body restored), with what older saves lack (schema-1 memories' ratings
+and vectors, a schema-2 save's first snapshot) filled in as it opens. A front end hands `open_run`
+a path and `RunOptions`; the backend, embedder and fallback, the writer lock and a copy to
+another save are chosen and taken here."""
 
 from __future__ import annotations
 
 import json
 from collections import deque
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
@@ -19,13 +22,125 @@ from smalltown.llm.embed import Embedder, HashEmbedder
 from smalltown.mind.agent import Mind
 from smalltown.mind.memory import Memory
 from smalltown.mind.records import record
+from smalltown.shown import shown
 from smalltown.sim.agent import Agent
-from smalltown.store.save import TIME_FMT, Save, SaveError
-from smalltown.world.load import load_world_text
+from smalltown.sim.backends import (BackendOptions, choose_backend, connect, make_backend, make_embedder,
+                                    make_fallback, refuse_stripped_cassette)
+from smalltown.sim.clock import parse_when
+from smalltown.store.save import TIME_FMT, Save, SaveError, copy_save, is_save, remove_db, take_lock
+from smalltown.world.load import load_world, load_world_text
 from smalltown.world.model import World
 
 if TYPE_CHECKING:
     from smalltown.sim.simulation import Simulation
+
+
+class UntilError(ValueError):
+    """The stop time names a time that cannot be run to."""
+
+
+@dataclass
+class RunOptions:
+    """What a front end says about the run it opens (all optional)."""
+
+    backend: str | None = None  # None: llama when a model is configured or found, else scripted
+    backend_options: BackendOptions = field(default_factory=BackendOptions)
+    save: Path | None = None  # where the run is saved: a copy of a save, or a new world's save
+    overwrite: bool = False  # replace a file at `save`
+    sets: list[str] = field(default_factory=list)  # --set NAME=VALUE settings
+    until: str | None = None  # when to stop, as the user wrote it ("+1d", "18:00")
+    say: Callable[[str], None] = lambda text: None  # a notice for the user (a pack installed)
+
+
+def open_run(target: Path, options: RunOptions) -> tuple["Simulation", datetime | None]:
+    """The run of `target` (a save, a world or a world pack) and when to stop it. Everything that
+    can refuse the start (the options, the save's soundness, the backend: a model that will not
+    load, a server that does not answer) is checked before anything is written, so a start that
+    fails leaves no file."""
+    from smalltown.sim.simulation import Simulation  # (it imports this module)
+    from smalltown.world.pack import is_pack, read_pack, unpack
+
+    opts = options.backend_options
+    # a replay source alone means the cassette: a re-run of a fork repeats its original
+    name = choose_backend(options.backend or ("cassette" if opts.replay else None), opts)
+    if name == "cassette":
+        refuse_stripped_cassette(opts.replay)
+    sets = options.sets
+    Settings().override(**parse_sets(sets))  # a --set that names no setting, or a value out of its range
+    if is_save(target):
+        return _continue(Simulation, target, name, options)
+    if target.suffix in (".sqlite", ".sqlite3", ".db"):
+        raise SaveError(f"{target}: not a smalltown save (not an SQLite database)")
+    world = read_pack(target).world if is_pack(target) else load_world(target)
+    until = stop_time(options.until, world.start)
+    backend, embedder, fallback = _chosen(name, world.seed, opts)
+    if is_pack(target):  # a shared world: validated and installed under worlds/ and maps/, then run
+        target = unpack(target, ".")
+        options.say(f"installed {shown(target)} (and its map)")
+        world = load_world(target)
+    path = options.save or default_save(target)
+    return create(Simulation, world, path, backend, None, options.overwrite, sets, embedder, fallback), until
+
+
+def _continue(cls: type["Simulation"], target: Path, name: str,
+              options: RunOptions) -> tuple["Simulation", datetime | None]:
+    """A save continued, in place (under its writer lock) or in a copy at `options.save`."""
+    from smalltown.sim.check import require_sound
+
+    path = target
+    if options.save and options.save.resolve() != target.resolve():
+        path = options.save
+        if path.exists() and not options.overwrite:
+            raise FileExistsError(f"{path}: a file is already there (pass --overwrite)")
+    hold = take_lock(path) if path == target else None  # one writer: refused now if another writes it
+    try:
+        fresh = unborn(target)  # killed while it was being created: nothing had happened yet
+        if not fresh:
+            require_sound(target)  # a save from a stranger whose rows make no sense stops here
+        until = stop_time(options.until, saved_now(target))
+        backend, embedder, fallback = _chosen(name, peek_seed(target), options.backend_options)
+        if path != target:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            hold = take_lock(path)  # the copy is ours until it runs
+            copy_save(target, path)  # (built aside: whole, or nothing)
+        try:
+            if fresh:
+                return recreate(cls, path, backend, embedder, fallback, options.sets), until
+            return resume(cls, path, backend, sets=options.sets, embedder=embedder, fallback=fallback), until
+        except BaseException:
+            if path != target:
+                remove_db(path)  # a copy that did not start is not left behind
+            raise
+    finally:
+        if hold is not None:
+            hold.release()
+
+
+def _chosen(name: str, seed: int, opts: BackendOptions) -> tuple[Backend, Embedder | None, Backend | None]:
+    """The run's backend, once it has shown it can answer (a server that is down is refused here,
+    before a save is written, not at the first question), its embedder and its fallback."""
+    backend = make_backend(name, seed, opts)
+    connect(backend)
+    return backend, make_embedder(opts), make_fallback(name, seed, opts)
+
+
+def stop_time(until: str | None, now: datetime) -> datetime | None:
+    """The stop time, read against the run's current time; refused before anything is written."""
+    if not until:
+        return None
+    try:
+        when = parse_when(until, now)
+    except ValueError as e:
+        raise UntilError(str(e)) from None
+    if when < now:  # "-1h", or a time already past: nothing would run
+        raise UntilError(f"{until.strip()[:40]!r} is {when:%Y-%m-%d %H:%M:%S}, before the save's "
+                         f"time {now:%Y-%m-%d %H:%M:%S}: nothing to run (a later time, or +1h)")
+    return when
+
+
+def default_save(world_path: Path) -> Path:
+    """Where a new run of a world is saved unless told: saves/, named for the world and the time."""
+    return Path("saves") / f"{world_path.stem}-{datetime.now():%Y%m%d-%H%M%S}.sqlite"
 
 
 def create(cls: type["Simulation"], world: World, path: str | Path, backend: Backend,
@@ -41,7 +156,7 @@ def create(cls: type["Simulation"], world: World, path: str | Path, backend: Bac
         "created_with": backend.name, "settings": settings.changes(),
     }, overwrite=overwrite, publish=False)
     try:  # built aside: the save appears at `path` only once its first state is whole
-        sim = cls(world, save, backend, settings, tick=0, embedder=embedder, fallback=fallback)
+        sim = cls(world, save, backend, settings, tick=0, embedder=embedder or HashEmbedder(), fallback=fallback)
         with save.transaction():
             save.set_meta({"embedder": sim.embedder.name})
         for spec in world.agents:

@@ -14,7 +14,7 @@ from typing import Callable
 from smalltown.config import Settings
 from smalltown.llm.asker import Asker
 from smalltown.llm.backend import Backend, CallRecord, Stopped
-from smalltown.llm.embed import Embedder, HashEmbedder
+from smalltown.llm.embed import Embedder
 from smalltown.mind.agent import Mind
 from smalltown.mind.memory import Memory, MemoryStream, Retrieval, RetrievalWeights
 from smalltown.mind.records import Lore
@@ -39,8 +39,9 @@ SNAPSHOT_EVERY = 3600  # game seconds: a snapshot at the first tick of each game
 
 class Simulation:
     def __init__(self, world: World, save: Save, backend: Backend, settings: Settings, tick: int,
-                 embedder: Embedder | None = None, fallback: Backend | None = None):
-        """`fallback` answers what `backend` cannot (an unusable answer, a prompt too long for its
+                 embedder: Embedder, fallback: Backend | None = None):
+        """`embedder` is the run's (sim/open.py chooses it: the save's own, or the model-free
+        default). `fallback` answers what `backend` cannot (an unusable answer, a prompt too long for its
         window), and the call log says so; without one such a question stops the run."""
         self.world = world
         self.save = save
@@ -49,7 +50,7 @@ class Simulation:
         self.tick = tick
         self.dropped = False  # a tick was cut off mid-way (a stop): this state is not the save's, never commit it
         self.paths = Paths(world.map.walkable)
-        self.embedder = embedder or HashEmbedder()
+        self.embedder = embedder
         self._calls: list[tuple[int, CallRecord]] = []
         self.asker = Asker(backend, lambda rec: self._calls.append((self.tick, rec)), fallback)
         self.lore = Lore(world)

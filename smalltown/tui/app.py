@@ -31,6 +31,7 @@ from textual.worker import Worker, WorkerState
 from smalltown.llm.tasks import TASKS
 from smalltown.sim.breakpoints import Breakpoint
 from smalltown.sim.clock import clock_near
+from smalltown.sim.commands import Break, Faster, RunUntil, Slower, Step, StepAgent, Toggle, Unbreak
 from smalltown.sim.simulation import Simulation
 from smalltown.tui.interventions import Interventions
 from smalltown.tui.palette import agent_colours
@@ -230,16 +231,16 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
     # --- commands -----------------------------------------------------------------------------
 
     def action_toggle(self) -> None:
-        self._runner.send("toggle")
+        self._runner.send(Toggle())
 
     def action_step(self) -> None:
-        self._runner.send("step")
+        self._runner.send(Step())
 
     def action_faster(self) -> None:
-        self._runner.send("faster")
+        self._runner.send(Faster())
 
     def action_slower(self) -> None:
-        self._runner.send("slower")
+        self._runner.send(Slower())
 
     def action_perceived(self) -> None:
         log = self.query_one(EventLog)
@@ -258,7 +259,7 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
     def action_step_agent(self) -> None:
         if not self.selected:
             return
-        self._runner.send("step_agent", self.selected)
+        self._runner.send(StepAgent(self.selected))
         self._note(f"Running until {self.selected} does something…", notify=False)
 
     def action_until(self) -> None:
@@ -274,7 +275,7 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
         def chosen(text: str | None) -> None:
             if text:
                 when = clock_near(text, self.frame.now)
-                self._runner.send("until", when)
+                self._runner.send(RunUntil(when))
                 self._note(f"Running until {when:%a %Y-%m-%d %H:%M}.", notify=False)
 
         self.push_screen(AskScreen("Run until", "Game time to pause at", placeholder="17:30, +2h or 2023-02-14 08:00",
@@ -294,12 +295,12 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
         except ValueError as e:
             return str(e)
         self._next_breakpoint += 1
-        self._runner.send("break", bp)
+        self._runner.send(Break(bp))
         self._note(f"Breakpoint set: {bp.describe()}", notify=False)
         return None
 
     def _remove_breakpoint(self, ident: int | None) -> None:
-        self._runner.send("unbreak", ident)
+        self._runner.send(Unbreak(ident))
         self._note("Breakpoints cleared." if ident is None else f"Breakpoint #{ident} removed.", notify=False)
 
     def _breakpoint_hit(self, frame: Frame) -> None:

@@ -14,6 +14,7 @@ from textual.message import Message
 
 from smalltown.shown import shown
 from smalltown.sim.clock import clock_near
+from smalltown.sim.commands import CopySave, EditObject, Interview, Rewind, SaveNow, Whisper
 from smalltown.store.save import is_save
 from smalltown.tui.runner import SimRunner
 from smalltown.tui.screens.forms import AskScreen, EditObjectScreen
@@ -82,7 +83,7 @@ class Interventions(TownView[Path | None]):  # its result: a file to open next, 
 
         def chosen(text: str | None) -> None:
             if text:
-                self._runner.send("whisper", name, text, self._replier(done))
+                self._runner.send(Whisper(name, text), self._replier(done))
 
         self.push_screen(AskScreen(f"Whisper to {name}", "The thought (it becomes the agent's own)",
                                    placeholder="You should throw a party tonight.",
@@ -94,7 +95,7 @@ class Interventions(TownView[Path | None]):  # its result: a file to open next, 
             return
 
         def ask(question: str, persona: str, callback: Callable[[Any], None]) -> None:
-            self._runner.send("interview", name, question, persona, self._replier(callback))
+            self._runner.send(Interview(name, question, persona), self._replier(callback))
 
         self.push_screen(InterviewScreen(name, ask, self._colours.get(name, "white")))
 
@@ -115,7 +116,7 @@ class Interventions(TownView[Path | None]):  # its result: a file to open next, 
         def chosen(result: tuple[str, str] | None) -> None:
             if result:
                 before.update(self.frame.objects)
-                self._runner.send("edit_object", *result, self._replier(done))
+                self._runner.send(EditObject(*result), self._replier(done))
 
         self.push_screen(EditObjectScreen(self.frame.objects, address), chosen)
 
@@ -126,7 +127,7 @@ class Interventions(TownView[Path | None]):  # its result: a file to open next, 
                 self._note(f"Saved {path} at tick {tick}, with a snapshot to fork or rewind to "
                            "(every tick is committed as it runs).")
 
-        self._runner.send("save", self._replier(done))
+        self._runner.send(SaveNow(), self._replier(done))
 
     def _ask_path(self, title: str, label: str, suggestion: Path, then: Callable[[Path], None],
                   must_exist: bool = False) -> None:
@@ -163,7 +164,7 @@ class Interventions(TownView[Path | None]):  # its result: a file to open next, 
                            f"{Path(self.frame.save_path).name}. Open the fork with O.")
 
         self._ask_path("Fork to a new file", "The copy's file (the run goes on here)", self._copy_name("fork"),
-                       lambda path: self._runner.send("copy", str(path), self._replier(done)))
+                       lambda path: self._runner.send(CopySave(str(path)), self._replier(done)))
 
     def action_save_as(self) -> None:
         if not self._can_open:
@@ -176,7 +177,7 @@ class Interventions(TownView[Path | None]):  # its result: a file to open next, 
                 self._open_after(Path(result))
 
         self._ask_path("Save as", "The new file (the run goes on there)", self._copy_name("copy"),
-                       lambda path: self._runner.send("copy", str(path), self._replier(done)))
+                       lambda path: self._runner.send(CopySave(str(path)), self._replier(done)))
 
     def action_rewind(self) -> None:
         if not self._can_open:
@@ -204,7 +205,7 @@ class Interventions(TownView[Path | None]):  # its result: a file to open next, 
             if text:
                 when = clock_near(text, now, start, last=True)
                 to = self._copy_name(f"at-{when:%H%M}")
-                self._runner.send("rewind", when, str(to), self._replier(done))
+                self._runner.send(Rewind(when, str(to)), self._replier(done))
 
         self.push_screen(AskScreen("Rewind", "Back to game time", placeholder="9:00, -2h, 2023-02-13 09:00",
                                    hint="Opens a new save as the town was then (from the hourly snapshot at "

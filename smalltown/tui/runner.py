@@ -74,23 +74,15 @@ class SimRunner:
 
     # --- called from the interface thread ---------------------------------------------------
 
-    def send(self, *command: Any) -> None:
-        """Queue a command for the worker: `send(Whisper(name, text), reply)`, or by the command's
-        name with its arguments, an intervention's reply last: `send("whisper", name, text, reply)`."""
-        first, *rest = command
-        if isinstance(first, str):
-            kind = cmd.NAMES.get(first)
-            if kind in cmd.INTERVENTIONS:
-                *rest, reply = rest
-                first, rest = kind(*rest), [reply]
-            else:
-                first, rest = cmd.named(first, *rest), []
-        self._commands.put((first, rest[0] if rest else None))
+    def send(self, command: Command, reply: Reply | None = None) -> None:
+        """Queue a command for the worker: `send(Step())`, or an intervention with the callback
+        its result (or the exception that stopped it) is given to: `send(Whisper(name, text), reply)`."""
+        self._commands.put((command, reply))
 
     def stop(self) -> None:
         """Quit now: the tick in flight, and the model's answer it waits on, are cut off (the save
         stays at the last whole tick), so the worker returns within moments."""
-        self.send("quit")
+        self.send(cmd.Quit())
         self.sim.stop()  # (thread-safe: flags, and cut connections)
 
     def in_flight(self) -> tuple[float | None, list[tuple[str, str, float]]]:
