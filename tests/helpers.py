@@ -49,7 +49,19 @@ def smalltown(*args: str, check: bool = False, timeout: float = 600) -> subproce
 
 
 def save_info(path: Path) -> dict:
-    return json.loads(smalltown("save", "info", path, "--json", check=True).stdout)
+    """`smalltown save info PATH --json`, read in this process (a read needs no process of its own:
+    an interpreter's start-up costs more than the read)."""
+    import contextlib
+    import io
+
+    from smalltown.cli.main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = main(["save", "info", str(path), "--json"])
+    if rc != 0:
+        raise AssertionError(f"smalltown save info {path} -> {rc}\n{err.getvalue()}")
+    return json.loads(out.getvalue())
 
 
 def query(path: Path, sql: str, *params) -> list[tuple]:
