@@ -1,38 +1,12 @@
+"""Fixtures only: what tests share as functions or data is in helpers.py, fakes.py, handmade.py."""
+
 from __future__ import annotations
 
-import json
-import os
-import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from helpers import GULLHAVEN, ROOT, SMALLVILLE, TINY  # noqa: F401  (re-exported: older tests import them from here)
-
-
-def smalltown(*args: str, check: bool = False, timeout: float = 600) -> subprocess.CompletedProcess:
-    """Run the real command line, as a user would."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([sys.executable, "-m", "smalltown", *map(str, args)], capture_output=True,
-                          text=True, timeout=timeout, env=env, cwd=ROOT)
-    if check and proc.returncode != 0:
-        raise AssertionError(f"smalltown {' '.join(map(str, args))} -> {proc.returncode}\n{proc.stderr}")
-    return proc
-
-
-def save_info(path: Path) -> dict:
-    return json.loads(smalltown("save", "info", path, "--json", check=True).stdout)
-
-
-def query(path: Path, sql: str, *params) -> list[tuple]:
-    """Read a save without ever creating it (a plain connect would make an empty file)."""
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        return conn.execute(sql, params).fetchall()
-    finally:
-        conn.close()
+from helpers import GULLHAVEN, SMALLVILLE, TINY, smalltown
 
 
 @pytest.fixture

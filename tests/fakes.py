@@ -5,13 +5,18 @@
 - `RandomBackend`: a random answer that is valid under each question's narrowed schema (its
   options, its counts, its lengths): whatever a model could say that passes validation. A town
   run on it must never crash, whatever the answers.
+- `FakeServer`: an OpenAI-compatible chat endpoint on 127.0.0.1 that a test scripts step by step.
 """
 
 from __future__ import annotations
 
+import json
 import random
 import string
+import threading
+import time
 from collections import defaultdict, deque
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from smalltown.llm.schema import request_schema
 from smalltown.llm.tasks import Answer, Output, Task
@@ -92,3 +97,97 @@ class RandomBackend:
                 self.calls += 1
                 return Answer(output=out, raw=out.model_dump_json())
         raise AssertionError(f"RandomBackend: no valid answer for {task.name}")
+
+
+def completion(content: str | None, usage: dict | None = None, finish: str = "stop") -> dict:
+    reply = {"id": "chatcmpl-1", "object": "chat.completion", "model": "fake",
+             "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish}]}
+    if usage is not None:
+        reply["usage"] = usage
+    return reply
+
+
+class FakeServer:
+    """An OpenAI-compatible chat endpoint. Each request takes the next scripted step, if any:
+    ("status", code), ("error", (code, body)), ("sleep", seconds), ("content", text), ("reply", dict)
+    or ("raw", bytes);
+    otherwise it answers `respond(request)` as content, after `delay` seconds."""
+
+    def __init__(self):
+        self.steps: deque[tuple[str, object]] = deque()
+        self.requests: list[dict] = []
+        self.usage: dict | None = {"prompt_tokens": 120, "completion_tokens": 9, "total_tokens": 129}
+        self.delay = 0.0
+        self.in_flight = self.max_in_flight = 0
+        self.lock = threading.Lock()
+        self.respond = lambda request: json.dumps({"state": "brewing coffee"})
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):  # quiet
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with fake.lock:
+                    fake.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
+                    step = fake.steps.popleft() if fake.steps else None
+                    fake.in_flight += 1
+                    fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
+                self.counted = True
+                try:
+                    self.serve(step, body)
+                except (BrokenPipeError, ConnectionResetError):  # the client gave up waiting
+                    pass
+                finally:
+                    self.done()
+
+            def done(self):
+                """No longer in flight: called before the response is written, since the client
+                may send its next request the moment it has read this one."""
+                if self.counted:
+                    self.counted = False
+                    with fake.lock:
+                        fake.in_flight -= 1
+
+            def serve(self, step, body):
+                kind, arg = step or ("content", None)
+                if kind == "sleep":
+                    time.sleep(arg)
+                    kind, arg = "content", None
+                if kind == "status":
+                    extra = {429: {"Retry-After": "0"}, 307: {"Location": "http://example.invalid/v1"}}.get(arg, {})
+                    return self.send(arg, json.dumps({"error": {"message": f"scripted {arg}"}}).encode(), extra)
+                if kind == "error":
+                    return self.send(arg[0], arg[1].encode())
+                if kind == "raw":
+                    return self.send(200, arg)
+                if kind == "reply":
+                    return self.send(200, json.dumps(arg).encode())
+                time.sleep(fake.delay)
+                content = arg if arg is not None else fake.respond(body)
+                self.send(200, json.dumps(completion(content, fake.usage)).encode())
+
+            def send(self, code: int, data: bytes, headers: dict | None = None):
+                self.done()
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for k, v in (headers or {}).items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self.thread.start()
+
+    def script(self, *steps: tuple[str, object]) -> None:
+        self.steps.extend(steps)
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join(5)

@@ -8,12 +8,15 @@ from __future__ import annotations
 import json
 import sqlite3
 import zlib
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import numpy as np
 
-from helpers import TINY
+from helpers import ROOT, TINY
+from smalltown.llm.embed import HashEmbedder
+from smalltown.scripted import ScriptedBackend
+from smalltown.sim.simulation import Simulation
 from smalltown.store.save import TIME_FMT, Save
 from smalltown.world.load import load_world
 
@@ -131,3 +134,147 @@ def as_schema_3(path: Path) -> None:
         conn.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
     conn.execute("PRAGMA journal_mode=DELETE")
     conn.close()
+
+
+# --- the eval town: four agents on the tiny map whose right answers the eval tests know -----------
+# Ann Lee plans a Valentine's Day party and knows Bob Stone; Cal Reyes runs for mayor. On Monday at
+# 10:00 Ann and Cal talk; on Tuesday at 16:50 Dee Park sees Cal walking to the party; Bob was only
+# asked about the party by an interviewer. Then, at Hobbs Cafe on Tuesday 17:00-19:00: Ann is there
+# throughout, Cal for 30 minutes, Dee and Bob for 5.
+
+AGENTS = """
+[[agents]]
+name = "Ann Lee"
+age = 40
+traits = "warm"
+description = "Ann Lee runs Hobbs Cafe; Ann Lee is planning a Valentine's Day party at Hobbs Cafe on February 14 from 5 pm to 7 pm; Ann Lee is a friend of Bob Stone"
+home = "Willow Cottage"
+spawn = [1, 2]
+
+[[agents]]
+name = "Bob Stone"
+age = 30
+traits = "quiet"
+description = "Bob Stone is a student; Bob Stone is a friend of Ann Lee"
+home = "Willow Cottage"
+spawn = [2, 2]
+
+[[agents]]
+name = "Cal Reyes"
+age = 50
+traits = "bold"
+description = "Cal Reyes is a painter; Cal Reyes is running for mayor"
+home = "Willow Cottage"
+spawn = [3, 2]
+
+[[agents]]
+name = "Dee Park"
+age = 25
+traits = "shy"
+description = "Dee Park is a baker"
+home = "Willow Cottage"
+spawn = [4, 2]
+"""
+
+NEWS = """
+[[facts]]
+name = "party"
+text = "Ann Lee is hosting a Valentine's Day party at Hobbs Cafe"
+keywords = ["Valentine", "party"]
+question = "Did you know there is a Valentine's Day party?"
+known_by = ["Ann Lee"]
+
+[[facts]]
+name = "candidacy"
+text = "Cal Reyes is running for mayor"
+keywords = ["Cal Reyes", "mayor"]
+known_by = ["Cal Reyes"]
+
+[[gatherings]]
+name = "the party"
+place = "Hobbs Cafe"
+start = 2023-02-14T17:00:00
+end = 2023-02-14T19:00:00
+host = "Ann Lee"
+fact = "party"
+"""
+
+ANN, BOB, CAL, DEE = "Ann Lee", "Bob Stone", "Cal Reyes", "Dee Park"
+INDEX = {ANN: 0, BOB: 1, CAL: 2, DEE: 3}
+START = datetime(2023, 2, 13, 6)
+END = "2023-02-15 06:00:00"
+
+
+def world_text(agents: str = AGENTS, news: str = NEWS) -> str:
+    """The tiny town's places, with these agents and this news."""
+    base = TINY.read_text().split("[[agents]]")[0]
+    return base.replace('map = "../maps/tiny.toml"', f'map = "{ROOT / "maps" / "tiny.toml"}"') + agents + news
+
+
+class HandBuilt:
+    """Records written straight into a save made by Simulation.create (real Save, real SQLite)."""
+
+    def __init__(self, path: Path):
+        self.save = Save.open(path)
+        self.embedder = HashEmbedder()
+        self.k = 1000  # above the seed memories' ids; ids stay interleaved by agent, as a run's are
+        self.memories: list[tuple] = []
+        self.events: list[tuple] = []
+
+    def memory(self, agent: str, kind: str, text: str, when: str, evidence: list[int] = ()) -> int:
+        self.k += 1
+        mid = self.k * len(INDEX) + INDEX[agent] + 1
+        vec = self.embedder.embed([text])[0].astype(np.float32).tobytes()
+        self.memories.append((mid, agent, kind, text, when, when, 5, vec, json.dumps(list(evidence))))
+        return mid
+
+    def event(self, agent: str | None, kind: str, when: str, text: str = "", **data) -> None:
+        self.events.append((0, when, agent, kind, text, json.dumps(data)))
+
+    def talk(self, a: str, b: str, when: str) -> None:
+        self.event(a, "said", when, to=b)
+        self.event(b, "said", when, to=a)
+
+    def commit(self, end: str = END) -> None:
+        tick = int((datetime.fromisoformat(end) - START).total_seconds() // 10)
+        with self.save.transaction():
+            self.save.add_memories(self.memories)
+            self.save.add_events(self.events)
+            self.save.set_meta({"game_time": end, "tick": tick})
+        self.save.close()
+
+
+def make_town(tmp_path: Path) -> Path:
+    world_file = tmp_path / "town.toml"
+    world_file.write_text(world_text())
+    world = load_world(world_file)
+    path = tmp_path / "town.sqlite"
+    Simulation.create(world, path, ScriptedBackend(world.seed)).close()
+    h = HandBuilt(path)
+    mon = "2023-02-13 10:00:00"
+    h.talk(ANN, CAL, mon)
+    transcript = ("(at Hobbs Cafe: Ann Lee: Come to my Valentine's Day party! / "
+                  "Cal Reyes: I will. I am running for mayor.)")
+    cal_chat = h.memory(CAL, "chat", f"Cal Reyes talked with Ann Lee about the party {transcript}", mon)
+    h.memory(CAL, "observation", "Ann Lee is planning a Valentine's Day party at Hobbs Cafe", mon, [cal_chat])
+    h.memory(ANN, "chat", f"Ann Lee talked with Cal Reyes about the party {transcript}", mon)
+    # an interviewer asked Bob about the party: the question is not Bob knowing it
+    asked = "2023-02-13 12:00:00"
+    question = "Did you know there is a Valentine's Day party?"
+    h.event(BOB, "interviewed", asked, interviewer="a reporter", question=question, answer="No.")
+    h.memory(BOB, "chat", f"a reporter asked Bob Stone: {question} Bob Stone answered: No.", asked)
+    h.memory(CAL, "plan", "Cal Reyes's plan for Tuesday February 14: paint; go to the Valentine's Day party at 5 pm",
+             "2023-02-14 00:00:00")
+    h.memory(BOB, "plan", "Bob Stone's plan for Tuesday February 14: study all day", "2023-02-14 00:00:00")
+    h.memory(DEE, "observation", "Cal Reyes is walking to the Valentine's Day party at Hobbs Cafe",
+             "2023-02-14 16:50:00")
+    h.memory(DEE, "plan", "Dee Park's revised schedule from 16:51: go to the Valentine's Day party",
+             "2023-02-14 16:51:00")
+    h.event(ANN, "entered", "2023-02-14 16:00:00", arena="Hobbs Cafe:cafe")
+    h.event(BOB, "entered", "2023-02-14 17:00:00", arena="Hobbs Cafe:cafe kitchen")
+    h.event(BOB, "entered", "2023-02-14 17:05:00", arena=None)
+    h.event(CAL, "entered", "2023-02-14 17:30:00", arena="Hobbs Cafe:cafe")
+    h.event(CAL, "entered", "2023-02-14 18:00:00", arena=None)
+    h.event(DEE, "entered", "2023-02-14 18:55:00", arena="Hobbs Cafe:cafe")
+    h.commit()
+    return path

@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import html
+import json
+import os
+import re
+import sqlite3
+import subprocess
+import sys
 import time
 from datetime import timedelta
 from pathlib import Path
@@ -16,6 +23,54 @@ ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "worlds" / "tiny.toml"
 SMALLVILLE = ROOT / "worlds" / "smallville.toml"
 GULLHAVEN = ROOT / "worlds" / "gullhaven.toml"
+BAD = ROOT / "tests" / "worlds_bad"  # each bad_*.toml declares on its first line what loading it reports
+BAD_WORLDS = sorted(BAD.glob("bad_*.toml"))
+
+_EXPECT = re.compile(r"^# expect: (?:(?P<file>[^\s:]*[^\s:\d][^\s:]*):)?(?P<line>\d+)(?::(?P<col>\d+))? (?P<text>.+)$")
+
+
+def expectation(path: Path) -> tuple[str, int, int | None, str]:
+    """What a bad world declares on its first line: `# expect: [FILE:]LINE[:COL] SUBSTRING`."""
+    first = path.read_text(encoding="utf-8").split("\n", 1)[0]
+    m = _EXPECT.match(first)
+    assert m, f"{path.name}: the first line must be '# expect: [FILE:]LINE[:COL] SUBSTRING', got {first!r}"
+    col = int(m["col"]) if m["col"] else None
+    return m["file"] or path.name, int(m["line"]), col, m["text"].strip()
+
+
+def smalltown(*args: str, check: bool = False, timeout: float = 600) -> subprocess.CompletedProcess:
+    """Run the real command line, as a user would."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-m", "smalltown", *map(str, args)], capture_output=True,
+                          text=True, timeout=timeout, env=env, cwd=ROOT)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"smalltown {' '.join(map(str, args))} -> {proc.returncode}\n{proc.stderr}")
+    return proc
+
+
+def save_info(path: Path) -> dict:
+    """`smalltown save info PATH --json`, read in this process (a read needs no process of its own:
+    an interpreter's start-up costs more than the read)."""
+    import contextlib
+    import io
+
+    from smalltown.cli.main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = main(["save", "info", str(path), "--json"])
+    if rc != 0:
+        raise AssertionError(f"smalltown save info {path} -> {rc}\n{err.getvalue()}")
+    return json.loads(out.getvalue())
+
+
+def query(path: Path, sql: str, *params) -> list[tuple]:
+    """Read a save without ever creating it (a plain connect would make an empty file)."""
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return conn.execute(sql, params).fetchall()
+    finally:
+        conn.close()
 
 
 def tiny_sim(tmp_path: Path, until: str | None = None) -> "Simulation":
@@ -118,3 +173,77 @@ def exit_code(pid: int) -> int:
     import os
 
     return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+
+
+# --- hostile text (issue 12): what must never reach a terminal raw, and how to look -------------
+
+AGENT = "Isabella Rodriguez"
+LINK = "[link=file:///etc/passwd]L[/link]"
+
+# What must never reach a terminal raw: C0 controls but newline (tab included: the checks look at
+# text shown, where a tab is made spaces), DEL, C1 controls, bidirectional controls, line and
+# paragraph separators.
+RAW = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+
+FRAGMENTS = (
+    "[/bold]", "[/]", "[red]", "[bold red on white]", "[b]", "[i]", LINK, "[link=https://x.invalid]",
+    "[@click=app.quit]q[/]", "[$accent]", ":smile:", "\\[", "[", "]",
+    "\x1b]0;pwned\x07",  # OSC: set the window title
+    "\x1b]8;;file:///etc/passwd\x1b\\a link\x1b]8;;\x1b\\",  # OSC 8: a hyperlink
+    "\x1b[2J", "\x1b[H", "\x1b[3J", "\x1bc",  # clear the screen, cursor home, clear scrollback, reset
+    "\x1b[5A", "\x1b[10;10H", "\x1b[31m", "\x1b7", "\x1b8",  # cursor moves, colour, save / restore
+    "\x07", "\x00", "\x08", "\r", "\x0b", "\x0c", "\x7f", "\t",  # bell, NUL, backspace, CR, VT, FF, DEL
+    "\x9b2J", "\x9d0;t\x9c", "\x85", "\x90q\x9c",  # C1: CSI, OSC .. ST, NEL, DCS
+    "\u202e", "\u202d", "\u2066", "\u2069", "\u200f", "\u2028", "\u2029",  # bidi, separators
+    "plain words", "Ann", " ",
+)
+
+OBJECT = "Hobbs Cafe:cafe:coffee machine"  # an object of the tiny town
+
+
+def assert_safe(out: str, *expected: str) -> None:
+    """No raw control character in `out`, no traceback, and each of `expected` shown in it."""
+    bad = RAW.search(out)
+    assert bad is None, f"raw {bad.group()!r} in the output: …{out[max(0, bad.start() - 60):bad.end() + 60]!r}…"
+    assert "Traceback" not in out
+    for text in expected:
+        assert text in out, f"{text!r} not shown in:\n{out[:3000]}"
+
+
+def hostile_world(tmp_path: Path, name: str, news: str = "") -> Path:
+    """The tiny town with Isabella renamed (and its party's news and gathering)."""
+    def toml(s: str) -> str:  # in a TOML string: a control character only as an escape
+        return json.dumps(s)[1:-1]
+
+    text = TINY.read_text(encoding="utf-8").replace(AGENT, toml(name))
+    text = text.replace('name = "The tiny town"', f'name = "{toml(name)} town"')
+    if news:
+        for key in ("name", "fact"):
+            text = text.replace(f'{key} = "party"', f'{key} = "{toml(news)} fact"')
+        text = text.replace('name = "Valentine\'s Day party"', f'name = "{toml(news)} gathering"')
+    path = tmp_path / "worlds" / "hostile.toml"
+    path.parent.mkdir()
+    path.write_text(text.replace('map = "../maps/tiny.toml"', f'map = "{TINY.parent.parent / "maps" / "tiny.toml"}"'),
+                    encoding="utf-8")
+    return path
+
+
+def screen_text(app) -> str:
+    """What the screen shows, line by line (from its SVG export: the same lines as drawn)."""
+    svg = app.export_screenshot()
+    assert RAW.search(svg) is None, f"raw {RAW.search(svg).group()!r} drawn on the screen"
+    rows: dict[str, list[str]] = {}
+    for y, text in re.findall(r'<text [^>]*?y="([\d.]+)"[^>]*>(.*?)</text>', svg, re.S):
+        rows.setdefault(y, []).append(html.unescape(re.sub(r"<[^>]+>", "", text)).replace("\xa0", " "))
+    return "\n".join("".join(parts) for _, parts in sorted(rows.items(), key=lambda r: float(r[0])))
+
+
+def terminal_bytes(app) -> str:
+    """What the app would write to the terminal for its whole screen, with Textual's own cursor
+    moves and colours taken out: any escape left came from the data."""
+    from rich.console import Console
+
+    console = Console(force_terminal=True, color_system="truecolor", width=app.size.width, legacy_windows=False)
+    update = app.screen._compositor.render_update(full=True)
+    out = update.render_segments(console)
+    return re.sub(r"\x1b\[[0-9;]*[mHK]|\x1b\]8;[^\x1b]*\x1b\\", "", out)

@@ -14,7 +14,7 @@ from typing import Callable
 
 import pytest
 
-from conftest import TINY, query
+from helpers import TINY, query
 from helpers import exit_code, forked
 
 SCRIPTED = ["--backend", "scripted"]

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from conftest import TINY, query, save_info, smalltown
+from helpers import TINY, query, save_info, smalltown
 from tinymodel import build_tiny_gguf
 
 

@@ -12,7 +12,7 @@ from datetime import datetime
 
 import pytest
 
-from conftest import ROOT, TINY, query, save_info, smalltown
+from helpers import ROOT, TINY, query, save_info, smalltown
 from smalltown.sim.clock import parse_when
 
 
@@ -122,7 +122,7 @@ def test_parse_when():
             parse_when(bad, now)
 
 
-from test_world_load import BAD_WORLDS, _expectation  # noqa: E402
+from helpers import BAD_WORLDS, expectation as _expectation  # noqa: E402
 from smalltown.cli.main import main  # noqa: E402
 
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conftest import ROOT, TINY, save_info, smalltown
+from helpers import ROOT, TINY, save_info, smalltown
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +75,7 @@ def test_interview_answers_and_is_remembered_without_advancing(tmp_path, save):
 def test_set_overrides_a_setting_and_is_recorded(tmp_path):
     path = tmp_path / "s.sqlite"
     smalltown("run", "--headless", TINY, "--until", "+6h", "--save", path, "--set", "reflection=false", check=True)
-    from conftest import query
+    from helpers import query
 
     assert json.loads(query(path, "select value from meta where key='settings'")[0][0]) == {"reflection": False}
     assert query(path, "select count(*) from memories where kind='reflection'")[0][0] == 0
@@ -106,7 +106,7 @@ def test_edit_object_sets_the_state_and_names_unknown_objects(tmp_path, save):
     smalltown("run", "--headless", save, "--until", "+0m", "--save", copy, check=True)
     out = smalltown("edit-object", copy, "Willow Cottage: kitchen: stove", "burning", check=True).stdout
     assert "-> burning" in out
-    from conftest import query
+    from helpers import query
 
     assert query(copy, "select state from objects where address='Willow Cottage:kitchen:stove'") == [("burning",)]
     assert query(copy, "select count(*) from events where kind='object' and data like '%\"by\": \"user\"%'")[0][0] == 1

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from conftest import TINY
+from fakes import FakeServer
+from helpers import TINY
 from smalltown.llm.openai_compat import OpenAIBackend
 from smalltown.scripted import ScriptedBackend
 from smalltown.sim.simulation import Simulation
 from smalltown.world.load import load_world
-from test_openai_compat import FakeServer
 
 
 class Remembering(OpenAIBackend):

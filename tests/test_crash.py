@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import TINY, query, save_info, smalltown
+from helpers import TINY, query, save_info, smalltown
 
 END = "2023-02-14 06:00"  # one game day of the tiny town: 8640 ticks
 DAY_TICKS = 8640

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conftest import SMALLVILLE, query, save_info, smalltown
+from helpers import SMALLVILLE, query, save_info, smalltown
 
 # where each of the paper's 25 agents works (its home, for those who work at home)
 WORKPLACE = {

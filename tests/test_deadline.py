@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import query, smalltown
+from helpers import query, smalltown
 from dripserver import DripServer
 from helpers import TINY
 from realistic import realistic_tasks

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from datetime import datetime
 
-from conftest import TINY
+from helpers import TINY
 from smalltown.llm.asker import Asker
 from smalltown.llm.backend import Answer
 from smalltown.scripted import ScriptedBackend

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SMALLVILLE, TINY, save_info, smalltown
-from test_eval_measures import ANN, BOB, CAL, DEE, make_town
+from helpers import SMALLVILLE, TINY, save_info, smalltown
+from handmade import ANN, BOB, CAL, DEE, make_town
 
 def sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()

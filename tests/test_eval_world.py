@@ -6,8 +6,8 @@ from datetime import datetime
 
 import pytest
 
-from conftest import SMALLVILLE
-from test_eval_measures import AGENTS, NEWS, world_text
+from helpers import SMALLVILLE
+from handmade import AGENTS, NEWS, world_text
 from smalltown.world.errors import WorldError
 from smalltown.world.load import load_world
 

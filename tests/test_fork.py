@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from conftest import ROOT, TINY, query, save_info, smalltown
+from helpers import ROOT, TINY, query, save_info, smalltown
 from handmade import as_schema_3
 from smalltown.llm.cassette import CassetteBackend
 from smalltown.scripted import ScriptedBackend

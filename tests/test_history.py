@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from conftest import TINY
+from helpers import TINY
 from smalltown.scripted import ScriptedBackend
 from smalltown.sim.fork import fork
 from smalltown.sim.history import History
@@ -176,7 +176,7 @@ def test_a_fork_has_the_original_history_up_to_its_tick(recorded, tmp_path):
 
 def test_walks_cut_short_by_a_conversation_in_smallville(tmp_path):
     """The bigger town, where agents meet on their way: a conversation stops a walk where it is."""
-    from conftest import SMALLVILLE
+    from helpers import SMALLVILLE
 
     world = load_world(SMALLVILLE)
     sim = Simulation.create(world, tmp_path / "sv.sqlite", ScriptedBackend(world.seed))

@@ -22,7 +22,7 @@ from pydantic import model_validator
 pytest.importorskip("llama_cpp")
 pytest.importorskip("gguf")
 
-from conftest import TINY, query
+from helpers import TINY, query
 from realistic import KLAUS, MEMORIES, Spy, rate, realistic_tasks
 from smalltown.llm.asker import Asker
 from smalltown.llm.backend import Answer, CallRecord

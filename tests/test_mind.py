@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from conftest import TINY
+from helpers import TINY
 from smalltown.config import Settings
 from smalltown.llm.asker import Asker
 from smalltown.llm.embed import HashEmbedder

@@ -16,10 +16,10 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from helpers import FRAGMENTS, OBJECT, RAW, assert_safe, hostile_world, screen_text, terminal_bytes
 from smalltown.cli.main import main
 from smalltown.llm.schema import request_schema
 from smalltown.llm.tasks import Answer, Task
-from test_shown import FRAGMENTS, OBJECT, RAW, assert_safe, hostile_world, screen_text, terminal_bytes
 
 # what a world file allows in a name: markup, but no control character, double quote or backslash
 MARKUP = [f for f in FRAGMENTS if not RAW.search(f) and f.strip() and not set(f) & {"\\", '"'}]

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, TINY, query, smalltown
+from helpers import ROOT, TINY, query, smalltown
 
 SCRIPTED = ("--backend", "scripted")
 V1 = ROOT / "tests" / "fixtures" / "tiny-v1.sqlite"

@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 
-from conftest import ROOT, TINY, query, save_info, smalltown
+from helpers import ROOT, TINY, query, save_info, smalltown
 
 END = "2023-02-13 20:00"
 

@@ -7,10 +7,8 @@ the TUI draws and would write to the terminal."""
 
 from __future__ import annotations
 
-import html
 import json
 import random
-import re
 import shutil
 import sqlite3
 from datetime import timedelta
@@ -21,29 +19,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fakes import QueueBackend, RandomBackend
-from helpers import TINY, wait_until
+from helpers import (AGENT, FRAGMENTS, LINK, OBJECT, RAW, TINY, assert_safe, hostile_world, screen_text,
+                     terminal_bytes, wait_until)
 from smalltown.cli.main import main
-
-AGENT = "Isabella Rodriguez"
-LINK = "[link=file:///etc/passwd]L[/link]"
-
-# What must never reach a terminal raw: C0 controls but newline (tab included: the checks look at
-# text shown, where a tab is made spaces), DEL, C1 controls, bidirectional controls, line and
-# paragraph separators.
-RAW = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
-
-FRAGMENTS = (
-    "[/bold]", "[/]", "[red]", "[bold red on white]", "[b]", "[i]", LINK, "[link=https://x.invalid]",
-    "[@click=app.quit]q[/]", "[$accent]", ":smile:", "\\[", "[", "]",
-    "\x1b]0;pwned\x07",  # OSC: set the window title
-    "\x1b]8;;file:///etc/passwd\x1b\\a link\x1b]8;;\x1b\\",  # OSC 8: a hyperlink
-    "\x1b[2J", "\x1b[H", "\x1b[3J", "\x1bc",  # clear the screen, cursor home, clear scrollback, reset
-    "\x1b[5A", "\x1b[10;10H", "\x1b[31m", "\x1b7", "\x1b8",  # cursor moves, colour, save / restore
-    "\x07", "\x00", "\x08", "\r", "\x0b", "\x0c", "\x7f", "\t",  # bell, NUL, backspace, CR, VT, FF, DEL
-    "\x9b2J", "\x9d0;t\x9c", "\x85", "\x90q\x9c",  # C1: CSI, OSC .. ST, NEL, DCS
-    "\u202e", "\u202d", "\u2066", "\u2069", "\u200f", "\u2028", "\u2029",  # bidi, separators
-    "plain words", "Ann", " ",
-)
 
 
 def hostile(rng: random.Random, n: int = 8) -> str:
@@ -61,15 +39,6 @@ def payload(tag: str) -> str:
 def seen(tag: str) -> str:
     """How the start of `payload(tag)` must show: every bracket literal, ESC as ␛, BEL as ␇."""
     return f"{tag}[/bold]␛]0;T␇{LINK}␛[2J"
-
-
-def assert_safe(out: str, *expected: str) -> None:
-    """No raw control character in `out`, no traceback, and each of `expected` shown in it."""
-    bad = RAW.search(out)
-    assert bad is None, f"raw {bad.group()!r} in the output: …{out[max(0, bad.start() - 60):bad.end() + 60]!r}…"
-    assert "Traceback" not in out
-    for text in expected:
-        assert text in out, f"{text!r} not shown in:\n{out[:3000]}"
 
 
 def cli(capsys, *argv) -> tuple[int, str]:
@@ -157,7 +126,6 @@ def town(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-OBJECT = "Hobbs Cafe:cafe:coffee machine"
 OBJECT_STATE = f"OBJ[/bold]{LINK}\u202eR"  # what a world file allows in a state: markup, a bidi override
 
 
@@ -262,24 +230,6 @@ def test_an_object_state_with_escapes_is_refused_or_shown_as_text(stranger, caps
     assert_safe(out, OBJECT_STATE.replace("\u202e", "\\u202e"))
 
 
-def hostile_world(tmp_path: Path, name: str, news: str = "") -> Path:
-    """The tiny town with Isabella renamed (and its party's news and gathering)."""
-    def toml(s: str) -> str:  # in a TOML string: a control character only as an escape
-        return json.dumps(s)[1:-1]
-
-    text = TINY.read_text(encoding="utf-8").replace(AGENT, toml(name))
-    text = text.replace('name = "The tiny town"', f'name = "{toml(name)} town"')
-    if news:
-        for key in ("name", "fact"):
-            text = text.replace(f'{key} = "party"', f'{key} = "{toml(news)} fact"')
-        text = text.replace('name = "Valentine\'s Day party"', f'name = "{toml(news)} gathering"')
-    path = tmp_path / "worlds" / "hostile.toml"
-    path.parent.mkdir()
-    path.write_text(text.replace('map = "../maps/tiny.toml"', f'map = "{TINY.parent.parent / "maps" / "tiny.toml"}"'),
-                    encoding="utf-8")
-    return path
-
-
 # What a world file allows in a name: markup and a bidi override (no control characters).
 NAME = f"Isa[/bold] {LINK}\u202eR"
 NAME_SEEN = f"Isa[/bold] {LINK}\\u202eR"
@@ -325,27 +275,6 @@ def test_names_and_news_from_a_world_are_shown_as_text(tmp_path, capsys):
 
 
 # --- the TUI -------------------------------------------------------------------------------------------
-
-
-def screen_text(app) -> str:
-    """What the screen shows, line by line (from its SVG export: the same lines as drawn)."""
-    svg = app.export_screenshot()
-    assert RAW.search(svg) is None, f"raw {RAW.search(svg).group()!r} drawn on the screen"
-    rows: dict[str, list[str]] = {}
-    for y, text in re.findall(r'<text [^>]*?y="([\d.]+)"[^>]*>(.*?)</text>', svg, re.S):
-        rows.setdefault(y, []).append(html.unescape(re.sub(r"<[^>]+>", "", text)).replace("\xa0", " "))
-    return "\n".join("".join(parts) for _, parts in sorted(rows.items(), key=lambda r: float(r[0])))
-
-
-def terminal_bytes(app) -> str:
-    """What the app would write to the terminal for its whole screen, with Textual's own cursor
-    moves and colours taken out: any escape left came from the data."""
-    from rich.console import Console
-
-    console = Console(force_terminal=True, color_system="truecolor", width=app.size.width, legacy_windows=False)
-    update = app.screen._compositor.render_update(full=True)
-    out = update.render_segments(console)
-    return re.sub(r"\x1b\[[0-9;]*[mHK]|\x1b\]8;[^\x1b]*\x1b\\", "", out)
 
 
 def assert_screen(app, *expected: str) -> str:

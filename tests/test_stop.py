@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import query, smalltown
+from helpers import query, smalltown
 from dripserver import DripServer
 from helpers import ROOT, TINY, wait_until
 

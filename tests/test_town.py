@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import smalltown
+from helpers import smalltown
 from smalltown.eval.behaviour import Started, Told, mismatched, most_common_line, repeats, self_named, told_twice
 
 TIME = "%Y-%m-%d %H:%M:%S"

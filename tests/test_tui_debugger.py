@@ -29,7 +29,7 @@ from smalltown.tui.widgets.panels import AgentsPanel, EventLog
 from smalltown.tui.runner import SimRunner
 from smalltown.tui.snapshot import Frame
 from smalltown.world.load import load_world
-from conftest import query
+from helpers import query
 from helpers import TINY, run_until_after, tiny_sim, wait_until
 
 MARIA, KLAUS, ISABELLA = "Maria Lopez", "Klaus Mueller", "Isabella Rodriguez"

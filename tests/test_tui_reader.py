@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import query
+from helpers import query
 from helpers import tiny_sim
 from smalltown.tui.reader import SaveReader
 

@@ -13,30 +13,16 @@ column (declared only where the loader gives one) and SUBSTRING a part of the me
 
 from __future__ import annotations
 
-import re
 import shutil
 from pathlib import Path
 
 import pytest
 
+from helpers import BAD, BAD_WORLDS, ROOT, expectation
 from smalltown.world.errors import Problem, WorldError
 from smalltown.world.load import load_world
 from smalltown.world.model import AgentSpec
 from smalltown.world.toml_lines import TomlLines
-
-ROOT = Path(__file__).resolve().parent.parent
-BAD = Path(__file__).resolve().parent / "worlds_bad"
-BAD_WORLDS = sorted(BAD.glob("bad_*.toml"))
-
-_EXPECT = re.compile(r"^# expect: (?:(?P<file>[^\s:]*[^\s:\d][^\s:]*):)?(?P<line>\d+)(?::(?P<col>\d+))? (?P<text>.+)$")
-
-
-def _expectation(path: Path) -> tuple[str, int, int | None, str]:
-    first = path.read_text(encoding="utf-8").split("\n", 1)[0]
-    m = _EXPECT.match(first)
-    assert m, f"{path.name}: the first line must be '# expect: [FILE:]LINE[:COL] SUBSTRING', got {first!r}"
-    col = int(m["col"]) if m["col"] else None
-    return m["file"] or path.name, int(m["line"]), col, m["text"].strip()
 
 
 def _problems(path: Path) -> list[Problem]:
@@ -68,7 +54,7 @@ def _has(problems: list[Problem], file: str, line: int, col: int | None, text: s
 def test_corpus_is_complete():
     assert len(BAD_WORLDS) >= 14
     for path in BAD_WORLDS:
-        _expectation(path)  # every case declares what it expects
+        expectation(path)  # every case declares what it expects
 
 
 def test_the_base_of_the_corpus_is_valid():
@@ -82,7 +68,7 @@ def test_the_base_of_the_corpus_is_valid():
 
 @pytest.mark.parametrize("path", BAD_WORLDS, ids=[p.stem for p in BAD_WORLDS])
 def test_bad_world_is_reported_at_its_line(path: Path):
-    file, line, col, text = _expectation(path)
+    file, line, col, text = expectation(path)
     problems = _problems(path)
     where = f"{file}:{line}" + (f":{col}" if col is not None else "")
     assert _has(problems, file, line, col, text), (

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, TINY, query, smalltown
+from helpers import ROOT, TINY, query, smalltown
 from helpers import exit_code, forked
 
 SCRIPTED = ("--backend", "scripted")
