@@ -118,3 +118,14 @@ def exit_code(pid: int) -> int:
     import os
 
     return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+
+
+def file_sha(path: Path) -> str:
+    """The sha256 of a file's bytes, read in blocks (to tell that a command changed nothing)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
