@@ -247,3 +247,14 @@ def terminal_bytes(app) -> str:
     update = app.screen._compositor.render_update(full=True)
     out = update.render_segments(console)
     return re.sub(r"\x1b\[[0-9;]*[mHK]|\x1b\]8;[^\x1b]*\x1b\\", "", out)
+
+
+def file_sha(path: Path) -> str:
+    """The sha256 of a file's bytes, read in blocks (to tell that a command changed nothing)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()

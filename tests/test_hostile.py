@@ -4,7 +4,6 @@ file stays inside its quotes in every prompt."""
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 import re
@@ -18,6 +17,7 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
+from helpers import file_sha
 from smalltown.cli.main import main
 from smalltown.llm.render import PLAIN, quote
 from smalltown.llm.tasks import TASKS, Persona
@@ -38,11 +38,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _sha(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+    return file_sha(path)
 
 
 def _cli(capsys, *argv) -> tuple[int, str]:

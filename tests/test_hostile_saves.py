@@ -5,14 +5,13 @@ command does not read what is broken, does its job), never a traceback, a hang, 
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import sys
 from pathlib import Path
 
 import pytest
 
-from helpers import cli_within
+from helpers import cli_within, file_sha
 from smalltown.cli.main import BUG
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,7 +32,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _sha(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    return file_sha(path)
 
 
 def _cli(capsys, argv: list) -> tuple[int, str]:

@@ -5,7 +5,6 @@ save, pack or folder the command was asked to make."""
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import stat
 import sys
@@ -13,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import cli_within
+from helpers import cli_within, file_sha
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -51,7 +50,7 @@ def _state(folder: Path) -> dict[str, tuple]:
 def _sha(path: Path) -> str | None:
     if not path.is_file() or path.is_symlink():
         return None
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    return file_sha(path)
 
 
 def _cli(capsys, argv: list) -> tuple[int, str]:

@@ -168,18 +168,9 @@ def main(argv: list[str] | None = None) -> int:
         n = len(e.problems)
         print(f"{n} problem{'s' if n != 1 else ''} found", file=sys.stderr)
         return 1
-    except SaveError as e:
+    except (SaveError, BackendUnavailable, SettingsError, OSError, sqlite3.OperationalError) as e:
         print(f"error: {shown(e, lines=True)}", file=sys.stderr)
-        return 1
-    except BackendUnavailable as e:
-        print(f"error: {shown(e, lines=True)}", file=sys.stderr)
-        return 1
-    except SettingsError as e:
-        print(f"error: {shown(e, lines=True)}", file=sys.stderr)
-        return 2
-    except (OSError, sqlite3.OperationalError) as e:
-        print(f"error: {shown(e, lines=True)}", file=sys.stderr)
-        return 1
+        return 2 if isinstance(e, SettingsError) else 1  # (a setting is a usage error)
     except sqlite3.DatabaseError as e:  # a damaged save noticed mid-read
         print(f"error: a save is damaged ({shown(e)}); `smalltown save check SAVE` says more", file=sys.stderr)
         return 1

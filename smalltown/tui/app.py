@@ -14,8 +14,8 @@ to open as its result; `run_tui` then opens it and starts a new app.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import signal
+import threading
 import time
 from datetime import datetime
 from pathlib import Path
@@ -148,6 +148,7 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
         self._reopen: Path | None = None  # what to open when this app ends
         self._busy_shown = ""
         self.terminated = False  # ended by SIGTERM
+        self._on_sigterm = False  # our SIGTERM handler is in place (removed on unmount)
 
     def compose(self) -> ComposeResult:
         yield from self.compose_town(self._world, self._colours, self._backend, self._save_name)
@@ -162,8 +163,10 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
         self._worker = self.run_worker(self._runner.run, name="simulation", group="simulation",
                                        thread=True, exit_on_error=True)
         self.set_interval(0.2, self._show_busy)
-        with contextlib.suppress(RuntimeError, NotImplementedError, ValueError):  # not the main thread; Windows
+        # SIGTERM is delivered to the main thread only: an app run elsewhere (a test's thread) leaves it be
+        if threading.current_thread() is threading.main_thread():
             asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, self._terminated)
+            self._on_sigterm = True
 
     def _terminated(self) -> None:
         """SIGTERM: leave as a quit does, at once (the worker stops mid-tick, the save is whole)."""
@@ -354,8 +357,9 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
             self._reader.close()
         # Any other way out (an error, a test ending): stop the worker, then close.
         self._runner.stop()
-        with contextlib.suppress(RuntimeError, NotImplementedError):
+        if self._on_sigterm:
             asyncio.get_running_loop().remove_signal_handler(signal.SIGTERM)
+            self._on_sigterm = False
         if self._worker is not None and self._worker.state != WorkerState.PENDING:
             self._runner.done.wait(SHUTDOWN_WAIT_SECONDS)
         else:
