@@ -291,7 +291,7 @@ async def test_the_tui_shows_a_stranger_save_as_text(stranger):
     from smalltown.tui.screens.calls import CallDetailScreen, CallsScreen
     from smalltown.tui.screens.inspector import InspectorScreen
     from smalltown.tui.widgets.map_view import MapView
-    from smalltown.tui.screens.timeline import DialogueScreen, TimelineScreen
+    from smalltown.tui.screens.timeline import ConversationsScreen, TimelineScreen
 
     sim = Simulation.open(stranger, ScriptedBackend(Simulation.peek_seed(stranger)))
     app = SmalltownApp(sim, start_paused=True, can_open=False)
@@ -335,7 +335,7 @@ async def test_the_tui_shows_a_stranger_save_as_text(stranger):
         await pilot.press("escape")
 
         await pilot.press("d")
-        await wait_until(pilot, lambda: isinstance(app.screen, DialogueScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, ConversationsScreen))
         await pilot.pause()
         assert_screen(app, seen("PLACE"), seen("WHY"), seen("SAID"), seen("REPLY"), seen("VIEW"))
         await pilot.press("escape")

@@ -105,7 +105,7 @@ def test_screen_paused_at_tick_0(snap_compare, tmp_path: Path, size: tuple[int, 
 async def test_the_debugger_screens_open_on_the_selected_agent_and_close(tmp_path: Path) -> None:
     from smalltown.tui.screens.calls import CallsScreen
     from smalltown.tui.screens.inspector import InspectorScreen
-    from smalltown.tui.screens.timeline import DialogueScreen, TimelineScreen
+    from smalltown.tui.screens.timeline import ConversationsScreen, TimelineScreen
 
     sim = tiny_sim(tmp_path)
     app = SmalltownApp(sim, start_paused=True)
@@ -114,7 +114,7 @@ async def test_the_debugger_screens_open_on_the_selected_agent_and_close(tmp_pat
             await pilot.press("n")
         await pilot.press("right_square_bracket")
         assert app.selected == sim.world.agents[1].name
-        for key, screen in (("i", InspectorScreen), ("c", CallsScreen), ("t", TimelineScreen), ("d", DialogueScreen)):
+        for key, screen in (("i", InspectorScreen), ("c", CallsScreen), ("t", TimelineScreen), ("d", ConversationsScreen)):
             await pilot.press(key)
             await pilot.pause()
             assert isinstance(app.screen, screen)

@@ -34,7 +34,7 @@ from smalltown.sim.simulation import Simulation
 from smalltown.tui.screens.calls import CallDetailScreen, CallsScreen
 from smalltown.tui.widgets.row_table import RowTable
 from smalltown.tui.reader import SaveReader
-from smalltown.tui.screens.timeline import DialogueScreen, KindPicker, TimelineScreen
+from smalltown.tui.screens.timeline import ConversationsScreen, KindPicker, TimelineScreen
 from smalltown.world.load import load_world
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -314,7 +314,7 @@ def first(name: str) -> str:
 
 
 @pytest.mark.asyncio
-async def test_dialogue_shows_conversations_line_by_line(save: Path) -> None:
+async def test_conversations_screen_shows_conversations_line_by_line(save: Path) -> None:
     """The conversations table, as the town wrote it: where, why, the lines, each side's view."""
     talks = query(save, "SELECT id, tick, place, initiator, other, reason, lines, relationships "
                         "FROM conversations ORDER BY id DESC")
@@ -323,11 +323,11 @@ async def test_dialogue_shows_conversations_line_by_line(save: Path) -> None:
     said = query(save, "SELECT agent, text FROM events WHERE kind = 'said' AND json_extract(data, '$.conversation') = ? "
                        "ORDER BY id", cid)
     assert said == [(x["speaker"], f"{x['speaker']}: {x['text']}") for x in lines]  # the log says the same
-    app = Host(save, DialogueScreen)
+    app = Host(save, ConversationsScreen)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         screen = app.screen
-        assert isinstance(screen, DialogueScreen)
+        assert isinstance(screen, ConversationsScreen)
         assert [c.id for c in screen.conversations] == [t[0] for t in talks]  # newest first, every one
         talk = screen.conversations[0]
         assert (talk.tick, talk.place, talk.initiator, talk.reason) == (tick, place, initiator, reason)
@@ -351,7 +351,7 @@ async def test_dialogue_shows_conversations_line_by_line(save: Path) -> None:
 
 
 @pytest.mark.asyncio
-async def test_dialogue_shows_where_why_and_each_sides_view_and_reloads(tmp_path: Path) -> None:
+async def test_conversations_screen_shows_where_why_and_each_sides_view_and_reloads(tmp_path: Path) -> None:
     """On a save written by hand (no simulation): the conversations table, as schema 4 has it."""
     from handmade import ISABELLA, KLAUS, MARIA, HandSave
 
@@ -361,7 +361,7 @@ async def test_dialogue_shows_where_why_and_each_sides_view_and_reloads(tmp_path
            relationships={ISABELLA: "Maria is a dear housemate", MARIA: "Isabella runs the cafe"})
     h.talk(300, MARIA, KLAUS, [(MARIA, "Hi Klaus."), (KLAUS, "Hello.")], place="the street")
     h.close()
-    app = Host(h.path, DialogueScreen)
+    app = Host(h.path, ConversationsScreen)
     async with app.run_test(size=(80, 30)) as pilot:
         await pilot.pause()
         screen = app.screen
@@ -480,8 +480,8 @@ def test_timeline_screen_snapshot(snap_compare, snap_save: Path) -> None:
     assert snap_compare(Host(snap_save, lambda r: TimelineScreen(r, agent="Klaus Mueller")), terminal_size=(100, 30))
 
 
-def test_dialogue_screen_snapshot(snap_compare, snap_save: Path) -> None:
-    assert snap_compare(Host(snap_save, DialogueScreen), terminal_size=(100, 30))
+def test_conversations_screen_snapshot(snap_compare, snap_save: Path) -> None:
+    assert snap_compare(Host(snap_save, ConversationsScreen), terminal_size=(100, 30))
 
 
 def test_the_screens_list_agents_from_a_world_text_nested_2000_deep(tmp_path: Path) -> None:

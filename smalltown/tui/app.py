@@ -41,7 +41,7 @@ from smalltown.tui.screens.calls import CallsScreen
 from smalltown.tui.screens.forms import AskScreen, BreakpointsScreen
 from smalltown.tui.screens.help import HelpScreen
 from smalltown.tui.screens.inspector import InspectorScreen
-from smalltown.tui.screens.timeline import DialogueScreen, TimelineScreen
+from smalltown.tui.screens.timeline import ConversationsScreen, TimelineScreen
 from smalltown.tui.snapshot import Frame
 from smalltown.tui.widgets.map_view import MapView
 from smalltown.tui.widgets.panels import ClockBar, EventLog
@@ -72,7 +72,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("inspect", "Inspect the selected agent", "Summary, plan, memories, retrievals (i)"),
     ("calls", "Model calls", "Every call with its prompt and answers (c)"),
     ("timeline", "Timeline", "Events, filterable by agent and kind (t)"),
-    ("dialogue", "Conversations", "Speaker by speaker (d)"),
+    ("conversations", "Conversations", "Speaker by speaker (d)"),
     ("whisper", "Whisper to the selected agent…", "An inner voice it takes as its own thought (w)"),
     ("interview", "Interview the selected agent…", "Ask in a persona; it remembers (a)"),
     ("edit_object", "Edit an object's state…", "The object under the cursor, or any (e)"),
@@ -108,7 +108,7 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
         Binding("i", "inspect", "Inspect"),
         Binding("c", "calls", "Calls", show=False),
         Binding("t", "timeline", "Timeline", show=False),
-        Binding("d", "dialogue", "Dialogue", show=False),
+        Binding("d", "conversations", "Conversations", show=False),
         Binding("w", "whisper", "Whisper", show=False),
         Binding("a", "interview", "Interview", show=False),
         Binding("e", "edit_object", "Edit object", show=False),
@@ -228,8 +228,8 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
     def action_timeline(self) -> None:
         self.push_screen(TimelineScreen(self._save_reader(), self.selected))
 
-    def action_dialogue(self) -> None:
-        self.push_screen(DialogueScreen(self._save_reader(), self.selected))
+    def action_conversations(self) -> None:
+        self.push_screen(ConversationsScreen(self._save_reader(), self.selected))
 
     # --- commands -----------------------------------------------------------------------------
 

@@ -66,7 +66,7 @@ class ReplayApp(TownView[None]):
         Binding("right_square_bracket", "select(1)", "Next agent", key_display="]", show=False),
         Binding("left_square_bracket", "select(-1)", "Prev agent", key_display="[", show=False),
         Binding("m", "memories", "Memories"),
-        Binding("d", "dialogue", "Talk"),
+        Binding("d", "conversations", "Conversations"),
         Binding("q", "quit", "Quit"),
     ]
 
@@ -187,7 +187,7 @@ class ReplayApp(TownView[None]):
         when = self.history.time_of(self.tick)
         self.push_screen(MemoriesScreen(f"{self.selected}'s memories at {when:%a %H:%M} ({len(mems)})", lines))
 
-    def action_dialogue(self) -> None:
+    def action_conversations(self) -> None:
         convs = self.history.conversations_until(self.tick, self.selected)
         lines: list[Text] = []
         for c in reversed(convs[-30:]):

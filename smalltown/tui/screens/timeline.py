@@ -191,7 +191,7 @@ class KindPicker(ModalScreen[frozenset[str]]):
 # --- conversations --------------------------------------------------------------------------
 
 
-class DialogueScreen(DebugScreen):
+class ConversationsScreen(DebugScreen):
     """The town's conversations, newest first: when, where and who, what started it, then speaker
     by speaker, then each side's view of the other. a cycles through the agents (only the
     conversations they took part in) and back to all."""
