@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import zlib
+from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -17,6 +18,8 @@ from helpers import ROOT, TINY
 from smalltown.llm.embed import HashEmbedder
 from smalltown.scripted import ScriptedBackend
 from smalltown.sim.simulation import Simulation
+from smalltown.store.conversations import Conversation, Line
+from smalltown.store.records import AgentRow, Call, Event, Memory, ObjectState, TickChanges
 from smalltown.store.save import TIME_FMT, Save
 from smalltown.world.load import load_world
 
@@ -34,11 +37,12 @@ class HandSave:
             "map_source": world.map_source, "map_text": world.map_text,
             "tick": 0, "game_time": self.time(0), "created_with": "hand", "settings": {}, "embedder": "hand",
         })
-        with self.save.transaction():
-            self.save.upsert_agents((a.name, a.spawn[0], a.spawn[1], None, None, None, json.dumps({"plan": []}))
-                                    for a in world.agents)
-            self.save.set_objects((address, o.initial_state) for address, o in world.objects.items())
-            self.save.write_snapshot(0, self.time(0))
+        self.save.commit(TickChanges(
+            0, self.time(0),
+            agents=tuple(AgentRow(a.name, a.spawn[0], a.spawn[1], None, None, None, json.dumps({"plan": []}))
+                         for a in world.agents),
+            objects=tuple(ObjectState(address, o.initial_state) for address, o in world.objects.items())),
+            snapshot=True)
 
     @classmethod
     def reopen(cls, path: Path) -> "HandSave":
@@ -61,24 +65,22 @@ class HandSave:
     # --- one tick's rows ----------------------------------------------------------------------
 
     def at(self, tick: int, snapshot: bool = False, memories=(), events=(), conversations=(), calls=()) -> list[int]:
-        """Commit tick `tick` with these rows (each as the Save API takes them, minus tick and time
-        where noted below); returns the ids of its conversations."""
+        """Commit tick `tick` with these memories (from `memory`), events ((agent, kind, text,
+        data-json)), conversations (Conversation records; their tick, time and id are the save's
+        to give) and calls (`call`); returns the ids of its conversations."""
         self.tick, stamp = tick, self.time(tick)
-        with self.save.transaction():
-            ids = self.save.add_conversations((tick, stamp, *c) for c in conversations)
-            self.save.add_events((tick, stamp, *e) for e in events)
-            self.save.add_memories(memories)
-            self.save.add_calls((tick, stamp, *c) for c in calls)
-            self.save.set_meta({"tick": tick, "game_time": stamp})
-            if snapshot:
-                self.save.write_snapshot(tick, stamp)
-        return ids
+        return self.save.commit(TickChanges(
+            tick, stamp, conversations=tuple(replace(c, tick=tick, time=stamp) for c in conversations),
+            events=tuple(Event(tick, stamp, a, k, text, json.loads(d)) for a, k, text, d in events),
+            memories=tuple(memories), calls=tuple(Call(tick, stamp, *c) for c in calls),
+            meta={"tick": tick, "game_time": stamp}), snapshot)
 
-    def memory(self, agent: str, kind: str, text: str, tick: int, evidence=()) -> tuple:
-        """A memories row made at `tick` (its id the next one)."""
+    def memory(self, agent: str, kind: str, text: str, tick: int, evidence=()) -> tuple[Memory, bytes]:
+        """A memory made at `tick` (its id the next one), with its vector."""
         mid, self.next_memory = self.next_memory, self.next_memory + 1
         vec = np.full(8, mid, dtype=np.float32).tobytes()
-        return (mid, agent, kind, text, self.time(tick), self.time(tick), 5, vec, json.dumps(list(evidence)))
+        when = datetime.strptime(self.time(tick), TIME_FMT)
+        return Memory(mid, agent, kind, text, when, when, 5, tuple(evidence)), vec
 
     def talk(self, tick: int, a: str, b: str, lines: list[tuple[str, str]], place: str = "Hobbs Cafe: cafe",
              reason: str = "", minutes: int = 2, tells: dict[int, list[int]] | None = None,
@@ -90,21 +92,18 @@ class HandSave:
         if chats:
             mems = [self.memory(me, "chat", f"{me} talked with {other} about the day", tick)
                     for me, other in ((a, b), (b, a))]
-        chat_ids = {m[1]: m[0] for m in mems}
+        chat_ids = {m.agent: m.id for m, _ in mems}
         end = self.time(tick + minutes * 6)
-        rows = [{"speaker": s, "text": t, "tells": (tells or {}).get(i, []), "facts": (facts or {}).get(i, [])}
+        rows = [Line(s, t, tuple((tells or {}).get(i, [])), tuple((facts or {}).get(i, [])))
                 for i, (s, t) in enumerate(lines)]
-        conv = (end, place, a, b, reason, json.dumps(rows), json.dumps(chat_ids), json.dumps(relationships or {}))
+        conv = Conversation(0, tick, self.time(tick), end, place, a, b, reason, rows, chat_ids, relationships or {})
         self.tick, stamp = tick, self.time(tick)
-        with self.save.transaction():
-            (cid,) = self.save.add_conversations([(tick, stamp, *conv)])
-            self.save.add_events((tick, stamp, s, "said", f"{s}: {t}",
-                                  json.dumps({"to": b if s == a else a, "place": place, "conversation": cid}))
-                                 for s, t in lines)
-            self.save.add_memories(mems)
-            self.save.set_meta({"tick": tick, "game_time": stamp})
-            if snapshot:
-                self.save.write_snapshot(tick, stamp)
+        # each said event names its conversation by position among the tick's (the writer puts its id)
+        (cid,) = self.save.commit(TickChanges(
+            tick, stamp, conversations=(conv,),
+            events=tuple(Event(tick, stamp, s, "said", f"{s}: {t}", {"to": b if s == a else a, "place": place,
+                                                                     "conversation": 0}) for s, t in lines),
+            memories=tuple(mems), meta={"tick": tick, "game_time": stamp}), snapshot)
         return cid, chat_ids
 
     @staticmethod
@@ -218,18 +217,19 @@ class HandBuilt:
         self.save = Save.open(path)
         self.embedder = HashEmbedder()
         self.k = 1000  # above the seed memories' ids; ids stay interleaved by agent, as a run's are
-        self.memories: list[tuple] = []
-        self.events: list[tuple] = []
+        self.memories: list[tuple[Memory, bytes]] = []
+        self.events: list[Event] = []
 
     def memory(self, agent: str, kind: str, text: str, when: str, evidence: list[int] = ()) -> int:
         self.k += 1
         mid = self.k * len(INDEX) + INDEX[agent] + 1
         vec = self.embedder.embed([text])[0].astype(np.float32).tobytes()
-        self.memories.append((mid, agent, kind, text, when, when, 5, vec, json.dumps(list(evidence))))
+        at = datetime.strptime(when, TIME_FMT)
+        self.memories.append((Memory(mid, agent, kind, text, at, at, 5, tuple(evidence)), vec))
         return mid
 
     def event(self, agent: str | None, kind: str, when: str, text: str = "", **data) -> None:
-        self.events.append((0, when, agent, kind, text, json.dumps(data)))
+        self.events.append(Event(0, when, agent, kind, text, data))
 
     def talk(self, a: str, b: str, when: str) -> None:
         self.event(a, "said", when, to=b)
@@ -237,10 +237,8 @@ class HandBuilt:
 
     def commit(self, end: str = END) -> None:
         tick = int((datetime.fromisoformat(end) - START).total_seconds() // 10)
-        with self.save.transaction():
-            self.save.add_memories(self.memories)
-            self.save.add_events(self.events)
-            self.save.set_meta({"game_time": end, "tick": tick})
+        self.save.commit(TickChanges(tick, end, memories=tuple(self.memories), events=tuple(self.events),
+                                     meta={"game_time": end, "tick": tick}))
         self.save.close()
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from handmade import ISABELLA, KLAUS, MARIA, HandSave, as_schema_3
 from smalltown.cli.main import main
 from smalltown.sim.check import check_save
 from smalltown.store import conversations as conv
+from smalltown.store.records import TickChanges
 from smalltown.store.save import SCHEMA_VERSION, Save, SaveError, known_schema
 
 FALLBACK_NOTE = "fallback to scripted: no JSON object in the answer"
@@ -46,7 +48,7 @@ def town(tmp_path: Path) -> HandSave:
                                     h.call(KLAUS, "plan", "too long", "error: 5000 tokens")])
     h.talk(60, ISABELLA, MARIA, [(ISABELLA, "Morning! There is a party."), (MARIA, "Oh, when?"),
                                  (ISABELLA, "On Valentine's Day.")],
-           reason="Maria Lopez is making coffee", tells={2: [told[0]]},
+           reason="Maria Lopez is making coffee", tells={2: [told[0].id]},
            relationships={ISABELLA: "Maria is a dear housemate", MARIA: "Isabella runs the cafe"})
     h.at(61, calls=[h.call(MARIA, "react", "cut off"), h.call(MARIA, "react", "invalid"), h.call(KLAUS, "react")])
     h.talk(300, MARIA, KLAUS, [(MARIA, "Hi Klaus."), (KLAUS, "Hello.")], reason="Klaus Mueller is reading")
@@ -80,12 +82,11 @@ def test_conversations_read_back_as_written_with_the_ids_add_conversations_gave(
     assert said == [(1, 3), (2, 2), (3, 2)]
 
 
-def test_add_conversations_returns_one_id_per_row_in_order(tmp_path: Path):
+def test_commit_returns_one_id_per_conversation_in_order(tmp_path: Path):
     h = HandSave(tmp_path / "s.sqlite")
-    row = ("2023-02-13 06:01:00", "p", ISABELLA, MARIA, "", "[]", "{}", "{}")
-    with h.save.transaction():
-        first = h.save.add_conversations([(1, "2023-02-13 06:00:10", *row)] * 3)
-        then = h.save.add_conversations(iter([(2, "2023-02-13 06:00:20", *row)]))
+    one = conv.Conversation(0, 1, "2023-02-13 06:00:10", "2023-02-13 06:01:00", "p", ISABELLA, MARIA)
+    first = h.save.commit(TickChanges(1, "2023-02-13 06:00:10", conversations=(one,) * 3))
+    then = h.save.commit(TickChanges(2, "2023-02-13 06:00:20", conversations=(replace(one, tick=2),)))
     assert first == [1, 2, 3] and then == [4]
     assert h.save.count("conversations") == h.save.conversation_count() == 4
     h.close()
@@ -413,7 +414,7 @@ def test_eval_knows_who_a_chat_was_with_from_the_conversation(town: HandSave, ol
     ro = Save.open(old, readonly=True)  # an old save read as it is: from its said events
     try:
         t = read_town(ro)
-        by_text = {m.text: t.partner[m.id] for m in t.memories if m.kind == "chat"}
+        by_text = {m.description: t.partner[m.id] for m in t.memories if m.kind == "chat"}
         assert by_text[f"{MARIA} talked with {KLAUS} about bread"] == KLAUS
         assert by_text[f"{ISABELLA} talked with {MARIA} about the party"] == MARIA
     finally:

@@ -195,7 +195,7 @@ async def test_memory_list_filters_by_kind_with_keys(save: Path, data: SaveReade
         await pilot.press("e")
         await pilot.pause()
         newest = data.memories(AGENT, ("reflection",), 1)[0]
-        assert cells(table, str(newest.id)) == [newest.created[11:19], "refl", str(newest.importance),
+        assert cells(table, str(newest.id)) == [f"{newest.created:%H:%M:%S}", "refl", str(newest.importance),
                                                 newest.description, " ".join(map(str, newest.evidence))]
         assert table.cursor_key == str(newest.id)
         text = screen_text(pilot.app)

@@ -65,6 +65,6 @@ def turnout(town: Town, g: Gathering, announced: Spread | None) -> Turnout:
     about = announced.fact.about if announced is not None else (lambda text: g.name.lower() in text.lower())
     planned = list(dict.fromkeys(
         m.agent for m in town.memories
-        if m.kind == "plan" and m.created.date() == g.start.date() and m.created < g.end and about(m.text)))
+        if m.kind == "plan" and m.created.date() == g.start.date() and m.created < g.end and about(m.description)))
     covered = max(0.0, min(1.0, (min(g.end, town.end) - g.start) / (g.end - g.start)))
     return Turnout(g, invited, planned, presence(town, g), round(covered, 3))

@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from smalltown.eval.town import Mem, Town
+from smalltown.eval.town import Town
+from smalltown.store.records import Memory
 from smalltown.world.model import Fact
 
 
@@ -18,7 +19,7 @@ from smalltown.world.model import Fact
 class Learned:
     agent: str
     time: datetime
-    memory: Mem  # the first record about the fact
+    memory: Memory  # the first record about the fact
     how: str  # "start" | "told" | "saw" | "inner voice" | "own"
     source: str | None  # who it came from (told, saw), when known
 
@@ -54,13 +55,13 @@ class Spread:
 def spread(town: Town, fact: Fact) -> Spread:
     learned: dict[str, Learned] = {}
     for m in town.memories:  # in time order: the first record about the fact is how it arrived
-        if m.agent not in learned and fact.about(m.text):
+        if m.agent not in learned and fact.about(m.description):
             how, source = trace(town, fact, m)
             learned[m.agent] = Learned(m.agent, m.created, m, how, source)
     return Spread(fact, town.agents, town.start, town.end, learned)
 
 
-def trace(town: Town, fact: Fact, m: Mem, depth: int = 0) -> tuple[str, str | None]:
+def trace(town: Town, fact: Fact, m: Memory, depth: int = 0) -> tuple[str, str | None]:
     """How a record about the fact came to be: follow its evidence back to a conversation, a
     sight, an inner voice or the start."""
     if m.id in town.whispers:
@@ -68,7 +69,7 @@ def trace(town: Town, fact: Fact, m: Mem, depth: int = 0) -> tuple[str, str | No
     if m.kind == "chat":
         return "told", town.partner.get(m.id)
     cited = [town.by_id[e] for e in m.evidence if e in town.by_id]
-    about = [c for c in cited if fact.about(c.text)]
+    about = [c for c in cited if fact.about(c.description)]
     if about and depth < 50:
         first = min(about, key=lambda c: (c.created, c.id))
         return trace(town, fact, first, depth + 1)
@@ -78,7 +79,7 @@ def trace(town: Town, fact: Fact, m: Mem, depth: int = 0) -> tuple[str, str | No
     if m.created <= town.start:
         return "start", None
     if m.kind == "observation":
-        seen = town.people_in(m.text)
-        if seen and seen[0] != m.agent and m.text.startswith(seen[0]):
+        seen = town.people_in(m.description)
+        if seen and seen[0] != m.agent and m.description.startswith(seen[0]):
             return "saw", seen[0]
     return "own", None

@@ -52,7 +52,7 @@ def diffusion_json(s: Spread) -> dict:
         "how": dict(Counter(l.how for l in s.learned.values())),
         "curve": [[_t(t), c] for t, c in s.curve()],
         "learned": [{"agent": l.agent, "time": _t(l.time), "how": l.how, "from": l.source,
-                     "memory": l.memory.id, "kind": l.memory.kind, "text": l.memory.text}
+                     "memory": l.memory.id, "kind": l.memory.kind, "text": l.memory.description}
                     for l in s.learned.values()],
         "interviews": None,
     }

@@ -60,7 +60,7 @@ def acquaintances(town: Town, agent: str) -> list[str]:
     for m in town.of(agent):
         if m.kind == "chat" and town.partner.get(m.id):
             talks[town.partner[m.id]] += 1
-        named.update(n for n in town.people_in(m.text) if n != agent)
+        named.update(n for n in town.people_in(m.description) if n != agent)
     return [n for n, _ in talks.most_common()] + [n for n, _ in named.most_common() if n not in talks]
 
 

@@ -40,7 +40,7 @@ class Acquaintance:
 def acquaintance(town: Town) -> Acquaintance:
     first: dict[tuple[str, str], datetime] = {}
     for m in town.memories:  # in time order: the first naming wins
-        for other in town.people_in(m.text):
+        for other in town.people_in(m.description):
             if other != m.agent:
                 first.setdefault((m.agent, other), m.created)
     return Acquaintance(town.agents, first)

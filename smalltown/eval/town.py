@@ -14,6 +14,7 @@ from smalltown.eval import EvalError
 from smalltown.store.checks import is_save
 from smalltown.store.copy import copy_save as store_copy
 from smalltown.store.reader import Reader
+from smalltown.store.records import Memory
 from smalltown.store.save import Save
 from smalltown.store.schema import TIME_FMT
 from smalltown.world.load import load_world_text
@@ -30,16 +31,6 @@ def copy_save(src: str | Path, dst: str | Path) -> Path:
     return store_copy(src, dst)
 
 
-@dataclass(frozen=True)
-class Mem:
-    id: int
-    agent: str
-    kind: str
-    text: str
-    created: datetime
-    evidence: tuple[int, ...]
-
-
 def _time(text: str) -> datetime:
     return datetime.strptime(text, TIME_FMT)
 
@@ -48,11 +39,11 @@ def _time(text: str) -> datetime:
 class Town:
     world: World
     end: datetime  # the save's clock
-    memories: list[Mem]  # in (created, id) order; the records interviews left are not here
+    memories: list[Memory]  # in (created, id) order; the records interviews left are not here
     partner: dict[int, str | None]  # chat record id -> who the agent talked with (None: not known)
     whispers: set[int]  # ids of the records an inner voice made
     moves: list[tuple[datetime, str, str | None]]  # 'entered' events: (time, agent, arena address)
-    by_id: dict[int, Mem] = field(init=False)
+    by_id: dict[int, Memory] = field(init=False)
 
     def __post_init__(self) -> None:
         self.by_id = {m.id: m for m in self.memories}
@@ -83,7 +74,7 @@ class Town:
             text = self._named_places.sub(" ", text)
         return list(dict.fromkeys(self._names.findall(text)))
 
-    def of(self, agent: str) -> list[Mem]:
+    def of(self, agent: str) -> list[Memory]:
         return [m for m in self.memories if m.agent == agent]
 
     def check_agents(self, names: list[str]) -> list[str]:
@@ -133,24 +124,25 @@ def read_town(save: Save, news_from: World | None = None) -> Town:
             whispers.add(int(d["memory"]))
         elif kind == "entered":
             moves.append((_time(time), agent, d.get("arena")))
-    memories: list[Mem] = []
+    memories: list[Memory] = []
     partner: dict[int, str | None] = {}
     for m in reader.memories():
-        if m.kind == "chat" and (m.agent, m.created, m.description) in asked:
+        if m.kind == "chat" and (m.agent, m.created.strftime(TIME_FMT), m.description) in asked:
             continue  # the measurement's own footprint, not something the agent learned
-        memories.append(Mem(m.id, m.agent, m.kind, m.description, _time(m.created), m.evidence))
+        memories.append(m)
     # What an agent noted but has not filed yet (filed, rated, when its memory is next used) is
     # known to it all the same: such records get ids below zero.
     for a in reader.agent_rows():
         agent = a.name
         for kind, text, when, evidence in json.loads(a.state or "{}").get("pending", []):
-            memories.append(Mem(-len(memories) - 1, agent, kind, text, datetime.fromisoformat(when), tuple(evidence)))
+            at = datetime.fromisoformat(when)
+            memories.append(Memory(-len(memories) - 1, agent, kind, text, at, at, None, tuple(evidence)))
     memories.sort(key=lambda m: (m.created, m.id))
     town = Town(world, _time(save.meta("game_time")), memories, partner, whispers, moves)
     for m in memories:
         if m.kind == "chat":
             other = chatted.get(m.id) or talked.get((m.agent, m.created.strftime(TIME_FMT)))
             if other is None:  # no event log (a hand-made save): the first other person it names
-                other = next((n for n in town.people_in(m.text) if n != m.agent), None)
+                other = next((n for n in town.people_in(m.description) if n != m.agent), None)
             partner[m.id] = other
     return town

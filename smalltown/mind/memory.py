@@ -14,6 +14,7 @@ from typing import Callable, Collection, Iterator, Sequence
 import numpy as np
 
 from smalltown.llm.embed import Embedder
+from smalltown.store.records import Memory, Retrieval, Scored  # noqa: F401  (the save's records)
 
 KINDS = ("observation", "reflection", "plan", "chat")
 _KIND_CODE = {k: i for i, k in enumerate(KINDS)}
@@ -32,40 +33,6 @@ def game_hours(t: datetime) -> float:
     if t.tzinfo is not None:
         t = t.astimezone(timezone.utc).replace(tzinfo=None)
     return (t - EPOCH).total_seconds() / 3600.0
-
-
-@dataclass
-class Memory:
-    id: int
-    agent: str
-    kind: str  # one of KINDS
-    description: str
-    created: datetime
-    last_accessed: datetime
-    importance: int  # 1..10
-    evidence: tuple[int, ...] = ()  # ids of the memories it was derived from
-
-
-@dataclass(frozen=True)
-class Scored:
-    """One retrieved record with its components, each min–max normalised over the candidates."""
-
-    memory: Memory
-    recency: float
-    importance: float
-    relevance: float
-    total: float
-
-
-@dataclass
-class Retrieval:
-    """One retrieval, kept so the debugger can show why these memories came back."""
-
-    agent: str
-    query: str
-    time: datetime
-    purpose: str
-    results: list[Scored]
 
 
 @dataclass(frozen=True)

@@ -2,17 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from smalltown.store.records import Event  # noqa: F401  (the event log's record; sim emits them)
 
 KINDS = ("started", "moved", "arrived", "entered", "object", "perceived", "said", "reflected",
          "reacted", "replanned", "whispered", "interviewed")
-
-
-@dataclass
-class Event:
-    tick: int
-    time: str  # "YYYY-MM-DD HH:MM:SS"
-    agent: str | None
-    kind: str  # one of KINDS
-    text: str
-    data: dict = field(default_factory=dict)

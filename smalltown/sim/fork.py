@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from smalltown.store.copy import Aside, copy_pages, vacuum
+from smalltown.store.records import TickChanges
 from smalltown.store.save import Save, SaveError
 from smalltown.world.load import load_world_text
 
@@ -78,8 +79,7 @@ def _cut(save: Save, src: Path, dst: Path, at: datetime | int | None) -> ForkRes
     digest = save.digest()
     snaps = [t for t, _ in save.snapshots()]
     if tick == end_tick:  # now: the state as it is (with any intervention since the last tick)
-        with save.transaction():
-            save.write_snapshot(end_tick, save.meta("game_time"))
+        save.commit(TickChanges(end_tick, save.meta("game_time")), snapshot=True)
         at_tick = end_tick
     elif any(t <= tick for t in snaps):
         at_tick = max(t for t in snaps if t <= tick)
@@ -93,9 +93,8 @@ def _cut(save: Save, src: Path, dst: Path, at: datetime | int | None) -> ForkRes
         raise SaveError(f"{src}: its first snapshot is at {first:%Y-%m-%d %H:%M:%S} (before it, {why}); "
                         f"it cannot be forked earlier")
     dropped = save.rewind(at_tick)
-    with save.transaction():
-        save.set_meta({"forked_from": {"path": str(src.resolve()), "digest": digest, "tick": at_tick,
-                                       "time": save.meta("game_time"), "source_tick": end_tick}})
+    save.commit(TickChanges(meta={"forked_from": {"path": str(src.resolve()), "digest": digest, "tick": at_tick,
+                                                  "time": save.meta("game_time"), "source_tick": end_tick}}))
     return ForkResult(dst, src, at_tick, start + timedelta(seconds=at_tick * step), tick, when, end_tick,
                       digest, dropped)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Iterable
@@ -252,9 +252,8 @@ class History:
         accessed = self.reader.last_access_until(agent, tick)
         out = []
         for m in self.reader.memories(agent=agent, created_by=stamp):
-            last = max(m.created, accessed.get(m.id, m.created))
-            out.append(Memory(m.id, agent, m.kind, m.description, datetime.fromisoformat(m.created),
-                              datetime.fromisoformat(last), m.importance or 0, m.evidence))
+            last = max(m.created, datetime.fromisoformat(accessed[m.id])) if m.id in accessed else m.created
+            out.append(replace(m, last_accessed=last, importance=m.importance or 0))
         return out
 
     def conversations_until(self, tick: int, agent: str | None = None) -> list[Conversation]:

@@ -27,6 +27,7 @@ from smalltown.sim.agent import Agent
 from smalltown.sim.backends import (BackendOptions, choose_backend, connect, make_backend, make_embedder,
                                     make_fallback, refuse_stripped_cassette)
 from smalltown.sim.clock import parse_when
+from smalltown.store.records import TickChanges
 from smalltown.store.save import TIME_FMT, Save, SaveError, copy_save, is_save, remove_db, take_lock
 from smalltown.world.load import load_world, load_world_text
 from smalltown.world.model import World
@@ -352,6 +353,5 @@ def _complete_legacy(sim: "Simulation", mind: Mind, mems: list[Memory], embs: li
         m = mems[i]
         mems[i] = Memory(m.id, m.agent, m.kind, m.description, m.created, m.last_accessed, rating, m.evidence)
         embs[i] = vec
-        rows.append((rating, vec.astype(np.float32).tobytes(), m.id))
-    with sim.save.transaction():
-        sim.save.complete_memories(rows)
+        rows.append((mems[i], vec.astype(np.float32).tobytes()))
+    sim.save.commit(TickChanges(completed=tuple(rows)))

@@ -28,6 +28,7 @@ from smalltown.sim.movement import Movement
 from smalltown.sim.objects import Objects
 from smalltown.sim.perception import perceive_all
 from smalltown.sim.thinking import Thinking
+from smalltown.store.records import TickChanges
 from smalltown.store.save import TIME_FMT, Save
 from smalltown.world.model import AgentSpec, World
 from smalltown.world.paths import Paths
@@ -211,8 +212,7 @@ class Simulation:
     def snapshot(self) -> int:
         """Record a snapshot of the state now (replacing this tick's, if it has one), so the run
         can be forked or replayed from this moment. Returns the tick."""
-        with self.save.transaction():
-            self.save.write_snapshot(self.tick, self.now.strftime(TIME_FMT))
+        self.save.commit(TickChanges(self.tick, self.now.strftime(TIME_FMT)), snapshot=True)
         return self.tick
 
     # --- commands: the user's hand in the town (committed at once; time does not move) ---------

@@ -92,14 +92,15 @@ def rebuild_from_said(conn: sqlite3.Connection) -> int:
     `_from_said`), and name each line's conversation in its event's data. Returns how many."""
     n = 0
     for c, events in _from_said(conn):
-        (cid,) = add_conversations(conn, [_row(c)])
+        (cid,) = add_conversations(conn, [row(c)])
         conn.executemany("UPDATE events SET data = ? WHERE id = ?",
                          ((json.dumps({**data, "conversation": cid}), eid) for eid, data in events))
         n += 1
     return n
 
 
-def _row(c: Conversation) -> tuple:
+def row(c: Conversation) -> tuple:
+    """The row of a conversation (its id is the save's to give)."""
     lines = [{"speaker": x.speaker, "text": x.text, "tells": list(x.tells), "facts": list(x.facts)} for x in c.lines]
     return (c.tick, c.time, c.end_time, c.place, c.initiator, c.other, c.reason, json.dumps(lines),
             json.dumps(c.chats), json.dumps(c.relationships))

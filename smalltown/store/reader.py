@@ -13,6 +13,7 @@ import hashlib
 import json
 import sqlite3
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable, NamedTuple
 
@@ -20,33 +21,13 @@ from smalltown.store import calls as _calls
 from smalltown.store import conversations as _conversations
 from smalltown.store.conversations import Conversation
 from smalltown.store.query import Where, limited
+from smalltown.store.records import AgentRow, Memory
+from smalltown.store.schema import TIME_FMT
 from smalltown.store.snapshots import has_snapshots, has_table, read_snapshot
 
 TABLES = frozenset({"agents", "objects", "memories", "events", "llm_calls", "retrievals", "embeddings",
                     "snapshots", "conversations"})
 LOGS = ("events", "llm_calls", "retrievals", "conversations")  # the tables whose rows carry a tick
-
-
-@dataclass(frozen=True)
-class AgentRow:
-    name: str
-    x: int
-    y: int
-    dest: str | None  # "[x, y]" of where it walks to
-    action: str | None
-    address: str | None
-    state: str | None  # the mind's state, JSON as stored (a check judges it before it is parsed)
-
-
-@dataclass(frozen=True)
-class MemoryRow:
-    id: int
-    agent: str
-    kind: str
-    description: str
-    created: str
-    importance: int | None
-    evidence: tuple[int, ...]
 
 
 @dataclass(frozen=True)
@@ -93,14 +74,18 @@ class CallTotals:
 
 
 IDS = frozenset({"events", "llm_calls"})  # the logs a front end follows by their newest id
-_MEMORY = "SELECT id, agent, kind, description, created, importance, evidence FROM memories"
+_MEMORY = "SELECT id, agent, kind, description, created, last_accessed, importance, evidence FROM memories"
 _EVENT = "SELECT id, tick, time, agent, kind, text, data FROM events"
 _CALL = ("SELECT id, tick, time, agent, task, prompt_tokens, cached_tokens, completion_tokens, ms, backend, note "
          "FROM llm_calls")
 
 
-def _memory(r: tuple) -> MemoryRow:
-    return MemoryRow(r[0], r[1], r[2], r[3], r[4], r[5], tuple(json.loads(r[6] or "[]")))
+def _memory(r: tuple) -> Memory:
+    return Memory(r[0], r[1], r[2], r[3], _time(r[4]), _time(r[5]), r[6], tuple(json.loads(r[7] or "[]")))
+
+
+def _time(text: str) -> datetime:
+    return datetime.strptime(text, TIME_FMT)
 
 
 def _event(r: tuple) -> EventRow:
@@ -207,7 +192,7 @@ class Reader:
 
     def memories(self, agent: str | None = None, kinds: Iterable[str] | None = None,
                  created_by: str | None = None, limit: int | None = None,
-                 newest_first: bool = False) -> list[MemoryRow]:
+                 newest_first: bool = False) -> list[Memory]:
         """Memories (of `agent`, of `kinds`, made at or before the game time `created_by`), the
         newest `limit` of them, oldest first unless `newest_first`."""
         where = Where().eq("agent", agent).among("kind", kinds).at_most("created", created_by)
@@ -216,7 +201,7 @@ class Reader:
                                                       [*where.args, *args])]
         return rows if newest_first else rows[::-1]
 
-    def memory(self, memory_id: int) -> MemoryRow | None:
+    def memory(self, memory_id: int) -> Memory | None:
         r = self.conn.execute(f"{_MEMORY} WHERE id=?", (memory_id,)).fetchone()
         return _memory(r) if r else None
 

@@ -15,12 +15,14 @@ import sqlite_utils
 
 from smalltown.store import calls as _calls
 from smalltown.store import conversations as _conversations
+from smalltown.store import writer
 from smalltown.store.checks import check_contents, check_header, check_rows, is_save
 from smalltown.store.conversations import Conversation
 from smalltown.store.copy import Aside, take_lock
 from smalltown.store.errors import SaveError, explain, read_only, read_only_message
 from smalltown.store.lock import WriterLock
 from smalltown.store.reader import Reader
+from smalltown.store.records import TickChanges
 from smalltown.store.reading import connect_reader
 from smalltown.store.schema import MIGRATIONS, SCHEMA_VERSION
 from smalltown.store.schema import create_schema as _create_schema  # (a test kills a build in it, by this name)
@@ -246,49 +248,30 @@ class Save:
             raise
 
     def set_meta(self, values: dict[str, Any]) -> None:
-        self.conn.executemany(
-            "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
-            [(k, json.dumps(v)) for k, v in values.items()],
-        )
+        writer.set_meta(self.conn, values)
 
     def meta(self, key: str, default: Any = None) -> Any:
         row = self.conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
         return json.loads(row[0]) if row else default
 
-    def upsert_agents(self, rows: Iterable[tuple]) -> None:
-        """rows: (name, x, y, dest, action, address, state)"""
-        self.conn.executemany(
-            "INSERT INTO agents(name, x, y, dest, action, address, state) VALUES (?,?,?,?,?,?,?) "
-            "ON CONFLICT(name) DO UPDATE SET x=excluded.x, y=excluded.y, dest=excluded.dest, "
-            "action=excluded.action, address=excluded.address, state=excluded.state", rows)
+    def commit(self, changes: TickChanges, snapshot: bool = False) -> list[int]:
+        """The one writer: `changes` as the save's rows (store/writer.py), in one transaction,
+        with the snapshot of the state at `changes.tick` when asked. Returns the ids the save gave
+        the new conversations, in order."""
+        with self.transaction():
+            ids = writer.write(self.conn, changes)
+            if snapshot:
+                self._write_snapshot(changes.tick, changes.time)
+        return ids
 
-    def move_agents(self, rows: Iterable[tuple]) -> None:
-        """rows: (x, y, name)"""
-        self.conn.executemany("UPDATE agents SET x=?, y=? WHERE name=?", rows)
+    # --- reading ------------------------------------------------------------------------------
 
-    def set_objects(self, rows: Iterable[tuple[str, str]]) -> None:
-        self.conn.executemany(
-            "INSERT INTO objects(address, state) VALUES (?, ?) "
-            "ON CONFLICT(address) DO UPDATE SET state=excluded.state", rows)
+    def agents(self) -> list[sqlite3.Row]:
+        cur = self.conn.execute("SELECT name, x, y, dest, action, address, state FROM agents")
+        return cur.fetchall()
 
-    def add_events(self, rows: Iterable[tuple]) -> None:
-        """rows: (tick, time, agent, kind, text, data-json)"""
-        self.conn.executemany(
-            "INSERT INTO events(tick, time, agent, kind, text, data) VALUES (?,?,?,?,?,?)", rows)
-
-    def add_memories(self, rows: Iterable[tuple]) -> None:
-        """rows: (id, agent, kind, description, created, last_accessed, importance, embedding, evidence)"""
-        self.conn.executemany(
-            "INSERT INTO memories(id, agent, kind, description, created, last_accessed, importance, "
-            "embedding, evidence) VALUES (?,?,?,?,?,?,?,?,?)", rows)
-
-    def touch_memories(self, rows: Iterable[tuple[str, int]]) -> None:
-        """rows: (last_accessed, id): retrieval updates a record's last access."""
-        self.conn.executemany("UPDATE memories SET last_accessed=? WHERE id=?", rows)
-
-    def complete_memories(self, rows: Iterable[tuple[int, bytes, int]]) -> None:
-        """rows: (importance, embedding, id): a schema-1 save's seed memories, rated and embedded."""
-        self.conn.executemany("UPDATE memories SET importance=?, embedding=? WHERE id=?", rows)
+    def objects(self) -> dict[str, str]:
+        return dict(self.conn.execute("SELECT address, state FROM objects"))
 
     def memories(self) -> Iterator[tuple]:
         """(id, agent, kind, description, created, last_accessed, importance, embedding, evidence)"""
@@ -300,41 +283,8 @@ class Save:
         """Memory id -> the agent whose memory it is."""
         return dict(self.conn.execute("SELECT id, agent FROM memories"))
 
-    def add_embeddings(self, rows: Iterable[tuple[str, bytes]]) -> None:
-        self.conn.executemany("INSERT OR IGNORE INTO embeddings(text, vector) VALUES (?, ?)", rows)
-
     def embeddings(self) -> Iterator[tuple[str, bytes]]:
         yield from self.conn.execute("SELECT text, vector FROM embeddings")
-
-    def add_retrievals(self, rows: Iterable[tuple]) -> None:
-        """rows: (tick, time, agent, purpose, query, results-json)"""
-        self.conn.executemany(
-            "INSERT INTO retrievals(tick, time, agent, purpose, query, results) VALUES (?,?,?,?,?,?)", rows)
-
-    def add_calls(self, rows: Iterable[tuple]) -> None:
-        """rows: (tick, time, agent, task, prompt, raw_answer, parsed_answer, prompt_tokens,
-        completion_tokens, cached_tokens, ms, backend, model, note, key, fallback); `fallback`
-        is why another backend answered ("too long", "cut off", "invalid", "failed"), '' if none."""
-        self.conn.executemany(
-            "INSERT INTO llm_calls(tick, time, agent, task, prompt, raw_answer, parsed_answer, "
-            "prompt_tokens, completion_tokens, cached_tokens, ms, backend, model, note, key, fallback) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
-
-    def add_conversations(self, rows: Iterable[tuple]) -> list[int]:
-        """rows: (tick, time, end_time, place, initiator, other, reason, lines_json, chats_json,
-        relationships_json); lines: [{"speaker", "text", "tells": [memory ids], "facts": [fact
-        names]}], chats: {agent: its chat memory's id}, relationships: {agent: its summary of the
-        other}. Returns the ids given to the rows, in order (a said event's data names its row)."""
-        return _conversations.add_conversations(self.conn, rows)
-
-    # --- reading ------------------------------------------------------------------------------
-
-    def agents(self) -> list[sqlite3.Row]:
-        cur = self.conn.execute("SELECT name, x, y, dest, action, address, state FROM agents")
-        return cur.fetchall()
-
-    def objects(self) -> dict[str, str]:
-        return dict(self.conn.execute("SELECT address, state FROM objects"))
 
     def events_since(self, tick: int, kinds: Iterable[str]) -> list[tuple[str, str | None, str, dict]]:
         """(time, agent, kind, data) of the events of these kinds at ticks after `tick`, oldest first."""
@@ -374,9 +324,9 @@ class Save:
     # what changed in each agent's state since then (see the format below)
     _last_snapshot: tuple[int, dict[str, dict]] | None = None
 
-    def write_snapshot(self, tick: int, time: str) -> int:
-        """Record the state as it is now as the snapshot at `tick` (replacing one already there);
-        call it inside the transaction that committed the tick. Returns its size in bytes."""
+    def _write_snapshot(self, tick: int, time: str) -> int:
+        """Record the state as it is now as the snapshot at `tick` (replacing one already there),
+        inside the transaction that committed the tick (see `commit`). Returns its size in bytes."""
         blob, states = build_snapshot(self.conn, tick, time, self._last_snapshot)
         self.conn.execute("INSERT OR REPLACE INTO snapshots(tick, time, state) VALUES (?, ?, ?)",
                           (tick, time, blob))

@@ -10,7 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from smalltown.store.conversations import Conversation
-from smalltown.store.reader import CallRow, CallSums, EventRow, MemoryRow, Reader
+from smalltown.store.reader import CallRow, CallSums, EventRow, Reader
+from smalltown.store.records import Memory
 
 
 class SaveReader:
@@ -47,11 +48,11 @@ class SaveReader:
 
     # --- memories -----------------------------------------------------------------------------
 
-    def memories(self, agent: str, kinds: tuple[str, ...] | None = None, limit: int = 200) -> list[MemoryRow]:
+    def memories(self, agent: str, kinds: tuple[str, ...] | None = None, limit: int = 200) -> list[Memory]:
         """Newest first."""
         return self.store.memories(agent, kinds or None, limit=limit, newest_first=True)
 
-    def memory(self, memory_id: int) -> MemoryRow | None:
+    def memory(self, memory_id: int) -> Memory | None:
         return self.store.memory(memory_id)
 
     def memory_counts(self, agent: str) -> dict[str, int]:

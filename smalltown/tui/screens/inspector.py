@@ -26,7 +26,7 @@ from smalltown.lang import hhmm
 from smalltown.mind.plan import SLEEPING
 from smalltown.shown import shown, shown_text
 from smalltown.tui.palette import agent_colours
-from smalltown.tui.reader import MemoryRow, SaveReader
+from smalltown.tui.reader import Memory, SaveReader
 from smalltown.tui.screens.inspector_retrievals import Retrievals
 from smalltown.tui.screens.inspector_text import (current_actions, current_block, importance_text, kind_text,
                                                   memory_counts, memory_detail, memory_label, plan_item, save_clock,
@@ -88,7 +88,7 @@ class InspectorScreen(Screen[None]):
         self._last_read = 0.0
         self._timer: Timer | None = None
         self._state: dict = {}
-        self._memories: dict[str, MemoryRow] | None = None  # as listed, by row key; None: not yet
+        self._memories: dict[str, Memory] | None = None  # as listed, by row key; None: not yet
         self._current_block: int | None = None
         self._loaded: set[int] = set()  # evidence-tree nodes whose children have been added
         self._stale: set[str] = set()  # tabs not drawn since the last read
@@ -117,7 +117,7 @@ class InspectorScreen(Screen[None]):
                     yield Static(id="mem-filter")
                     with Container(id="mem-body"):
                         yield FitTable(MEMORY_COLUMNS, id="mem-table")
-                        yield Tree[MemoryRow | None](Text("evidence"), id="evidence", classes="part")
+                        yield Tree[Memory | None](Text("evidence"), id="evidence", classes="part")
                     yield Static(id="mem-detail", classes="part")
             with TabPane("Retrievals", id="retrievals"):
                 yield Retrievals(id="ret-body")
@@ -281,7 +281,7 @@ class InspectorScreen(Screen[None]):
         if not rows:
             self.query_one("#mem-detail", Static).update(Text(f"No {self.kind or ''} records yet.", "dim"))
 
-    def _show_memory(self, m: MemoryRow | None) -> None:
+    def _show_memory(self, m: Memory | None) -> None:
         self.query_one("#mem-detail", Static).update(memory_detail(m) if m else "")
 
     @on(DataTable.RowHighlighted, "#mem-table")
@@ -321,7 +321,7 @@ class InspectorScreen(Screen[None]):
     def evidence_open(self) -> bool:
         return self.query_one("#mem-body").has_class("-open")
 
-    def _load_evidence(self, node: TreeNode[MemoryRow | None]) -> None:
+    def _load_evidence(self, node: TreeNode[Memory | None]) -> None:
         """Add a node's cited records as its children, once. A record already above it in the
         tree is marked and not opened again, so a loop in the evidence cannot recurse."""
         m = node.data

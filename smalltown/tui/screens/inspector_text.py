@@ -13,7 +13,7 @@ from rich.text import Text
 from smalltown.lang import hhmm
 from smalltown.mind.plan import DayPlan
 from smalltown.shown import shown, shown_text
-from smalltown.store.reader import MemoryRow
+from smalltown.store.records import Memory
 from smalltown.tui.reader import SaveReader
 from smalltown.world.model import pretty
 
@@ -102,8 +102,9 @@ def until(action: dict) -> str:
 # --- cells -------------------------------------------------------------------------------------
 
 
-def stamp(created: str, today: str) -> str:
+def stamp(created: str | datetime, today: str) -> str:
     """A record's time: the time of day on the save's day, with the date before it otherwise."""
+    created = f"{created:%Y-%m-%d %H:%M:%S}" if isinstance(created, datetime) else created
     return shown(created[11:19] if created[:10] == today else created[5:16])
 
 
@@ -120,7 +121,7 @@ def score(value: float | None) -> Text:
     return Text("—" if value is None else f"{value:.3f}", justify="right")
 
 
-def memory_label(m: MemoryRow, today: str, note: str = "") -> Text:
+def memory_label(m: Memory, today: str, note: str = "") -> Text:
     """A record as one line of the evidence tree."""
     text = Text.assemble((f"#{m.id} ", "dim"), kind_text(m.kind), " ", (stamp(m.created, today), "dim"),
                          " ", (f"★{m.importance}", "#ffa94d" if m.importance >= 7 else "dim"), " ")
@@ -130,7 +131,7 @@ def memory_label(m: MemoryRow, today: str, note: str = "") -> Text:
     return text
 
 
-def memory_detail(m: MemoryRow) -> Text:
+def memory_detail(m: Memory) -> Text:
     head = Text.assemble((f"#{m.id} ", "dim"), kind_text(m.kind), (f"  {shown(m.created)}", "dim"),
                          ("  importance ", "dim"), shown(m.importance))
     if m.evidence:

@@ -1,0 +1,153 @@
+"""What the save holds, as typed records: the one shape each concept has on its way in (the writer,
+store/writer.py) and, where a reader wants the same thing back, on its way out (store/reader.py).
+
+Records are plain data with no behaviour and no SQL. Times are `datetime` where the program
+computes with them (a memory's), text in the save's TIME_FMT where they are only shown or keyed
+(an event's, a tick's); the writer turns a `datetime` into text, the reader back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from smalltown.store.conversations import Conversation
+
+
+@dataclass
+class Memory:
+    """One entry of an agent's memory stream. Not frozen: retrieval updates `last_accessed` in
+    place, on the object the stream and its Scored results share (mind/memory.py)."""
+
+    id: int
+    agent: str
+    kind: str  # "observation", "reflection", "plan" or "chat" (mind.memory.KINDS)
+    description: str
+    created: datetime
+    last_accessed: datetime
+    importance: int  # 1..10 (None only in a schema-1 save's seed memories, before they are rated)
+    evidence: tuple[int, ...] = ()  # ids of the memories it was derived from
+
+
+@dataclass(frozen=True)
+class Scored:
+    """One retrieved memory with its components, each min–max normalised over the candidates."""
+
+    memory: Memory
+    recency: float
+    importance: float
+    relevance: float
+    total: float
+
+
+@dataclass
+class Retrieval:
+    """One retrieval, kept so the debugger can show why these memories came back."""
+
+    agent: str
+    query: str
+    time: datetime
+    purpose: str
+    results: list[Scored]
+
+
+@dataclass(frozen=True)
+class Event:
+    """One line of the event log. `data` may be completed by the writer: a said event's
+    "conversation" names its conversation by position among the tick's, and becomes its row id."""
+
+    tick: int
+    time: str  # TIME_FMT
+    agent: str | None
+    kind: str  # one of sim.events.KINDS
+    text: str
+    data: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class AgentRow:
+    """An agent as the save holds it: its body on the map and its mind's state (JSON)."""
+
+    name: str
+    x: int
+    y: int
+    dest: str | None  # "[x, y]" of where it walks to
+    action: str | None  # the action described
+    address: str | None  # where the action happens
+    state: str | None  # the mind's state, JSON as stored (a check judges it before it is parsed)
+
+
+@dataclass(frozen=True)
+class Move:
+    """An agent of which only the tile changed this tick."""
+
+    name: str
+    x: int
+    y: int
+
+
+@dataclass(frozen=True)
+class ObjectState:
+    address: str  # sector:arena:object
+    state: str
+
+
+@dataclass(frozen=True)
+class Access:
+    """A retrieval returned memory `memory` at `time`: its last access."""
+
+    memory: int
+    time: datetime
+
+
+@dataclass(frozen=True)
+class Embedding:
+    """A text's vector (float32 bytes), kept once per text."""
+
+    text: str
+    vector: bytes
+
+
+@dataclass(frozen=True)
+class Call:
+    """One model call as the `llm_calls` table holds it (llm.backend.CallRecord, with its tick)."""
+
+    tick: int
+    time: str  # TIME_FMT
+    agent: str
+    task: str
+    prompt: str
+    raw_answer: str
+    parsed_answer: str  # JSON
+    prompt_tokens: int
+    completion_tokens: int
+    cached_tokens: int
+    ms: float
+    backend: str
+    model: str
+    note: str = ""
+    key: str = ""
+    fallback: str = ""  # why another backend answered ("too long", "cut off", "invalid", "failed")
+
+
+@dataclass(frozen=True)
+class TickChanges:
+    """Everything one tick (or one intervention, or an opening's upgrade) changed, as the rows the
+    writer commits in one transaction. `tick` and `time` say when (a snapshot is taken then);
+    `meta` is written as given (a tick's commit carries the clock there)."""
+
+    tick: int = 0
+    time: str = ""  # TIME_FMT
+    conversations: tuple[Conversation, ...] = ()  # new ones (their `id` is given by the save)
+    agents: tuple[AgentRow, ...] = ()  # whole rows, inserted or replaced
+    moves: tuple[Move, ...] = ()
+    objects: tuple[ObjectState, ...] = ()
+    events: tuple[Event, ...] = ()
+    memories: tuple[tuple[Memory, bytes], ...] = ()  # new memories with their vectors
+    accessed: tuple[Access, ...] = ()
+    retrievals: tuple[Retrieval, ...] = ()  # made at `tick`
+    embeddings: tuple[Embedding, ...] = ()
+    calls: tuple[Call, ...] = ()
+    completed: tuple[tuple[Memory, bytes], ...] = ()  # memories already saved, now rated and embedded
+    meta: dict[str, Any] = field(default_factory=dict)

@@ -1,0 +1,73 @@
+"""The one writer: a tick's (or an intervention's) typed changes as the save's rows.
+
+`Save.commit` runs `write` inside one transaction. The tables are written in one fixed order
+(conversations first: a said event names its conversation's row), so that the same changes make
+the same rows and the same ids, run after run.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from smalltown.store import conversations as _conversations
+from smalltown.store.records import Memory, TickChanges
+from smalltown.store.schema import TIME_FMT
+
+
+def write(conn: sqlite3.Connection, changes: TickChanges) -> list[int]:
+    """Write `changes`; returns the ids the save gave their conversations, in order. A said event
+    whose data names a conversation by position gets its id there instead (in place: the caller's
+    events then read as the save holds them)."""
+    ids = _conversations.add_conversations(conn, (_conversations.row(c) for c in changes.conversations))
+    if ids:
+        for e in changes.events:
+            if e.kind == "said" and "conversation" in e.data:
+                e.data["conversation"] = ids[e.data["conversation"]]
+    conn.executemany(
+        "INSERT INTO agents(name, x, y, dest, action, address, state) VALUES (?,?,?,?,?,?,?) "
+        "ON CONFLICT(name) DO UPDATE SET x=excluded.x, y=excluded.y, dest=excluded.dest, "
+        "action=excluded.action, address=excluded.address, state=excluded.state",
+        ((a.name, a.x, a.y, a.dest, a.action, a.address, a.state) for a in changes.agents))
+    conn.executemany("UPDATE agents SET x=?, y=? WHERE name=?", ((m.x, m.y, m.name) for m in changes.moves))
+    conn.executemany(
+        "INSERT INTO objects(address, state) VALUES (?, ?) ON CONFLICT(address) DO UPDATE SET state=excluded.state",
+        ((o.address, o.state) for o in changes.objects))
+    conn.executemany(
+        "INSERT INTO events(tick, time, agent, kind, text, data) VALUES (?,?,?,?,?,?)",
+        ((e.tick, e.time, e.agent, e.kind, e.text, json.dumps(e.data)) for e in changes.events))
+    conn.executemany(
+        "INSERT INTO memories(id, agent, kind, description, created, last_accessed, importance, embedding, "
+        "evidence) VALUES (?,?,?,?,?,?,?,?,?)", (_memory(m, vector) for m, vector in changes.memories))
+    conn.executemany("UPDATE memories SET last_accessed=? WHERE id=?",
+                     ((a.time.strftime(TIME_FMT), a.memory) for a in changes.accessed))
+    conn.executemany(
+        "INSERT INTO retrievals(tick, time, agent, purpose, query, results) VALUES (?,?,?,?,?,?)",
+        ((changes.tick, r.time.strftime(TIME_FMT), r.agent, r.purpose, r.query, json.dumps([
+            {"id": s.memory.id, "recency": round(s.recency, 4), "importance": round(s.importance, 4),
+             "relevance": round(s.relevance, 4), "total": round(s.total, 4)} for s in r.results]))
+         for r in changes.retrievals))
+    conn.executemany("INSERT OR IGNORE INTO embeddings(text, vector) VALUES (?, ?)",
+                     ((e.text, e.vector) for e in changes.embeddings))
+    conn.executemany(
+        "INSERT INTO llm_calls(tick, time, agent, task, prompt, raw_answer, parsed_answer, prompt_tokens, "
+        "completion_tokens, cached_tokens, ms, backend, model, note, key, fallback) "
+        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        ((c.tick, c.time, c.agent, c.task, c.prompt, c.raw_answer, c.parsed_answer, c.prompt_tokens,
+          c.completion_tokens, c.cached_tokens, c.ms, c.backend, c.model, c.note, c.key, c.fallback)
+         for c in changes.calls))
+    conn.executemany("UPDATE memories SET importance=?, embedding=? WHERE id=?",
+                     ((m.importance, vector, m.id) for m, vector in changes.completed))
+    set_meta(conn, changes.meta)
+    return ids
+
+
+def set_meta(conn: sqlite3.Connection, values: dict) -> None:
+    conn.executemany(
+        "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+        [(k, json.dumps(v)) for k, v in values.items()])
+
+
+def _memory(m: Memory, vector: bytes) -> tuple:
+    return (m.id, m.agent, m.kind, m.description, m.created.strftime(TIME_FMT), m.last_accessed.strftime(TIME_FMT),
+            m.importance, vector, json.dumps(list(m.evidence)))
