@@ -71,7 +71,8 @@ def plan_json(mind: Mind, now: datetime) -> dict:
     minute = minute_of(now) if plan.date == now.date() else -1
     current = plan.block_at(minute) if minute >= 0 else None
     return {
-        "date": plan.date.isoformat(), "wake_up_hour": plan.wake_up_hour, "daily": [f"{t} {a}".strip() for t, a in plan.items],
+        "date": plan.date.isoformat(), "wake_up_hour": plan.wake_up_hour,
+        "daily": [f"{t} {a}".strip() for t, a in plan.items],
         "blocks": [{"start": hhmm(b.start), "minutes": b.minutes, "activity": b.activity,
                     "address": b.address or b.place, "current": b is current} for b in plan.blocks],
         "actions": [{"start": hhmm(a.start), "minutes": a.minutes, "activity": a.activity, "address": a.address,

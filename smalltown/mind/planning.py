@@ -123,7 +123,8 @@ def _raw(mind: "Mind", blocks: list[Block], from_minute: int) -> list[tuple[int,
         h, m = map(int, b.start.split(":"))
         if h * 60 + m < from_minute:
             mind.note(f"block at {b.start} is before {hhmm(from_minute)}: moved to it")
-        raw.append((max(h * 60 + m, from_minute), b.minutes, b.activity, b.place if b.place in mind.state.known.tree else ""))
+        place = b.place if b.place in mind.state.known.tree else ""
+        raw.append((max(h * 60 + m, from_minute), b.minutes, b.activity, place))
     return raw
 
 
@@ -145,7 +146,8 @@ def action_at(mind: "Mind", now: datetime, current: str) -> tuple[str, str, date
     minute = minute_of(now)
     block = plan.block_at(minute)
     assert block is not None  # normalise_blocks covers the whole day
-    was = plan.block_at(minute_of(mind.state.action.start)) if mind.state.action and mind.state.action.start.date() == now.date() else None
+    doing = mind.state.action
+    was = plan.block_at(minute_of(doing.start)) if doing and doing.start.date() == now.date() else None
     if block.actions is None:
         if block.activity == SLEEPING or block.minutes <= 15 or block.address:
             where = block.address or _object_for(mind, block, current)
@@ -284,13 +286,14 @@ def replan(mind: "Mind", now: datetime, reason: list[Record], reaction: str = ""
                 lived[-1].actions[-1].minutes += kept.minutes
     done = [as_block(s) for s in DayPlan(plan.date, plan.wake_up_hour, [], lived).spans()]
     places = list(mind.state.known.tree)
+    doing = mind.state.action
     hourly = mind.ask(HourlySchedule(
         persona=mind.persona, now=now, wake_up_hour=plan.wake_up_hour,
         daily_plan=[PlanStep(time=t if _hhmm_ok(t) else f"{plan.wake_up_hour:02d}:00", activity=a[:60] or "-")
                     for t, a in plan.items],
         known_places=places, gatherings=gatherings_on(mind, now.date()), intentions=standing_intentions(mind, now),
         from_time=hhmm(minute), done=done, reason=reason, reaction=reaction[:200],
-        place=pretty(":".join(mind.state.action.address.split(":")[:2])) if mind.state.action and mind.state.action.address else ""))
+        place=pretty(":".join(doing.address.split(":")[:2])) if doing and doing.address else ""))
     plan.blocks = normalise_blocks(_raw(mind, hourly.blocks, minute), minute, before=lived, home=mind.persona.home)
     if first_address:  # a reaction to an object: done at that object
         nxt = plan.block_at(minute)
@@ -298,7 +301,7 @@ def replan(mind: "Mind", now: datetime, reason: list[Record], reaction: str = ""
             nxt.address, nxt.place = first_address, first_address.split(":")[0]
             nxt.actions = [PlanItem(nxt.start, nxt.minutes, nxt.activity, first_address)]
     _remember_schedule(mind, plan, f"{mind.name}'s revised schedule from {hhmm(minute)}", now,
-                       [r.id for r in reason if r.id] + ([mind.state.schedule_memory] if mind.state.schedule_memory else []),
+                       [r.id for r in reason if r.id] + ([schedule] if (schedule := mind.state.schedule_memory) else []),
                        minute)
     if mind.state.action is not None:
         mind.state.action.end = now  # decide again now
