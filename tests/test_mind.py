@@ -52,7 +52,7 @@ def test_reflection_triggers_only_above_150(tiny):
     for t in texts:
         cache[t] = 5  # 30 records of importance 5 = exactly 150
     klaus.remember("observation", texts, NOW)
-    assert klaus.since_reflection == 150 and not klaus.should_reflect()
+    assert klaus.state.since_reflection == 150 and not klaus.should_reflect()
     cache["Klaus Mueller spills his coffee"] = 1
     klaus.remember("observation", ["Klaus Mueller spills his coffee"], NOW)
     assert klaus.should_reflect()
@@ -71,7 +71,7 @@ def test_a_reflection_asks_3_questions_and_stores_5_insights_with_evidence(tiny)
     ids = {m.id for m in maria.memory}
     for m in first:
         assert m.evidence and set(m.evidence) <= ids  # every insight cites records that exist
-    assert maria.since_reflection == 0
+    assert maria.state.since_reflection == 0
     # reflections may cite reflections: the next reflection can draw on the first ones
     second = maria.reflect(NOW + timedelta(hours=1))
     reflection_ids = {m.id for m in first}
@@ -97,7 +97,7 @@ def test_plans_have_three_levels_and_actions_of_5_to_15_minutes(tiny):
     decomposed = [b for b in plan.blocks if b.actions is not None and b.activity != "sleeping"]
     assert decomposed[0] is block and len(decomposed) <= 2
     assert all(b.activity == block.activity and b.place == block.place for b in decomposed)
-    assert any(kind == "plan" for kind, *_ in isabella.pending)  # the hour's plan waits to be rated...
+    assert any(p.kind == "plan" for p in isabella.state.pending)  # the hour's plan waits to be rated...
     isabella.settle()  # ...with the next batch
     plans = [m for m in isabella.memory if m.kind == "plan"]
     day, schedule, hour = plans[0], plans[1], plans[-1]

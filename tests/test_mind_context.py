@@ -52,7 +52,7 @@ def make_minds(world, backend, names=None, settings=Settings(), context=None):
 
 
 def a_plan(mind: Mind, blocks: list[PlanItem]) -> None:
-    mind.plan = DayPlan(T0.date().isoformat(), 6, [("06:00", "wake up")], blocks)
+    mind.plan = DayPlan(T0.date(), 6, [("06:00", "wake up")], blocks)
 
 
 def test_a_long_activity_is_decomposed_with_its_day_and_what_is_done(world):
@@ -136,7 +136,7 @@ def test_idle_things_are_seen_but_not_remembered(world):
     m = minds["Klaus Mueller"]
     m.observe([Seen("Willow Cottage:kitchen:stove", "stove is idle", 1, idle=True),
                Seen("Willow Cottage:kitchen:stove", "stove is burning", 1)], T0, {})
-    assert [p[1] for p in m.pending] == ["stove is burning"]
+    assert [p.text for p in m.state.pending] == ["stove is burning"]
 
 
 def test_importance_is_rated_per_agent(world):

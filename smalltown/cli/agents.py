@@ -14,7 +14,8 @@ from rich.text import Text
 
 from smalltown.sim.backends import make_backend, make_embedder, make_fallback
 from smalltown.lang import hhmm
-from smalltown.mind.agent import Mind, minute_of
+from smalltown.mind.agent import Mind
+from smalltown.mind.plan import minute_of
 from smalltown.mind.memory import Retrieval
 from smalltown.shown import shown, shown_text
 from smalltown.sim.commands import EditObject, Interview, Whisper
@@ -67,10 +68,11 @@ def plan_json(mind: Mind, now: datetime) -> dict:
     plan = mind.plan
     if plan is None:
         return {"daily": [], "blocks": [], "actions": []}
-    minute = minute_of(now) if plan.date == now.date().isoformat() else -1
+    minute = minute_of(now) if plan.date == now.date() else -1
     current = plan.block_at(minute) if minute >= 0 else None
     return {
-        "date": plan.date, "wake_up_hour": plan.wake_up_hour, "daily": [f"{t} {a}".strip() for t, a in plan.items],
+        "date": plan.date.isoformat(), "wake_up_hour": plan.wake_up_hour,
+        "daily": [f"{t} {a}".strip() for t, a in plan.items],
         "blocks": [{"start": hhmm(b.start), "minutes": b.minutes, "activity": b.activity,
                     "address": b.address or b.place, "current": b is current} for b in plan.blocks],
         "actions": [{"start": hhmm(a.start), "minutes": a.minutes, "activity": a.activity, "address": a.address,

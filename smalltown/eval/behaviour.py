@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Iterable
 
-TALKING = "talking with "
+from smalltown.mind.state import partner_of
 
 # (what an action says, what its object's name must then say): each pairing is unambiguous
 OBJECT_RULES: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = tuple(
@@ -36,6 +36,10 @@ class Started:
     activity: str
     address: str  # sector:arena:object ("" for a conversation)
 
+    @property
+    def talking(self) -> bool:
+        return partner_of(self.activity) is not None
+
 
 @dataclass
 class Repeats:
@@ -55,7 +59,7 @@ def repeats(started: Iterable[Started]) -> dict[tuple[str, date], Repeats]:
     out: dict[tuple[str, date], Repeats] = {}
     for s in started:
         before, talked = last.get(s.agent, ("", False))
-        if s.activity.startswith(TALKING):
+        if s.talking:
             last[s.agent] = (before, True)
             continue
         last[s.agent] = (s.activity, False)

@@ -1,13 +1,18 @@
-"""Spatial memory (the known tree) and the recursive choice of where to do an activity."""
+"""Spatial memory (the known tree), the recursive choice of where to do an activity, and the
+gatherings an agent knows of."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
+from typing import TYPE_CHECKING
 
 from smalltown.llm.asker import Asker
 from smalltown.llm.tasks import ChoosePlace, Persona
-from smalltown.world.model import World, address, pretty
+from smalltown.world.model import Gathering, World, address, pretty
+
+if TYPE_CHECKING:
+    from smalltown.mind.agent import Mind
 
 
 @dataclass
@@ -77,3 +82,18 @@ def choose_place(asker: Asker, agent: str, persona: Persona, tree: KnownTree, ac
     arena = pick("arena", f"in {sector}", arenas, cur[1] if cur[0] == sector else "")
     obj = pick("object", f"in {sector}: {arena}", tree.tree[sector][arena], "")
     return address(sector, arena, obj)
+
+
+def gatherings_on(mind: "Mind", day: date) -> list[Gathering]:
+    """The gatherings of that day the agent knows of: it hosts them, they are public (no fact
+    announces them), or it knows the fact that announces them. Knowing of one is knowing where
+    it is: its sector joins the agent's known tree."""
+    known, tree = mind.facts, mind.state.known
+    out = [g for g in mind.lore.gatherings if g.start.date() == day
+           and (g.host == mind.name or g.fact is None or g.fact in known)]
+    for g in out:
+        sector = g.place.split(":")[0]
+        if sector not in tree.tree and sector in mind.lore.sectors:
+            for arena, objects in mind.lore.sectors[sector].items():
+                tree.visit(sector, arena, objects)
+    return out

@@ -8,10 +8,16 @@ earlier ones already did, so nothing restarts on the hour."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from datetime import date, datetime
 
 from smalltown.world.model import DAY, SLEEPING
 
-__all__ = ["DAY", "SLEEPING", "DayPlan", "PlanItem", "fit_actions", "normalise_blocks"]
+__all__ = ["DAY", "SLEEPING", "DayPlan", "PlanItem", "fit_actions", "minute_of", "normalise_blocks"]
+
+
+def minute_of(now: datetime) -> int:
+    """The minute of the day, as plans count time."""
+    return now.hour * 60 + now.minute
 
 
 @dataclass
@@ -41,7 +47,7 @@ class PlanItem:
 
 @dataclass
 class DayPlan:
-    date: str  # ISO date
+    date: date  # the day it plans
     wake_up_hour: int
     items: list[tuple[str, str]]  # level 1: the day in broad strokes, (HH:MM, activity)
     blocks: list[PlanItem] = field(default_factory=list)  # level 2: about an hour each
@@ -83,6 +89,7 @@ class DayPlan:
 
     def to_json(self) -> dict:
         d = asdict(self)
+        d["date"] = self.date.isoformat()
         d["items"] = [list(i) for i in self.items]
         return d
 
@@ -99,7 +106,7 @@ class DayPlan:
     @classmethod
     def from_json(cls, d: dict) -> "DayPlan":
         items = [tuple(i) if isinstance(i, (list, tuple)) else ("", str(i)) for i in d["items"]]  # str: older saves
-        return cls(d["date"], d["wake_up_hour"], items, [PlanItem.from_json(b) for b in d["blocks"]],
+        return cls(date.fromisoformat(d["date"]), d["wake_up_hour"], items, [PlanItem.from_json(b) for b in d["blocks"]],
                    [PlanItem.from_json(b) for b in d.get("carried", [])])
 
 

@@ -23,13 +23,15 @@ from smalltown.llm.tasks import (
     PlanStep,
     Record,
 )
-from smalltown.mind.places import choose_place
-from smalltown.mind.plan import DayPlan, PlanItem, fit_actions, normalise_blocks
+from smalltown.mind import importance
+from smalltown.mind.places import choose_place, gatherings_on
+from smalltown.mind.plan import DayPlan, PlanItem, fit_actions, minute_of, normalise_blocks
 from smalltown.mind.records import record
+from smalltown.mind.state import Action, Pending
 from smalltown.world.model import address, pretty
 
 if TYPE_CHECKING:
-    from smalltown.mind.agent import Action, Mind
+    from smalltown.mind.agent import Mind
 
 __all__ = ["action_at", "hhmm", "plan_day", "replan", "unplanned"]
 DONE_SHOWN = 6  # the latest actions of an activity a decomposition is shown
@@ -39,10 +41,6 @@ WINDOW = 120  # minutes of one activity decomposed at a time (its hour-long bloc
 
 def _day(now: datetime) -> str:
     return now.strftime("%A %B %-d, %Y")
-
-
-def _minute(now: datetime) -> int:
-    return now.hour * 60 + now.minute
 
 
 def _midnight(now: datetime) -> datetime:
@@ -55,6 +53,13 @@ def as_block(span: list[PlanItem]) -> Block:
                  activity=span[0].activity[:60] or "-", place=span[0].place)
 
 
+def standing_intentions(mind: "Mind", now: datetime) -> list[Record]:
+    """Inner voices whispered today (or since yesterday morning): intentions that still stand."""
+    since = (now - timedelta(days=1)).date()
+    return [Record(id=i.id, time=i.time, kind="reflection", text=i.text, score=1.0)
+            for i in mind.state.intentions if i.time.date() >= since]
+
+
 # --- the day ------------------------------------------------------------------------------------
 
 
@@ -63,8 +68,8 @@ def yesterday(mind: "Mind", now: datetime) -> list[Record]:
     plan's activities as they ended up), the conversations had, and what stood out."""
     day: date = (now - timedelta(days=1)).date()
     out: list[Record] = []
-    plan = mind.plan
-    if plan is not None and plan.date == day.isoformat():
+    plan = mind.state.plan
+    if plan is not None and plan.date == day:
         base = datetime.combine(day, time())
         for span in plan.spans():
             if span[0].activity == SLEEPING:
@@ -88,11 +93,11 @@ def plan_day(mind: "Mind", now: datetime) -> DayPlan:
     mind.settle()
     mind.refresh_summary(now)
     date_text = _day(now)
-    places = list(mind.known.tree)
+    places = list(mind.state.known.tree)
     context = mind.retrieve(f"{mind.name}'s plans, appointments and events on {date_text}", now,
                             mind.settings.plan_context_k, "plan")
-    gatherings = mind.gatherings_on(now.date())
-    intentions = mind.intention_records(now)
+    gatherings = gatherings_on(mind, now.date())
+    intentions = standing_intentions(mind, now)
     daily = mind.ask(DailyPlan(persona=mind.persona, now=now, known_places=places, yesterday=yesterday(mind, now),
                                context=context, gatherings=gatherings, intentions=intentions))
     items = [(s.time, s.activity) for s in daily.items]
@@ -106,8 +111,8 @@ def plan_day(mind: "Mind", now: datetime) -> DayPlan:
     # block, asleep
     first = min((r[0] for r in raw), default=daily.wake_up_hour * 60)
     blocks = normalise_blocks(raw, 0, sleep_until=first, home=mind.persona.home)
-    carried = mind.plan.tail() if mind.plan is not None else []
-    plan = DayPlan(now.date().isoformat(), daily.wake_up_hour, items, blocks, carried)
+    carried = mind.state.plan.tail() if mind.state.plan is not None else []
+    plan = DayPlan(now.date(), daily.wake_up_hour, items, blocks, carried)
     _remember_schedule(mind, plan, f"{mind.name}'s schedule for {date_text}", now, [level1[0].id])
     return plan
 
@@ -118,7 +123,8 @@ def _raw(mind: "Mind", blocks: list[Block], from_minute: int) -> list[tuple[int,
         h, m = map(int, b.start.split(":"))
         if h * 60 + m < from_minute:
             mind.note(f"block at {b.start} is before {hhmm(from_minute)}: moved to it")
-        raw.append((max(h * 60 + m, from_minute), b.minutes, b.activity, b.place if b.place in mind.known.tree else ""))
+        place = b.place if b.place in mind.state.known.tree else ""
+        raw.append((max(h * 60 + m, from_minute), b.minutes, b.activity, place))
     return raw
 
 
@@ -126,7 +132,7 @@ def _remember_schedule(mind: "Mind", plan: DayPlan, title: str, now: datetime, e
                        start: int = 0) -> None:
     lines = [f"{hhmm(s[0].start)} {s[0].activity}" + (f" at {s[0].place}" if s[0].place else "")
              for s in plan.spans() if s[-1].end > start]
-    mind.schedule_memory = mind.remember("plan", [f"{title}: " + "; ".join(lines)], now, evidence)[0].id
+    mind.state.schedule_memory = mind.remember("plan", [f"{title}: " + "; ".join(lines)], now, evidence)[0].id
 
 
 # --- the action now -----------------------------------------------------------------------------
@@ -134,24 +140,25 @@ def _remember_schedule(mind: "Mind", plan: DayPlan, title: str, now: datetime, e
 
 def action_at(mind: "Mind", now: datetime, current: str) -> tuple[str, str, datetime]:
     """(activity, object address, until when) for `now`, from today's plan (made if need be)."""
-    if mind.plan is None or mind.plan.date != now.date().isoformat():
-        mind.plan = plan_day(mind, now)
-    plan = mind.plan
-    minute = _minute(now)
+    if mind.state.plan is None or mind.state.plan.date != now.date():
+        mind.state.plan = plan_day(mind, now)
+    plan = mind.state.plan
+    minute = minute_of(now)
     block = plan.block_at(minute)
     assert block is not None  # normalise_blocks covers the whole day
-    was = plan.block_at(_minute(mind.action.start)) if mind.action and mind.action.start.date() == now.date() else None
+    doing = mind.state.action
+    was = plan.block_at(minute_of(doing.start)) if doing and doing.start.date() == now.date() else None
     if block.actions is None:
         if block.activity == SLEEPING or block.minutes <= 15 or block.address:
             where = block.address or _object_for(mind, block, current)
             block.actions = [PlanItem(block.start, block.minutes, block.activity, where)]
             if was is not block:
-                mind.settle_if_due(now)
+                importance.settle_if_due(mind, now)
         else:
             _decompose(mind, block, now, current)  # rates what is waiting, in the same call
             mind.settle(rated_only=True)
     elif was is not block:
-        mind.settle_if_due(now)  # a new block: a good moment to file what was noted
+        importance.settle_if_due(mind, now)  # a new block: a good moment to file what was noted
     actions = block.actions
     i = next((k for k, a in enumerate(actions) if a.start <= minute < a.end), len(actions) - 1)
     sub = actions[i]
@@ -165,16 +172,16 @@ def action_at(mind: "Mind", now: datetime, current: str) -> tuple[str, str, date
 def _object_for(mind: "Mind", block: PlanItem, current: str) -> str:
     """Where a block that is not decomposed (sleep, a short block) is done: in its place, the
     arena and the object chosen (SPEC 7); sleep goes on in the bed it started in."""
-    a = mind.action
+    a = mind.state.action
     if block.activity == SLEEPING and a is not None and a.asleep and a.address:
         return a.address
-    return choose_place(mind.asker, mind.name, mind.persona, mind.known, block.activity, current,
-                        mind.place_answers, sector=block.place if block.place in mind.known.tree else "",
+    return choose_place(mind.asker, mind.name, mind.persona, mind.state.known, block.activity, current,
+                        mind.state.place_answers, sector=block.place if block.place in mind.state.known.tree else "",
                         now=block_time(mind, block))
 
 
 def block_time(mind: "Mind", block: PlanItem) -> datetime:
-    base = datetime.fromisoformat(mind.plan.date) if mind.plan else datetime(2000, 1, 1)
+    base = datetime.combine(mind.state.plan.date, time()) if mind.state.plan else datetime(2000, 1, 1)
     return base + timedelta(minutes=block.start)
 
 
@@ -182,11 +189,11 @@ def _decompose(mind: "Mind", block: PlanItem, now: datetime, current: str) -> No
     """Just in time: this block and, when the activity goes on into the next one, that one too
     (at most WINDOW minutes of it), into 5-15 minute actions, each at an object of its place,
     seeing the day around the activity and what is already done of it."""
-    plan = mind.plan
+    plan = mind.state.plan
     assert plan is not None
-    if block.place not in mind.known.tree:
-        sector = choose_place(mind.asker, mind.name, mind.persona, mind.known, block.activity, current,
-                              mind.place_answers, levels=("sector",), now=now)
+    if block.place not in mind.state.known.tree:
+        sector = choose_place(mind.asker, mind.name, mind.persona, mind.state.known, block.activity, current,
+                              mind.state.place_answers, levels=("sector",), now=now)
         for b in plan.span(block):
             b.place = sector
     span = plan.span(block)
@@ -201,8 +208,8 @@ def _decompose(mind: "Mind", block: PlanItem, now: datetime, current: str) -> No
     j = plan.index(last)
     before = as_block(plan.span(plan.blocks[i - 1])) if i > 0 else None
     after = as_block(plan.span(plan.blocks[j + 1])) if j + 1 < len(plan.blocks) else None
-    objects = [f"{arena}: {obj}" for arena, objs in mind.known.tree[block.place].items() for obj in objs]
-    rate = mind.unrated(RATE_PACKED)
+    objects = [f"{arena}: {obj}" for arena, objs in mind.state.known.tree[block.place].items() for obj in objs]
+    rate = importance.unrated(mind, RATE_PACKED)
     window = [block]  # this block, and the next of the same activity while they fit WINDOW
     for b in span:
         if b.start == window[-1].end and b.actions is None and b.end - block.start <= WINDOW:
@@ -212,12 +219,10 @@ def _decompose(mind: "Mind", block: PlanItem, now: datetime, current: str) -> No
                              minutes=part.minutes, place=block.place, objects=objects,
                              activity_start=hhmm(first.start), activity_minutes=last.end - first.start + last.runs_on,
                              done=done, minutes_left=last.end - part.end + last.runs_on, before=before, after=after,
-                             gatherings=mind.gatherings_on(now.date()), intentions=mind.intention_records(now),
+                             gatherings=gatherings_on(mind, now.date()), intentions=standing_intentions(mind, now),
                              rate=rate))
     rated = mind.asker.last_task.rate  # those the prompt had room for
-    if len(out.ratings) == len(rated):
-        mind._importance.update((r.text, x) for r, x in zip(rated, out.ratings))
-    elif rated:
+    if not importance.packed(mind, rated, out.ratings) and rated:
         mind.note(f"{len(out.ratings)} ratings for {len(rated)} memories; they are asked again")
     default = next((a.address for b in reversed(span) for a in reversed(b.actions or [])), "")
     if not default:
@@ -228,7 +233,7 @@ def _decompose(mind: "Mind", block: PlanItem, now: datetime, current: str) -> No
         if not where:
             mind.note(f"object {a.object!r} is not at {block.place}; used the previous one")
         elif a.state.strip():  # packed: what the object does meanwhile, asked no more
-            mind.object_states.setdefault(f"{where.rsplit(':', 1)[-1]}\x1f{a.activity}", a.state.strip())
+            mind.state.object_states.setdefault(f"{where.rsplit(':', 1)[-1]}\x1f{a.activity}", a.state.strip())
         raw.append((a.activity, a.minutes, where or (raw[-1][2] if raw else default)))
     actions, fixed = fit_actions(raw, part, default)
     if fixed:
@@ -238,8 +243,9 @@ def _decompose(mind: "Mind", block: PlanItem, now: datetime, current: str) -> No
                      for a in actions if a.start < b.end and b.start < a.end]
     steps = "; ".join(f"{a.activity} ({a.minutes} min)" for a in actions)
     # rated with the next batch: nothing cites this record at once
-    mind.pending.append(("plan", f"From {hhmm(part.start)} to {hhmm(part.end)} {mind.name} will: {steps}",
-                         now.isoformat(" "), [mind.schedule_memory] if mind.schedule_memory else []))
+    # (its facts are not learned before it is filed: a plan is not news)
+    mind.state.pending.append(Pending("plan", f"From {hhmm(part.start)} to {hhmm(part.end)} {mind.name} will: {steps}",
+                                      now, [mind.state.schedule_memory] if mind.state.schedule_memory else []))
 
 
 def _short(addr: str) -> str:
@@ -259,11 +265,11 @@ def replan(mind: "Mind", now: datetime, reason: list[Record], reaction: str = ""
     """After a reaction, a conversation that changes the day, or an inner voice: the rest of the
     day is planned again from this moment (SPEC 4). False when there is no plan of today's to
     redo (planning ablated, or before the day's plan)."""
-    plan = mind.plan
-    if not mind.settings.planning or plan is None or plan.date != now.date().isoformat():
+    plan = mind.state.plan
+    if not mind.settings.planning or plan is None or plan.date != now.date():
         return False
     mind.settle()
-    minute = _minute(now)
+    minute = minute_of(now)
     lived: list[PlanItem] = []
     for b in plan.blocks:
         if b.start >= minute:
@@ -279,14 +285,15 @@ def replan(mind: "Mind", now: datetime, reason: list[Record], reaction: str = ""
             if lived[-1].actions and kept.actions:
                 lived[-1].actions[-1].minutes += kept.minutes
     done = [as_block(s) for s in DayPlan(plan.date, plan.wake_up_hour, [], lived).spans()]
-    places = list(mind.known.tree)
+    places = list(mind.state.known.tree)
+    doing = mind.state.action
     hourly = mind.ask(HourlySchedule(
         persona=mind.persona, now=now, wake_up_hour=plan.wake_up_hour,
         daily_plan=[PlanStep(time=t if _hhmm_ok(t) else f"{plan.wake_up_hour:02d}:00", activity=a[:60] or "-")
                     for t, a in plan.items],
-        known_places=places, gatherings=mind.gatherings_on(now.date()), intentions=mind.intention_records(now),
+        known_places=places, gatherings=gatherings_on(mind, now.date()), intentions=standing_intentions(mind, now),
         from_time=hhmm(minute), done=done, reason=reason, reaction=reaction[:200],
-        place=pretty(":".join(mind.action.address.split(":")[:2])) if mind.action and mind.action.address else ""))
+        place=pretty(":".join(doing.address.split(":")[:2])) if doing and doing.address else ""))
     plan.blocks = normalise_blocks(_raw(mind, hourly.blocks, minute), minute, before=lived, home=mind.persona.home)
     if first_address:  # a reaction to an object: done at that object
         nxt = plan.block_at(minute)
@@ -294,10 +301,10 @@ def replan(mind: "Mind", now: datetime, reason: list[Record], reaction: str = ""
             nxt.address, nxt.place = first_address, first_address.split(":")[0]
             nxt.actions = [PlanItem(nxt.start, nxt.minutes, nxt.activity, first_address)]
     _remember_schedule(mind, plan, f"{mind.name}'s revised schedule from {hhmm(minute)}", now,
-                       [r.id for r in reason if r.id] + ([mind.schedule_memory] if mind.schedule_memory else []),
+                       [r.id for r in reason if r.id] + ([schedule] if (schedule := mind.state.schedule_memory) else []),
                        minute)
-    if mind.action is not None:
-        mind.action.end = now  # decide again now
+    if mind.state.action is not None:
+        mind.state.action.end = now  # decide again now
     return True
 
 
@@ -308,17 +315,17 @@ def _hhmm_ok(t: str) -> bool:
 # --- the no-planning ablation -------------------------------------------------------------------
 
 
-def unplanned(mind: "Mind", now: datetime, current: str) -> tuple["Action", bool]:
+def unplanned(mind: "Mind", now: datetime, current: str) -> tuple[Action, bool]:
     """The next action from the moment only."""
     mind.settle()
     recent = [record(mind.lore, m, i / 10) for i, m in enumerate(mind.memory.recent(10), 1)]
     out = mind.ask(NextAction(persona=mind.persona, now=now,
-                              status=gerund(mind.action.activity) if mind.action else "just waking up",
-                              recent=recent, known_places=list(mind.known.tree)))
+                              status=gerund(mind.state.action.activity) if mind.state.action else "just waking up",
+                              recent=recent, known_places=list(mind.state.known.tree)))
     end = now + timedelta(minutes=out.minutes)
-    if mind.action and mind.action.activity == out.activity:
-        mind.action.end = end
-        return mind.action, False
-    where = choose_place(mind.asker, mind.name, mind.persona, mind.known, out.activity, current,
-                         mind.place_answers, now=now)
+    if mind.state.action and mind.state.action.activity == out.activity:
+        mind.state.action.end = end
+        return mind.state.action, False
+    where = choose_place(mind.asker, mind.name, mind.persona, mind.state.known, out.activity, current,
+                         mind.state.place_answers, now=now)
     return mind.start(out.activity, where, now, end), True

@@ -69,7 +69,7 @@ def scored(lore: Lore, results: list[Scored]) -> list[Record]:
     return [record(lore, s.memory, s.total) for s in results]
 
 
-def pending(lore: Lore, kind: str, text: str, when: str, score: float = 0.0) -> Record:
+def pending(lore: Lore, kind: str, text: str, when: datetime, score: float = 0.0) -> Record:
     """A record noted but not filed yet (no id, no rating)."""
     about, facts = lore.tags(text)
-    return Record(time=datetime.fromisoformat(when), kind=kind, text=text, score=score, about=about, facts=facts)
+    return Record(time=when, kind=kind, text=text, score=score, about=about, facts=facts)

@@ -14,7 +14,15 @@ if TYPE_CHECKING:
     from smalltown.mind.agent import Mind
 
 
+def due(mind: "Mind") -> bool:
+    """Checked every tick; counts only settled records, so it costs nothing in between."""
+    return mind.settings.reflection and mind.state.since_reflection > mind.settings.reflection_threshold
+
+
 def reflect(mind: "Mind", now: datetime) -> list[Memory]:
+    """Everything waiting is filed first; the count towards the next reflection starts again."""
+    mind.settle()
+    mind.state.since_reflection = 0
     s = mind.settings
     recent = mind.memory.recent(s.reflection_recent)
     # the most recent first to stay when a window is small: the score is the recency order

@@ -1,39 +1,30 @@
-"""Reacting and dialogue (SPEC 5).
+"""Dialogue (SPEC 5), once an agent has decided to talk (see `react`).
 
-Whether to react to an observation, from two retrievals (the relationship, what is seen), the
-last talk with the one seen and the news not yet told them. A conversation is generated line by
+A conversation is generated line by
 line, each with its situation: what both were doing, why the talk started, the speaker's view of
 the listener (the initiator's from its decision to talk, the other's asked with its first line),
 their last talk, what the speaker already told the listener, its news and what it retrieves
 about the listener and the last line. Each line says which remembered items it passes on, so
 what was told is known without reading the words. Afterwards each side remembers a summary
-(not the transcript) and what it learned, with evidence, and re-plans if the talk changed its day.
+(not the transcript) and what it learned, with evidence, re-plans if the talk changed its day,
+and both stand talking for as long as the lines took.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from smalltown.lang import gerund
-from smalltown.llm.tasks import LastTalk, Line, React, ReactOut, Record, SummarizeConversation, Utterance
+from smalltown.llm.tasks import LastTalk, Line, Record, SummarizeConversation, Utterance
 from smalltown.mind.memory import Memory
-from smalltown.world.perception import Seen
+from smalltown.mind.records import record
+from smalltown.mind.state import Action, Talk, talking_with
 
 if TYPE_CHECKING:
     from smalltown.mind.agent import Mind
 
 MAX_NEWS = 3  # news items a prompt offers at once
-
-
-@dataclass
-class Reaction:
-    """What the mind decided about one observation."""
-
-    observed: str  # an agent's name or an object's address
-    is_agent: bool
-    answer: ReactOut
 
 
 @dataclass
@@ -56,6 +47,7 @@ class Conversation:
     learned: dict[str, list[Memory]] = field(default_factory=dict)  # what each side heard that was new
     relationships: dict[str, str] = field(default_factory=dict)  # each side's view of the other
     plan_changes: dict[str, bool] = field(default_factory=dict)
+    replanned: dict[str, bool] = field(default_factory=dict)  # whose day was planned again after it
 
     @property
     def minutes(self) -> int:
@@ -69,11 +61,11 @@ class Conversation:
 def news_for(mind: "Mind", other: str) -> list[Record]:
     """The declared facts `mind` knows and has not told `other` (nor heard from them), each as its
     latest record about it; never a fact about `other` or a gathering `other` hosts."""
-    told = mind.told.get(other, {})
+    told = mind.state.told.get(other, {})
     out = []
-    for name, rec in mind._facts.items():
+    for name, rec in mind.facts.items():
         fact = mind.lore.facts.get(name)
-        if fact is None or name in told or mind.heard.get(name) == other or fact.subject == other:
+        if fact is None or name in told or mind.state.heard.get(name) == other or fact.subject == other:
             continue
         if any(g.host == other for g in mind.lore.announced(name)):
             continue
@@ -82,10 +74,11 @@ def news_for(mind: "Mind", other: str) -> list[Record]:
 
 
 def already_told(mind: "Mind", other: str) -> list[Record]:
-    return [mind._facts[f].model_copy(update={"score": 100.0}) for f in mind.told.get(other, {}) if f in mind._facts]
+    return [mind.facts[f].model_copy(update={"score": 100.0}) for f in mind.state.told.get(other, {})
+            if f in mind.facts]
 
 
-def _facts_of(mind: "Mind", records: list[Record], lines: list["Said"] = ()):
+def facts_of(mind: "Mind", records: list[Record], lines: list["Said"] = ()):
     """The declared facts records are about, and the lines so far passed on."""
     names = list(dict.fromkeys([*(f for r in records for f in r.facts), *(f for x in lines for f in x.facts)]))
     return [mind.lore.fact(n) for n in names if n in mind.lore.facts]
@@ -98,37 +91,8 @@ def own(doing: str, name: str) -> str:
 
 
 def last_talk(mind: "Mind", other: str) -> LastTalk | None:
-    t = mind.talks.get(other)
-    return LastTalk(time=datetime.fromisoformat(t["time"]), summary=t["summary"]) if t else None
-
-
-# --- reacting ------------------------------------------------------------------------------------
-
-
-def consider(mind: "Mind", seen: Seen, is_agent: bool, now: datetime, place: str, state: str) -> Reaction:
-    """SPEC 5: continue or react, given a context from two retrievals. `state`: what the other
-    agent is doing, or the object's state."""
-    # no settle here: the context (the relationship, the observed's doing) lives in what is
-    # already remembered, and a rating call per encounter would double the cost of reacting
-    k = mind.settings.react_k
-    what = f"the {seen.subject.split(':')[-1]} is {state}" if not is_agent else seen.description
-    queries = [f"What is {mind.name}'s relationship with {seen.subject}?" if is_agent else seen.description,
-               seen.description if is_agent else f"{mind.name} and {what}"]
-    context: dict[int, Record] = {}
-    for q in queries:
-        for r in mind.retrieve(q, now, k, "react"):
-            if r.id not in context or context[r.id].score < r.score:
-                context[r.id] = r
-    news = news_for(mind, seen.subject) if is_agent else []
-    status = gerund(mind.action.activity) if mind.action else "nothing in particular"
-    answer = mind.ask(React(persona=mind.persona, now=now, status=status, place=place,
-                            observation=seen.description, observed=seen.subject, observed_is_agent=is_agent,
-                            observed_state=state, context=list(context.values()),
-                            last_talk=last_talk(mind, seen.subject) if is_agent else None,
-                            news=news, facts=_facts_of(mind, news)))
-    if not answer.react:
-        mind.declined[seen.subject] = now.isoformat(" ")
-    return Reaction(seen.subject, is_agent, answer)
+    t = mind.state.talks.get(other)
+    return LastTalk(time=t.time, summary=t.summary) if t else None
 
 
 # --- a conversation ------------------------------------------------------------------------------
@@ -164,7 +128,7 @@ def converse(a: "Mind", b: "Mind", now: datetime, place: str, reason: str, doing
             listener_doing=doing.get(listener.name, "nothing in particular"),
             relationship=conv.relationships.get(speaker.name, ""), last_talk=last_talk(speaker, listener.name),
             already_told=already_told(speaker, listener.name), news=news,
-            facts=(facts := _facts_of(speaker, news, conv.lines)),
+            facts=(facts := facts_of(speaker, news, conv.lines)),
             gatherings=[g for f in facts for g in speaker.lore.announced(f.name)],
             memories=list(memories.values()),
             transcript=[Line(speaker=x.speaker, text=x.text, facts=x.facts) for x in conv.lines]))
@@ -173,7 +137,7 @@ def converse(a: "Mind", b: "Mind", now: datetime, place: str, reason: str, doing
         told = [items[i - 1] for i in dict.fromkeys(out.tells) if 1 <= i <= len(items)]
         facts = tuple(dict.fromkeys(f for r in told for f in r.facts))
         for f in facts:
-            speaker.told.setdefault(listener.name, {})[f] = now.isoformat(" ")
+            speaker.state.told.setdefault(listener.name, {})[f] = now
         if speaker.name not in conv.relationships and out.relationship.strip():
             conv.relationships[speaker.name] = out.relationship.strip()
         conv.lines.append(Said(speaker.name, out.utterance.strip(), [r.id for r in told if r.id], facts))
@@ -182,6 +146,8 @@ def converse(a: "Mind", b: "Mind", now: datetime, place: str, reason: str, doing
     lines = [Line(speaker=x.speaker, text=x.text, facts=x.facts) for x in conv.lines]
     for me, other in ((a, b), (b, a)):
         _remember(me, other, conv, lines, knew[me.name], now)
+    for me, other in ((a, b), (b, a)):
+        _carry_on(me, other, conv, now)
     return conv
 
 
@@ -203,7 +169,21 @@ def _remember(me: "Mind", other: "Mind", conv: Conversation, lines: list[Line], 
                         ratings=[r for _, r in learned]) if learned else []
     for m in heard:
         for f in me.lore.tags(m.description)[1]:
-            me.heard.setdefault(f, other.name)
+            me.state.heard.setdefault(f, other.name)
     conv.learned[me.name] = heard
     conv.plan_changes[me.name] = out.plan_changes
-    me.talks[other.name] = {"time": now.isoformat(" "), "summary": out.summary.strip()}
+    me.state.talks[other.name] = Talk(now, out.summary.strip())
+
+
+def _carry_on(me: "Mind", other: "Mind", conv: Conversation, now: datetime) -> None:
+    """After the talk: the day planned again from here if what was said changes it, and the two
+    stand talking for as long as the lines took (the plan picks up again when that ends)."""
+    replanned = False
+    if conv.plan_changes.get(me.name):
+        reason = [record(me.lore, m, 1.0) for m in [conv.chats[me.name], *conv.learned[me.name]]]
+        replanned = me.replan(now, reason)
+    conv.replanned[me.name] = replanned
+    state = me.state
+    state.last_chat[other.name] = now
+    state.action = Action(talking_with(other.name), state.action.address if state.action else "", now,
+                          now + timedelta(minutes=conv.minutes))

@@ -7,7 +7,8 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from smalltown.lang import doing
-from smalltown.mind.agent import Action, Mind
+from smalltown.mind.agent import Mind
+from smalltown.mind.state import Action
 from smalltown.world.model import AgentSpec, Tile
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from smalltown.mind.records import Lore, record
-from smalltown.mind.talk import consider, converse
+from smalltown.mind.react import act_on, consider, may_consider, may_talk_to
+from smalltown.mind.records import Lore
+from smalltown.mind.talk import converse
 from smalltown.sim.agent import Agent
 from smalltown.sim.changes import Changes
 from smalltown.sim.movement import Movement
@@ -40,25 +41,24 @@ class Encounters:
                 other = self.by_name.get(s.subject)
                 if other is not None:
                     if (other.action is None or other.asleep or other.name in talked or other.action.talking
-                            or not agent.mind.may_talk_to(other.name, now)):
+                            or not may_talk_to(agent.mind, other.name, now)):
                         continue
                 elif not self.objects.unusual(s.subject, self.agents):
                     continue
-                if not agent.mind.may_consider(s.subject, now):
+                if not may_consider(agent.mind, s.subject, now):
                     continue
                 state = other.doing if other is not None else self.objects.states[s.subject]
                 reaction = consider(agent.mind, s, other is not None, now, self.place(agent), state)
                 changes.changed.add(agent.name)
                 answer = reaction.answer
-                if answer.react and answer.talk and other is not None:
+                if reaction.talks and other is not None:
                     self.converse(agent, other, now, changes, s.description, answer.opening,
                                   answer.context_summary)
                     talked |= {agent.name, other.name}
-                elif answer.react and answer.reaction:
+                elif reaction.acts:
                     changes.emit(agent.name, "reacted", f"{agent.name} reacts to {s.description}: {answer.reaction}",
                                  observed=s.subject, reaction=answer.reaction)
-                    if agent.mind.replan(now, [], reaction=answer.reaction,
-                                         first_address="" if other else s.subject):
+                    if act_on(agent.mind, reaction, now):
                         changes.emit(agent.name, "replanned", f"{agent.name} re-plans the rest of the day",
                                      reason=answer.reaction)
                 break  # one observation considered per tick
@@ -78,15 +78,12 @@ class Encounters:
             listener = b.name if line.speaker == a.name else a.name
             changes.emit(line.speaker, "said", f"{line.speaker}: {line.text}", to=listener, place=place,
                          conversation=index, tells=line.tells)
-        for me, other in ((a, b), (b, a)):
-            if conv.plan_changes.get(me.name):  # what was said changes the day: planned again from here
-                chat = conv.chats[me.name]
-                reason_records = [record(self.lore, m, 1.0) for m in [chat, *conv.learned[me.name]]]
-                if me.mind.replan(now, reason_records):
-                    changes.emit(me.name, "replanned", f"{me.name} re-plans the rest of the day",
-                                 reason=chat.description)
-            self.movement.halt(me)
-            action = me.mind.talk(other.name, now, conv.minutes)
+        for me in (a, b):
+            if conv.replanned[me.name]:  # what was said changed the day: planned again from here
+                changes.emit(me.name, "replanned", f"{me.name} re-plans the rest of the day",
+                             reason=conv.chats[me.name].description)
+            self.movement.halt(me)  # both stand talking (the mind set the action)
+            action = me.mind.action
             changes.emit(me.name, "started", f"{me.name}: {action.activity}", activity=action.activity,
                          address=action.address, end=action.end.strftime(TIME_FMT))
             changes.changed.add(me.name)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Iterable
 
 from smalltown.lang import doing
-from smalltown.mind.agent import TALKING, Action
+from smalltown.mind.state import Action, partner_of
 from smalltown.mind.memory import Memory
 from smalltown.sim.events import Event
 from smalltown.store.conversations import Conversation
@@ -44,6 +44,11 @@ class AgentAt:
     dest: Tile | None  # where it is walking to
     walking: bool
     path: tuple[Tile, ...] = ()  # the tiles still to walk
+
+    @property
+    def talking(self) -> bool:
+        """In a conversation (its action is one)."""
+        return partner_of(self.activity) is not None
 
     @property
     def doing(self) -> str:
@@ -207,7 +212,7 @@ class History:
             elif kind == "started":
                 activity, address = data.get("activity"), data.get("address")
                 cur.acts[agent] = (_describe(activity, address), activity, address)
-                if activity and activity.startswith(TALKING):  # a conversation stops a walk
+                if partner_of(activity) is not None:  # a conversation stops a walk
                     cur.walks[agent] = []
                     cur.dests[agent] = None
             elif kind == "moved":

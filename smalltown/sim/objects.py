@@ -56,4 +56,4 @@ class Objects:
         if state == self.world.objects[address].initial_state:
             return False
         key = self.world.objects[address].name + "\x1f"
-        return not any(v == state for a in agents for k, v in a.mind.object_states.items() if k.startswith(key))
+        return not any(v == state for a in agents for k, v in a.mind.state.object_states.items() if k.startswith(key))

@@ -3,7 +3,7 @@ before a save's agents are brought back to life: a stranger's save whose state h
 a number, or an intention without a time, is refused naming the agent and the field, instead of
 crashing a resume, an inspect or an interview half-way.
 
-Mirrors Mind.to_json and Agent.state_json (mind/agent.py, sim/agent.py). Keys may be missing
+Mirrors AgentState's codec and Agent.state_json (mind/state.py, sim/agent.py). Keys may be missing
 (older saves), unknown keys are ignored; what is there must have the type the code reads."""
 
 from __future__ import annotations
@@ -26,7 +26,12 @@ def _stamp(text: str) -> str:
     return text
 
 
+def _day(text: str) -> str:
+    return _stamp(text + " 00:00:00")[:10] if text else text
+
+
 Stamp = Annotated[str, AfterValidator(_stamp)]
+Day = Annotated[str, AfterValidator(_day)]  # a game day (YYYY-MM-DD); "" for none where allowed
 Minute = Annotated[int, Field(ge=-2 * 1440, le=2 * 1440)]  # within a day (a night's work counts back)
 Id = Annotated[int, Field(ge=0)]
 
@@ -55,7 +60,7 @@ class PlanItemShape(_Shape):
 
 
 class PlanShape(_Shape):
-    date: Annotated[str, AfterValidator(lambda d: _stamp(d + " 00:00:00")[:10])]
+    date: Annotated[str, Field(min_length=1), AfterValidator(_day)]
     wake_up_hour: Annotated[int, Field(ge=0, le=23)]
     items: list[tuple[str, str] | str]
     blocks: list[PlanItemShape]
@@ -86,7 +91,7 @@ class AgentStateShape(_Shape):
     plan: Optional[PlanShape | Empty] = None
     action: Optional[ActionShape | Empty] = None
     summary: str = ""
-    summary_date: str = ""
+    summary_date: Day = ""
     since_reflection: int = 0
     last_chat: dict[str, Stamp] = {}
     talks: dict[str, TalkShape] = {}

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Callable
 
 from smalltown.llm.backend import Backend, Stopped, capabilities
-from smalltown.mind.agent import Action
+from smalltown.mind.state import Action
 from smalltown.sim.agent import Agent
 from smalltown.world.model import World
 

@@ -15,7 +15,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 
 from smalltown.sim.clock import clock_near
-from smalltown.mind.agent import TALKING
 from smalltown.shown import shown, shown_text
 from smalltown.sim.history import History, StateAt
 from smalltown.tui.screens.forms import AskScreen
@@ -39,7 +38,7 @@ def frame_at(history: History, state: StateAt, events: tuple = (), playing: bool
         activity = a.activity or ""
         agents.append(AgentView(
             name, a.tile, a.action, a.doing, asleep=activity == "sleeping" and not a.walking,
-            walking=a.walking, talking=activity.startswith(TALKING),
+            walking=a.walking, talking=a.talking,
             path=a.path,
             action_address=a.address))
     since = max(-1, state.tick - CHANGED_TICKS)

@@ -111,6 +111,7 @@ case("agent-state-action-shape", "state: action", f"UPDATE agents SET state = js
 case("agent-state-known-shape", "state: known", f"UPDATE agents SET state = json_set(state, '$.known', json('[1]')) WHERE {JOHN}", level="world")
 case("agent-state-intention-time", "state: intentions", f"UPDATE agents SET state = json_set(state, '$.intentions', "
      f"json('[{{\"id\": 1, \"time\": \"soon\", \"text\": \"x\"}}]')) WHERE {JOHN}", level="world")
+case("agent-state-summary-date", "state: summary_date", f"UPDATE agents SET state = json_set(state, '$.summary_date', 'soon') WHERE {JOHN}", level="world")
 case("agent-state-pending-shape", "state: pending", f"UPDATE agents SET state = json_set(state, '$.pending', json('[[1]]')) WHERE {JOHN}", level="world")
 case("agent-state-deep", "state: JSON nested deeper",
      f"UPDATE agents SET state = json_set(state, '$.recent', json(printf('%.500c', '[') || printf('%.500c', ']'))) WHERE {JOHN}")

@@ -1,0 +1,83 @@
+"""Reacting (SPEC 5): whether an agent is open to weighing what it sees, and whether to go on with
+its action or react to it, from two retrievals (the relationship, what is seen), the last talk with
+the one seen and the news not yet told them. Talking is one reaction (see `talk`); any other is
+done by re-planning the rest of the day from the moment.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
+
+from smalltown.lang import gerund
+from smalltown.llm.tasks import React, ReactOut, Record
+from smalltown.mind.talk import facts_of, last_talk, news_for
+from smalltown.world.perception import Seen
+
+if TYPE_CHECKING:
+    from smalltown.mind.agent import Mind
+
+
+@dataclass
+class Reaction:
+    """What the mind decided about one observation."""
+
+    observed: str  # an agent's name or an object's address
+    is_agent: bool
+    answer: ReactOut
+
+    @property
+    def talks(self) -> bool:
+        return self.answer.react and self.answer.talk and self.is_agent
+
+    @property
+    def acts(self) -> bool:
+        """A reaction other than talking, done by re-planning."""
+        return self.answer.react and bool(self.answer.reaction) and not self.talks
+
+
+def may_talk_to(mind: "Mind", other: str, now: datetime) -> bool:
+    last = mind.state.last_chat.get(other)
+    return last is None or now - last >= timedelta(hours=mind.settings.chat_cooldown_hours)
+
+
+def may_consider(mind: "Mind", subject: str, now: datetime) -> bool:
+    """Having just decided not to react to someone or something, the agent does not weigh it
+    again at once (the decision stands for `react_cooldown_hours`)."""
+    last = mind.state.declined.get(subject)
+    return last is None or now - last >= timedelta(hours=mind.settings.react_cooldown_hours)
+
+
+def consider(mind: "Mind", seen: Seen, is_agent: bool, now: datetime, place: str, state: str) -> Reaction:
+    """SPEC 5: continue or react, given a context from two retrievals. `state`: what the other
+    agent is doing, or the object's state."""
+    # no settle here: the context (the relationship, the observed's doing) lives in what is
+    # already remembered, and a rating call per encounter would double the cost of reacting
+    k = mind.settings.react_k
+    what = f"the {seen.subject.split(':')[-1]} is {state}" if not is_agent else seen.description
+    queries = [f"What is {mind.name}'s relationship with {seen.subject}?" if is_agent else seen.description,
+               seen.description if is_agent else f"{mind.name} and {what}"]
+    context: dict[int, Record] = {}
+    for q in queries:
+        for r in mind.retrieve(q, now, k, "react"):
+            if r.id not in context or context[r.id].score < r.score:
+                context[r.id] = r
+    news = news_for(mind, seen.subject) if is_agent else []
+    action = mind.state.action
+    status = gerund(action.activity) if action else "nothing in particular"
+    answer = mind.ask(React(persona=mind.persona, now=now, status=status, place=place,
+                            observation=seen.description, observed=seen.subject, observed_is_agent=is_agent,
+                            observed_state=state, context=list(context.values()),
+                            last_talk=last_talk(mind, seen.subject) if is_agent else None,
+                            news=news, facts=facts_of(mind, news)))
+    if not answer.react:
+        mind.state.declined[seen.subject] = now
+    return Reaction(seen.subject, is_agent, answer)
+
+
+def act_on(mind: "Mind", reaction: Reaction, now: datetime) -> bool:
+    """A reaction other than talking: the rest of the day planned again from now (to an object:
+    begun at that object). True if there was a plan of today's to redo."""
+    return mind.replan(now, [], reaction=reaction.answer.reaction,
+                       first_address="" if reaction.is_agent else reaction.observed)

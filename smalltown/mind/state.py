@@ -1,0 +1,168 @@
+"""One agent's state as plain data: what a mind knows, plans and remembers between ticks, and the
+one codec between it and the JSON the save keeps (the agents table's `state`).
+
+Inside the program times are `datetime`s and days are `date`s; text only in the JSON. The JSON
+written is what earlier versions wrote, key for key and in the same order (a resumed run and a
+fresh one must give the same save), and what they wrote still loads: a missing key is its
+default (`sim/shapes.py` checks a stranger's save against the same fields before it gets here).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from datetime import date, datetime
+
+from smalltown.mind.places import KnownTree
+from smalltown.mind.plan import DayPlan
+from smalltown.world.model import SLEEPING, pretty
+
+_TALKING = "talking with "  # how a conversation is spelt as an activity; read back only here
+
+
+def talking_with(other: str) -> str:
+    """The activity of talking with `other`."""
+    return f"{_TALKING}{other}"
+
+
+def partner_of(activity: str | None) -> str | None:
+    """Whom an activity is a conversation with (None: it is not one)."""
+    if activity and activity.startswith(_TALKING):
+        return activity[len(_TALKING):]
+    return None
+
+
+def stamp(t: datetime) -> str:
+    """A game time as the save keeps it."""
+    return t.isoformat(" ")
+
+
+@dataclass
+class Action:
+    activity: str
+    address: str  # sector:arena:object where it is done
+    start: datetime
+    end: datetime
+
+    def describe(self) -> str:
+        """"<activity> @ sector: arena: object", as the paper shows an action (a conversation
+        happens where the two stand: no object)."""
+        return f"{self.activity} @ {pretty(self.address)}" if self.address else self.activity
+
+    def to_json(self) -> dict:
+        d = asdict(self)
+        d["start"], d["end"] = stamp(self.start), stamp(self.end)
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Action":
+        return cls(d["activity"], d["address"], datetime.fromisoformat(d["start"]),
+                   datetime.fromisoformat(d["end"]))
+
+    @property
+    def asleep(self) -> bool:
+        return self.activity == SLEEPING
+
+    @property
+    def partner(self) -> str | None:
+        """Whom the agent is talking with (None: it is not in a conversation)."""
+        return partner_of(self.activity)
+
+    @property
+    def talking(self) -> bool:
+        return self.partner is not None
+
+
+@dataclass
+class Talk:
+    """The last conversation with someone, as the agent summed it up."""
+
+    time: datetime
+    summary: str
+
+
+@dataclass
+class Intention:
+    """An inner voice the agent was whispered, kept while it stands."""
+
+    id: int  # the memory that holds it
+    time: datetime
+    text: str
+
+
+@dataclass
+class Pending:
+    """A record noted but not yet rated and filed in the memory stream."""
+
+    kind: str
+    text: str
+    time: datetime
+    evidence: list[int] = field(default_factory=list)
+
+
+@dataclass
+class AgentState:
+    known: KnownTree = field(default_factory=lambda: KnownTree({}))  # places and objects' states as seen
+    plan: DayPlan | None = None
+    action: Action | None = None
+    summary: str = ""  # the summary description (SPEC 6), regenerated each morning
+    summary_date: date | None = None  # the day it was made
+    since_reflection: int = 0  # importance filed since the last reflection
+    last_chat: dict[str, datetime] = field(default_factory=dict)  # other -> when they last talked
+    talks: dict[str, Talk] = field(default_factory=dict)  # other -> the last talk with them
+    told: dict[str, dict[str, datetime]] = field(default_factory=dict)  # other -> {fact: when told}
+    heard: dict[str, str] = field(default_factory=dict)  # fact -> who told it
+    intentions: list[Intention] = field(default_factory=list)
+    declined: dict[str, datetime] = field(default_factory=dict)  # subject -> when it chose not to react
+    object_states: dict[str, str] = field(default_factory=dict)  # "object\x1factivity" -> state: answers that repeat
+    place_answers: dict[str, str] = field(default_factory=dict)  # a place question -> its answer
+    pending: list[Pending] = field(default_factory=list)
+    # this agent's importance ratings by text (rated once, per agent); the save keeps only those
+    # of the pending records (rated in an earlier answer, filed at the next settle)
+    ratings: dict[str, int] = field(default_factory=dict)
+    schedule_memory: int | None = None  # the memory holding today's schedule
+
+    def to_json(self) -> dict:
+        return {
+            "known": self.known.tree, "states": self.known.states,
+            "plan": self.plan.to_json() if self.plan else None,
+            "action": self.action.to_json() if self.action else None,
+            "summary": self.summary,
+            "summary_date": self.summary_date.isoformat() if self.summary_date else "",
+            "since_reflection": self.since_reflection,
+            "last_chat": {k: stamp(t) for k, t in self.last_chat.items()},
+            "talks": {k: {"time": stamp(t.time), "summary": t.summary} for k, t in self.talks.items()},
+            "told": {k: {f: stamp(t) for f, t in facts.items()} for k, facts in self.told.items()},
+            "heard": self.heard,
+            "intentions": [{"id": i.id, "time": stamp(i.time), "text": i.text} for i in self.intentions],
+            "declined": {k: stamp(t) for k, t in self.declined.items()},
+            "pending": [(p.kind, p.text, stamp(p.time), p.evidence) for p in self.pending],
+            "object_states": self.object_states,
+            "place_answers": self.place_answers,
+            "pending_ratings": {p.text: self.ratings[p.text] for p in self.pending if p.text in self.ratings},
+            "schedule_memory": self.schedule_memory,
+        }
+
+    @classmethod
+    def from_json(cls, d: dict, known: KnownTree | None = None) -> "AgentState":
+        """The state a save keeps; `known` is the tree to start from when it has none (a save from
+        before spatial memory)."""
+        when = datetime.fromisoformat
+        return cls(
+            known=KnownTree(d["known"], d.get("states", {})) if "known" in d else known or KnownTree({}),
+            plan=DayPlan.from_json(d["plan"]) if d.get("plan") else None,
+            action=Action.from_json(d["action"]) if d.get("action") else None,
+            summary=d.get("summary", ""),
+            summary_date=date.fromisoformat(d["summary_date"]) if d.get("summary_date") else None,
+            since_reflection=d.get("since_reflection", 0),
+            last_chat={k: when(t) for k, t in d.get("last_chat", {}).items()},
+            talks={k: Talk(when(t["time"]), t["summary"]) for k, t in d.get("talks", {}).items()},
+            told={k: {f: when(t) for f, t in facts.items()} for k, facts in d.get("told", {}).items()},
+            heard=dict(d.get("heard", {})),
+            intentions=[Intention(i["id"], when(i["time"]), i["text"]) for i in d.get("intentions", [])],
+            declined={k: when(t) for k, t in d.get("declined", {}).items()},
+            object_states=dict(d.get("object_states", {})),
+            place_answers=dict(d.get("place_answers", {})),
+            pending=[Pending(k, t, when(w), list(e)) for k, t, w, e in d.get("pending", [])],
+            ratings=dict(d.get("pending_ratings", {})),
+            schedule_memory=d.get("schedule_memory"),
+        )
