@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from datetime import date, datetime
 
+from smalltown.llm.tasks import LastTalk
 from smalltown.mind.places import KnownTree
 from smalltown.mind.plan import DayPlan
 from smalltown.world.model import SLEEPING, pretty
@@ -73,14 +74,6 @@ class Action:
 
 
 @dataclass
-class Talk:
-    """The last conversation with someone, as the agent summed it up."""
-
-    time: datetime
-    summary: str
-
-
-@dataclass
 class Intention:
     """An inner voice the agent was whispered, kept while it stands."""
 
@@ -108,7 +101,7 @@ class AgentState:
     summary_date: date | None = None  # the day it was made
     since_reflection: int = 0  # importance filed since the last reflection
     last_chat: dict[str, datetime] = field(default_factory=dict)  # other -> when they last talked
-    talks: dict[str, Talk] = field(default_factory=dict)  # other -> the last talk with them
+    talks: dict[str, LastTalk] = field(default_factory=dict)  # other -> the last talk with them
     told: dict[str, dict[str, datetime]] = field(default_factory=dict)  # other -> {fact: when told}
     heard: dict[str, str] = field(default_factory=dict)  # fact -> who told it
     intentions: list[Intention] = field(default_factory=list)
@@ -155,7 +148,7 @@ class AgentState:
             summary_date=date.fromisoformat(d["summary_date"]) if d.get("summary_date") else None,
             since_reflection=d.get("since_reflection", 0),
             last_chat={k: when(t) for k, t in d.get("last_chat", {}).items()},
-            talks={k: Talk(when(t["time"]), t["summary"]) for k, t in d.get("talks", {}).items()},
+            talks={k: LastTalk(time=when(t["time"]), summary=t["summary"]) for k, t in d.get("talks", {}).items()},
             told={k: {f: when(t) for f, t in facts.items()} for k, facts in d.get("told", {}).items()},
             heard=dict(d.get("heard", {})),
             intentions=[Intention(i["id"], when(i["time"]), i["text"]) for i in d.get("intentions", [])],

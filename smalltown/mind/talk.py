@@ -16,23 +16,17 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from smalltown.llm.tasks import LastTalk, Line, Record, SummarizeConversation, Utterance
+from smalltown.llm import tasks
+from smalltown.llm.tasks import LastTalk, Record, SummarizeConversation, Utterance
 from smalltown.mind.memory import Memory
 from smalltown.mind.records import record
-from smalltown.mind.state import Action, Talk, talking_with
+from smalltown.mind.state import Action, talking_with
+from smalltown.store.conversations import Line
 
 if TYPE_CHECKING:
     from smalltown.mind.agent import Mind
 
 MAX_NEWS = 3  # news items a prompt offers at once
-
-
-@dataclass
-class Said:
-    speaker: str
-    text: str
-    tells: list[int] = field(default_factory=list)  # ids of the memories the line passed on
-    facts: tuple[str, ...] = ()  # the declared facts those were about
 
 
 @dataclass
@@ -42,7 +36,7 @@ class Conversation:
     place: str
     reason: str  # what the initiator noticed
     start: datetime
-    lines: list[Said] = field(default_factory=list)
+    lines: list[Line] = field(default_factory=list)
     chats: dict[str, Memory] = field(default_factory=dict)  # each side's summary, as a chat record
     learned: dict[str, list[Memory]] = field(default_factory=dict)  # what each side heard that was new
     relationships: dict[str, str] = field(default_factory=dict)  # each side's view of the other
@@ -78,7 +72,7 @@ def already_told(mind: "Mind", other: str) -> list[Record]:
             if f in mind.facts]
 
 
-def facts_of(mind: "Mind", records: list[Record], lines: list["Said"] = ()):
+def facts_of(mind: "Mind", records: list[Record], lines: list[Line] = ()):
     """The declared facts records are about, and the lines so far passed on."""
     names = list(dict.fromkeys([*(f for r in records for f in r.facts), *(f for x in lines for f in x.facts)]))
     return [mind.lore.fact(n) for n in names if n in mind.lore.facts]
@@ -91,8 +85,7 @@ def own(doing: str, name: str) -> str:
 
 
 def last_talk(mind: "Mind", other: str) -> LastTalk | None:
-    t = mind.state.talks.get(other)
-    return LastTalk(time=t.time, summary=t.summary) if t else None
+    return mind.state.talks.get(other)
 
 
 # --- a conversation ------------------------------------------------------------------------------
@@ -111,7 +104,7 @@ def converse(a: "Mind", b: "Mind", now: datetime, place: str, reason: str, doing
     knew = {a.name: a.known_facts(), b.name: b.known_facts()}
     speakers = (a, b)
     if opening.strip():
-        conv.lines.append(Said(a.name, opening.strip()))
+        conv.lines.append(Line(a.name, opening.strip()))
     for turn in range(len(conv.lines), 2 * s.dialogue_rounds):
         speaker, listener = speakers[turn % 2], speakers[1 - turn % 2]
         news = news_for(speaker, listener.name)
@@ -131,7 +124,7 @@ def converse(a: "Mind", b: "Mind", now: datetime, place: str, reason: str, doing
             facts=(facts := facts_of(speaker, news, conv.lines)),
             gatherings=[g for f in facts for g in speaker.lore.announced(f.name)],
             memories=list(memories.values()),
-            transcript=[Line(speaker=x.speaker, text=x.text, facts=x.facts) for x in conv.lines]))
+            transcript=[tasks.Line(speaker=x.speaker, text=x.text, facts=x.facts) for x in conv.lines]))
         asked = speaker.asker.last_task  # numbered as its prompt showed them
         items = [*asked.news, *asked.memories]
         told = [items[i - 1] for i in dict.fromkeys(out.tells) if 1 <= i <= len(items)]
@@ -140,10 +133,10 @@ def converse(a: "Mind", b: "Mind", now: datetime, place: str, reason: str, doing
             speaker.state.told.setdefault(listener.name, {})[f] = now
         if speaker.name not in conv.relationships and out.relationship.strip():
             conv.relationships[speaker.name] = out.relationship.strip()
-        conv.lines.append(Said(speaker.name, out.utterance.strip(), [r.id for r in told if r.id], facts))
+        conv.lines.append(Line(speaker.name, out.utterance.strip(), tuple(r.id for r in told if r.id), tuple(facts)))
         if out.end:
             break
-    lines = [Line(speaker=x.speaker, text=x.text, facts=x.facts) for x in conv.lines]
+    lines = [tasks.Line(speaker=x.speaker, text=x.text, facts=x.facts) for x in conv.lines]
     for me, other in ((a, b), (b, a)):
         _remember(me, other, conv, lines, knew[me.name], now)
     for me, other in ((a, b), (b, a)):
@@ -151,7 +144,7 @@ def converse(a: "Mind", b: "Mind", now: datetime, place: str, reason: str, doing
     return conv
 
 
-def _remember(me: "Mind", other: "Mind", conv: Conversation, lines: list[Line], knew: set[str],
+def _remember(me: "Mind", other: "Mind", conv: Conversation, lines: list[tasks.Line], knew: set[str],
               now: datetime) -> None:
     """One side's memory of the talk: its summary (a chat record), what it learned (records
     citing the chat), who told it what, and whether its day changes."""
@@ -172,7 +165,7 @@ def _remember(me: "Mind", other: "Mind", conv: Conversation, lines: list[Line], 
             me.state.heard.setdefault(f, other.name)
     conv.learned[me.name] = heard
     conv.plan_changes[me.name] = out.plan_changes
-    me.state.talks[other.name] = Talk(now, out.summary.strip())
+    me.state.talks[other.name] = LastTalk(time=now, summary=out.summary.strip())
 
 
 def _carry_on(me: "Mind", other: "Mind", conv: Conversation, now: datetime) -> None:

@@ -9,10 +9,10 @@ from datetime import timedelta
 import numpy as np
 
 from smalltown.llm.backend import CallRecord
-from smalltown.mind.talk import Conversation as Talk
+from smalltown.mind import talk
 from smalltown.sim.agent import Agent
 from smalltown.sim.changes import Changes
-from smalltown.store.conversations import Conversation, Line
+from smalltown.store.conversations import Conversation
 from smalltown.store.records import (Access, AgentRow, Call, Embedding, Memory, Move, ObjectState, Retrieval,
                                      TickChanges)
 from smalltown.store.save import TIME_FMT, Save
@@ -60,9 +60,9 @@ def agent_row(a: Agent) -> AgentRow:
                     act.describe() if act else None, act.address if act else None, a.state_json())
 
 
-def conversation(tick: int, c: Talk) -> Conversation:
+def conversation(tick: int, c: talk.Conversation) -> Conversation:
     """The mind's conversation as the save's record (its id is the save's to give)."""
     end = c.start + timedelta(minutes=c.minutes)
     return Conversation(0, tick, c.start.strftime(TIME_FMT), end.strftime(TIME_FMT), c.place, c.initiator, c.other,
-                        c.reason, [Line(x.speaker, x.text, tuple(x.tells), tuple(x.facts)) for x in c.lines],
+                        c.reason, list(c.lines),
                         {n: m.id for n, m in c.chats.items()}, dict(c.relationships))
