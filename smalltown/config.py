@@ -13,6 +13,12 @@ class SettingsError(ValueError):
     user can fix it."""
 
 
+# settings renamed to the glossary's names (docs/architecture.md): world files, `--set` and saves
+# written before the rename still use the old ones, which keep working
+RENAMED = {"dialogue_k": "conversation_k", "dialogue_rounds": "conversation_rounds",
+           "chat_cooldown_hours": "conversation_cooldown_hours"}
+
+
 def _in(default: int | float, low: int | float, high: int | float):
     """A setting with the range its values must lie in (both ends included): a value from a world
     file, `--set` or a stranger's save is checked against it before any of it is used."""
@@ -38,11 +44,11 @@ class Settings:
     # has waited this long (or until the memory is used), then are rated in one task
     settle_batch: int = _in(16, 1, 1000)
     settle_hours: float = _in(2.0, 0.0, 168.0)
-    # reacting and dialogue (SPEC 5)
+    # reacting and conversations (SPEC 5)
     react_k: int = _in(5, 1, 1000)  # records per context query (two queries: relationship, and what is seen)
-    dialogue_k: int = _in(10, 1, 1000)  # records per utterance retrieval (about the other, about the last line)
-    dialogue_rounds: int = _in(8, 1, 100)  # at most; a round is one line from each side
-    chat_cooldown_hours: float = _in(3.0, 0.0, 8760.0)  # two agents who just talked do not start again before this
+    conversation_k: int = _in(10, 1, 1000)  # records per line's retrieval (about the other, about the last line)
+    conversation_rounds: int = _in(8, 1, 100)  # at most; a round is one line from each side
+    conversation_cooldown_hours: float = _in(3.0, 0.0, 8760.0)  # two agents who just talked do not start again before this
     react_cooldown_hours: float = _in(4.0, 0.0, 8760.0)  # after deciding not to react to something, not again before this
     plan_context_k: int = _in(10, 1, 1000)  # records retrieved when planning a day
     interview_k: int = _in(20, 1, 1000)
@@ -61,12 +67,20 @@ class Settings:
         """A copy with `changes`, each converted to the setting's type (so "6" sets an int) and
         checked against its range."""
         types = {f.name: f.type for f in fields(self)}
+        old = {RENAMED[k]: k for k in changes if k in RENAMED}
+        changes = {RENAMED.get(k, k): v for k, v in changes.items()}
         unknown = set(changes) - set(types)
         if unknown:
             shown = [_shown(n)[1:-1] for n in sorted(unknown)[:5]] + (["..."] if len(unknown) > 5 else [])
             raise SettingsError(f"unknown setting(s): {', '.join(shown)} "
                                 f"(known: {', '.join(sorted(types))})")
-        return replace(self, **{k: _convert(k, types[k], v) for k, v in changes.items()})
+        try:
+            return replace(self, **{k: _convert(k, types[k], v) for k, v in changes.items()})
+        except SettingsError as e:  # named as the user wrote it
+            for new, was in old.items():
+                if str(e).startswith(f"setting {new}:"):
+                    raise SettingsError(str(e).replace(f"setting {new}:", f"setting {was} (now {new}):", 1)) from None
+            raise
 
     def saved(self, changes: object) -> "Settings":
         """A copy with the settings a save recorded (`meta.settings`: the changes from the

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import sqlite3
 import stat
 import zipfile
@@ -129,13 +130,14 @@ def test_the_settings_table_of_the_world_format_doc_is_the_codes():
 
 
 @pytest.mark.parametrize("item", ["chat_cooldown_hours=inf", "react_cooldown_hours=1e300", "weight_recency=nan",
-                                  "settle_hours=-1", "dialogue_rounds=100000"])
+                                  "settle_hours=-1", "conversation_rounds=100000", "dialogue_rounds=100000"])
 def test_a_set_option_out_of_range_is_refused_naming_the_setting_and_leaves_no_save(item, tmp_path, capsys):
     out = tmp_path / "s.sqlite"
     rc, text = cli(capsys, "run", "--headless", TINY, "--until", "+1h", "--backend", "scripted", "--save", out,
                    "--set", item)
     name = item.split("=")[0]
-    assert rc == 2 and f"setting {name}: " in text and "out of range" in text
+    # a renamed setting is named as written, with its new name
+    assert rc == 2 and re.search(rf"setting {name}( \(now \w+\))?: ", text) and "out of range" in text
     assert not out.exists()
 
 
@@ -144,7 +146,7 @@ def test_a_world_setting_out_of_range_is_a_world_problem_at_its_line(tmp_path, c
                                                                   "vision_radius = 1e300\nreflection = 1\n", 1))
     rc, text = cli(capsys, "world", "check", path)
     assert rc == 1
-    assert f"w.toml:{line_of(path, 'chat_cooldown_hours')}: setting chat_cooldown_hours: inf is out of range" in text
+    assert f"w.toml:{line_of(path, 'chat_cooldown_hours')}: setting chat_cooldown_hours (now conversation_cooldown_hours): inf is out of range" in text
     assert f"w.toml:{line_of(path, 'vision_radius')}: setting vision_radius: 1e+300 is not an integer" in text
     assert f"w.toml:{line_of(path, 'reflection')}: setting reflection: 1 is not true or false" in text
 
@@ -193,7 +195,7 @@ def test_settings_from_a_save_are_checked_when_it_is_opened_directly(short_save,
 
     save = copy_of(short_save, tmp_path)
     set_meta(save, "settings", '{"chat_cooldown_hours": Infinity}')
-    with pytest.raises(SaveError, match="meta settings: setting chat_cooldown_hours: inf is out of range"):
+    with pytest.raises(SaveError, match=r"meta settings: setting chat_cooldown_hours \(now conversation_cooldown_hours\): inf is out of range"):
         Simulation.open(save, ScriptedBackend(1))
 
 
@@ -416,3 +418,14 @@ async def test_the_tui_edit_form_refuses_a_bad_state():
         await pilot.press("enter")
         await pilot.pause()
         assert results == [(STOVE, "burning")]
+
+
+def test_renamed_settings_are_read_under_their_old_names() -> None:
+    """World files, `--set` and saves from before the glossary's renames keep working."""
+    from smalltown.config import RENAMED, Settings
+
+    for old, new in RENAMED.items():
+        value = getattr(Settings(), new) + 1
+        assert getattr(Settings().override(**{old: str(value)}), new) == value
+        assert getattr(Settings().saved({old: value}), new) == value
+        assert old not in Settings().changes() and not hasattr(Settings(), old)

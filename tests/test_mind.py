@@ -14,7 +14,7 @@ from smalltown.llm.embed import HashEmbedder
 from smalltown.scripted import ScriptedBackend
 from smalltown.llm.tasks import UtteranceOut
 from smalltown.mind.agent import Mind
-from smalltown.mind.talk import converse
+from smalltown.mind.talk import hold_conversation
 from smalltown.mind.memory import MemoryStream
 from smalltown.sim.simulation import Simulation
 from smalltown.world.load import load_world
@@ -41,7 +41,7 @@ def make_minds(world, backend=None, settings=Settings()):
 
 
 def talk(a, b, now, place, opening=""):
-    return converse(a, b, now, place, f"{b.name} is here", {a.name: "reading", b.name: "walking"}, opening)
+    return hold_conversation(a, b, now, place, f"{b.name} is here", {a.name: "reading", b.name: "walking"}, opening)
 
 
 def test_reflection_triggers_only_above_150(tiny):
@@ -127,7 +127,7 @@ class ShortTalker(ScriptedBackend):
         return ans
 
 
-def test_dialogue_ends_after_8_rounds_or_when_a_side_ends_it(tiny):
+def test_a_conversation_ends_after_8_rounds_or_when_a_side_ends_it(tiny):
     minds, _, _ = make_minds(tiny, EndlessTalker(1))
     conv = talk(minds["Isabella Rodriguez"], minds["Maria Lopez"], NOW, "Hobbs Cafe: cafe")
     assert len(conv.lines) == 16  # 8 rounds, a line from each side

@@ -19,7 +19,7 @@ from smalltown.mind.agent import Mind
 from smalltown.mind.memory import MemoryStream
 from smalltown.mind.plan import DayPlan, PlanItem
 from smalltown.mind.records import Lore
-from smalltown.mind.talk import converse, news_for
+from smalltown.mind.talk import hold_conversation, news_for
 from smalltown.world.load import load_world
 from smalltown.world.perception import Seen
 
@@ -177,9 +177,9 @@ def test_an_oversized_memory_stream_is_trimmed_to_fit_not_answered_elsewhere(wor
     assert len(call.prompt) / 3 < 2400
 
 
-def converse_once(minds, q, a, b, now, told=()):
+def conversation_once(minds, q, a, b, now, told=()):
     q.push("react", {"context_summary": "", "react": True, "talk": True, "reaction": "", "opening": "Hi!"})
-    return converse(minds[a], minds[b], now, "Hobbs Cafe: cafe", f"{b} is reading",
+    return hold_conversation(minds[a], minds[b], now, "Hobbs Cafe: cafe", f"{b} is reading",
                     {a: "making coffee", b: "reading a book"}, "Hi!", "an old friend")
 
 
@@ -197,7 +197,7 @@ def test_a_line_has_its_situation_and_news_is_told_once(world):
            {"summary": "Isabella told Maria about the party", "importance": 6, "learned": [], "plan_changes": False},
            {"summary": "Maria heard about the party from Isabella", "importance": 6, "plan_changes": True,
             "learned": [{"fact": "Isabella Rodriguez is hosting a Valentine's Day party", "importance": 8}]})
-    conv = converse(minds[isa], minds[maria], T0, "Hobbs Cafe: cafe", "Maria Lopez is reading a book",
+    conv = hold_conversation(minds[isa], minds[maria], T0, "Hobbs Cafe: cafe", "Maria Lopez is reading a book",
                     {isa: "making coffee", maria: "reading a book"}, "Hi Maria!", "a close friend")
     maria_first, isa_line = q.of("utterance")[:2]
     assert (maria_first.speaker_doing, maria_first.listener_doing, maria_first.initiator) == \
@@ -222,7 +222,7 @@ def test_a_line_has_its_situation_and_news_is_told_once(world):
            {"relationship": "", "utterance": "See you!", "end": True, "tells": []})
     q.push("summarize_conversation", *[{"summary": "we said hello", "importance": 2, "learned": [],
                                         "plan_changes": False}] * 2)
-    converse(minds[isa], minds[maria], T0 + timedelta(hours=4), "Hobbs Cafe: cafe", "x", {}, "Hello again")
+    hold_conversation(minds[isa], minds[maria], T0 + timedelta(hours=4), "Hobbs Cafe: cafe", "x", {}, "Hello again")
     again = q.of("utterance")[-1]
     assert again.news == [] and [r.facts for r in again.already_told] == [("party",)]
     assert again.last_talk is not None and again.last_talk.summary == "Isabella told Maria about the party"

@@ -30,7 +30,7 @@ RECOMMENDED = (
     Recommended("llama3.2-3b", "bartowski/Llama-3.2-3B-Instruct-GGUF", "Llama-3.2-3B-Instruct-Q4_K_M.gguf", 2.0,
                 "another good 3B"),
     Recommended("qwen2.5-7b", "bartowski/Qwen2.5-7B-Instruct-GGUF", "Qwen2.5-7B-Instruct-Q4_K_M.gguf", 4.7,
-                "better dialogue; wants 16 GB and patience on a CPU"),
+                "better conversations; wants 16 GB and patience on a CPU"),
 )
 
 

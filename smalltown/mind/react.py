@@ -39,7 +39,7 @@ class Reaction:
 
 def may_talk_to(mind: "Mind", other: str, now: datetime) -> bool:
     last = mind.state.last_chat.get(other)
-    return last is None or now - last >= timedelta(hours=mind.settings.chat_cooldown_hours)
+    return last is None or now - last >= timedelta(hours=mind.settings.conversation_cooldown_hours)
 
 
 def may_consider(mind: "Mind", subject: str, now: datetime) -> bool:

@@ -91,7 +91,7 @@ def last_talk(mind: "Mind", other: str) -> LastTalk | None:
 # --- a conversation ------------------------------------------------------------------------------
 
 
-def converse(a: "Mind", b: "Mind", now: datetime, place: str, reason: str, doing: dict[str, str],
+def hold_conversation(a: "Mind", b: "Mind", now: datetime, place: str, reason: str, doing: dict[str, str],
              opening: str = "", relationship: str = "") -> Conversation:
     """`a` starts the talk on noticing `reason`; `opening` is its first line when it came packed
     with the decision to talk, `relationship` its view of `b` from that decision."""
@@ -105,14 +105,14 @@ def converse(a: "Mind", b: "Mind", now: datetime, place: str, reason: str, doing
     speakers = (a, b)
     if opening.strip():
         conv.lines.append(Line(a.name, opening.strip()))
-    for turn in range(len(conv.lines), 2 * s.dialogue_rounds):
+    for turn in range(len(conv.lines), 2 * s.conversation_rounds):
         speaker, listener = speakers[turn % 2], speakers[1 - turn % 2]
         news = news_for(speaker, listener.name)
         queries = [listener.name] + ([conv.lines[-1].text] if conv.lines else [])
         memories: dict[int, Record] = {}
         skip = {r.id for r in news}
         for q in queries:
-            for r in speaker.retrieve(q, now, s.dialogue_k, "dialogue"):
+            for r in speaker.retrieve(q, now, s.conversation_k, "conversation"):
                 if r.id not in skip and (r.id not in memories or memories[r.id].score < r.score):
                     memories[r.id] = r
         out = speaker.ask(Utterance(

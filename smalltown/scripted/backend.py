@@ -5,7 +5,7 @@ declared facts (world data) drive plans and talk; records are read by their type
 (kind, time, importance, whom and which facts they concern), never by the prose in them. Same
 seed and inputs, same answers. One module per family of tasks: `plan` (day, schedule, next
 action), `steps` (decomposition), `objects` (places, object states), `memory` (importance,
-reflection, summary), `talk` (reacting, dialogue, conversation summary), `interview`.
+reflection, summary), `talk` (reacting, conversation lines and summary), `interview`.
 """
 
 from __future__ import annotations

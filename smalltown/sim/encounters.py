@@ -7,7 +7,7 @@ from datetime import datetime
 
 from smalltown.mind.react import act_on, consider, may_consider, may_talk_to
 from smalltown.mind.records import Lore
-from smalltown.mind.talk import converse
+from smalltown.mind.talk import hold_conversation
 from smalltown.sim.agent import Agent
 from smalltown.sim.changes import Changes
 from smalltown.sim.movement import Movement
@@ -52,7 +52,7 @@ class Encounters:
                 changes.changed.add(agent.name)
                 answer = reaction.answer
                 if reaction.talks and other is not None:
-                    self.converse(agent, other, now, changes, s.description, answer.opening,
+                    self.hold_conversation(agent, other, now, changes, s.description, answer.opening,
                                   answer.context_summary)
                     talked |= {agent.name, other.name}
                 elif reaction.acts:
@@ -67,11 +67,11 @@ class Encounters:
         arena = self.world.arena_at(agent.tile)
         return pretty(arena.address) if arena else "the street"
 
-    def converse(self, a: Agent, b: Agent, now: datetime, changes: Changes, reason: str,
+    def hold_conversation(self, a: Agent, b: Agent, now: datetime, changes: Changes, reason: str,
                  opening: str = "", relationship: str = "") -> None:
         place = self.place(a)
         doing = {a.name: a.doing, b.name: b.doing}
-        conv = converse(a.mind, b.mind, now, place, reason, doing, opening, relationship)
+        conv = hold_conversation(a.mind, b.mind, now, place, reason, doing, opening, relationship)
         changes.conversations.append(conv)
         index = len(changes.conversations) - 1  # the row id is known when the tick is written
         for line in conv.lines:

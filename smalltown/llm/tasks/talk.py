@@ -1,4 +1,4 @@
-"""Reacting, dialogue and interviews (SPEC 5, 9)."""
+"""Reacting, conversations and interviews (SPEC 5, 9)."""
 
 from __future__ import annotations
 
