@@ -292,9 +292,22 @@ def _check_memories(save: Save, names: set[str], now: datetime | None, p: _Probl
     return save.count("memories")
 
 
-def require_sound(path: str | Path) -> None:
+@dataclass(frozen=True)
+class Sound:
+    """`require_sound`'s proof that the save at `path` was found sound. It stays true while no one
+    writes the file: the opener holds its writer lock from before the check until the run is open,
+    so that opening it need not read every row again (`sim/open.py`, `resume`)."""
+    path: Path
+
+    def covers(self, path: str | Path) -> bool:
+        """Whether this check was of the file at `path`."""
+        return Path(path).resolve() == self.path
+
+
+def require_sound(path: str | Path, doing: str = "continue") -> Sound:
     """Before continuing a save: refuse one whose rows make no sense (a quick check, without
-    SQLite's page-by-page integrity check)."""
+    SQLite's page-by-page integrity check), snapshots included (a run may rewind to one)."""
     save = Save.open(path, readonly=True).hold_still()
-    require(save, snapshots=True, doing="continue")
+    require(save, snapshots=True, doing=doing)
     save.close()
+    return Sound(Path(path).resolve())
