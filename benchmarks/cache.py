@@ -21,7 +21,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from smalltown.llm.llama import LlamaBackend  # noqa: E402
 from smalltown.scripted import ScriptedBackend  # noqa: E402
-from smalltown.sim.simulation import Simulation  # noqa: E402
+from smalltown.sim.open import create  # noqa: E402
 from smalltown.world.load import load_world  # noqa: E402
 from tinymodel import build_tiny_gguf  # noqa: E402
 
@@ -36,8 +36,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as d:
         model = Path(args.model) if args.model else build_tiny_gguf(Path(d) / "tiny.gguf")
         world = load_world(ROOT / "worlds" / "tiny.toml")
-        sim = Simulation.create(world, Path(d) / "cache.sqlite", LlamaBackend(model, n_ctx=args.ctx, n_threads=args.threads),
-                                fallback=ScriptedBackend(world.seed))
+        sim = create(world, Path(d) / "cache.sqlite", LlamaBackend(model, n_ctx=args.ctx, n_threads=args.threads),
+                     fallback=ScriptedBackend(world.seed))
         t0 = time.perf_counter()
         sim.run_until(sim.now + timedelta(hours=args.hours))
         wall = time.perf_counter() - t0

@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 from smalltown.llm.schema import max_answer_tokens  # noqa: E402
 from smalltown.llm.tasks import RULES  # noqa: E402
 from smalltown.scripted import ScriptedBackend  # noqa: E402
-from smalltown.sim.simulation import Simulation  # noqa: E402
+from smalltown.sim.open import create  # noqa: E402
 from smalltown.world.load import load_world  # noqa: E402
 
 TEMPLATE_TOKENS = 12  # a chat template's role markers around the system and user messages
@@ -157,7 +157,7 @@ def main() -> None:
     world = load_world(args.world)
     backend = Recording(ScriptedBackend(world.seed))
     with tempfile.TemporaryDirectory() as d:
-        sim = Simulation.create(world, Path(d) / "cost.sqlite", backend)
+        sim = create(world, Path(d) / "cost.sqlite", backend)
         sim.run_until(sim.now + timedelta(days=args.days))
         fallbacks = sim.save.conn.execute("select count(*) from llm_calls where note like '%error%'").fetchone()[0]
         sim.close()

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from smalltown.scripted import ScriptedBackend  # noqa: E402
-from smalltown.sim.simulation import Simulation  # noqa: E402
+from smalltown.sim.open import create  # noqa: E402
 from smalltown.world.load import load_world  # noqa: E402
 
 
@@ -35,7 +35,7 @@ def main() -> None:
     world = load_world(args.world)
     load_s = time.perf_counter() - t0
     with tempfile.TemporaryDirectory() as d:
-        sim = Simulation.create(world, Path(d) / "bench.sqlite", ScriptedBackend(world.seed))
+        sim = create(world, Path(d) / "bench.sqlite", ScriptedBackend(world.seed))
         kinds: Counter[str] = Counter()
         until = sim.now + timedelta(days=args.days)
         t1 = time.perf_counter()

@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from smalltown.scripted import ScriptedBackend  # noqa: E402
+from smalltown.sim.open import create  # noqa: E402
 from smalltown.sim.simulation import Simulation  # noqa: E402
 from smalltown.tui.app import SmalltownApp  # noqa: E402
 from smalltown.tui.widgets.map_view import MapView  # noqa: E402
@@ -88,7 +89,7 @@ def main() -> None:
     width, height = (int(v) for v in args.size.lower().split("x"))
     world = load_world(args.world)
     with tempfile.TemporaryDirectory() as tmp:
-        sim = Simulation.create(world, Path(tmp) / "bench.sqlite", ScriptedBackend(world.seed))
+        sim = create(world, Path(tmp) / "bench.sqlite", ScriptedBackend(world.seed))
         frames = record_frames(sim, args.frames)
         asyncio.run(bench(frames, sim, (width, height)))
 

@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 from smalltown.llm.llama import LlamaBackend  # noqa: E402
 from smalltown.scripted import ScriptedBackend  # noqa: E402
-from smalltown.sim.simulation import Simulation  # noqa: E402
+from smalltown.sim.open import create  # noqa: E402
 from smalltown.store.save import Save  # noqa: E402
 from smalltown.world.load import load_world  # noqa: E402
 
@@ -59,7 +59,7 @@ def main() -> int:
     loaded = time.perf_counter() - t0
     with tempfile.TemporaryDirectory() as d:
         path = args.save or Path(d) / "real.sqlite"
-        sim = Simulation.create(world, path, backend, fallback=ScriptedBackend(world.seed))
+        sim = create(world, path, backend, fallback=ScriptedBackend(world.seed))
         t0 = time.perf_counter()
         sim.run_until(sim.now + timedelta(hours=args.hours))
         wall = time.perf_counter() - t0

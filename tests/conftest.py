@@ -12,11 +12,11 @@ from helpers import GULLHAVEN, SMALLVILLE, TINY, smalltown
 @pytest.fixture
 def tiny_sim(tmp_path):
     from smalltown.scripted import ScriptedBackend
-    from smalltown.sim.simulation import Simulation
+    from smalltown.sim.open import create
     from smalltown.world.load import load_world
 
     world = load_world(TINY)
-    sim = Simulation.create(world, tmp_path / "tiny.sqlite", ScriptedBackend(world.seed))
+    sim = create(world, tmp_path / "tiny.sqlite", ScriptedBackend(world.seed))
     yield sim
     sim.close()
 

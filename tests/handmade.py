@@ -17,7 +17,7 @@ import numpy as np
 from helpers import ROOT, TINY
 from smalltown.llm.embed import HashEmbedder
 from smalltown.scripted import ScriptedBackend
-from smalltown.sim.simulation import Simulation
+from smalltown.sim.open import create
 from smalltown.store.conversations import Conversation, Line
 from smalltown.store.records import AgentRow, Call, Event, Memory, ObjectState, TickChanges
 from smalltown.store.save import TIME_FMT, Save
@@ -211,7 +211,7 @@ def world_text(agents: str = AGENTS, news: str = NEWS) -> str:
 
 
 class HandBuilt:
-    """Records written straight into a save made by Simulation.create (real Save, real SQLite)."""
+    """Records written straight into a save made by sim.open.create (real Save, real SQLite)."""
 
     def __init__(self, path: Path):
         self.save = Save.open(path)
@@ -247,7 +247,7 @@ def make_town(tmp_path: Path) -> Path:
     world_file.write_text(world_text())
     world = load_world(world_file)
     path = tmp_path / "town.sqlite"
-    Simulation.create(world, path, ScriptedBackend(world.seed)).close()
+    create(world, path, ScriptedBackend(world.seed)).close()
     h = HandBuilt(path)
     mon = "2023-02-13 10:00:00"
     h.talk(ANN, CAL, mon)

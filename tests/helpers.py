@@ -81,11 +81,11 @@ def tiny_sim(tmp_path: Path, until: str | None = None) -> "Simulation":
     near it instead of ticking through the night in the app."""
     from smalltown.sim.clock import parse_when
     from smalltown.scripted import ScriptedBackend
-    from smalltown.sim.simulation import Simulation
+    from smalltown.sim.open import create
     from smalltown.world.load import load_world
 
     world = load_world(TINY)
-    sim = Simulation.create(world, tmp_path / "tiny.sqlite", ScriptedBackend(world.seed), overwrite=True)
+    sim = create(world, tmp_path / "tiny.sqlite", ScriptedBackend(world.seed), overwrite=True)
     if until is not None:
         sim.run_until(parse_when(until, sim.now, world.start))
     return sim

@@ -165,10 +165,10 @@ def _tui_copy(big: Path, to: Path) -> Callable[[], int]:
     def work() -> int:
         from smalltown.scripted import ScriptedBackend
         from smalltown.sim.commands import CopySave, Quit
-        from smalltown.sim.simulation import Simulation
+        from smalltown.sim.open import resume
         from smalltown.tui.runner import SimRunner
 
-        sim = Simulation.open(big, ScriptedBackend(0))
+        sim = resume(big, ScriptedBackend(0))
         runner = SimRunner(sim, lambda frame: None, paused=True)
         runner.send(CopySave(str(to)), lambda result: None)
         runner.send(Quit())

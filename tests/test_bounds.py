@@ -190,13 +190,13 @@ def test_a_save_with_settings_out_of_range_is_refused_naming_the_setting(stored,
 
 def test_settings_from_a_save_are_checked_when_it_is_opened_directly(short_save, tmp_path):
     from smalltown.scripted import ScriptedBackend
-    from smalltown.sim.simulation import Simulation
+    from smalltown.sim.open import resume
     from smalltown.store.save import SaveError
 
     save = copy_of(short_save, tmp_path)
     set_meta(save, "settings", '{"chat_cooldown_hours": Infinity}')
     with pytest.raises(SaveError, match=r"meta settings: setting chat_cooldown_hours \(now conversation_cooldown_hours\): inf is out of range"):
-        Simulation.open(save, ScriptedBackend(1))
+        resume(save, ScriptedBackend(1))
 
 
 # --- 2. times are bounded -----------------------------------------------------------------------

@@ -1,25 +1,13 @@
 """The user's commands as data (sim/commands.py): a Simulation applies them with no interface (a
-headless run, a test), the TUI's runner takes the same ones, and the engine and its systems stay
-small modules (DESIGN.md: the engine, its systems, the commands every front end uses)."""
+headless run, a test), the TUI's runner takes the same ones (DESIGN.md: the engine, its systems,
+the commands every front end uses; module sizes: tests/test_module_sizes.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
-from helpers import ROOT, tiny_sim
-from smalltown.sim.commands import EditObject, Interview, Quit, Whisper, named
-
-MAX_LINES = 400  # DESIGN.md: small modules
-# sim modules still over the limit, each to be split by its part of issue 13; shrink it, never grow it
-OVER_THE_LIMIT = frozenset({"check.py"})
-
-
-def test_no_sim_module_is_over_the_size_limit() -> None:
-    over = {p.name: n for p in (ROOT / "smalltown" / "sim").glob("*.py")
-            if (n := len(p.read_text().splitlines())) > MAX_LINES and p.name not in OVER_THE_LIMIT}
-    assert not over, f"sim modules over {MAX_LINES} lines: {over}"
+from helpers import tiny_sim
+from smalltown.sim.commands import EditObject, Interview, Quit, Whisper
 
 
 def test_a_simulation_applies_commands_without_an_interface(tmp_path: Path) -> None:
@@ -56,9 +44,3 @@ def test_the_runner_takes_the_same_commands(tmp_path: Path) -> None:
         assert sim.save.objects()[address] == "smoking"
     finally:
         sim.close()
-
-
-def test_commands_by_name() -> None:
-    assert named("whisper", "Ann", "hello") == Whisper("Ann", "hello")
-    with pytest.raises(ValueError, match="unknown command"):
-        named("dance")

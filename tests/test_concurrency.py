@@ -9,7 +9,7 @@ from fakes import FakeServer
 from helpers import TINY
 from smalltown.llm.openai_compat import OpenAIBackend
 from smalltown.scripted import ScriptedBackend
-from smalltown.sim.simulation import Simulation
+from smalltown.sim.open import create
 from smalltown.world.load import load_world
 
 
@@ -36,7 +36,7 @@ def run(tmp_path, name, concurrency, server):
     server.respond = respond
     server.delay = 0.005  # long enough for requests to overlap
     backend = Remembering(server.url, timeout=10, retries=1, backoff=0.01, max_concurrency=concurrency)
-    sim = Simulation.create(world, tmp_path / name, backend)
+    sim = create(world, tmp_path / name, backend)
     sim.run_until(sim.now + timedelta(hours=2))
     digest = sim.save.digest()
     calls = sim.save.count("llm_calls")

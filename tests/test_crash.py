@@ -136,13 +136,13 @@ def test_a_full_disk_stops_the_run_with_the_last_tick_intact(tmp_path: Path):
     """SQLite's 'database or disk is full' (a page limit stands in for the disk) is a SaveError
     naming the file; the save reopens whole, at the last committed tick, with that tick's digest."""
     from smalltown.scripted import ScriptedBackend
-    from smalltown.sim.simulation import Simulation
+    from smalltown.sim.open import create
     from smalltown.store.save import Save, SaveError
     from smalltown.world.load import load_world
 
     path = tmp_path / "full.sqlite"
     world = load_world(TINY)
-    sim = Simulation.create(world, path, ScriptedBackend(world.seed))
+    sim = create(world, path, ScriptedBackend(world.seed))
     for _ in range(300):
         sim.step()
     pages = sim.save.conn.execute("PRAGMA page_count").fetchone()[0]

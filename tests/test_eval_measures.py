@@ -27,6 +27,7 @@ from smalltown.eval.town import Town, copy_save, read_town
 from smalltown.llm.backend import Answer
 from smalltown.scripted import ScriptedBackend
 from smalltown.llm.tasks import Interview, InterviewOut, Task
+from smalltown.sim.open import create, resume
 from smalltown.sim.simulation import Simulation
 from smalltown.store.save import Save
 from smalltown.world.load import load_world
@@ -92,7 +93,7 @@ def test_an_inner_voice_is_traced_as_such(tmp_path):
     world_file = tmp_path / "town.toml"
     world_file.write_text(world_text())
     world = load_world(world_file)
-    sim = Simulation.create(world, tmp_path / "w.sqlite", ScriptedBackend(world.seed))
+    sim = create(world, tmp_path / "w.sqlite", ScriptedBackend(world.seed))
     try:
         sim.whisper(DEE, "Ann Lee is throwing a Valentine's Day party")
         town = read_town(sim.save)
@@ -106,7 +107,7 @@ def test_the_record_an_interview_leaves_is_not_knowing(tmp_path):
     world_file = tmp_path / "town.toml"
     world_file.write_text(world_text())
     world = load_world(world_file)
-    sim = Simulation.create(world, tmp_path / "i.sqlite", ScriptedBackend(world.seed))
+    sim = create(world, tmp_path / "i.sqlite", ScriptedBackend(world.seed))
     try:
         sim.interview(BOB, "Did you know there is a Valentine's Day party?", "a reporter")
         recorded = [m.description for m in sim.agent(BOB).mind.memory if m.kind == "chat"]
@@ -177,7 +178,7 @@ class Overclaiming(ScriptedBackend):
 
 
 def open_copy(path: Path, tmp_path: Path, backend) -> Simulation:
-    return Simulation.open(copy_save(path, tmp_path / "copy.sqlite"), backend)
+    return resume(copy_save(path, tmp_path / "copy.sqlite"), backend)
 
 
 def test_a_yes_with_no_memory_behind_it_is_hallucinated(town_path, tmp_path):

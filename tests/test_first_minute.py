@@ -19,12 +19,12 @@ THEN = 18  # where each resumed copy and the unbroken run are compared
 def test_every_tick_of_the_first_minutes_is_a_save_that_checks_and_resumes(tmp_path: Path, world_path: Path):
     from smalltown.scripted import ScriptedBackend
     from smalltown.sim.check import check_save, require_sound
-    from smalltown.sim.simulation import Simulation
+    from smalltown.sim.open import create, resume
     from smalltown.store.save import copy_save
     from smalltown.world.load import load_world
 
     world = load_world(world_path)
-    sim = Simulation.create(world, tmp_path / "run.sqlite", ScriptedBackend(world.seed))
+    sim = create(world, tmp_path / "run.sqlite", ScriptedBackend(world.seed))
     copies = []
     try:
         for tick in range(TICKS + 1):
@@ -40,7 +40,7 @@ def test_every_tick_of_the_first_minutes_is_a_save_that_checks_and_resumes(tmp_p
         sim.close()
     for tick, copy in enumerate(copies):
         require_sound(copy)  # what `smalltown run SAVE` checks before it continues
-        resumed = Simulation.open(copy, ScriptedBackend(world.seed))
+        resumed = resume(copy, ScriptedBackend(world.seed))
         try:
             assert resumed.tick == tick
             while resumed.tick < THEN:
@@ -55,11 +55,11 @@ def test_nobody_talks_before_their_first_action(tmp_path: Path, world_path: Path
     """The root of it: an agent with no action yet (before its first plan) neither starts a
     conversation nor is drawn into one, so no talking action is made without a place."""
     from smalltown.scripted import ScriptedBackend
-    from smalltown.sim.simulation import Simulation
+    from smalltown.sim.open import create
     from smalltown.world.load import load_world
 
     world = load_world(world_path)
-    sim = Simulation.create(world, tmp_path / "s.sqlite", ScriptedBackend(world.seed))
+    sim = create(world, tmp_path / "s.sqlite", ScriptedBackend(world.seed))
     try:
         for _ in range(TICKS):
             before = {a.name: a.action for a in sim.agents}

@@ -16,6 +16,7 @@ from handmade import as_schema_3
 from smalltown.llm.cassette import CassetteBackend
 from smalltown.scripted import ScriptedBackend
 from smalltown.sim.fork import fork
+from smalltown.sim.open import create, resume
 from smalltown.sim.simulation import Simulation
 from smalltown.store.save import Save, SaveError, decode_snapshot
 from smalltown.world.load import load_world
@@ -54,11 +55,11 @@ def original(tmp_path_factory):
     digest every ten game minutes."""
     path = tmp_path_factory.mktemp("orig") / "orig.sqlite"
     world = load_world(TINY)
-    sim = Simulation.create(world, path, ScriptedBackend(world.seed))
+    sim = create(world, path, ScriptedBackend(world.seed))
     digests = {0: sim.save.digest()}
     run_recording(sim, datetime(2023, 2, 13, 8, 30), digests)
     sim.close()
-    sim = Simulation.open(path, ScriptedBackend(world.seed))
+    sim = resume(path, ScriptedBackend(world.seed))
     run_recording(sim, END, digests)
     sim.close()
     return path, digests
@@ -149,7 +150,7 @@ def test_a_fork_continued_live_ends_where_the_original_did(original, tmp_path):
     path, digests = original
     r = fork(path, datetime(2023, 2, 13, 7), tmp_path / "f.sqlite")
     world = load_world(TINY)
-    sim = Simulation.open(r.path, ScriptedBackend(world.seed))
+    sim = resume(r.path, ScriptedBackend(world.seed))
     try:
         sim.run_until(END)
         assert sim.save.digest() == digests[tick_of(END)]
@@ -161,7 +162,7 @@ def test_a_fork_rerun_from_the_original_cassette_repeats_it_tick_for_tick(origin
     path, digests = original
     r = fork(path, datetime(2023, 2, 13, 7), tmp_path / "f.sqlite")
     cassette = CassetteBackend(path)
-    sim = Simulation.open(r.path, cassette)
+    sim = resume(r.path, cassette)
     try:
         assert cassette.after_tick == 360  # the calls up to the fork are not asked again
         assert cassette.recorded == query(path, "select count(*) from llm_calls where tick > 360")[0][0]
@@ -178,7 +179,7 @@ def test_a_change_after_the_fork_repeats_the_original_until_it_then_goes_on_live
     r = fork(path, datetime(2023, 2, 13, 7), tmp_path / "f.sqlite")
     world = load_world(TINY)
     cassette = CassetteBackend(path, fallthrough=ScriptedBackend(world.seed))
-    sim = Simulation.open(r.path, cassette)
+    sim = resume(r.path, cassette)
     change = datetime(2023, 2, 13, 8)
     try:
         seen = {}
@@ -223,7 +224,7 @@ def test_a_schema_2_save_is_migrated_and_gets_its_first_snapshot_when_opened(tin
     conn.commit()
     conn.close()
     world = load_world(TINY)
-    sim = Simulation.open(path, ScriptedBackend(world.seed))
+    sim = resume(path, ScriptedBackend(world.seed))
     expected = sim.save.digest()
     sim.close()
     assert query(path, "select value from meta where key='schema_version'") == [("4",)]

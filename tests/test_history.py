@@ -15,6 +15,7 @@ from helpers import TINY
 from smalltown.scripted import ScriptedBackend
 from smalltown.sim.fork import fork
 from smalltown.sim.history import History
+from smalltown.sim.open import create, resume
 from smalltown.sim.simulation import Simulation
 from smalltown.world.load import load_world
 
@@ -39,7 +40,7 @@ def recorded(tmp_path_factory):
     object edit on the way; the real state after every tick, and memory streams now and then."""
     path = tmp_path_factory.mktemp("hist") / "run.sqlite"
     world = load_world(TINY)
-    sim = Simulation.create(world, path, ScriptedBackend(world.seed))
+    sim = create(world, path, ScriptedBackend(world.seed))
     states = {0: real_state(sim)}
     streams: dict[int, dict[str, list]] = {}
     said: dict[int, int] = {}
@@ -57,7 +58,7 @@ def recorded(tmp_path_factory):
     states[sim.tick] = real_state(sim)
     run(datetime(2023, 2, 13, 8, 40))
     sim.close()
-    sim = Simulation.open(path, ScriptedBackend(world.seed))
+    sim = resume(path, ScriptedBackend(world.seed))
     run(datetime(2023, 2, 13, 9))  # a snapshot is taken at this tick: then a user's edit after it
     sim.edit_object(STOVE, "on fire")
     states[sim.tick] = real_state(sim)
@@ -179,7 +180,7 @@ def test_walks_cut_short_by_a_conversation_in_smallville(tmp_path):
     from helpers import SMALLVILLE
 
     world = load_world(SMALLVILLE)
-    sim = Simulation.create(world, tmp_path / "sv.sqlite", ScriptedBackend(world.seed))
+    sim = create(world, tmp_path / "sv.sqlite", ScriptedBackend(world.seed))
     states = {0: real_state(sim)}
     stopped = 0
     while sim.now < datetime(2023, 2, 13, 9):

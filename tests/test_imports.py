@@ -122,6 +122,12 @@ def test_no_import_loop_among_the_command_line_modules():
     assert cycles(graph(), "smalltown.cli") == []
 
 
+def test_no_import_loop_among_the_simulations_modules():
+    """sim/open.py builds a Simulation; the engine imports neither the opener nor the commands
+    that call it (not even inside a function)."""
+    assert cycles(graph(), "smalltown.sim") == []
+
+
 def test_the_checks_see_an_upward_import_and_a_loop():
     """The checks themselves: a made-up graph with an upward arrow and a loop is caught."""
     g = {"smalltown.llm.a": {"smalltown.scripted.b"}, "smalltown.scripted.b": set(),

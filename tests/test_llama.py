@@ -509,11 +509,11 @@ def test_load_errors_are_one_clear_line(tmp_path, model, capfd):
 # --- a town -----------------------------------------------------------------------------------
 
 def test_the_tiny_town_runs_an_hour_on_the_tiny_model(tmp_path, model):
-    from smalltown.sim.simulation import Simulation
+    from smalltown.sim.open import create
 
     world = load_world(TINY)
     save = tmp_path / "t.sqlite"
-    sim = Simulation.create(world, save, backend_for(model, seed=world.seed))
+    sim = create(world, save, backend_for(model, seed=world.seed))
     sim.asker.fallback = ScriptedBackend(world.seed)  # see the report: the Simulation should do this
     t0 = time.perf_counter()
     for _ in range(360):  # an hour of 10-second ticks

@@ -16,6 +16,7 @@ from smalltown.llm.tasks import UtteranceOut
 from smalltown.mind.agent import Mind
 from smalltown.mind.talk import hold_conversation
 from smalltown.mind.memory import MemoryStream
+from smalltown.sim.open import create
 from smalltown.sim.simulation import Simulation
 from smalltown.world.load import load_world
 
@@ -167,7 +168,7 @@ def test_hearing_the_same_news_twice_stores_it_once(tiny):
 
 def run_tiny(tmp_path, hours: float, **settings) -> Simulation:
     world = load_world(TINY)
-    sim = Simulation.create(world, tmp_path / "t.sqlite", ScriptedBackend(world.seed), Settings(**settings))
+    sim = create(world, tmp_path / "t.sqlite", ScriptedBackend(world.seed), Settings(**settings))
     sim.run_until(sim.now + timedelta(hours=hours))
     return sim
 
@@ -225,7 +226,7 @@ def test_a_whisper_changes_the_plan_within_the_next_game_hour(tmp_path):
 
 def test_a_burning_stove_is_perceived_and_reacted_to(tmp_path):
     world = load_world(TINY)
-    sim = Simulation.create(world, tmp_path / "t.sqlite", ScriptedBackend(world.seed))
+    sim = create(world, tmp_path / "t.sqlite", ScriptedBackend(world.seed))
     stove = "Willow Cottage:kitchen:stove"
     kitchen = world.arena("Willow Cottage:kitchen").index
     for _ in range(2000):  # until someone is in the kitchen, awake
@@ -278,7 +279,7 @@ def test_retrievals_are_recorded_with_their_scores(tmp_path):
 
 def test_spatial_memory_grows_as_agents_walk_into_new_places(tmp_path):
     world = load_world(TINY)
-    sim = Simulation.create(world, tmp_path / "t.sqlite", ScriptedBackend(world.seed))
+    sim = create(world, tmp_path / "t.sqlite", ScriptedBackend(world.seed))
     klaus = sim.agent("Klaus Mueller")
     klaus.mind.known.tree.pop("Hobbs Cafe")  # as if he had never been there
     assert "Hobbs Cafe" not in klaus.mind.known.tree

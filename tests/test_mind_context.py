@@ -279,13 +279,13 @@ def test_a_minds_state_survives_a_round_trip_through_the_save(world, tmp_path):
     """What a resumed run reads back is what the live run had: a mind rebuilt from its saved
     state (and its loaded memories) says the same state, and knows the same facts."""
     from smalltown.scripted import ScriptedBackend
-    from smalltown.sim.simulation import Simulation
+    from smalltown.sim.open import create, resume
 
-    sim = Simulation.create(world, tmp_path / "s.sqlite", ScriptedBackend(world.seed))
+    sim = create(world, tmp_path / "s.sqlite", ScriptedBackend(world.seed))
     sim.run_until(T0 + timedelta(hours=14))
     live = {a.name: (a.mind.to_json(), a.mind.known_facts()) for a in sim.agents}
     sim.close()
-    again = Simulation.open(tmp_path / "s.sqlite", ScriptedBackend(world.seed))
+    again = resume(tmp_path / "s.sqlite", ScriptedBackend(world.seed))
     for a in again.agents:
         state, facts = live[a.name]
         assert a.mind.to_json() == state and a.mind.known_facts() == facts
@@ -300,9 +300,9 @@ def test_the_interview_answers_the_papers_plan_questions_from_the_plan(world, tm
     """SPEC 9's plan questions: the prompt holds the time and today's schedule; the stand-in's
     answer is the block of the schedule at the hour asked."""
     from smalltown.scripted import ScriptedBackend
-    from smalltown.sim.simulation import Simulation
+    from smalltown.sim.open import create
 
-    sim = Simulation.create(world, tmp_path / "s.sqlite", ScriptedBackend(world.seed))
+    sim = create(world, tmp_path / "s.sqlite", ScriptedBackend(world.seed))
     sim.run_until(T0)  # 08:00, the day planned
     mind = sim.agent("Isabella Rodriguez").mind
     block = next(s for s in mind.plan.spans() if s[0].start <= hour * 60 < s[-1].end)

@@ -60,3 +60,26 @@ def test_the_tui_sends_typed_commands() -> None:
     sends = [(p.name, m.group(0)) for p in (ROOT / "smalltown" / "tui").rglob("*.py")
              for m in re.finditer(r"\.send\(\s*[\"']\w+", p.read_text())]
     assert not sends, f"string commands sent by the TUI: {sends}"
+
+
+def test_a_save_continued_in_place_is_checked_once(tmp_path: Path, monkeypatch) -> None:
+    """The opener checks the save under its writer lock and hands `resume` the proof; opened any
+    other way (no proof, or a proof for another file) the save is checked as it opens."""
+    from smalltown.scripted import ScriptedBackend
+    from smalltown.sim import check
+    from smalltown.sim.open import resume
+
+    save = tmp_path / "s.sqlite"
+    sim, until = open_run(TINY, RunOptions(backend="scripted", save=save, until="+10m"))
+    sim.run_until(until)
+    sim.close()
+    checked = []
+    problems = check.problems
+    monkeypatch.setattr(check, "problems", lambda *a, **k: checked.append(a[0].path) or problems(*a, **k))
+    sim, _ = open_run(save, RunOptions(backend="scripted"))
+    sim.close()
+    assert checked == [save]
+    checked.clear()
+    resume(save, ScriptedBackend(0)).close()
+    resume(save, ScriptedBackend(0), sound=check.Sound(tmp_path / "other.sqlite")).close()
+    assert checked == [save, save]

@@ -120,11 +120,11 @@ def _tui(save: Path, name: str, answer: str) -> None:
     import asyncio
 
     from smalltown.scripted import ScriptedBackend
-    from smalltown.sim.simulation import Simulation
+    from smalltown.sim.open import peek_seed, resume
     from smalltown.tui.app import SmalltownApp
 
     async def look() -> None:
-        sim = Simulation.open(save, HostileModel(ScriptedBackend(Simulation.peek_seed(save)), answer))
+        sim = resume(save, HostileModel(ScriptedBackend(peek_seed(save)), answer))
         app = SmalltownApp(sim, start_paused=True, can_open=False)
         async with app.run_test(size=(200, 50)) as pilot:
             await pilot.pause()

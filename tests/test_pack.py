@@ -128,11 +128,11 @@ def test_run_takes_a_pack_installs_it_and_runs_it(tmp_path: Path, capsys, monkey
 def played(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The tiny town run to noon: calls, retrievals and (schema 3) snapshots."""
     from smalltown.scripted import ScriptedBackend
-    from smalltown.sim.simulation import Simulation
+    from smalltown.sim.open import create
 
     path = tmp_path_factory.mktemp("strip") / "played.sqlite"
     world = load_world(TINY)
-    sim = Simulation.create(world, path, ScriptedBackend(world.seed))
+    sim = create(world, path, ScriptedBackend(world.seed))
     sim.run_until(sim.now.replace(hour=12))
     sim.close()
     return path

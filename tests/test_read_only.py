@@ -118,9 +118,9 @@ def _left_a_log(save: Path, keep_index: bool) -> int:
     if pid == 0:
         try:
             from smalltown.scripted import ScriptedBackend
-            from smalltown.sim.simulation import Simulation
+            from smalltown.sim.open import resume
 
-            sim = Simulation.open(save, ScriptedBackend(0))
+            sim = resume(save, ScriptedBackend(0))
             sim.save.conn.execute("PRAGMA wal_autocheckpoint=0")
             for _ in range(30):
                 sim.step()

@@ -28,12 +28,12 @@ def cli(capsys, *argv) -> tuple[int, str]:
 def clean(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The tiny town run for three game hours, as one file (no write-ahead log beside it)."""
     from smalltown.scripted import ScriptedBackend
-    from smalltown.sim.simulation import Simulation
+    from smalltown.sim.open import create
     from smalltown.world.load import load_world
 
     path = tmp_path_factory.mktemp("check") / "clean.sqlite"
     world = load_world(TINY)
-    sim = Simulation.create(world, path, ScriptedBackend(world.seed))
+    sim = create(world, path, ScriptedBackend(world.seed))
     sim.run_until(sim.now.replace(hour=9))
     sim.close()
     conn = sqlite3.connect(path)

@@ -115,12 +115,12 @@ def test_json_shown_is_the_same_json_with_nothing_raw(data: object) -> None:
 def town(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The tiny town at 07:30 on its first day (Isabella is at the cafe), scripted."""
     from smalltown.scripted import ScriptedBackend
-    from smalltown.sim.simulation import Simulation
+    from smalltown.sim.open import create
     from smalltown.world.load import load_world
 
     world = load_world(TINY)
     path = tmp_path_factory.mktemp("shown") / "town.sqlite"
-    sim = Simulation.create(world, path, ScriptedBackend(world.seed))
+    sim = create(world, path, ScriptedBackend(world.seed))
     sim.run_until(world.start + timedelta(minutes=90))
     sim.close()
     return path
@@ -286,14 +286,14 @@ def assert_screen(app, *expected: str) -> str:
 
 async def test_the_tui_shows_a_stranger_save_as_text(stranger):
     from smalltown.scripted import ScriptedBackend
-    from smalltown.sim.simulation import Simulation
+    from smalltown.sim.open import peek_seed, resume
     from smalltown.tui.app import SmalltownApp
     from smalltown.tui.screens.calls import CallDetailScreen, CallsScreen
     from smalltown.tui.screens.inspector import InspectorScreen
     from smalltown.tui.widgets.map_view import MapView
     from smalltown.tui.screens.timeline import ConversationsScreen, TimelineScreen
 
-    sim = Simulation.open(stranger, ScriptedBackend(Simulation.peek_seed(stranger)))
+    sim = resume(stranger, ScriptedBackend(peek_seed(stranger)))
     app = SmalltownApp(sim, start_paused=True, can_open=False)
     async with app.run_test(size=(220, 60)) as pilot:
         await pilot.pause()
@@ -348,7 +348,7 @@ async def test_the_tui_shows_a_stranger_save_as_text(stranger):
 
 async def test_the_tui_shows_names_from_a_world_and_its_own_notes_as_text(tmp_path):
     from smalltown.scripted import ScriptedBackend
-    from smalltown.sim.simulation import Simulation
+    from smalltown.sim.open import create
     from smalltown.tui.app import SmalltownApp
     from smalltown.tui.screens.forms import AskScreen, BreakpointsScreen, EditObjectScreen
     from smalltown.tui.screens.inspector import InspectorScreen
@@ -356,7 +356,7 @@ async def test_the_tui_shows_names_from_a_world_and_its_own_notes_as_text(tmp_pa
     from smalltown.world.load import load_world
 
     world = load_world(hostile_world(tmp_path, NAME))
-    sim = Simulation.create(world, tmp_path / "n.sqlite", ScriptedBackend(world.seed))
+    sim = create(world, tmp_path / "n.sqlite", ScriptedBackend(world.seed))
     app = SmalltownApp(sim, start_paused=True, can_open=False)
     async with app.run_test(size=(220, 60), notifications=True) as pilot:
         await pilot.pause()
@@ -427,14 +427,14 @@ async def test_the_tui_interview_shows_a_model_answer_as_text(tmp_path):
     from textual.widgets import Input
 
     from smalltown.scripted import ScriptedBackend
-    from smalltown.sim.simulation import Simulation
+    from smalltown.sim.open import create
     from smalltown.tui.app import SmalltownApp
     from smalltown.tui.screens.interview import InterviewScreen
     from smalltown.world.load import load_world
 
     world = load_world(TINY)
     model = QueueBackend({"interview": [{"answer": payload("ANS") + "\nline two"}]}, default=ScriptedBackend(world.seed))
-    sim = Simulation.create(world, tmp_path / "i.sqlite", model)
+    sim = create(world, tmp_path / "i.sqlite", model)
     app = SmalltownApp(sim, start_paused=True, can_open=False)
     async with app.run_test(size=(220, 60)) as pilot:
         await pilot.pause()

@@ -151,12 +151,12 @@ async def test_leaving_the_tui_while_a_question_hangs(morning: Path, tmp_path: P
 async def leave_while_asking(save: Path, how: str) -> None:
     from smalltown.llm.openai_compat import OpenAIBackend
     from smalltown.scripted import ScriptedBackend
-    from smalltown.sim.simulation import Simulation
+    from smalltown.sim.open import resume
     from smalltown.tui.app import SmalltownApp
 
     with DripServer(0.5) as server:
         backend = OpenAIBackend(server.url, timeout=60, retries=0)
-        sim = Simulation.open(save, backend, fallback=ScriptedBackend(0))
+        sim = resume(save, backend, fallback=ScriptedBackend(0))
         app = SmalltownApp(sim, start_paused=False)
         async with app.run_test(size=(80, 24)) as pilot:
             for _ in range(4):

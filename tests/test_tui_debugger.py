@@ -19,6 +19,7 @@ from smalltown.sim.breakpoints import Breakpoint, check
 from smalltown.sim.commands import (Break, CopySave, EditObject, Intervention, Interview, Quit, RunUntil,
                                     SaveNow, Step, StepAgent, Toggle, Unbreak, Whisper)
 from smalltown.sim.events import Event
+from smalltown.sim.open import create, resume
 from smalltown.sim.simulation import TIME_FMT, Simulation
 from smalltown.sim.clock import clock_near as until_from
 from smalltown.tui.app import COMMANDS, SmalltownApp
@@ -131,7 +132,7 @@ def harness(tmp_path: Path):
 
     def make(settings: Settings | None = None) -> Harness:
         world = load_world(TINY)
-        sim = Simulation.create(world, tmp_path / "tiny.sqlite", ScriptedBackend(world.seed), settings=settings)
+        sim = create(world, tmp_path / "tiny.sqlite", ScriptedBackend(world.seed), settings=settings)
         made.append(Harness(sim))
         return made[-1]
 
@@ -463,7 +464,7 @@ class SlowBackend(ScriptedBackend):
 @pytest.mark.asyncio
 async def test_keys_are_handled_within_100ms_while_a_slow_model_thinks(tmp_path: Path) -> None:
     world = load_world(TINY)
-    sim = Simulation.create(world, tmp_path / "slow.sqlite", SlowBackend(world.seed))
+    sim = create(world, tmp_path / "slow.sqlite", SlowBackend(world.seed))
     app = SmalltownApp(sim, start_paused=True)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("space")
@@ -547,7 +548,7 @@ def hour_and_a_half(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny save run to 07:30, closed: snapshots at 06:00 and 07:00."""
     path = tmp_path_factory.mktemp("run") / "tiny.sqlite"
     world = load_world(TINY)
-    sim = Simulation.create(world, path, ScriptedBackend(world.seed))
+    sim = create(world, path, ScriptedBackend(world.seed))
     sim.run_until(world.start + timedelta(hours=1, minutes=30))
     sim.close()
     return path
@@ -557,7 +558,7 @@ def hour_and_a_half(tmp_path_factory: pytest.TempPathFactory) -> Path:
 async def test_rewind_opens_a_new_save_as_the_run_was_then(hour_and_a_half: Path, tmp_path: Path) -> None:
     path = tmp_path / "tiny.sqlite"
     path.write_bytes(hour_and_a_half.read_bytes())
-    sim = Simulation.open(path, ScriptedBackend(1))
+    sim = resume(path, ScriptedBackend(1))
     app = SmalltownApp(sim, start_paused=True)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("r")

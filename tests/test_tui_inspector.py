@@ -25,6 +25,7 @@ from textual.widgets import TabbedContent, Tree
 from helpers import wait_until
 from smalltown.config import Settings
 from smalltown.scripted import ScriptedBackend
+from smalltown.sim.open import create
 from smalltown.sim.simulation import Simulation
 from smalltown.tui.screens.inspector import InspectorScreen
 from smalltown.tui.widgets.fit_table import FitTable
@@ -38,7 +39,7 @@ SIZES = pytest.mark.parametrize("size", [(80, 24), (160, 50)], ids=["80x24", "16
 
 
 def make_save(path: Path, hours: float, settings: Settings | None = None) -> Simulation:
-    sim = Simulation.create(load_world(TINY), path, ScriptedBackend(1), settings=settings, overwrite=True)
+    sim = create(load_world(TINY), path, ScriptedBackend(1), settings=settings, overwrite=True)
     if hours:
         sim.run_until(sim.now + timedelta(hours=hours))
     return sim

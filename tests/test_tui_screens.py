@@ -30,6 +30,7 @@ from textual.widgets import Static
 
 from helpers import run_until_after
 from smalltown.scripted import ScriptedBackend
+from smalltown.sim.open import create
 from smalltown.sim.simulation import Simulation
 from smalltown.tui.screens.calls import CallDetailScreen, CallsScreen
 from smalltown.tui.widgets.row_table import RowTable
@@ -46,7 +47,7 @@ NOTE = "fallback to scripted: no JSON object in the answer"
 def make_save(path: Path, close: bool = True, conversations: int = 0) -> Simulation:
     """The tiny town run for RUN, or with `conversations` until it has held that many."""
     world = load_world(TINY)
-    sim = Simulation.create(world, path, ScriptedBackend(1))
+    sim = create(world, path, ScriptedBackend(1))
     if conversations:
         run_until_after(sim, lambda: sim.save.conversation_count() >= conversations)
     else:
@@ -491,7 +492,7 @@ def test_the_screens_list_agents_from_a_world_text_nested_2000_deep(tmp_path: Pa
     from smalltown.tui.screens.debug import agent_names
 
     path = tmp_path / "s.sqlite"
-    Simulation.create(load_world(TINY), path, ScriptedBackend(1)).close()
+    create(load_world(TINY), path, ScriptedBackend(1)).close()
     conn = sqlite3.connect(path)
     with conn:
         conn.execute("UPDATE meta SET value = ? WHERE key = 'world_text'", (json.dumps(world_text),))

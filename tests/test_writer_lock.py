@@ -144,9 +144,9 @@ def test_an_intervention_while_the_tui_runs_the_save_is_refused(tmp_path: Path, 
     pid = os.fork()
     if pid == 0:  # a process holding the save open, as the TUI does
         from smalltown.scripted import ScriptedBackend
-        from smalltown.sim.simulation import Simulation
+        from smalltown.sim.open import resume
 
-        Simulation.open(save, ScriptedBackend(0))
+        resume(save, ScriptedBackend(0))
         time.sleep(30)
         os._exit(0)
     try:

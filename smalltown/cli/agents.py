@@ -19,6 +19,7 @@ from smalltown.mind.plan import minute_of
 from smalltown.mind.memory import Retrieval
 from smalltown.shown import shown, shown_text
 from smalltown.sim.commands import EditObject, Interview, Whisper
+from smalltown.sim.open import peek_seed, resume
 from smalltown.sim.simulation import TIME_FMT, Simulation
 
 
@@ -39,9 +40,9 @@ def open_sim(args: argparse.Namespace, readonly: bool = False) -> Simulation:
         embedder = make_embedder(opts)
     else:
         opts, name, embedder = None, "scripted", None
-    seed = Simulation.peek_seed(args.save)
-    return Simulation.open(args.save, make_backend(name, seed, opts), sets=getattr(args, "set", None) or [],
-                           embedder=embedder, fallback=make_fallback(name, seed, opts), readonly=readonly)
+    seed = peek_seed(args.save)
+    return resume(args.save, make_backend(name, seed, opts), sets=getattr(args, "set", None) or [],
+                  embedder=embedder, fallback=make_fallback(name, seed, opts), readonly=readonly)
 
 
 @contextmanager

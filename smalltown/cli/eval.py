@@ -92,13 +92,13 @@ def working_copy(save: str, keep: str | None) -> Iterator[Path]:
 def open_copy(path: Path, args: argparse.Namespace):
     from smalltown.cli.common import backend_options
     from smalltown.sim.backends import choose_backend, make_backend, make_embedder, make_fallback
-    from smalltown.sim.simulation import Simulation
+    from smalltown.sim.open import peek_seed, resume
 
     opts = backend_options(args)
     name = choose_backend(args.backend, opts)
-    seed = Simulation.peek_seed(path)
-    return Simulation.open(path, make_backend(name, seed, opts), embedder=make_embedder(opts),
-                           fallback=make_fallback(name, seed, opts))
+    seed = peek_seed(path)
+    return resume(path, make_backend(name, seed, opts), embedder=make_embedder(opts),
+                  fallback=make_fallback(name, seed, opts))
 
 
 @contextmanager
@@ -258,7 +258,7 @@ def ablate(args: argparse.Namespace) -> int:
     from smalltown.eval.conditions import SETTINGS, parse_conditions
     from smalltown.eval.report import ablate_doc
     from smalltown.sim.backends import choose_backend, make_backend, make_embedder, make_fallback
-    from smalltown.sim.simulation import Simulation
+    from smalltown.sim.open import create
     from smalltown.world.load import load_world
 
     conditions = parse_conditions(args.conditions)
@@ -272,9 +272,9 @@ def ablate(args: argparse.Namespace) -> int:
     name = choose_backend(args.backend, opts)
     for c, path in runs.items():
         sets = {**parse_sets(args.set or []), **SETTINGS[c]}  # the condition wins over --set
-        sim = Simulation.create(world, path, make_backend(name, world.seed, opts), overwrite=True,
-                                sets=[f"{k}={v}" for k, v in sets.items()], embedder=make_embedder(opts),
-                                fallback=make_fallback(name, world.seed, opts))
+        sim = create(world, path, make_backend(name, world.seed, opts), overwrite=True,
+                     sets=[f"{k}={v}" for k, v in sets.items()], embedder=make_embedder(opts),
+                     fallback=make_fallback(name, world.seed, opts))
         try:
             until = parse_when(args.until, sim.now)
         except ValueError as e:

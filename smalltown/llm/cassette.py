@@ -14,7 +14,7 @@ is decided the same way for every backend (llm/fit.py), within the window the re
 
 A run continued from tick T (a resumed save, or a fork of the recorded run) has asked its questions
 up to T already: the cassette then replays only the calls recorded after T (`after_tick`, or
-`start_after`, which Simulation.open calls with the tick it opens at)."""
+`start_after`, which `sim.open.resume` calls with the tick it opens at)."""
 
 from __future__ import annotations
 

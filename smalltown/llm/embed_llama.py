@@ -24,7 +24,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from smalltown.llm.embed import CachedEmbedder
-from smalltown.llm.llama import ModelError, _load, check_gguf, physical_cores
+from smalltown.llm.llama_model import ModelError, check_gguf, load_model, physical_cores
 
 POOLINGS = {"mean": 1, "cls": 2, "last": 3}  # llama_cpp.LLAMA_POOLING_TYPE_*
 RANK = 4  # LLAMA_POOLING_TYPE_RANK: a reranker's score head, not an embedding
@@ -118,7 +118,7 @@ class LlamaEmbedder(CachedEmbedder):
         self._lock = threading.RLock()
         # n_batch = n_ubatch = n_ctx: a whole (truncated) text is one micro-batch, as a model
         # with non-causal attention (BERT) requires
-        self._llm = _load(path, embedding=True, pooling_type=pooling_type, n_ctx=n_ctx, n_batch=n_ctx,
+        self._llm = load_model(path, embedding=True, pooling_type=pooling_type, n_ctx=n_ctx, n_batch=n_ctx,
                           n_ubatch=n_ctx, n_threads=self.n_threads, n_threads_batch=self.n_threads)
         llm = self._llm
         got = llm._ctx.pooling_type()

@@ -12,25 +12,28 @@ agent is kept (see `AgentStates`) so that switching agents does not re-read thei
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
-import json
-import os
 import threading
-import typing
 from collections import OrderedDict
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 
 from smalltown.llm import validate
-from smalltown.llm.backend import Answer, BackendUnavailable, Capabilities, Stopped
-from smalltown.llm.schema import grammar_schema, max_answer_tokens, request_schema
+from smalltown.llm.backend import Answer, Capabilities, Stopped
+from smalltown.llm.llama_grammar import (CHAR_RULE, GRAMMAR_CACHE, SPACE_RULE, declared_grammar, grammar_text,
+                                         representative, task_grammar)
+from smalltown.llm.llama_model import ModelError, check_gguf, cores_from_cpuinfo, llama_log, load_model, physical_cores
+from smalltown.llm.llama_states import AgentStates, SavedState, common_prefix
+from smalltown.llm.schema import max_answer_tokens
 from smalltown.llm.tasks import RULES, TASKS, Task
 from smalltown.llm.validate import UnusableAnswer
 from smalltown.llm.wrappers import RetryPolicy
+
+# (the names importers take from here: the backend, its model's errors, its grammars)
+__all__ = ["AgentStates", "CHAR_RULE", "LlamaBackend", "ModelError", "SPACE_RULE", "SYSTEM", "common_prefix",
+           "cores_from_cpuinfo", "declared_grammar", "grammar_text", "physical_cores", "representative",
+           "task_grammar"]
 
 SYSTEM = RULES  # shared with every model backend (llm/tasks.py)
 CHATML = (  # for a GGUF without a chat template
@@ -38,220 +41,6 @@ CHATML = (  # for a GGUF without a chat template
     "<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
 )
 MIN_ROOM = 64  # tokens an answer needs at least (or its whole budget, if smaller) after the prompt
-GGUF_MAGIC = b"GGUF"
-
-
-class ModelError(BackendUnavailable):
-    """A model file that cannot be used; the message is one line, for the user."""
-
-
-# --- the machine ------------------------------------------------------------------------------
-
-
-def cores_from_cpuinfo(text: str, allowed: set[int] | None = None) -> int:
-    """Physical cores in a /proc/cpuinfo listing (of the allowed processors); 0 if it lacks
-    the topology fields (as on many ARM machines)."""
-    cores = set()
-    for block in text.strip().split("\n\n"):
-        fields = {k.strip(): v.strip() for k, _, v in (line.partition(":") for line in block.splitlines())}
-        if "processor" not in fields or "core id" not in fields:
-            return 0
-        if allowed is None or int(fields["processor"]) in allowed:
-            cores.add((fields.get("physical id", "0"), fields["core id"]))
-    return len(cores)
-
-
-def physical_cores() -> int:
-    """The physical cores this process may run on: llama.cpp is fastest with one thread per
-    physical core (hyper-threads share a core's arithmetic units and only add contention),
-    while llama-cpp-python's default counts logical ones."""
-    try:
-        allowed = os.sched_getaffinity(0)
-    except AttributeError:  # macOS, Windows
-        allowed = set(range(os.cpu_count() or 1))
-    siblings = set()  # sysfs: each allowed cpu's set of hardware threads is one core
-    for cpu in allowed:
-        try:
-            siblings.add(Path(f"/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list").read_text().strip())
-        except OSError:
-            siblings.clear()
-            break
-    if siblings:
-        return len(siblings)
-    with contextlib.suppress(OSError, ValueError):
-        if n := cores_from_cpuinfo(Path("/proc/cpuinfo").read_text(), allowed):
-            return n
-    with contextlib.suppress(ImportError):
-        import psutil  # optional
-
-        if n := psutil.cpu_count(logical=False):
-            return min(n, len(allowed))
-    return max(1, len(allowed))
-
-
-# --- the model file ---------------------------------------------------------------------------
-
-
-def check_gguf(path: Path) -> None:
-    """Refuse what is not a GGUF file before llama.cpp sees it."""
-    if not path.exists():
-        raise ModelError(f"model file not found: {path}")
-    if not path.is_file():
-        raise ModelError(f"not a model file (a directory?): {path}")
-    try:
-        with path.open("rb") as f:
-            magic = f.read(4)
-    except OSError as e:
-        raise ModelError(f"cannot read model file {path}: {e.strerror}") from None
-    if magic != GGUF_MAGIC:
-        raise ModelError(f"{path} is not a GGUF model file (it does not start with 'GGUF')")
-
-
-@contextlib.contextmanager
-def llama_log() -> Iterator[list[str]]:
-    """Collect llama.cpp's error lines instead of printing them (for an error message)."""
-    import llama_cpp
-    from llama_cpp import _logger
-
-    lines: list[str] = []
-
-    @llama_cpp.llama_log_callback
-    def collect(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
-        if level == 4:  # ggml's error level (llama-cpp-python's level table predates it)
-            lines.append(text.decode("utf-8", "replace").strip())
-
-    llama_cpp.llama_log_set(collect, ctypes.c_void_p(0))
-    try:
-        yield lines
-    finally:
-        llama_cpp.llama_log_set(_logger.llama_log_callback, ctypes.c_void_p(0))
-
-
-# --- grammars ---------------------------------------------------------------------------------
-
-GRAMMAR_CACHE = 256  # per-question grammars kept, by text (options and counts vary by question)
-# A JSON string's character: no control characters (json.loads rejects them raw) and no escape but
-# \" and \\: answers are one line, with no line-break or unicode escape spelled out, so a string
-# of n characters is at most n + 2 tokens, as `schema.max_answer_tokens` assumes.
-CHAR_RULE = r'char ::= [^"\\\x7F\x00-\x1F] | "\\" ["\\]'
-SPACE_RULE = 'space ::= " "?'  # at most one space between tokens: no runaway whitespace
-_GBNF_ESCAPES = {"\\": "\\\\", '"': '\\"', "\r": "\\r", "\n": "\\n"}
-
-
-def _converter():
-    """llama-cpp-python's schema converter, with its literals escaped as GBNF needs: it leaves a
-    backslash as it is (an option holding one, or a quote, would end its literal early or break
-    the grammar) and spells non-ASCII options as \\u escapes the model would have to copy."""
-    from llama_cpp.llama_grammar import SchemaConverter
-
-    class Converter(SchemaConverter):
-        def _format_literal(self, literal: str) -> str:
-            return '"' + "".join(_GBNF_ESCAPES.get(c, c) for c in literal) + '"'
-
-        def _generate_constant_rule(self, value) -> str:
-            return self._format_literal(json.dumps(value, ensure_ascii=False))
-
-    return Converter(prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False)
-
-
-def grammar_text(schema: dict) -> str:
-    """GBNF for a request schema (`schema.request_schema`), as llama.cpp decodes under it."""
-    converter = _converter()
-    converter.visit(converter.resolve_refs(grammar_schema(schema), "request"), "")
-    rules = converter.format_grammar().split("\n")  # (not splitlines: an option may hold U+2028)
-    rules = [CHAR_RULE if r.startswith("char ::=") else SPACE_RULE if r.startswith("space ::=") else r
-             for r in rules]
-    return "\n".join(rules) + "\n"
-
-
-def task_grammar(task: Task) -> str:
-    """The grammar of this very question: its options, its counts, every field required."""
-    return grammar_text(request_schema(task))
-
-
-class _Declared:
-    """A task seen through its output model alone, not narrowed to its question."""
-
-    def __init__(self, task: Task):
-        self.task = task
-
-    def schema(self) -> dict:
-        return Task.schema(self.task)
-
-
-def declared_grammar(task: Task) -> str:
-    """The task's grammar before narrowing (any options, any count): the fallback for a
-    narrowed grammar llama.cpp refuses."""
-    return grammar_text(request_schema(_Declared(task)))  # type: ignore[arg-type]
-
-
-def representative(task: type[Task]) -> Task:
-    """An instance of `task` for checking its grammars at load: every narrowing at work (a list of
-    names becomes options, other lists give counts and citation numbers). Only `schema()` is
-    asked of it, so its inputs are left unvalidated (the persona and time are absent)."""
-    values = {}
-    for name, field in task.model_fields.items():
-        if typing.get_origin(field.annotation) is list:
-            (item,) = typing.get_args(field.annotation) or (object,)
-            values[name] = ([f"Sector {i}: Ñandú café's room: the keeper's big armchair {i}" for i in range(1, 13)]
-                            if item is str else [None] * 9)
-    return task.model_construct(**values)
-
-
-# --- per-agent evaluated state ----------------------------------------------------------------
-
-
-@dataclass
-class SavedState:
-    tokens: np.ndarray  # the tokens whose keys and values the state holds, in order
-    data: ctypes.Array  # llama.cpp's sequence state (the KV cells of sequence 0)
-    size: int
-
-
-class AgentStates:
-    """Each agent's evaluated KV cache, saved when the model turns to another agent and restored
-    when it turns back; least recently used states go first beyond `capacity_bytes`.
-
-    One state per agent and task (its latest prompt and answer of that kind): calls share the
-    agent's prefix, and calls of one task also share that task's instructions. Only the KV cells are saved
-    (llama.cpp's sequence state), not llama-cpp-python's LlamaState, which also copies a
-    batch-by-vocabulary score matrix and is not counted against a cache's capacity."""
-
-    def __init__(self, capacity_bytes: int):
-        self.capacity_bytes = capacity_bytes
-        self._states: OrderedDict[str, SavedState] = OrderedDict()
-
-    def put(self, agent: str, state: SavedState) -> None:
-        self._states.pop(agent, None)
-        self._states[agent] = state
-        while self._states and self.nbytes > self.capacity_bytes:
-            self._states.popitem(last=False)
-
-    def best(self, tokens: np.ndarray) -> tuple[SavedState | None, int]:
-        """The saved state sharing the longest prefix with `tokens`, and that length."""
-        found, length = None, 0
-        for agent, state in self._states.items():
-            n = common_prefix(state.tokens, tokens)
-            if n > length:
-                found, length, owner = state, n, agent
-        if found is not None:
-            self._states.move_to_end(owner)
-        return found, length
-
-    @property
-    def nbytes(self) -> int:
-        return sum(s.size for s in self._states.values())
-
-    def __len__(self) -> int:
-        return len(self._states)
-
-
-def common_prefix(a, b) -> int:
-    """How many tokens two sequences share from the start."""
-    a, b = np.asarray(a), np.asarray(b)
-    n = min(len(a), len(b))
-    diff = np.flatnonzero(a[:n] != b[:n])
-    return int(diff[0]) if len(diff) else n
 
 
 # --- the backend ------------------------------------------------------------------------------
@@ -282,7 +71,7 @@ class LlamaBackend:
         self._owner: str | None = None  # whose prompt the KV cache holds
         self._prompt_len = 0  # how many of the tokens in the KV cache are the owner's prompt
         self._saved = True  # ... and whether that is already in `states`
-        self._llm = _load(path, n_ctx=n_ctx, n_threads=self.n_threads, n_threads_batch=self.n_threads,
+        self._llm = load_model(path, n_ctx=n_ctx, n_threads=self.n_threads, n_threads_batch=self.n_threads,
                           n_gpu_layers=n_gpu_layers, seed=seed)
         self._formatter, self._system_in_user = self._chat_formatter()
         self._grammars: OrderedDict[str, object] = OrderedDict()  # grammar text -> LlamaGrammar (LRU)
@@ -490,33 +279,3 @@ class LlamaBackend:
     def close(self) -> None:
         with self._lock:
             self._llm.close()
-
-
-def _load(path: Path, **params):
-    """The model, or a ModelError saying why not (llama.cpp's own reason, if it gave one)."""
-    from llama_cpp import Llama
-
-    class CountingLlama(Llama):
-        """Records how many tokens each `eval` call evaluates (to measure cached tokens), and
-        stops between batches of a prompt and between sampled tokens once `stopping` is set."""
-
-        def eval(self, tokens):
-            self.evaluated.append(len(tokens))
-            for i in range(0, len(tokens), self.n_batch):  # as Llama.eval batches them, checked between
-                if self.stopping.is_set():
-                    raise Stopped
-                super().eval(tokens[i:i + self.n_batch])
-
-    with llama_log() as log:
-        try:
-            llm = CountingLlama(model_path=str(path), verbose=False, **params)
-        except Exception as e:  # ValueError from llama-cpp-python; whatever else a bad file causes
-            said = [line.split("error loading model: ")[-1].split(": ", 1)[-1] for line in log if line]
-            said = [line for line in said if "failed to load model" not in line]
-            reason = said[0] if said else str(e)
-            hint = (f"not enough memory for a context of {params['n_ctx']} tokens?" if "context" in str(e)
-                    else "is the file complete, and a model llama.cpp supports?")
-            raise ModelError(f"llama.cpp could not load {path.name}: {reason} ({hint})") from None
-    llm.evaluated = []
-    llm.stopping = threading.Event()
-    return llm

@@ -3,27 +3,27 @@
 SQLite's own integrity check, then ours: the clock, the agents (each one of the world's, standing
 on a walkable tile inside the map), the objects (each one of the world's), the memories (each
 owned by an agent, its evidence ids existing), the conversations (JSON of the right shape, between
-two agents of the world, each side's chat one of its own memories, nothing oversized) and the logs
-(nothing from after the clock). The world is rebuilt from the text the save holds, so a check
-needs nothing but the file.
+two agents of the world, each side's chat one of its own memories, nothing oversized: see
+sim/check_conversations.py) and the logs (nothing from after the clock). The world is rebuilt from
+the text the save holds, so a check needs nothing but the file.
 
-`run` calls `check_save(..., integrity=False)` before continuing a save: a save from a stranger
-whose rows make no sense is refused with a message instead of crashing mid-run.
+Opening a save to continue it, inspect it or replay it calls `require`, the same checks without
+SQLite's integrity check: a save from a stranger whose rows make no sense is refused with a
+message instead of crashing mid-run.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
-import re
-
 from smalltown.config import Settings, SettingsError
+from smalltown.sim.check_conversations import check_conversations, read_time
 from smalltown.sim.shapes import state_problem
-from smalltown.store import conversations as conv
 from smalltown.store import validate
 from smalltown.store.checks import row_problems
 from smalltown.store.errors import SaveError
@@ -171,7 +171,7 @@ def _check_rows(save: Save, p: _Problems, counts: dict[str, int]) -> World | Non
         if save.meta("world") != world.name:
             p.add("meta", f"meta world {save.meta('world')!r} is not the name of the world it holds "
                           f"({world.name!r})")
-    now = _time(game_time)
+    now = read_time(game_time)
 
     names = _check_agents(save, world, p)
     counts["agents"] = len(names)
@@ -180,7 +180,7 @@ def _check_rows(save: Save, p: _Problems, counts: dict[str, int]) -> World | Non
     reader = Reader(save.conn)
     tables = reader.tables()
     if "conversations" in tables:
-        _check_conversations(save, world, {a.name for a in world.agents} if world else names, now, p)
+        check_conversations(save, world, {a.name for a in world.agents} if world else names, now, p.add)
     for table in ("events", "llm_calls", "retrievals", "conversations"):
         if table not in tables:
             continue  # retrievals: since schema 2; conversations: since schema 4
@@ -230,13 +230,6 @@ def _check_snapshots(save: Save, world: World | None, p: _Problems) -> None:
                 ok = False
             if not ok:
                 p.add("snapshots", f"snapshots row {tick}: agents: {name!r} is not on a tile of the map")
-
-
-def _time(text: object) -> datetime | None:
-    try:
-        return datetime.strptime(text, TIME_FMT) if isinstance(text, str) else None
-    except ValueError:
-        return None
 
 
 def _check_agents(save: Save, world: World | None, p: _Problems) -> set[str]:
@@ -299,111 +292,22 @@ def _check_memories(save: Save, names: set[str], now: datetime | None, p: _Probl
     return save.count("memories")
 
 
-def _check_conversations(save: Save, world: World | None, names: set[str], now: datetime | None,
-                         p: _Problems) -> None:
-    """Each row of the conversations table: its fields as the simulation writes them. Problems
-    name the table, the row and the field."""
-    owners = save.memory_owners()
-    facts = {f.name for f in world.facts} if world is not None else None
-    for cid, _tick, time, end, place, initiator, other, reason, lines, chats, rels in conv.raw_conversations(save.conn):
-        def bad(field_name: str, message: str) -> None:
-            p.add("conversations", f"conversations row {cid}: {field_name}: {message}")
+@dataclass(frozen=True)
+class Sound:
+    """`require_sound`'s proof that the save at `path` was found sound. It stays true while no one
+    writes the file: the opener holds its writer lock from before the check until the run is open,
+    so that opening it need not read every row again (`sim/open.py`, `resume`)."""
+    path: Path
 
-        pair = []
-        for label, name in (("initiator", initiator), ("other", other)):
-            if not isinstance(name, str) or (names and name not in names):
-                bad(label, f"{name!r} is not an agent of the world")
-            else:
-                pair.append(name)
-        if initiator == other and isinstance(initiator, str):
-            bad("other", f"{other!r} is the initiator too: a conversation is between two agents")
-        if len(set(pair)) < 2:
-            pair = None  # who may speak is not known: the sides are not checked against it
-        start, stop = _time(time), _time(end)
-        if start is None:
-            bad("time", f"{time!r} is not a time")
-        elif now is not None and start > now:
-            bad("time", f"{time} is after the save's clock")
-        if stop is None:
-            bad("end_time", f"{end!r} is not a time")
-        elif start is not None and stop < start:
-            bad("end_time", f"{end} is before its start ({time})")
-        for label, text in (("place", place), ("reason", reason)):
-            if not isinstance(text, str):
-                bad(label, f"{text!r} is not text")
-            elif len(text) > conv.MAX_TEXT:
-                bad(label, f"{len(text):,} characters (at most {conv.MAX_TEXT:,})")
-        parsed = {}
-        for label, text, kind in (("lines", lines, list), ("chats", chats, dict), ("relationships", rels, dict)):
-            if isinstance(text, str) and len(text) > conv.MAX_JSON:
-                bad(label, f"{len(text):,} characters of JSON (at most {conv.MAX_JSON:,})")
-                continue
-            try:
-                value = json.loads(text) if isinstance(text, str) else None
-            except ValueError:
-                value = None
-            if not isinstance(value, kind):
-                bad(label, f"not a JSON {'list' if kind is list else 'object'}")
-                continue
-            parsed[label] = value
-        _check_lines(parsed.get("lines"), pair, owners, facts, bad)
-        for name, mid in (parsed.get("chats") or {}).items():
-            if pair is not None and name not in pair:
-                bad(f"chats[{name!r}]", "not one of the two who talked")
-            elif not isinstance(mid, int) or isinstance(mid, bool):
-                bad(f"chats[{name!r}]", f"{mid!r} is not a memory id")
-            elif mid not in owners:
-                bad(f"chats[{name!r}]", f"memory {mid} does not exist")
-            elif owners[mid] != name:
-                bad(f"chats[{name!r}]", f"memory {mid} is {owners[mid]}'s, not {name}'s")
-        for name, text in (parsed.get("relationships") or {}).items():
-            if pair is not None and name not in pair:
-                bad(f"relationships[{name!r}]", "not one of the two who talked")
-            elif not isinstance(text, str):
-                bad(f"relationships[{name!r}]", f"{text!r} is not text")
-            elif len(text) > conv.MAX_TEXT:
-                bad(f"relationships[{name!r}]", f"{len(text):,} characters (at most {conv.MAX_TEXT:,})")
+    def covers(self, path: str | Path) -> bool:
+        """Whether this check was of the file at `path`."""
+        return Path(path).resolve() == self.path
 
 
-def _check_lines(lines: list | None, pair: list[str] | None, owners: dict[int, str], facts: set[str] | None,
-                 bad) -> None:
-    if lines is None:
-        return
-    if len(lines) > conv.MAX_LINES:
-        bad("lines", f"{len(lines):,} lines (at most {conv.MAX_LINES:,})")
-        return
-    for i, line in enumerate(lines):
-        at = f"lines[{i}]"
-        if not isinstance(line, dict):
-            bad(at, "not a JSON object")
-            continue
-        speaker, text = line.get("speaker"), line.get("text")
-        if not isinstance(speaker, str):
-            bad(f"{at}.speaker", f"{speaker!r} is not a name")
-        elif pair is not None and speaker not in pair:
-            bad(f"{at}.speaker", f"{speaker!r} is not one of the two who talked ({' and '.join(pair)})")
-        if not isinstance(text, str):
-            bad(f"{at}.text", f"{text!r} is not text")
-        elif len(text) > conv.MAX_TEXT:
-            bad(f"{at}.text", f"{len(text):,} characters (at most {conv.MAX_TEXT:,})")
-        tells, named = line.get("tells", []), line.get("facts", [])
-        if not isinstance(tells, list) or len(tells) > conv.MAX_TELLS:
-            bad(f"{at}.tells", f"not a list of at most {conv.MAX_TELLS} memory ids")
-        else:
-            for mid in tells:
-                if not isinstance(mid, int) or isinstance(mid, bool) or mid not in owners:
-                    bad(f"{at}.tells", f"memory {mid!r} does not exist")
-        if not isinstance(named, list) or not all(isinstance(f, str) for f in named):
-            bad(f"{at}.facts", "not a list of fact names")
-        elif facts is not None:
-            for f in named:
-                if f not in facts:
-                    bad(f"{at}.facts", f"{f!r} is not a fact of the world")
-
-
-def require_sound(path: str | Path) -> None:
+def require_sound(path: str | Path, doing: str = "continue") -> Sound:
     """Before continuing a save: refuse one whose rows make no sense (a quick check, without
-    SQLite's page-by-page integrity check)."""
+    SQLite's page-by-page integrity check), snapshots included (a run may rewind to one)."""
     save = Save.open(path, readonly=True).hold_still()
-    require(save, snapshots=True, doing="continue")
+    require(save, snapshots=True, doing=doing)
     save.close()
+    return Sound(Path(path).resolve())

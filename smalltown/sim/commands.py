@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Union
 
 from smalltown.sim.breakpoints import Breakpoint
 from smalltown.sim.fork import ForkResult, fork
@@ -145,20 +145,3 @@ Control = Union[Toggle, Step, Faster, Slower, Quit, RunUntil, Break, Unbreak, St
 Command = Union[Intervention, Control]
 
 INTERVENTIONS = (Whisper, Interview, EditObject, SaveNow, CopySave, Rewind)
-
-# the names the TUI's key bindings and forms send them by (see `named`)
-NAMES: dict[str, type] = {
-    "whisper": Whisper, "interview": Interview, "edit_object": EditObject, "save": SaveNow,
-    "copy": CopySave, "rewind": Rewind, "toggle": Toggle, "step": Step, "faster": Faster,
-    "slower": Slower, "quit": Quit, "until": RunUntil, "break": Break, "unbreak": Unbreak,
-    "step_agent": StepAgent,
-}
-
-
-def named(name: str, *args: Any) -> Command:
-    """The command `name` with its arguments: ("whisper", agent, text) → Whisper(agent, text)."""
-    try:
-        kind = NAMES[name]
-    except KeyError:
-        raise ValueError(f"unknown command {name!r}") from None
-    return kind(*args)

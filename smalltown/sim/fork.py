@@ -4,7 +4,7 @@ The original is only read (SQLite's backup API copies it consistently, even whil
 writing it). The copy is cut back to the latest snapshot at or before the moment asked for
 (snapshots are taken each game hour, see Simulation.snapshot): what happened after it is deleted,
 and VACUUM rewrites the file so no trace of that future is left in its free pages. The fork opens
-with Simulation.open and goes on from there; re-run with the original as a cassette
+with sim.open.resume and goes on from there; re-run with the original as a cassette
 (`smalltown run FORK --from ORIGINAL`), it repeats the original until its inputs change.
 """
 

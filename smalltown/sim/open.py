@@ -3,7 +3,9 @@ installed first), or a save continued from its last committed tick (its settings
 every agent's mind and body restored), with what older saves lack (schema-1 memories' ratings
 and vectors, a schema-2 save's first snapshot) filled in as it opens. A front end hands `open_run`
 a path and `RunOptions`; the backend, embedder and fallback, the writer lock and a copy to
-another save are chosen and taken here."""
+another save are chosen and taken here. A save is checked once as it opens (`sim/check.py`): the
+opener checks it before anything is chosen, under its writer lock, and `resume` takes that check's
+proof (`Sound`) instead of reading the rows again; without one, `resume` checks it itself."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 import numpy as np
 
@@ -24,16 +26,15 @@ from smalltown.mind.memory import Memory
 from smalltown.mind.records import record
 from smalltown.shown import shown
 from smalltown.sim.agent import Agent
+from smalltown.sim.check import Sound, require, require_sound
 from smalltown.sim.backends import (BackendOptions, choose_backend, connect, make_backend, make_embedder,
                                     make_fallback, refuse_stripped_cassette)
 from smalltown.sim.clock import parse_when
+from smalltown.sim.simulation import Simulation
 from smalltown.store.records import TickChanges
 from smalltown.store.save import TIME_FMT, Save, SaveError, copy_save, is_save, remove_db, take_lock
-from smalltown.world.load import load_world, load_world_text
+from smalltown.world.load import load_world, load_world_text, parse_toml
 from smalltown.world.model import World
-
-if TYPE_CHECKING:
-    from smalltown.sim.simulation import Simulation
 
 
 class UntilError(ValueError):
@@ -53,12 +54,11 @@ class RunOptions:
     say: Callable[[str], None] = lambda text: None  # a notice for the user (a pack installed)
 
 
-def open_run(target: Path, options: RunOptions) -> tuple["Simulation", datetime | None]:
+def open_run(target: Path, options: RunOptions) -> tuple[Simulation, datetime | None]:
     """The run of `target` (a save, a world or a world pack) and when to stop it. Everything that
     can refuse the start (the options, the save's soundness, the backend: a model that will not
     load, a server that does not answer) is checked before anything is written, so a start that
     fails leaves no file."""
-    from smalltown.sim.simulation import Simulation  # (it imports this module)
     from smalltown.world.pack import is_pack, read_pack, unpack
 
     opts = options.backend_options
@@ -69,7 +69,7 @@ def open_run(target: Path, options: RunOptions) -> tuple["Simulation", datetime 
     sets = options.sets
     Settings().override(**parse_sets(sets))  # a --set that names no setting, or a value out of its range
     if is_save(target):
-        return _continue(Simulation, target, name, options)
+        return _continue(target, name, options)
     if target.suffix in (".sqlite", ".sqlite3", ".db"):
         raise SaveError(f"{target}: not a smalltown save (not an SQLite database)")
     world = read_pack(target).world if is_pack(target) else load_world(target)
@@ -80,14 +80,11 @@ def open_run(target: Path, options: RunOptions) -> tuple["Simulation", datetime 
         options.say(f"installed {shown(target)} (and its map)")
         world = load_world(target)
     path = options.save or default_save(target)
-    return create(Simulation, world, path, backend, None, options.overwrite, sets, embedder, fallback), until
+    return create(world, path, backend, None, options.overwrite, sets, embedder, fallback), until
 
 
-def _continue(cls: type["Simulation"], target: Path, name: str,
-              options: RunOptions) -> tuple["Simulation", datetime | None]:
+def _continue(target: Path, name: str, options: RunOptions) -> tuple[Simulation, datetime | None]:
     """A save continued, in place (under its writer lock) or in a copy at `options.save`."""
-    from smalltown.sim.check import require_sound
-
     path = target
     if options.save and options.save.resolve() != target.resolve():
         path = options.save
@@ -96,8 +93,9 @@ def _continue(cls: type["Simulation"], target: Path, name: str,
     hold = take_lock(path) if path == target else None  # one writer: refused now if another writes it
     try:
         fresh = unborn(target)  # killed while it was being created: nothing had happened yet
+        sound = None
         if not fresh:
-            require_sound(target)  # a save from a stranger whose rows make no sense stops here
+            sound = require_sound(target)  # a save from a stranger whose rows make no sense stops here
         until = stop_time(options.until, saved_now(target))
         backend, embedder, fallback = _chosen(name, peek_seed(target), options.backend_options)
         if path != target:
@@ -106,8 +104,11 @@ def _continue(cls: type["Simulation"], target: Path, name: str,
             copy_save(target, path)  # (built aside: whole, or nothing)
         try:
             if fresh:
-                return recreate(cls, path, backend, embedder, fallback, options.sets), until
-            return resume(cls, path, backend, sets=options.sets, embedder=embedder, fallback=fallback), until
+                return recreate(path, backend, embedder, fallback, options.sets), until
+            # in place, the lock held since the check: its rows are the ones checked. A copy is
+            # checked as it opens (the original, not locked by us, may have run on meanwhile)
+            return resume(path, backend, sets=options.sets, embedder=embedder, fallback=fallback,
+                          sound=sound if path == target else None), until
         except BaseException:
             if path != target:
                 remove_db(path)  # a copy that did not start is not left behind
@@ -144,9 +145,9 @@ def default_save(world_path: Path) -> Path:
     return Path("saves") / f"{world_path.stem}-{datetime.now():%Y%m%d-%H%M%S}.sqlite"
 
 
-def create(cls: type["Simulation"], world: World, path: str | Path, backend: Backend,
-           settings: Settings | None = None, overwrite: bool = False, sets: list[str] = (),
-           embedder: Embedder | None = None, fallback: Backend | None = None) -> "Simulation":
+def create(world: World, path: str | Path, backend: Backend, settings: Settings | None = None,
+           overwrite: bool = False, sets: list[str] = (), embedder: Embedder | None = None,
+           fallback: Backend | None = None) -> Simulation:
     """A new run of `world`. Settings: the defaults (or `settings`), then the world file's
     [settings], then `--set` options; the result is recorded in the save."""
     settings = (settings or Settings()).override(**world.settings).override(**parse_sets(sets))
@@ -157,7 +158,7 @@ def create(cls: type["Simulation"], world: World, path: str | Path, backend: Bac
         "created_with": backend.name, "settings": settings.changes(),
     }, overwrite=overwrite, publish=False)
     try:  # built aside: the save appears at `path` only once its first state is whole
-        sim = cls(world, save, backend, settings, tick=0, embedder=embedder or HashEmbedder(), fallback=fallback)
+        sim = Simulation(world, save, backend, settings, tick=0, embedder=embedder or HashEmbedder(), fallback=fallback)
         with save.transaction():
             save.set_meta({"embedder": sim.embedder.name})
         for spec in world.agents:
@@ -188,8 +189,8 @@ def unborn(path: str | Path) -> bool:
         save.close()
 
 
-def recreate(cls: type["Simulation"], path: str | Path, backend: Backend, embedder: Embedder | None,
-             fallback: Backend | None, sets: list[str]) -> "Simulation":
+def recreate(path: str | Path, backend: Backend, embedder: Embedder | None, fallback: Backend | None,
+             sets: list[str]) -> Simulation:
     """Start an unborn save again (made by an older smalltown, whose creation was not yet
     atomic), from the world text and settings it recorded."""
     save = Save.open(path)  # (refused if the file is read-only)
@@ -198,7 +199,7 @@ def recreate(cls: type["Simulation"], path: str | Path, backend: Backend, embedd
         settings = Settings().saved(save.meta("settings"))
     finally:
         save.close()
-    return create(cls, world, path, backend, settings, True, sets, embedder, fallback)
+    return create(world, path, backend, settings, True, sets, embedder, fallback)
 
 
 def saved_now(path: str | Path) -> datetime:
@@ -221,8 +222,6 @@ def peek_seed(path: str | Path) -> int:
     """The seed of the world a save was started from (to seed its backend before opening)."""
     save = Save.open(path, readonly=True)
     try:
-        from smalltown.world.load import parse_toml
-
         text = save.meta("world_text")
         if not isinstance(text, str):
             return 0  # (resume refuses the save, saying why)
@@ -231,27 +230,26 @@ def peek_seed(path: str | Path) -> int:
         save.close()
 
 
-def resume(cls: type["Simulation"], path: str | Path, backend: Backend, settings: Settings | None = None,
-           sets: list[str] = (), embedder: Embedder | None = None, fallback: Backend | None = None,
-           readonly: bool = False) -> "Simulation":
+def resume(path: str | Path, backend: Backend, settings: Settings | None = None, sets: list[str] = (),
+           embedder: Embedder | None = None, fallback: Backend | None = None, readonly: bool = False,
+           *, sound: Sound | None = None) -> Simulation:
     """Continue a save from its last committed tick, with the settings it was run with
     (plus `--set` options, which are then recorded). `readonly`: to look at it (inspect),
     without its writer lock; nothing is written to the file (an older save is migrated in
-    memory, see Save.current)."""
+    memory, see Save.current). `sound`: `require_sound`'s proof that this very file was just
+    checked under the lock its caller still holds; without it (or for another file) the save's
+    rows are checked here."""
     extra = parse_sets(sets)
     if readonly and extra:
         raise SaveError(f"{path}: opened to be read: settings cannot be changed")
-    from smalltown.sim.check import require  # (sim/check.py reads the save; it imports no simulation)
-
-    # rows that make no sense against the world are refused here, not mid-resume, and before
-    # anything is written (opening to write puts the file in WAL mode)
-    look = Save.open(path, readonly=True)
-    look = look.current() if readonly else look.hold_still()
-    require(look, snapshots=not readonly)  # a run writes after them: it may need to rewind to one
-    if readonly:
-        save = look
+    if readonly:  # an older save is migrated in memory and checked there
+        save = Save.open(path, readonly=True).current()
+        require(save)
     else:
-        look.close()
+        if not (sound and sound.covers(path)):
+            # rows that make no sense against the world are refused here, not mid-resume, and before
+            # anything is written (opening to write puts the file in WAL mode)
+            require_sound(path, doing="open")  # a run writes after snapshots: it may rewind to one
         save = Save.open(path)
     try:
         settings = (settings or Settings()).saved(save.meta("settings"))
@@ -278,7 +276,7 @@ def resume(cls: type["Simulation"], path: str | Path, backend: Backend, settings
         save.close()
         raise SaveError(f"{path}: its memories were embedded with {used!r}, not {embedder.name!r}; "
                         f"embeddings of two embedders cannot be mixed in one save ({hint})")
-    sim = cls(world, save, backend, settings, tick=save.meta("tick"), embedder=embedder, fallback=fallback)
+    sim = Simulation(world, save, backend, settings, tick=save.meta("tick"), embedder=embedder, fallback=fallback)
     sim.objects.update(save.objects())
     embedder.preload((text, np.frombuffer(vec, dtype=np.float32)) for text, vec in save.embeddings())
     streams: dict[str, tuple[list[Memory], list[np.ndarray]]] = {}
@@ -342,7 +340,7 @@ def _restore_counts(world: World, streams: dict[str, tuple[list[Memory], list]],
     return counts
 
 
-def _complete_legacy(sim: "Simulation", mind: Mind, mems: list[Memory], embs: list, todo: list[int]) -> None:
+def _complete_legacy(sim: Simulation, mind: Mind, mems: list[Memory], embs: list, todo: list[int]) -> None:
     """A schema-1 save's seed memories have no importance and no vector: the agent's own mind
     rates them (one task) and the embedder embeds them; both are written back."""
     texts = [mems[i].description for i in todo]

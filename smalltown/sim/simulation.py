@@ -3,13 +3,13 @@ the user's commands between ticks, and commits each tick to the save.
 
 A tick: perception → memory and reflection → encounters (reactions, conversations) → thinking
 (each due agent's next action) → movement (and the objects used on arrival) → one commit.
-Creating and opening a run (its save, its agents' minds) is `sim/open.py`."""
+Creating and opening a run (its save, its agents' minds) is `sim/open.py`, which builds the
+Simulation; the engine knows nothing of how it was opened."""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from pathlib import Path
-from typing import Callable
+from typing import Callable, Protocol
 
 from smalltown.config import Settings
 from smalltown.llm.asker import Asker
@@ -21,7 +21,6 @@ from smalltown.mind.records import Lore
 from smalltown.sim import commit
 from smalltown.sim.agent import Agent
 from smalltown.sim.changes import Changes
-from smalltown.sim.commands import Command
 from smalltown.sim.encounters import Encounters
 from smalltown.sim.events import Event
 from smalltown.sim.movement import Movement
@@ -36,6 +35,13 @@ from smalltown.world.paths import Paths
 __all__ = ["Agent", "Simulation", "SNAPSHOT_EVERY", "TIME_FMT"]
 
 SNAPSHOT_EVERY = 3600  # game seconds: a snapshot at the first tick of each game hour
+
+
+class Applicable(Protocol):
+    """An intervention (sim/commands.py), which applies itself to the simulation: named here by
+    its shape, so that the engine does not import the commands, which call it."""
+
+    def apply(self, sim: "Simulation") -> object: ...
 
 
 class Simulation:
@@ -86,33 +92,6 @@ class Simulation:
     def add(self, agent: Agent) -> None:
         self.agents.append(agent)
         self._by_name[agent.name] = agent
-
-    # --- creating and opening (sim/open.py) ------------------------------------------------------
-
-    @classmethod
-    def create(cls, world: World, path: str | Path, backend: Backend, settings: Settings | None = None,
-               overwrite: bool = False, sets: list[str] = (), embedder: Embedder | None = None,
-               fallback: Backend | None = None) -> "Simulation":
-        """A new run of `world` (see sim/open.py `create`)."""
-        from smalltown.sim.open import create
-
-        return create(cls, world, path, backend, settings, overwrite, sets, embedder, fallback)
-
-    @staticmethod
-    def peek_seed(path: str | Path) -> int:
-        """The seed of the world a save was started from (to seed its backend before opening)."""
-        from smalltown.sim.open import peek_seed
-
-        return peek_seed(path)
-
-    @classmethod
-    def open(cls, path: str | Path, backend: Backend, settings: Settings | None = None,
-             sets: list[str] = (), embedder: Embedder | None = None, fallback: Backend | None = None,
-             readonly: bool = False) -> "Simulation":
-        """Continue a save from its last committed tick (see sim/open.py `resume`)."""
-        from smalltown.sim.open import resume
-
-        return resume(cls, path, backend, settings, sets, embedder, fallback, readonly)
 
     def stop(self) -> None:
         """End the tick in flight now, even mid-answer, and every later one (they raise Stopped;
@@ -217,7 +196,7 @@ class Simulation:
 
     # --- commands: the user's hand in the town (committed at once; time does not move) ---------
 
-    def apply(self, command: Command) -> object:
+    def apply(self, command: Applicable) -> object:
         """Apply a command between ticks (sim/commands.py); returns its result."""
         return command.apply(self)
 

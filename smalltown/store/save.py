@@ -53,7 +53,7 @@ class Save:
                publish: bool = True) -> "Save":
         """A new save at `path`, built aside (see Aside) and put there complete: at once when
         `publish` (the schema and meta are then the whole save), else by `publish()` once the
-        caller has written the rest of its first state (Simulation.create: the agents and the
+        caller has written the rest of its first state (`sim.open.create`: the agents and the
         first snapshot). Until then nothing is at `path`, and closing the Save leaves nothing."""
         path = Path(path)
         aside = Aside(path)

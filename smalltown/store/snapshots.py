@@ -14,7 +14,7 @@ from smalltown.store.errors import SaveError
 # --- snapshots: the format ---------------------------------------------------------------------
 #
 # One row per snapshot: (tick, game time, zlib-compressed JSON). The JSON holds what
-# Simulation.open reads and a run changes after the fact:
+# `sim.open.resume` reads and a run changes after the fact:
 #   meta        the clock and settings (SNAPSHOT_META)
 #   agents      [name, x, y, dest, action, address, activity] of every agent
 #   states      each agent's state text (the agents table's `state` column), as

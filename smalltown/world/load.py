@@ -3,21 +3,20 @@
 from __future__ import annotations
 
 import os
-import tomllib
 from collections import Counter
 from pathlib import Path
 
 import numpy as np
-from pydantic import BaseModel, ValidationError
 
 from smalltown.config import Settings, SettingsError
 from smalltown.world.errors import Problem, WorldError
+from smalltown.world.load_news import news
+from smalltown.world.load_text import (MAP_MAX_BYTES, MAP_MAX_SIDE, WORLD_MAX_BYTES, check_size, grid, parse_text,
+                                       parse_toml, read_text_capped)
 from smalltown.world.model import (
     BLOCKED_KINDS,
     AgentSpec,
     Arena,
-    Fact,
-    Gathering,
     Object,
     RoutineItem,
     Sector,
@@ -28,34 +27,11 @@ from smalltown.world.paths import components
 from smalltown.world.routine import SLEEPING, derive, with_lengths
 from smalltown.world.routine import problems as routine_problems
 from smalltown.world.schema import AgentIn, MapIn, WorldIn
-from smalltown.world.toml_lines import MAX_NESTING, TomlLines, too_deep
+from smalltown.world.toml_lines import TomlLines
 
-
-# A world or map from a stranger is data of bounded size (the bundled ones are tens of kB).
-WORLD_MAX_BYTES = 1_000_000
-MAP_MAX_BYTES = 4_000_000
-MAP_MAX_SIDE = 1000  # tiles, each way
-
-
-def read_text_capped(path: Path, limit: int, label: str | None = None) -> str:
-    """A file's text, refusing one over `limit` bytes without reading it all (nor waiting on a
-    device or pipe named as a world)."""
-    label = label or str(path)
-    if path.exists() and not path.is_file():
-        raise WorldError([Problem(label, None, "not a regular file")])
-    with open(path, "rb") as f:
-        data = f.read(limit + 1)
-    if len(data) > limit:
-        raise WorldError([Problem(label, None, f"too large: over {limit:,} bytes (the limit)")])
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise WorldError([Problem(label, None, f"cannot read: not UTF-8 text ({e.reason} at byte {e.start})")]) from None
-
-
-def _check_size(source: str, text: str, limit: int) -> None:
-    if len(text.encode("utf-8")) > limit:
-        raise WorldError([Problem(source, None, f"too large: over {limit:,} bytes (the limit)")])
+# (what importers take from here: the loaders and the limits of a world's texts)
+__all__ = ["MAP_MAX_BYTES", "WORLD_MAX_BYTES", "build_world", "load_world", "load_world_text", "parse_toml",
+           "read_text_capped"]
 
 
 def load_world(path: str | Path) -> World:
@@ -67,7 +43,7 @@ def load_world(path: str | Path) -> World:
         raise WorldError([Problem(str(path), None, "file not found")]) from None
     except OSError as e:
         raise WorldError([Problem(str(path), None, f"cannot read: {e}")]) from None
-    doc, lines = _parse(str(path), text, WorldIn)
+    doc, lines = parse_text(str(path), text, WorldIn)
     map_path = path.parent / doc.map  # (not resolved: a link loop is told as a file that cannot be read)
     map_label = os.path.normpath(path.parent / doc.map)
     try:
@@ -83,65 +59,10 @@ def load_world(path: str | Path) -> World:
 
 def load_world_text(source: str, text: str, map_source: str, map_text: str) -> World:
     """Rebuild a world from texts stored in a save (or a world pack): bounded as files are."""
-    _check_size(source, text, WORLD_MAX_BYTES)
-    _check_size(map_source, map_text, MAP_MAX_BYTES)
-    doc, lines = _parse(source, text, WorldIn)
+    check_size(source, text, WORLD_MAX_BYTES)
+    check_size(map_source, map_text, MAP_MAX_BYTES)
+    doc, lines = parse_text(source, text, WorldIn)
     return build_world(source, text, map_source, map_text, doc, lines)
-
-
-def parse_toml(source: str, text: str) -> dict:
-    """tomllib's reading of a world or map text, its errors as problems with their line; nesting
-    is bounded first (tomllib recurses into each level: 2,000 would be a RecursionError)."""
-    if text.startswith("\ufeff"):  # (tomllib says only "Invalid statement")
-        raise WorldError([Problem(source, 1, "starts with a byte-order mark (U+FEFF): save it as UTF-8 "
-                                             "without one", 1)])
-    deep = too_deep(text)
-    if deep is not None:
-        raise WorldError([Problem(source, deep[0], f"nested too deeply: more than {MAX_NESTING} levels of "
-                                                   f"arrays and inline tables", deep[1])])
-    try:
-        return tomllib.loads(text)
-    except RecursionError:  # (too_deep should have found it)
-        raise WorldError([Problem(source, None, f"nested too deeply: more than {MAX_NESTING} levels of arrays "
-                                                f"and inline tables")]) from None
-    except tomllib.TOMLDecodeError as e:
-        msg = str(e)
-        line = col = None
-        # tomllib ends its messages with "(at line L, column C)"
-        if "(at line " in msg:
-            head, _, tail = msg.rpartition(" (at line ")
-            nums = tail.rstrip(")").split(", column ")
-            line, col = int(nums[0]), int(nums[1]) if len(nums) > 1 else None
-            msg = head
-        raise WorldError([Problem(source, line, f"TOML syntax: {msg}", col)]) from None
-
-
-def _parse(source: str, text: str, schema: type[BaseModel]):
-    raw = parse_toml(source, text)
-    lines = TomlLines(text)
-    try:
-        return schema.model_validate(raw), lines
-    except ValidationError as e:
-        problems = []
-        for err in e.errors():
-            loc = tuple(err["loc"])
-            field = ".".join(str(p) for p in loc) or "(top level)"
-            msg = err["msg"]
-            if err["type"] == "missing":
-                msg = "required field is missing"
-            elif err["type"] == "extra_forbidden":
-                msg = "unknown field"
-            elif err["type"] == "value_error":
-                msg = msg.removeprefix("Value error, ")
-            problems.append(Problem(source, lines.line_of(loc) or 1, f"{field}: {msg}"))
-        raise WorldError(problems) from None
-
-
-def _grid(text: str) -> list[str]:
-    rows = text.split("\n")
-    while rows and rows[-1] == "":
-        rows.pop()
-    return [r.rstrip("\r") for r in rows]
 
 
 def build_world(
@@ -151,9 +72,9 @@ def build_world(
     wline = lines.line_of
 
     # --- map ---
-    mdoc, mlines = _parse(map_source, map_text, MapIn)
-    tile_rows = _grid(mdoc.layers.tiles)
-    arena_rows = _grid(mdoc.layers.arenas)
+    mdoc, mlines = parse_text(map_source, map_text, MapIn)
+    tile_rows = grid(mdoc.layers.tiles)
+    arena_rows = grid(mdoc.layers.arenas)
     tiles_line = (mlines.line_of(("layers", "tiles")) or 0) + 1
     arenas_line = (mlines.line_of(("layers", "arenas")) or 0) + 1
     width = len(tile_rows[0]) if tile_rows else 0
@@ -315,7 +236,7 @@ def build_world(
         routine = _routine(source, adoc, apath, lines, sectors, knows, problems)
         agents.append(AgentSpec(adoc.name, adoc.age, adoc.traits, adoc.description,
                                 adoc.home, spawn, knows, routine))
-    facts, gatherings = _news(source, doc, lines, agents, sectors, problems)
+    facts, gatherings = news(source, doc, lines, agents, sectors, problems)
     if problems:
         raise WorldError(problems)
     return World(
@@ -346,72 +267,6 @@ def _routine(source: str, adoc: AgentIn, apath: tuple[str | int, ...], lines: To
         where = apath + (("routine", i) if i is not None else ("routine",))
         problems.append(Problem(source, lines.line_of(where), f"agent {adoc.name!r}: {message}"))
     return with_lengths(items) if items and not found else ()
-
-
-def _news(source: str, doc: WorldIn, lines: TomlLines, agents: list[AgentSpec], sectors: dict[str, Sector],
-          problems: list[Problem]) -> tuple[list[Fact], list[Gathering]]:
-    """[[facts]] and [[gatherings]]: what `smalltown eval town` measures. A fact's keywords must
-    find it in the seed memories of exactly the agents said to know it at the start, so a
-    diffusion count never rests on keywords that miss (or over-reach)."""
-    wline = lines.line_of
-    by_name = {a.name: a for a in agents}
-    facts: list[Fact] = []
-    for k, fdoc in enumerate(doc.facts):
-        fpath = ("facts", k)
-        if any(f.name == fdoc.name for f in facts):
-            problems.append(Problem(source, wline(fpath + ("name",)), f"duplicate fact name {fdoc.name!r}"))
-        empty = [kw for kw in fdoc.keywords if any(not alt.strip() for alt in kw.split("|"))]
-        for kw in empty:
-            problems.append(Problem(source, wline(fpath + ("keywords",)),
-                f"fact {fdoc.name!r}: keyword {kw!r} is blank or has a blank alternative"))
-        subject = fdoc.subject
-        if subject is None:  # the one who knows it and whose name starts it: "Ann Lee is hosting ..."
-            subject = next((n for n in fdoc.known_by if fdoc.text.startswith(n)
-                            and not fdoc.text[len(n):len(n) + 1].isalnum()), None)
-        elif subject not in by_name:
-            problems.append(Problem(source, wline(fpath + ("subject",)),
-                f"fact {fdoc.name!r}: unknown subject {subject!r} (no such agent)"))
-        fact = Fact(fdoc.name, fdoc.text, tuple(k.strip() for k in fdoc.keywords),
-                    fdoc.question or f"Did you know that {fdoc.text.rstrip('.')}?", tuple(fdoc.known_by),
-                    subject)
-        facts.append(fact)
-        for name in fdoc.known_by:
-            if name not in by_name:
-                problems.append(Problem(source, wline(fpath + ("known_by",)),
-                    f"fact {fdoc.name!r}: unknown agent {name!r} in known_by"))
-        for a in agents if not empty else ():
-            seeded = any(fact.about(m) for m in a.seed_memories)
-            if seeded and a.name not in fdoc.known_by:
-                problems.append(Problem(source, wline(fpath + ("known_by",)),
-                    f"fact {fdoc.name!r}: {a.name}'s description matches its keywords, but known_by "
-                    f"does not list {a.name} (add the name, or make the keywords narrower)"))
-            elif not seeded and a.name in fdoc.known_by:
-                problems.append(Problem(source, wline(fpath + ("known_by",)),
-                    f"fact {fdoc.name!r}: known_by lists {a.name}, but no phrase of {a.name}'s "
-                    f"description matches the keywords {list(fact.keywords)}"))
-    gatherings: list[Gathering] = []
-    fact_names = {f.name for f in facts}
-    for k, gdoc in enumerate(doc.gatherings):
-        gpath = ("gatherings", k)
-        place = gdoc.place.replace(": ", ":").strip()
-        sector, _, arena = place.partition(":")
-        if sector not in sectors or (arena and arena not in sectors[sector].arenas):
-            problems.append(Problem(source, wline(gpath + ("place",)),
-                f"gathering {gdoc.name!r}: unknown place {gdoc.place!r} (a sector, or 'sector:arena')"))
-        start, end = gdoc.start.replace(tzinfo=None), gdoc.end.replace(tzinfo=None)
-        if end <= start:
-            problems.append(Problem(source, wline(gpath + ("end",)),
-                f"gathering {gdoc.name!r}: end {end:%Y-%m-%d %H:%M} is not after start {start:%Y-%m-%d %H:%M}"))
-        if gdoc.host is not None and gdoc.host not in by_name:
-            problems.append(Problem(source, wline(gpath + ("host",)),
-                f"gathering {gdoc.name!r}: unknown host {gdoc.host!r} (no such agent)"))
-        if gdoc.fact is not None and gdoc.fact not in fact_names:
-            problems.append(Problem(source, wline(gpath + ("fact",)),
-                f"gathering {gdoc.name!r}: unknown fact {gdoc.fact!r} (declare it in [[facts]])"))
-        if any(g.name == gdoc.name for g in gatherings):
-            problems.append(Problem(source, wline(gpath + ("name",)), f"duplicate gathering name {gdoc.name!r}"))
-        gatherings.append(Gathering(gdoc.name, place, start, end, gdoc.host, gdoc.fact))
-    return facts, gatherings
 
 
 def _main_component(comps: np.ndarray, doc: WorldIn) -> int | None:

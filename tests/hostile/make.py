@@ -259,11 +259,11 @@ def _(path: Path) -> None:
 def base_save(path: Path) -> None:
     """A real save: the base world run for 30 ticks by the scripted backend."""
     from smalltown.scripted import ScriptedBackend
-    from smalltown.sim.simulation import Simulation
+    from smalltown.sim.open import create
     from smalltown.world.load import load_world
 
     world = load_world(BASE)
-    sim = Simulation.create(world, path, ScriptedBackend(world.seed), overwrite=True)
+    sim = create(world, path, ScriptedBackend(world.seed), overwrite=True)
     for _ in range(30):
         sim.step()
     sim.close()
