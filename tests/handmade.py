@@ -20,7 +20,8 @@ from smalltown.scripted import ScriptedBackend
 from smalltown.sim.open import create
 from smalltown.store.conversations import Conversation, Line
 from smalltown.store.records import AgentRow, Call, Event, Memory, ObjectState, TickChanges
-from smalltown.store.save import TIME_FMT, Save
+from smalltown.store.schema import TIME_FMT
+from smalltown.store.save import Save
 from smalltown.world.load import load_world
 
 ISABELLA, MARIA, KLAUS = "Isabella Rodriguez", "Maria Lopez", "Klaus Mueller"

@@ -20,7 +20,7 @@ def test_every_tick_of_the_first_minutes_is_a_save_that_checks_and_resumes(tmp_p
     from smalltown.scripted import ScriptedBackend
     from smalltown.sim.check import check_save, require_sound
     from smalltown.sim.open import create, resume
-    from smalltown.store.save import copy_save
+    from smalltown.store.copy import copy_save
     from smalltown.world.load import load_world
 
     world = load_world(world_path)

@@ -18,7 +18,8 @@ from smalltown.scripted import ScriptedBackend
 from smalltown.sim.fork import fork
 from smalltown.sim.open import create, resume
 from smalltown.sim.simulation import Simulation
-from smalltown.store.save import Save, SaveError, decode_snapshot
+from smalltown.store.snapshots import decode_snapshot
+from smalltown.store.save import Save, SaveError
 from smalltown.world.load import load_world
 
 START = datetime(2023, 2, 13, 6)

@@ -18,7 +18,8 @@ from smalltown.cli.main import main
 from smalltown.sim.check import check_save
 from smalltown.store import conversations as conv
 from smalltown.store.records import TickChanges
-from smalltown.store.save import SCHEMA_VERSION, Save, SaveError, known_schema
+from smalltown.store.schema import known_schema
+from smalltown.store.save import SCHEMA_VERSION, Save, SaveError
 
 FALLBACK_NOTE = "fallback to scripted: no JSON object in the answer"
 

@@ -18,7 +18,7 @@ from smalltown.scripted import ScriptedBackend
 from smalltown.sim.breakpoints import Breakpoint, check
 from smalltown.sim.commands import (Break, CopySave, EditObject, Intervention, Interview, Quit, RunUntil,
                                     SaveNow, Step, StepAgent, Toggle, Unbreak, Whisper)
-from smalltown.sim.events import Event
+from smalltown.store.records import Event
 from smalltown.sim.open import create, resume
 from smalltown.sim.simulation import TIME_FMT, Simulation
 from smalltown.sim.clock import clock_near as until_from

@@ -21,7 +21,7 @@ import pytest
 from helpers import BAD, BAD_WORLDS, ROOT, expectation
 from smalltown.world.errors import Problem, WorldError
 from smalltown.world.load import load_world
-from smalltown.world.model import AgentSpec
+from smalltown.world.model import Persona
 from smalltown.world.toml_lines import TomlLines
 
 
@@ -281,5 +281,5 @@ def test_seed_memories_split_the_description_on_semicolons():
 
 
 def test_seed_memories_drop_empty_phrases():
-    spec = AgentSpec("A B", 30, "kind", " one ;two;; ;three; ", "home", (0, 0), ("home",))
+    spec = Persona("A B", 30, "kind", " one ;two;; ;three; ", "home", (0, 0), ("home",))
     assert spec.seed_memories == ["one", "two", "three"]

@@ -10,7 +10,8 @@ from datetime import timedelta
 from smalltown.sim.clock import parse_when
 from smalltown.shown import shown
 from smalltown.sim.fork import clock, fork
-from smalltown.store.save import TIME_FMT, Save
+from smalltown.store.schema import TIME_FMT
+from smalltown.store.save import Save
 
 
 def add_parser(sub) -> None:

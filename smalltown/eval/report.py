@@ -14,7 +14,7 @@ from smalltown.eval import plots
 from smalltown.eval.conditions import DESCRIBE
 from smalltown.shown import json_shown, shown
 from smalltown.store.calls import describe_calls, describe_reasons
-from smalltown.store.save import TIME_FMT
+from smalltown.store.schema import TIME_FMT
 
 CSS = ("body{font-family:Helvetica,Arial,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}"
        "table{border-collapse:collapse;margin:.6em 0 1.2em}td,th{border:1px solid #ccc;padding:4px 8px;"

@@ -28,7 +28,7 @@ from smalltown.llm.schema import max_answer_tokens
 from smalltown.llm.tasks import TASKS, Task
 from smalltown.llm.validate import UnusableAnswer
 from smalltown.store.errors import SaveError
-from smalltown.store.reader import Reader
+from smalltown.store.save import open_reader
 
 class CassetteMiss(BackendUnavailable):
     """The cassette has no recorded answer for a question (the run's inputs differ)."""
@@ -50,7 +50,7 @@ class CassetteBackend:
         self.replayed = 0
         self.missed = 0
         try:  # opened as every command opens a save: schema untrusted, rows checked (store/validate.py)
-            reader = Reader.open(path)
+            reader = open_reader(path)
         except SaveError as e:
             raise CassetteMiss(f"--from: {e}") from None
         try:

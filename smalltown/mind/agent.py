@@ -20,13 +20,14 @@ from smalltown.mind.places import KnownTree
 from smalltown.mind.plan import DayPlan
 from smalltown.mind.records import Lore, record, scored
 from smalltown.mind.state import Action, AgentState, Intention
-from smalltown.world.model import AgentSpec, World
+from smalltown.world import model
+from smalltown.world.model import World
 
 __all__ = ["Action", "Mind"]
 
 
 class Mind:
-    def __init__(self, spec: AgentSpec, world: World, asker: Asker, memory: MemoryStream,
+    def __init__(self, spec: model.Persona, world: World, asker: Asker, memory: MemoryStream,
                  ratings: dict[str, int], settings: Settings, state: AgentState | dict | None = None,
                  lore: Lore | None = None):
         self.name = spec.name

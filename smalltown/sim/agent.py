@@ -9,12 +9,12 @@ from dataclasses import dataclass, field
 from smalltown.lang import doing
 from smalltown.mind.agent import Mind
 from smalltown.mind.state import Action
-from smalltown.world.model import AgentSpec, Tile
+from smalltown.world.model import Persona, Tile
 
 
 @dataclass
 class Agent:
-    spec: AgentSpec
+    spec: Persona
     mind: Mind
     tile: Tile
     arena: int

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-from smalltown.sim.events import Event
+from smalltown.store.records import Event
 
 # kind -> what it catches, as the interface says it
 BREAK_KINDS: dict[str, str] = {

@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from smalltown.mind.talk import Conversation
-from smalltown.sim.events import Event
-from smalltown.store.save import TIME_FMT
+from smalltown.store.records import Event
+from smalltown.store.schema import TIME_FMT
 
 
 @dataclass

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Union
 
 from smalltown.sim.breakpoints import Breakpoint
 from smalltown.sim.fork import ForkResult, fork
-from smalltown.store.save import copy_save
+from smalltown.store.copy import copy_save
 
 if TYPE_CHECKING:
     from smalltown.mind.memory import Memory, Retrieval

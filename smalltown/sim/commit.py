@@ -15,7 +15,8 @@ from smalltown.sim.changes import Changes
 from smalltown.store.conversations import Conversation
 from smalltown.store.records import (Access, AgentRow, Call, Embedding, Memory, Move, ObjectState, Retrieval,
                                      TickChanges)
-from smalltown.store.save import TIME_FMT, Save
+from smalltown.store.schema import TIME_FMT
+from smalltown.store.save import Save
 
 
 def write(save: Save, changes: Changes, agents: list[Agent], objects: dict[str, str],

@@ -12,7 +12,7 @@ from smalltown.sim.agent import Agent
 from smalltown.sim.changes import Changes
 from smalltown.sim.movement import Movement
 from smalltown.sim.objects import Objects
-from smalltown.store.save import TIME_FMT
+from smalltown.store.schema import TIME_FMT
 from smalltown.world.model import World, pretty
 from smalltown.world.perception import Seen
 

@@ -19,7 +19,7 @@ from typing import Iterable
 from smalltown.lang import doing
 from smalltown.mind.state import Action, partner_of
 from smalltown.mind.memory import Memory
-from smalltown.sim.events import Event
+from smalltown.store.records import Event
 from smalltown.store.conversations import Conversation
 from smalltown.store.reader import EventRow, Reader
 from smalltown.store.save import Save

@@ -10,7 +10,7 @@ from smalltown.seeded import stable_int
 from smalltown.sim.agent import Agent
 from smalltown.sim.changes import Changes
 from smalltown.sim.objects import Objects
-from smalltown.store.save import TIME_FMT
+from smalltown.store.schema import TIME_FMT
 from smalltown.world.model import Tile, World, pretty
 from smalltown.world.paths import Paths
 

@@ -32,7 +32,9 @@ from smalltown.sim.backends import (BackendOptions, choose_backend, connect, mak
 from smalltown.sim.clock import parse_when
 from smalltown.sim.simulation import Simulation
 from smalltown.store.records import TickChanges
-from smalltown.store.save import TIME_FMT, Save, SaveError, copy_save, is_save, remove_db, take_lock
+from smalltown.store.copy import copy_save, remove_db
+from smalltown.store.schema import TIME_FMT
+from smalltown.store.save import Save, SaveError, is_save, take_lock
 from smalltown.world.load import load_world, load_world_text, parse_toml
 from smalltown.world.model import World
 

@@ -22,14 +22,15 @@ from smalltown.sim import commit
 from smalltown.sim.agent import Agent
 from smalltown.sim.changes import Changes
 from smalltown.sim.encounters import Encounters
-from smalltown.sim.events import Event
+from smalltown.store.records import Event
 from smalltown.sim.movement import Movement
 from smalltown.sim.objects import Objects
 from smalltown.sim.perception import perceive_all
 from smalltown.sim.thinking import Thinking
 from smalltown.store.records import TickChanges
-from smalltown.store.save import TIME_FMT, Save
-from smalltown.world.model import AgentSpec, World
+from smalltown.store.schema import TIME_FMT
+from smalltown.store.save import Save
+from smalltown.world.model import Persona, World
 from smalltown.world.paths import Paths
 
 __all__ = ["Agent", "Simulation", "SNAPSHOT_EVERY", "TIME_FMT"]
@@ -81,7 +82,7 @@ class Simulation:
         self._memory_counts[index] += 1
         return self._memory_counts[index] * len(self.world.agents) + index + 1
 
-    def mind_for(self, spec: AgentSpec, state: dict | None = None) -> Mind:
+    def mind_for(self, spec: Persona, state: dict | None = None) -> Mind:
         """A mind for `spec` (from its saved `state`, if any), asking through this run's asker."""
         index = self.world.agents.index(spec)
         while len(self._memory_counts) <= index:

@@ -1,8 +1,8 @@
 """The one way to read a save: typed rows for every front end and measure (the debugger screens,
 replay, eval, the cassette, `save check`, a run's summary).
 
-A Reader reads through a connection it is given: a Save opened read-only (`Reader.open`, which
-then owns it), or the running simulation's own. It writes nothing. Rows come back as the save
+A Reader reads through a connection it is given: a Save opened read-only (`store.save.open_reader`,
+which it then owns), or the running simulation's own. It writes nothing. Rows come back as the save
 holds them (times as text, JSON parsed where a reader always wants it parsed); what they mean is
 for the layer above.
 """
@@ -14,7 +14,6 @@ import json
 import sqlite3
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 from typing import Any, Iterable, NamedTuple
 
 from smalltown.store import calls as _calls
@@ -100,15 +99,6 @@ class Reader:
     def __init__(self, conn: sqlite3.Connection, owner: Any = None):
         self.conn = conn
         self._owner = owner  # the Save this reader opened, closed with it
-
-    @classmethod
-    def open(cls, path: str | Path) -> "Reader":
-        """The save at `path`, opened as every command opens one to read: its schema untrusted,
-        its rows checked (a SaveError says what is wrong)."""
-        from smalltown.store.save import Save  # (save.py reads through this module: imported late)
-
-        save = Save.open(Path(path), readonly=True)
-        return cls(save.conn, save)
 
     def close(self) -> None:
         if self._owner is not None:

@@ -29,12 +29,6 @@ from smalltown.store.schema import create_schema as _create_schema  # (a test ki
 from smalltown.store.snapshots import (accessed_at, agent_rows_at, build_snapshot, cut_back, read_snapshot,
                                        snapshot_list)
 
-# the names other packages have imported from here, where they live now
-from smalltown.store.checks import row_problems  # noqa: E402,F401
-from smalltown.store.copy import copy_pages, copy_save, remove_db  # noqa: E402,F401
-from smalltown.store.schema import TIME_FMT, known_schema  # noqa: E402,F401
-from smalltown.store.snapshots import decode_snapshot, has_snapshots, snapshot_rows  # noqa: E402,F401
-
 
 class Save:
     # The writer lock this Save holds (an open to write, a new save), and a new save's build
@@ -357,3 +351,10 @@ class Save:
             self.set_meta(snap["meta"])
         return dropped
 
+
+
+def open_reader(path: str | Path) -> Reader:
+    """The save at `path`, opened as every command opens one to read: its schema untrusted, its
+    rows checked (a SaveError says what is wrong); closing the reader closes the save."""
+    save = Save.open(Path(path), readonly=True)
+    return Reader(save.conn, save)

@@ -10,7 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from smalltown.store.conversations import Conversation
-from smalltown.store.reader import CallRow, CallSums, EventRow, Reader
+from smalltown.store.reader import CallRow, CallSums, EventRow
+from smalltown.store.save import open_reader
 from smalltown.store.records import Memory
 
 
@@ -18,7 +19,7 @@ class SaveReader:
     def __init__(self, path: str | Path):
         self.path = Path(path)
         # opened as every command opens a save: its schema untrusted, its rows checked
-        self.store = Reader.open(self.path)
+        self.store = open_reader(self.path)
 
     def close(self) -> None:
         self.store.close()

@@ -21,10 +21,10 @@ from smalltown.sim import commands as cmd
 from smalltown.sim.breakpoints import Breakpoint, Hit, check
 from smalltown.llm.backend import Stopped
 from smalltown.sim.commands import Command
-from smalltown.sim.events import Event
+from smalltown.store.records import Event
 from smalltown.sim.simulation import Simulation
 from smalltown.store.reader import Reader
-from smalltown.store.save import TIME_FMT
+from smalltown.store.schema import TIME_FMT
 from smalltown.tui.snapshot import DEFAULT_SPEED, SPEEDS, Frame, agent_views
 
 # What goes through the queue: a command (sim/commands.py) and, for an intervention, the reply

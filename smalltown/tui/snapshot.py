@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from smalltown.sim.breakpoints import Breakpoint, Hit
-from smalltown.sim.events import Event
+from smalltown.store.records import Event
 from smalltown.sim.simulation import Simulation
 from smalltown.world.model import Tile
 

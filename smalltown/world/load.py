@@ -15,7 +15,7 @@ from smalltown.world.load_text import (MAP_MAX_BYTES, MAP_MAX_SIDE, WORLD_MAX_BY
                                        parse_toml, read_text_capped)
 from smalltown.world.model import (
     BLOCKED_KINDS,
-    AgentSpec,
+    Persona,
     Arena,
     Object,
     RoutineItem,
@@ -26,7 +26,7 @@ from smalltown.world.model import (
 from smalltown.world.paths import components
 from smalltown.world.routine import SLEEPING, derive, with_lengths
 from smalltown.world.routine import problems as routine_problems
-from smalltown.world.schema import AgentIn, MapIn, WorldIn
+from smalltown.world.schema import PersonaIn, MapIn, WorldIn
 from smalltown.world.toml_lines import TomlLines
 
 # (what importers take from here: the loaders and the limits of a world's texts)
@@ -209,7 +209,7 @@ def build_world(
 
     # --- agents ---
     names = Counter(a.name for a in doc.agents)
-    agents: list[AgentSpec] = []
+    agents: list[Persona] = []
     for k, adoc in enumerate(doc.agents):
         apath = ("agents", k)
         if names[adoc.name] > 1:
@@ -234,7 +234,7 @@ def build_world(
                 f"agent {adoc.name!r}: spawn {list(spawn)} is cut off from the town"))
         knows = tuple(dict.fromkeys([adoc.home, *adoc.knows]))
         routine = _routine(source, adoc, apath, lines, sectors, knows, problems)
-        agents.append(AgentSpec(adoc.name, adoc.age, adoc.traits, adoc.description,
+        agents.append(Persona(adoc.name, adoc.age, adoc.traits, adoc.description,
                                 adoc.home, spawn, knows, routine))
     facts, gatherings = news(source, doc, lines, agents, sectors, problems)
     if problems:
@@ -247,7 +247,7 @@ def build_world(
     )
 
 
-def _routine(source: str, adoc: AgentIn, apath: tuple[str | int, ...], lines: TomlLines,
+def _routine(source: str, adoc: PersonaIn, apath: tuple[str | int, ...], lines: TomlLines,
              sectors: dict[str, Sector], knows: tuple[str, ...], problems: list[Problem]) -> tuple[RoutineItem, ...]:
     """The agent's routine: the file's (checked, each problem at its item's line), else one read
     from the description (world/routine.py)."""

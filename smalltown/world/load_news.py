@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from smalltown.world.errors import Problem
-from smalltown.world.model import AgentSpec, Fact, Gathering, Sector
+from smalltown.world.model import Persona, Fact, Gathering, Sector
 from smalltown.world.schema import WorldIn
 from smalltown.world.toml_lines import TomlLines
 
 
-def news(source: str, doc: WorldIn, lines: TomlLines, agents: list[AgentSpec], sectors: dict[str, Sector],
+def news(source: str, doc: WorldIn, lines: TomlLines, agents: list[Persona], sectors: dict[str, Sector],
           problems: list[Problem]) -> tuple[list[Fact], list[Gathering]]:
     """[[facts]] and [[gatherings]]: what `smalltown eval town` measures. A fact's keywords must
     find it in the seed memories of exactly the agents said to know it at the start, so a

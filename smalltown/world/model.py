@@ -111,7 +111,9 @@ class RoutineItem:
 
 
 @dataclass
-class AgentSpec:
+class Persona:
+    """Who an agent is, as the world file says (tasks carry it with its summary: `llm.tasks.Persona`)."""
+
     name: str
     age: int
     traits: str
@@ -183,7 +185,7 @@ class World:
     step_seconds: int
     seed: int
     sectors: dict[str, Sector]
-    agents: list[AgentSpec]
+    agents: list[Persona]
     arenas: list[Arena] = field(default_factory=list)
     objects: dict[str, Object] = field(default_factory=dict)
     settings: dict[str, bool | int | float] = field(default_factory=dict)  # the file's [settings]
@@ -201,7 +203,7 @@ class World:
         s = self.sectors.get(sector)
         return s.arenas.get(name.split(":")[0]) if s else None
 
-    def agent(self, name: str) -> AgentSpec:
+    def agent(self, name: str) -> Persona:
         for a in self.agents:
             if a.name == name:
                 return a

@@ -143,7 +143,7 @@ class RoutineItemIn(_Strict):
     steps: list[StepStr] = Field(default_factory=list, max_length=20)
 
 
-class AgentIn(_Strict):
+class PersonaIn(_Strict):
     name: NameStr
     age: int = Field(ge=0, le=150)
     traits: LineStr = Field(min_length=1, max_length=400)
@@ -185,7 +185,7 @@ class WorldIn(_Strict):
     seed: int = Field(default=0, ge=0, le=2**32 - 1)  # what a model's sampler takes
     settings: dict[str, bool | int | float] = Field(default_factory=dict, max_length=100)  # overrides of config.Settings
     sectors: dict[NameStr, SectorIn] = Field(min_length=1, max_length=1000)
-    agents: list[AgentIn] = Field(min_length=1, max_length=1000)
+    agents: list[PersonaIn] = Field(min_length=1, max_length=1000)
     facts: list[FactIn] = Field(default_factory=list, max_length=100)  # what eval measures
     gatherings: list[GatheringIn] = Field(default_factory=list, max_length=100)
 

@@ -14,7 +14,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 
 from smalltown.shown import shown
-from smalltown.store.save import TIME_FMT
+from smalltown.store.schema import TIME_FMT
 from smalltown.tui.reader import SaveReader
 from smalltown.tui.widgets.fit_table import Col
 from smalltown.world.errors import WorldError

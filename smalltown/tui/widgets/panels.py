@@ -19,7 +19,7 @@ from textual.strip import Strip
 from textual.widgets import RichLog, Static
 
 from smalltown.shown import shown
-from smalltown.sim.events import Event
+from smalltown.store.records import Event
 from smalltown.tui.palette import STATE_STYLES, agent_glyph, on_colour, state_symbol
 from smalltown.tui.snapshot import AgentView, Frame, speed_label
 
