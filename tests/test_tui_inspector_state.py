@@ -9,12 +9,15 @@ import ast
 import io
 import json
 import sqlite3
+from contextlib import asynccontextmanager
 from datetime import date, datetime, timedelta
 from pathlib import Path
+from typing import AsyncIterator
 
 import pytest
 from rich.console import Console
 from textual.app import App
+from textual.pilot import Pilot
 
 from helpers import ROOT, TINY, wait_until
 from smalltown.mind.plan import DayPlan, PlanItem
@@ -116,17 +119,16 @@ def read(path: Path, agent: str = AGENT):
         reader.close()
 
 
-class Host(App[None]):
-    def __init__(self, path: Path, agent: str = AGENT) -> None:
-        super().__init__()
-        self.reader = SaveReader(path)
-        self.agent = agent
-
-    def on_mount(self) -> None:
-        self.push_screen(InspectorScreen(self.reader, self.agent))
-
-    def on_unmount(self) -> None:
-        self.reader.close()
+@asynccontextmanager
+async def inspecting(path: Path, agent: str = AGENT) -> AsyncIterator[Pilot]:
+    """The inspector on the save, over a bare app; its reader closed afterwards."""
+    reader = SaveReader(path)
+    try:
+        async with App[None]().run_test(size=(120, 40)) as pilot:
+            await pilot.app.push_screen(InspectorScreen(reader, agent))
+            yield pilot
+    finally:
+        reader.close()
 
 
 def screen_text(app: App) -> str:
@@ -161,7 +163,7 @@ async def test_an_older_state_a_check_accepts_still_shows(save: Path, tmp_path: 
     assert state is not None and state.plan is not None and state.action is not None
     block = state.plan.block_during(state.action.start, state.action.end)
     assert block is not None
-    async with Host(path).run_test(size=(120, 40)) as pilot:
+    async with inspecting(path) as pilot:
         await wait_until(pilot, lambda: "Now" in screen_text(pilot.app))
         shown = screen_text(pilot.app)
         assert state.action.activity in shown and f"until {state.action.end:%H:%M}" in shown
@@ -183,7 +185,7 @@ async def test_a_state_the_codec_cannot_read_is_a_note_not_a_crash(save: Path, t
     path = edited(save, tmp_path, broken)
     with pytest.raises(UnreadableState, match="ValueError"):
         read(path)
-    async with Host(path).run_test(size=(120, 40)) as pilot:
+    async with inspecting(path) as pilot:
         await wait_until(pilot, lambda: "cannot be read" in screen_text(pilot.app))
         assert "no action yet" in screen_text(pilot.app)
         await pilot.press("2")
@@ -193,5 +195,5 @@ async def test_a_state_the_codec_cannot_read_is_a_note_not_a_crash(save: Path, t
 
 async def test_an_agent_not_in_the_save(save: Path) -> None:
     assert read(save, "Nobody Here") == ({}, None)
-    async with Host(save, "Nobody Here").run_test(size=(120, 40)) as pilot:
+    async with inspecting(save, "Nobody Here") as pilot:
         await wait_until(pilot, lambda: "Nobody Here is not in this save." in screen_text(pilot.app))
