@@ -21,6 +21,7 @@ from smalltown.shown import shown, shown_text
 from smalltown.sim.commands import EditObject, Interview, Whisper
 from smalltown.sim.open import peek_seed, resume
 from smalltown.sim.simulation import TIME_FMT, Simulation
+from smalltown.world.model import pretty
 
 
 class UnknownAgent(Exception):
@@ -69,15 +70,15 @@ def plan_json(mind: Mind, now: datetime) -> dict:
     plan = mind.plan
     if plan is None:
         return {"daily": [], "blocks": [], "actions": []}
-    minute = minute_of(now) if plan.date == now.date() else -1
-    current = plan.block_at(minute) if minute >= 0 else None
+    current = plan.block_during(now, now)  # the plan's own lookups, as the inspector's
+    now_doing = plan.actions_during(current, now, now) if current else []
     return {
         "date": plan.date.isoformat(), "wake_up_hour": plan.wake_up_hour,
         "daily": [f"{t} {a}".strip() for t, a in plan.items],
         "blocks": [{"start": hhmm(b.start), "minutes": b.minutes, "activity": b.activity,
                     "address": b.address or b.place, "current": b is current} for b in plan.blocks],
         "actions": [{"start": hhmm(a.start), "minutes": a.minutes, "activity": a.activity, "address": a.address,
-                     "current": a.start <= minute < a.end} for a in (current.actions or [])] if current else [],
+                     "current": any(a is d for d in now_doing)} for a in (current.actions or [])] if current else [],
     }
 
 
@@ -139,13 +140,13 @@ def show_inspect(info: dict) -> None:
         for b in plan["blocks"]:
             mark = "▶" if b["current"] else " "
             c.print(Text.assemble(f" {mark} {b['start']} {b['minutes']:>4} min  {shown(b['activity'])}",
-                                  (f"  @ {shown(b['address'].replace(':', ': '))}" if b["address"] else "", "dim")))
+                                  (f"  @ {shown(pretty(b['address']))}" if b["address"] else "", "dim")))
         if plan["actions"]:
             c.print(Text.assemble("\n", ("This hour", "bold")))
             for a in plan["actions"]:
                 c.print(Text.assemble(f" {'▶' if a['current'] else ' '} {a['start']} {a['minutes']:>3} min  "
                                       f"{shown(a['activity'])}",
-                                      (f"  @ {shown(a['address'].replace(':', ': '))}" if a["address"] else "", "dim")))
+                                      (f"  @ {shown(pretty(a['address']))}" if a["address"] else "", "dim")))
     t = Table(title=f"Latest memories ({len(info['memories'])} of {info['memory_count']})", show_lines=False)
     for col in ("id", "time", "kind", "imp", "description", "evidence"):
         t.add_column(col, overflow="fold")
@@ -206,7 +207,7 @@ def edit_object(args: argparse.Namespace) -> int:
                                " (addresses look like 'sector:arena:object')"))
         before = sim.objects[address]
         sim.apply(EditObject(address, args.state))
-        print(f"{shown(address.replace(':', ': '))}: {shown(before)} -> {shown(args.state)} "
+        print(f"{shown(pretty(address))}: {shown(before)} -> {shown(args.state)} "
               "(agents who see it will notice)")
         return 0
     finally:

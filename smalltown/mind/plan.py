@@ -64,6 +64,26 @@ class DayPlan:
     def index(self, block: PlanItem) -> int:
         return next(i for i, b in enumerate(self.blocks) if b is block)
 
+    def minute_in(self, t: datetime) -> int:
+        """`t` as minutes from the start of this plan's day (negative before it, past DAY after)."""
+        return (t.date() - self.date).days * DAY + minute_of(t)
+
+    def block_during(self, start: datetime, end: datetime) -> PlanItem | None:
+        """The block an action from `start` to `end` is in: the one holding its first minute on
+        this plan's day; one begun the day before and still going (asleep since last night) is in
+        the day's first block. None when it is not on this day."""
+        first = self.minute_in(start)
+        if first < 0 < self.minute_in(end):
+            first = 0
+        return self.block_at(first)
+
+    def actions_during(self, block: PlanItem, start: datetime, end: datetime) -> list[PlanItem]:
+        """The actions of `block` that an action from `start` to `end` covers: the one holding its
+        first minute and those after it that it runs over (the same action in a row is done as one)."""
+        first = self.minute_in(start)
+        last = max(self.minute_in(end), first + 1)
+        return [a for a in block.actions or [] if a.start < last and first < a.end]
+
     def span(self, block: PlanItem) -> list[PlanItem]:
         """The blocks of the one activity `block` is part of: it and its neighbours with the same
         activity and place, back to back (and yesterday's, when the day began with it)."""

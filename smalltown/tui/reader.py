@@ -7,12 +7,18 @@ store as the screens ask: lists newest first, and an empty agent or kinds filter
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 
+from smalltown.mind.state import AgentState
 from smalltown.store.conversations import Conversation
 from smalltown.store.reader import CallRow, CallSums, EventRow
 from smalltown.store.save import open_reader
 from smalltown.store.records import Memory
+
+
+class UnreadableState(Exception):
+    """An agent's stored state the mind's codec cannot read."""
 
 
 class SaveReader:
@@ -26,9 +32,13 @@ class SaveReader:
 
     # --- the save as a whole ------------------------------------------------------------------
 
-    def clock(self) -> tuple[int, str]:
-        """The save's tick and game time ("YYYY-MM-DD HH:MM:SS"), as of its last committed tick."""
-        return self.store.meta("tick", 0), self.store.meta("game_time", "")
+    def clock(self) -> tuple[int, datetime | None]:
+        """The save's tick and game time, as of its last committed tick (None: it has no time)."""
+        try:
+            when = datetime.fromisoformat(self.store.meta("game_time", ""))
+        except (TypeError, ValueError):
+            when = None
+        return self.store.meta("tick", 0), when
 
     def world_text(self) -> str | None:
         """The world file's text as stored (JSON text, unparsed: a stranger's may be huge)."""
@@ -44,8 +54,20 @@ class SaveReader:
         return self.store.agent_names()
 
     def agent_state(self, name: str) -> dict:
-        """The agent's mind state as last committed: plan, action, summary, known places, …"""
+        """The agent's mind state as last committed, as the save keeps it (JSON)."""
         return self.store.agent_state(name)
+
+    def mind_state(self, name: str) -> AgentState | None:
+        """The agent's mind state as last committed (plan, action, summary, known places, …),
+        decoded by the mind's own codec; None when the save has no such agent. A state that does
+        not decode (a save no check has read) raises `UnreadableState`, naming why."""
+        try:
+            raw = self.store.agent_state(name)
+            if not raw and name not in self.store.agent_names():
+                return None
+            return AgentState.from_json(raw)
+        except (KeyError, TypeError, ValueError, AttributeError) as e:  # its JSON, shape or times
+            raise UnreadableState(f"{type(e).__name__}: {e}") from None
 
     # --- memories -----------------------------------------------------------------------------
 

@@ -23,6 +23,7 @@ from smalltown.tui.palette import agent_colours
 from smalltown.tui.widgets.panels import EventLog
 from smalltown.tui.snapshot import AgentView, Frame
 from smalltown.tui.town import TownView
+from smalltown.world.model import SLEEPING
 
 CHANGED_TICKS = 180  # an object change stays marked this many ticks (half an hour of 10 s ticks)
 PLAY_SPEEDS = (1, 6, 60, 360)  # ticks per step of playback (five steps a second)
@@ -35,9 +36,8 @@ def frame_at(history: History, state: StateAt, events: tuple = (), playing: bool
     agents = []
     for name in history.names:
         a = state.agents[name]
-        activity = a.activity or ""
         agents.append(AgentView(
-            name, a.tile, a.action, a.doing, asleep=activity == "sleeping" and not a.walking,
+            name, a.tile, a.action, a.doing, asleep=a.activity == SLEEPING and not a.walking,  # as Agent.asleep
             walking=a.walking, talking=a.talking,
             path=a.path,
             action_address=a.address))

@@ -10,7 +10,7 @@ app calls `reload()` after each tick while the screen is open; `r` re-reads at o
 from __future__ import annotations
 
 import time
-from datetime import date, datetime
+from datetime import date
 
 from rich.text import Text
 from textual import on
@@ -23,14 +23,15 @@ from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane, T
 from textual.widgets.tree import TreeNode
 
 from smalltown.lang import hhmm
-from smalltown.mind.plan import SLEEPING
+from smalltown.mind.plan import SLEEPING, PlanItem
+from smalltown.mind.state import AgentState
 from smalltown.shown import shown, shown_text
 from smalltown.tui.palette import agent_colours
 from smalltown.tui.reader import Memory, SaveReader
 from smalltown.tui.screens.inspector_retrievals import Retrievals
-from smalltown.tui.screens.inspector_text import (current_actions, current_block, importance_text, kind_text,
-                                                  memory_counts, memory_detail, memory_label, plan_item, save_clock,
-                                                  stamp, summary)
+from smalltown.tui.screens.inspector_text import (action_cell, current_block, importance_text, kind_text, memory_counts,
+                                                  memory_detail, memory_label, plan_item, read_state, save_clock,
+                                                  span, stamp, summary)
 from smalltown.tui.widgets.fit_table import Col, FitTable
 from smalltown.world.model import pretty
 
@@ -84,10 +85,11 @@ class InspectorScreen(Screen[None]):
         self.agent = agent
         self.kind: str | None = None  # the memory filter; None shows every kind
         self._tick: int | None = None  # the save's tick last read
-        self._today = ""  # the save's game date, "YYYY-MM-DD"
+        self._today: date | None = None  # the save's game date
         self._last_read = 0.0
         self._timer: Timer | None = None
-        self._state: dict = {}
+        self._state: AgentState | None = None
+        self._state_note = ""  # why there is no state to show
         self._memories: dict[str, Memory] | None = None  # as listed, by row key; None: not yet
         self._current_block: int | None = None
         self._loaded: set[int] = set()  # evidence-tree nodes whose children have been added
@@ -155,11 +157,11 @@ class InspectorScreen(Screen[None]):
         self._last_read = time.monotonic()
         if tick == self._tick and not force:
             return
-        self._tick, self._today = tick, game_time[:10]
-        clock = f"{datetime.fromisoformat(game_time):%a %Y-%m-%d %H:%M:%S}" if game_time else "—"
+        self._tick, self._today = tick, game_time.date() if game_time else None
+        clock = f"{game_time:%a %Y-%m-%d %H:%M:%S}" if game_time else "—"
         self.query_one("#ins-clock", Static).update(Text.assemble(
             ("save at ", "dim"), clock, ("  tick ", "dim"), shown(tick), ("  ", ""), shown(self.reader.path.name)))
-        self._state = self.reader.agent_state(self.agent)
+        self._state, self._state_note = read_state(self.reader, self.agent)
         # Only the tab in view is drawn now; the others when they are shown.
         self._stale = set(TABS)
         self._show_tab(self.query_one(TabbedContent).active or TABS[0])
@@ -174,40 +176,37 @@ class InspectorScreen(Screen[None]):
 
     def _show_summary(self) -> None:
         self.query_one("#summary-text", Static).update(
-            summary(self.agent, self._colour, self._state, memory_counts(self.reader, self.agent)))
+            summary(self.agent, self._colour, self._state, self._state_note, memory_counts(self.reader, self.agent)))
 
     # --- plan ---------------------------------------------------------------------------------
 
     def _show_plan(self) -> None:
-        plan, action = self._state.get("plan"), self._state.get("action")
+        plan = self._state.plan if self._state else None
         day = self.query_one("#plan-day")
         blocks_table = self.query_one("#plan-blocks", FitTable)
-        if not plan:
+        if plan is None:
             day.border_title = "Day"
             self.query_one("#plan-items", Static).update(Text("— (no plan yet: the agent plans on waking)", "dim"))
             self._current_block = None
             blocks_table.set_rows([])
             self._show_actions(None)
             return
-        try:
-            when = f"{date.fromisoformat(plan['date']):%a %d %b}"
-        except ValueError:
-            when = plan["date"]
-        day.border_title = shown_text(f"Day · {when} · wakes at {plan.get('wake_up_hour', '?')}")  # not markup
+        day.border_title = shown_text(f"Day · {plan.date:%a %d %b} · wakes at {plan.wake_up_hour}")  # not markup
         items = Text("\n").join(Text.assemble((f"{n}. ", "dim"), plan_item(item))
-                                for n, item in enumerate(plan.get("items", []), 1)) or Text("—", "dim")
+                                for n, item in enumerate(plan.items, 1)) or Text("—", "dim")
         self.query_one("#plan-items", Static).update(items)
         was_current = self._current_block
         following = was_current is None or blocks_table.cursor_key in (None, str(was_current))
-        self._current_block = current = current_block(plan, action)
+        block = current_block(self._state)
+        self._current_block = current = plan.index(block) if block is not None else None
         rows = []
-        for i, b in enumerate(plan["blocks"]):
+        for i, b in enumerate(plan.blocks):
             style = CURRENT_STYLE if i == current else ""
+            where = b.address or b.place
             rows.append((str(i), [Text(CURRENT if i == current else "", style),
-                                  Text(hhmm(b["start"]), style), Text(str(b["minutes"]), style, justify="right"),
-                                  shown_text(b["activity"], style),
-                                  shown_text(pretty(b.get("address") or b.get("place", "")), style)
-                                  if b.get("address") or b.get("place") else Text("—", "dim")]))
+                                  Text(hhmm(b.start), style), Text(str(b.minutes), style, justify="right"),
+                                  shown_text(b.activity, style),
+                                  shown_text(pretty(where), style) if where else Text("—", "dim")]))
         # The cursor follows the current block unless it was moved off it.
         blocks_table.set_rows(rows, cursor=str(current) if following and current is not None else None)
         self._show_actions(blocks_table.cursor_key)
@@ -216,30 +215,37 @@ class InspectorScreen(Screen[None]):
         """The actions of the block at `key` (a row of the blocks table): the current one's when
         the cursor is on it, with the current action marked."""
         table = self.query_one("#plan-actions", FitTable)
-        plan, action = self._state.get("plan"), self._state.get("action")
-        blocks = plan["blocks"] if plan else []
+        state = self._state
+        blocks = state.plan.blocks if state and state.plan else []
         if key is None or not key.isdigit() or int(key) >= len(blocks):
             table.border_title = "Actions"
             table.set_rows([])
             return
         i = int(key)
         b = blocks[i]
-        where = f"{hhmm(b['start'])}–{hhmm(b['start'] + b['minutes'])} {shown(b['activity'])}"
-        if b.get("actions") is None:  # border titles are Text: an activity is not markup
-            why = "none (sleep is not broken down)" if b["activity"] == SLEEPING else "not broken down yet"
+        where = f"{span(b)} {shown(b.activity)}"
+        if b.actions is None:  # border titles are Text: an activity is not markup
+            why = "none (sleep is not broken down)" if b.activity == SLEEPING else "not broken down yet"
             table.border_title = Text(f"Actions of {where}: {why}")
             table.set_rows([])
             return
         table.border_title = Text(f"Actions of {where}" + (" (current block)" if i == self._current_block else ""))
-        marked = current_actions(plan, b, action) if i == self._current_block else set()
+        marked = self._marked(b) if i == self._current_block else set()
         rows = []
-        for j, a in enumerate(b["actions"]):
+        for j, a in enumerate(b.actions):
             style = CURRENT_STYLE if j in marked else ""
-            at = pretty(":".join(a.get("address", "").split(":")[1:]))
-            rows.append((str(j), [Text(CURRENT if j in marked else "", style), Text(hhmm(a["start"]), style),
-                                  Text(str(a["minutes"]), style, justify="right"),
-                                  shown_text(a["activity"] + (f" @ {at}" if at else ""), style)]))
+            rows.append((str(j), [Text(CURRENT if j in marked else "", style), Text(hhmm(a.start), style),
+                                  Text(str(a.minutes), style, justify="right"),
+                                  shown_text(action_cell(a), style)]))
         table.set_rows(rows, cursor=str(min(marked)) if marked else "0")
+
+    def _marked(self, block: PlanItem) -> set[int]:
+        """The indexes of the block's actions the current action covers (the mind's own lookup)."""
+        state = self._state
+        if state is None or state.plan is None or state.action is None:
+            return set()
+        covered = state.plan.actions_during(block, state.action.start, state.action.end)
+        return {j for j, a in enumerate(block.actions or []) if any(a is c for c in covered)}
 
     @on(DataTable.RowHighlighted, "#plan-blocks")
     def _block_highlighted(self, event: DataTable.RowHighlighted) -> None:

@@ -4,6 +4,8 @@ tab: the `DataTable.RowSelected` of `#ret-results` bubbles up to the screen, whi
 
 from __future__ import annotations
 
+from datetime import date
+
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -39,7 +41,7 @@ class Retrievals(Container):
     def on_mount(self) -> None:
         self.query_one("#ret-detail").border_title = "Returned records"
 
-    def show(self, reader: SaveReader, agent: str, today: str) -> None:
+    def show(self, reader: SaveReader, agent: str, today: date | None) -> None:
         """List the agent's newest retrievals; the cursor stays on the newest unless moved off it."""
         table = self.query_one("#ret-list", FitTable)
         following = table.cursor_key in (None, *table.row_keys[:1])

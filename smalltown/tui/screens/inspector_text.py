@@ -1,6 +1,6 @@
-"""What the inspector shows of one agent, read from the save: its clock and counts, where its
-plan stands (the block and actions the current action is in, by the mind's own `DayPlan`), and a
-memory record as cells and lines."""
+"""What the inspector shows of one agent, read from the save: its clock and counts, its state as
+the mind's own types (`AgentState`: where its plan stands by `DayPlan`'s lookups, its action by
+`Action.describe`), and a memory record as cells and lines. Times become text only here."""
 
 from __future__ import annotations
 
@@ -11,10 +11,11 @@ from rich.table import Table
 from rich.text import Text
 
 from smalltown.lang import hhmm
-from smalltown.mind.plan import DayPlan
+from smalltown.mind.plan import PlanItem
+from smalltown.mind.state import Action, AgentState
 from smalltown.shown import shown, shown_text
 from smalltown.store.records import Memory
-from smalltown.tui.reader import SaveReader
+from smalltown.tui.reader import SaveReader, UnreadableState
 from smalltown.world.model import pretty
 
 KINDS = ("observation", "reflection", "plan", "chat")
@@ -26,8 +27,8 @@ LABEL_CHARS = 240  # a tree label's description is cut here; the detail line bel
 # --- what is read from the save --------------------------------------------------------------
 
 
-def save_clock(reader: SaveReader) -> tuple[int, str]:
-    """The save's tick and game time ("YYYY-MM-DD HH:MM:SS"), as of its last committed tick."""
+def save_clock(reader: SaveReader) -> tuple[int, datetime | None]:
+    """The save's tick and game time, as of its last committed tick."""
     return reader.clock()
 
 
@@ -35,77 +36,60 @@ def memory_counts(reader: SaveReader, agent: str) -> dict[str, int]:
     return reader.memory_counts(agent)
 
 
+def read_state(reader: SaveReader, agent: str) -> tuple[AgentState | None, str]:
+    """The agent's state, decoded by the mind's codec, and "" — or None and why there is none to
+    show (not in the save, or a state the codec cannot read: shown as a note, not a crash)."""
+    try:
+        state = reader.mind_state(agent)
+    except UnreadableState as e:
+        return None, f"{agent}'s state in this save cannot be read ({e})."
+    return state, "" if state is not None else f"{agent} is not in this save."
+
+
 # --- the plan ----------------------------------------------------------------------------------
 
 
-def _minute_in(plan: dict, when: str) -> int | None:
-    """`when` as minutes from the start of the plan's day (past 1440 on the next day)."""
-    try:
-        t = datetime.fromisoformat(when)
-        day = date.fromisoformat(plan["date"])
-    except (KeyError, TypeError, ValueError):
+def current_block(state: AgentState | None) -> PlanItem | None:
+    """The block of the plan the current action is in (the mind's own lookup)."""
+    if state is None or state.plan is None or state.action is None:
         return None
-    return (t.date() - day).days * 1440 + t.hour * 60 + t.minute
+    return state.plan.block_during(state.action.start, state.action.end)
 
 
-def current_block(plan: dict | None, action: dict | None) -> int | None:
-    """The index of the block containing the action's start minute, on the plan's own day: the
-    mind's own lookup (`DayPlan.block_at`) over the plan as the save keeps it."""
-    if not plan or not action:
-        return None
-    start = _minute_in(plan, action.get("start", ""))
-    if start is None:
-        return None
-    end = _minute_in(plan, action.get("end", ""))
-    if start < 0 and end is not None and end > 0:
-        start = 0  # begun the day before (asleep since last night): the day's first block
-    try:
-        day = DayPlan.from_json(plan)
-    except (KeyError, TypeError, ValueError):
-        return None
-    block = day.block_at(start)
-    return day.index(block) if block is not None else None
+def plan_item(item: tuple[str, str]) -> str:
+    """An item of the day in broad strokes: its time and activity (older saves kept text only)."""
+    return shown(" ".join(map(str, item)).strip())
 
 
-def current_actions(plan: dict, block: dict, action: dict | None) -> set[int]:
-    """The indexes of the block's actions that the current action covers: the one containing its
-    start minute, and those after it that it runs over (equal actions in a row are done as one)."""
-    if not action or not block.get("actions"):
-        return set()
-    start, end = _minute_in(plan, action.get("start", "")), _minute_in(plan, action.get("end", ""))
-    if start is None:
-        return set()
-    end = max(end if end is not None else start + 1, start + 1)
-    return {i for i, a in enumerate(block["actions"])
-            if a["start"] < end and start < a["start"] + a["minutes"]}
+def span(b: PlanItem) -> str:
+    """A block's minutes of the day: "09:00–10:00"."""
+    return f"{hhmm(b.start)}–{hhmm(b.end)}"
 
 
-def plan_item(item: object) -> str:
-    """An item of the day in broad strokes: [time, activity] (or the text older saves kept)."""
-    if isinstance(item, (list, tuple)) and len(item) == 2:
-        return shown(f"{item[0]} {item[1]}".strip())
-    return shown(item)
+def action_cell(a: PlanItem) -> str:
+    """A planned action as its block lists it: "activity @ arena: object" (the sector is the
+    block's)."""
+    at = pretty(a.address.partition(":")[2])
+    return a.activity + (f" @ {at}" if at else "")
 
 
-def describe_action(action: dict) -> str:
-    """"activity @ sector: arena: object", as the paper shows an action."""
-    return shown(f"{action['activity']} @ {pretty(action['address'])}" if action.get("address")
-                 else action.get("activity", ""))
-
-
-def until(action: dict) -> str:
-    start, end = datetime.fromisoformat(action["start"]), datetime.fromisoformat(action["end"])
-    fmt = "%H:%M" if start.date() == end.date() else "%a %H:%M"
-    return f"from {start:%H:%M} until {end:{fmt}}"
+def until(action: Action) -> str:
+    fmt = "%H:%M" if action.start.date() == action.end.date() else "%a %H:%M"
+    return f"from {action.start:%H:%M} until {action.end:{fmt}}"
 
 
 # --- cells -------------------------------------------------------------------------------------
 
 
-def stamp(created: str | datetime, today: str) -> str:
-    """A record's time: the time of day on the save's day, with the date before it otherwise."""
-    created = f"{created:%Y-%m-%d %H:%M:%S}" if isinstance(created, datetime) else created
-    return shown(created[11:19] if created[:10] == today else created[5:16])
+def stamp(created: str | datetime, today: date | None) -> str:
+    """A record's time: the time of day on the save's day, with the date before it otherwise (a
+    retrieval's time comes as the store's text)."""
+    if isinstance(created, str):
+        try:
+            created = datetime.fromisoformat(created)
+        except ValueError:
+            return shown(created)
+    return shown(f"{created:%H:%M:%S}" if created.date() == today else f"{created:%m-%d %H:%M}")
 
 
 def importance_text(value: int) -> Text:
@@ -121,7 +105,7 @@ def score(value: float | None) -> Text:
     return Text("—" if value is None else f"{value:.3f}", justify="right")
 
 
-def memory_label(m: Memory, today: str, note: str = "") -> Text:
+def memory_label(m: Memory, today: date | None, note: str = "") -> Text:
     """A record as one line of the evidence tree."""
     text = Text.assemble((f"#{m.id} ", "dim"), kind_text(m.kind), " ", (stamp(m.created, today), "dim"),
                          " ", (f"★{m.importance}", "#ffa94d" if m.importance >= 7 else "dim"), " ")
@@ -140,30 +124,27 @@ def memory_detail(m: Memory) -> Text:
     return Text("\n").join([head, shown_text(m.description)])
 
 
-def summary(agent: str, colour: str, state: dict, counts: dict[str, int]) -> Group:
+def summary(agent: str, colour: str, state: AgentState | None, note: str, counts: dict[str, int]) -> Group:
     """The Summary tab: what the agent is doing now, in which block of its plan, how many records
-    it holds, and its summary of itself."""
-    action = state.get("action")
+    it holds, and its summary of itself. `note` says why there is no state to show."""
+    action = state.action if state else None
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold", no_wrap=True)
     grid.add_column()
-    if not state:
-        grid.add_row("", shown_text(f"{agent} is not in this save.", "italic"))
+    if note:
+        grid.add_row("", shown_text(note, "italic"))
     if action:
-        grid.add_row("Now", Text.assemble(describe_action(action), ("\n" + shown(until(action)), "dim")))
+        grid.add_row("Now", Text.assemble(shown(action.describe()), ("\n" + shown(until(action)), "dim")))
     else:
         grid.add_row("Now", Text("— (no action yet)", "dim"))
-    plan = state.get("plan")
-    i = current_block(plan, action)
-    if plan and i is not None:
-        b = plan["blocks"][i]
-        grid.add_row("Block", Text.assemble((f"{hhmm(b['start'])}–{hhmm(b['start'] + b['minutes'])} ", "dim"),
-                                            shown(b["activity"])))
+    block = current_block(state)
+    if block is not None:
+        grid.add_row("Block", Text.assemble((f"{span(block)} ", "dim"), shown(block.activity)))
     grid.add_row("Memory", Text.assemble(
         f"{sum(counts.values())} records: ",
         ", ".join(f"{counts.get(k, 0)} {k}{'' if counts.get(k, 0) == 1 else 's'}" for k in KINDS),
-        (f"\n{shown(state.get('since_reflection', 0))} importance since the last reflection", "dim")))
-    grid.add_row("Summary", shown_text(state.get("summary") or "—", lines=True))
-    if state.get("summary_date"):
-        grid.add_row("", shown_text(f"(as of {state['summary_date']})", "dim"))
+        (f"\n{shown(state.since_reflection if state else 0)} importance since the last reflection", "dim")))
+    grid.add_row("Summary", shown_text((state.summary if state else "") or "—", lines=True))
+    if state and state.summary_date:
+        grid.add_row("", shown_text(f"(as of {state.summary_date.isoformat()})", "dim"))
     return Group(shown_text(agent, f"bold {colour}"), "", grid)
