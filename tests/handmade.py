@@ -19,7 +19,7 @@ from smalltown.llm.embed import HashEmbedder
 from smalltown.scripted import ScriptedBackend
 from smalltown.sim.open import create
 from smalltown.store.conversations import Conversation, Line
-from smalltown.store.records import AgentRow, Call, Event, Memory, ObjectState, TickChanges
+from smalltown.store.records import AgentRow, Call, CallRecord, Event, Memory, ObjectState, TickChanges
 from smalltown.store.schema import TIME_FMT
 from smalltown.store.save import Save
 from smalltown.world.load import load_world
@@ -73,7 +73,7 @@ class HandSave:
         return self.save.commit(TickChanges(
             tick, stamp, conversations=tuple(replace(c, tick=tick, time=stamp) for c in conversations),
             events=tuple(Event(tick, stamp, a, k, text, json.loads(d)) for a, k, text, d in events),
-            memories=tuple(memories), calls=tuple(Call(tick, stamp, *c) for c in calls),
+            memories=tuple(memories), calls=tuple(Call(tick, stamp, CallRecord(*c)) for c in calls),
             meta={"tick": tick, "game_time": stamp}), snapshot)
 
     def memory(self, agent: str, kind: str, text: str, tick: int, evidence=()) -> tuple[Memory, bytes]:

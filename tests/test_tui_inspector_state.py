@@ -23,7 +23,7 @@ from helpers import ROOT, TINY, wait_until
 from smalltown.mind.plan import DayPlan, PlanItem
 from smalltown.scripted import ScriptedBackend
 from smalltown.sim.shapes import state_problem
-from smalltown.sim.simulation import Simulation
+from smalltown.sim.open import create
 from smalltown.tui.reader import SaveReader, UnreadableState
 from smalltown.tui.screens.inspector import InspectorScreen
 from smalltown.tui.widgets.fit_table import FitTable
@@ -90,7 +90,7 @@ def test_the_tui_parses_no_plan_or_action_of_its_own():
 def save(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The tiny town half an hour in: the agents have planned their day and begun it."""
     path = tmp_path_factory.mktemp("state") / "t.sqlite"
-    sim = Simulation.create(load_world(TINY), path, ScriptedBackend(1), overwrite=True)
+    sim = create(load_world(TINY), path, ScriptedBackend(1), overwrite=True)
     sim.run_until(sim.now + timedelta(minutes=30))
     sim.close()
     return path

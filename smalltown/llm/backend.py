@@ -9,6 +9,7 @@ from typing import Callable, Optional, Protocol
 
 from smalltown.llm.fit import estimate
 from smalltown.llm.tasks import RULES, Answer, Task
+from smalltown.store.records import CallRecord
 
 __all__ = ["Answer", "Backend", "BackendUnavailable", "CallRecord", "Capabilities", "DEFAULT_CONTEXT", "RetryPolicy",
            "Stopped", "capabilities"]
@@ -86,21 +87,3 @@ def task_key(task: Task) -> str:
     return hashlib.sha256(f"{task.name}\n{task.model_dump_json()}".encode()).hexdigest()[:32]
 
 
-@dataclass
-class CallRecord:
-    """One answered task, as stored in the save's `llm_calls` table."""
-
-    agent: str
-    task: str
-    prompt: str
-    raw_answer: str
-    parsed_answer: str  # JSON
-    prompt_tokens: int
-    completion_tokens: int
-    cached_tokens: int
-    ms: float
-    backend: str
-    model: str
-    note: str = ""  # what happened beyond a plain answer: records dropped to fit, a fallback and why
-    key: str = ""  # task_key(task)
-    fallback: str = ""  # why another backend answered: "too long", "cut off", "invalid", "failed"

@@ -44,9 +44,7 @@ def records(changes: Changes, agents: list[Agent], objects: dict[str, str],
         accessed=tuple(Access(mid, when) for mid, when in touched),
         retrievals=tuple(retrievals),
         embeddings=tuple(Embedding(text, _blob(vec)) for text, vec in embeddings),
-        calls=tuple(Call(t, stamp, c.agent, c.task, c.prompt, c.raw_answer, c.parsed_answer, c.prompt_tokens,
-                         c.completion_tokens, c.cached_tokens, c.ms, c.backend, c.model, c.note, c.key, c.fallback)
-                    for t, c in calls),
+        calls=tuple(Call(t, stamp, c) for t, c in calls),
         meta={"tick": tick, "game_time": stamp},
     )
 

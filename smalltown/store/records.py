@@ -109,12 +109,11 @@ class Embedding:
     vector: bytes
 
 
-@dataclass(frozen=True)
-class Call:
-    """One model call as the `llm_calls` table holds it (llm.backend.CallRecord, with its tick)."""
+@dataclass
+class CallRecord:
+    """One answered task, as the `llm_calls` table holds it (the asker makes it; its tick is the
+    simulation's to give)."""
 
-    tick: int
-    time: str  # TIME_FMT
     agent: str
     task: str
     prompt: str
@@ -126,9 +125,18 @@ class Call:
     ms: float
     backend: str
     model: str
-    note: str = ""
-    key: str = ""
-    fallback: str = ""  # why another backend answered ("too long", "cut off", "invalid", "failed")
+    note: str = ""  # what happened beyond a plain answer: records dropped to fit, a fallback and why
+    key: str = ""  # the question's identity (llm.backend.task_key)
+    fallback: str = ""  # why another backend answered: "too long", "cut off", "invalid", "failed"
+
+
+@dataclass(frozen=True)
+class Call:
+    """A model call at its tick."""
+
+    tick: int
+    time: str  # TIME_FMT
+    record: CallRecord
 
 
 @dataclass(frozen=True)

@@ -53,9 +53,9 @@ def write(conn: sqlite3.Connection, changes: TickChanges) -> list[int]:
         "INSERT INTO llm_calls(tick, time, agent, task, prompt, raw_answer, parsed_answer, prompt_tokens, "
         "completion_tokens, cached_tokens, ms, backend, model, note, key, fallback) "
         "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-        ((c.tick, c.time, c.agent, c.task, c.prompt, c.raw_answer, c.parsed_answer, c.prompt_tokens,
-          c.completion_tokens, c.cached_tokens, c.ms, c.backend, c.model, c.note, c.key, c.fallback)
-         for c in changes.calls))
+        ((c.tick, c.time, r.agent, r.task, r.prompt, r.raw_answer, r.parsed_answer, r.prompt_tokens,
+          r.completion_tokens, r.cached_tokens, r.ms, r.backend, r.model, r.note, r.key, r.fallback)
+         for c in changes.calls for r in (c.record,)))
     conn.executemany("UPDATE memories SET importance=?, embedding=? WHERE id=?",
                      ((m.importance, vector, m.id) for m, vector in changes.completed))
     set_meta(conn, changes.meta)
