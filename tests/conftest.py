@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import GULLHAVEN, SMALLVILLE, TINY, smalltown
+from helpers import GULLHAVEN, SMALLVILLE, TINY, cli
 
 
 @pytest.fixture
@@ -24,16 +24,28 @@ def tiny_sim(tmp_path):
 # --- the expensive runs, made once a session and shared (read them; never write to them) ----------
 
 
-def _two_days(tmp_path_factory, world: Path, name: str) -> Path:
+def _run(tmp_path_factory, world: Path, name: str, until: str) -> Path:
+    """`smalltown run WORLD --headless --until UNTIL`, scripted, in this process (the run is the
+    cost; an interpreter of its own would add its start-up and nothing else)."""
     save = tmp_path_factory.mktemp(name) / f"{name}.sqlite"
-    smalltown("run", world, "--headless", "--until", "+2d", "--save", save, "--backend", "scripted", check=True)
+    cli("run", world, "--headless", "--until", until, "--save", save, "--backend", "scripted", check=True)
     return save
+
+
+def _two_days(tmp_path_factory, world: Path, name: str) -> Path:
+    return _run(tmp_path_factory, world, name, "+2d")
 
 
 @pytest.fixture(scope="session")
 def smallville_two_days(tmp_path_factory) -> Path:
     """Two scripted game days of Smallville, the paper's run (about 30 s, made once)."""
     return _two_days(tmp_path_factory, SMALLVILLE, "smallville")
+
+
+@pytest.fixture(scope="session")
+def smallville_one_day(tmp_path_factory) -> Path:
+    """One scripted game day of Smallville, run on its own (not cut from the two days)."""
+    return _run(tmp_path_factory, SMALLVILLE, "smallville-day", "+1d")
 
 
 @pytest.fixture(scope="session")

@@ -12,31 +12,33 @@ from datetime import datetime
 
 import pytest
 
-from helpers import ROOT, TINY, query, save_info, smalltown
+from helpers import ROOT, TINY, cli, query, save_info, smalltown
 from smalltown.sim.clock import parse_when
 
 
 def test_world_check_json_reports_sizes():
+    """(Through `python -m smalltown`, a process of its own: the entry point works; the tests below
+    call the same command line in this process.)"""
     out = smalltown("world", "check", TINY, "--json", check=True).stdout
     assert json.loads(out) == {"sectors": 3, "arenas": 6, "objects": 19, "agents": 3, "width": 40, "height": 14}
 
 
 def test_world_check_error_names_file_line_and_exits_1_without_traceback():
     bad = ROOT / "tests" / "worlds_bad" / "bad_unknown_home.toml"
-    proc = smalltown("world", "check", bad)
+    proc = cli("world", "check", bad)
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr
     assert "bad_unknown_home.toml:" in proc.stderr and "unknown home" in proc.stderr
 
 
 def test_world_check_missing_file_is_a_clear_error():
-    proc = smalltown("world", "check", "worlds/nope.toml")
+    proc = cli("world", "check", "worlds/nope.toml")
     assert proc.returncode == 1 and "file not found" in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_headless_run_writes_a_save_that_save_info_reads(tmp_path):
     save = tmp_path / "two-hours.sqlite"
-    proc = smalltown("run", "--headless", TINY, "--until", "+2h", "--save", save)
+    proc = cli("run", "--headless", TINY, "--until", "+2h", "--save", save)
     assert proc.returncode == 0, proc.stderr
     assert "run complete" in proc.stderr
     info = save_info(save)
@@ -46,43 +48,43 @@ def test_headless_run_writes_a_save_that_save_info_reads(tmp_path):
 
 
 def test_headless_needs_until(tmp_path):
-    proc = smalltown("run", "--headless", TINY, "--save", tmp_path / "x.sqlite")
+    proc = cli("run", "--headless", TINY, "--save", tmp_path / "x.sqlite")
     assert proc.returncode == 2 and "--until" in proc.stderr
 
 
 def test_bad_until_is_a_clear_error(tmp_path):
-    proc = smalltown("run", "--headless", TINY, "--until", "tomorrow", "--save", tmp_path / "x.sqlite")
+    proc = cli("run", "--headless", TINY, "--until", "tomorrow", "--save", tmp_path / "x.sqlite")
     assert proc.returncode == 2 and "cannot read the time 'tomorrow'" in proc.stderr
 
 
 def test_new_run_refuses_to_overwrite_an_existing_file(tmp_path):
     save = tmp_path / "s.sqlite"
-    smalltown("run", "--headless", TINY, "--until", "+10m", "--save", save, check=True)
+    cli("run", "--headless", TINY, "--until", "+10m", "--save", save, check=True)
     before = save_info(save)
-    proc = smalltown("run", "--headless", TINY, "--until", "+10m", "--save", save)
+    proc = cli("run", "--headless", TINY, "--until", "+10m", "--save", save)
     assert proc.returncode == 1 and "--overwrite" in proc.stderr
     assert save_info(save) == before  # nothing lost
 
 
 def test_running_a_save_continues_it_in_place(tmp_path):
     save = tmp_path / "s.sqlite"
-    smalltown("run", "--headless", TINY, "--until", "+1h", "--save", save, check=True)
-    smalltown("run", "--headless", save, "--until", "+1h", check=True)
+    cli("run", "--headless", TINY, "--until", "+1h", "--save", save, check=True)
+    cli("run", "--headless", save, "--until", "+1h", check=True)
     assert save_info(save)["game_time"] == "2023-02-13 08:00:00"
 
 
 def test_running_a_save_with_another_save_name_forks_it(tmp_path):
     a, b = tmp_path / "a.sqlite", tmp_path / "b.sqlite"
-    smalltown("run", "--headless", TINY, "--until", "+1h", "--save", a, check=True)
-    smalltown("run", "--headless", a, "--until", "+1h", "--save", b, check=True)
+    cli("run", "--headless", TINY, "--until", "+1h", "--save", a, check=True)
+    cli("run", "--headless", a, "--until", "+1h", "--save", b, check=True)
     assert save_info(a)["game_time"] == "2023-02-13 07:00:00"
     assert save_info(b)["game_time"] == "2023-02-13 08:00:00"
 
 
 def test_save_info_on_something_else_is_a_clear_error(tmp_path):
-    proc = smalltown("save", "info", TINY)
+    proc = cli("save", "info", TINY)
     assert proc.returncode == 1 and "not a smalltown save" in proc.stderr
-    proc = smalltown("save", "info", tmp_path / "missing.sqlite")
+    proc = cli("save", "info", tmp_path / "missing.sqlite")
     assert proc.returncode == 1 and "no such save" in proc.stderr
 
 
@@ -137,7 +139,7 @@ def test_world_check_prints_file_line_and_exits_1_for_every_bad_world(path, caps
 
 
 def test_smallville_is_the_papers_town():
-    info = json.loads(smalltown("world", "check", ROOT / "worlds" / "smallville.toml", "--json", check=True).stdout)
+    info = json.loads(cli("world", "check", ROOT / "worlds" / "smallville.toml", "--json", check=True).stdout)
     assert info["sectors"] >= 10 and info["arenas"] >= 30 and info["objects"] >= 80 and info["agents"] == 25
     assert info["width"] >= 100 and info["height"] >= 60
 

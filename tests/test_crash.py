@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import TINY, query, save_info, smalltown
+from helpers import TINY, cli, query, save_info
 
 END = "2023-02-14 06:00"  # one game day of the tiny town: 8640 ticks
 DAY_TICKS = 8640
@@ -76,7 +76,7 @@ def test_twenty_kills_at_random_ticks_end_where_an_unbroken_run_does(tmp_path: P
 
     reference = tmp_path / "reference.sqlite"
     t0 = time.monotonic()
-    smalltown("run", "--headless", TINY, "--until", END, "--save", reference, "--backend", "scripted", check=True)
+    cli("run", "--headless", TINY, "--until", END, "--save", reference, "--backend", "scripted", check=True)
     unbroken = time.monotonic() - t0
 
     rng = random.Random(20230213)
@@ -102,7 +102,7 @@ def test_twenty_kills_at_random_ticks_end_where_an_unbroken_run_does(tmp_path: P
     assert len(kills) == KILLS, f"only {len(kills)} kills landed before the day ended ({kills})"
     assert len(set(kills)) == KILLS, f"two kills at the same tick: {kills}"
 
-    smalltown("run", *again, check=True)
+    cli("run", *again, check=True)
     got, want = save_info(save), save_info(reference)
     print(f"\n{KILLS} kills at ticks {kills}; {time.monotonic() - t0:.1f} s (the unbroken run: {unbroken:.1f} s)")
     assert got["tick"] == want["tick"] == DAY_TICKS
@@ -124,8 +124,8 @@ def test_a_save_killed_while_being_created_starts_again(tmp_path: Path):
                          "game_time": "2023-02-13 06:00:00", "created_with": "scripted", "settings": {}}).close()
     assert query(unborn, "SELECT count(*) FROM agents") == [(0,)]
     reference = tmp_path / "reference.sqlite"
-    smalltown("run", "--headless", TINY, "--until", "+1h", "--save", reference, "--backend", "scripted", check=True)
-    smalltown("run", "--headless", unborn, "--until", "+1h", "--backend", "scripted", check=True)
+    cli("run", "--headless", TINY, "--until", "+1h", "--save", reference, "--backend", "scripted", check=True)
+    cli("run", "--headless", unborn, "--until", "+1h", "--backend", "scripted", check=True)
     assert save_info(unborn)["digest"] == save_info(reference)["digest"]
 
 
@@ -164,7 +164,7 @@ def test_a_full_disk_stops_the_run_with_the_last_tick_intact(tmp_path: Path):
         assert save.digest() == committed[1]
     finally:
         save.close()
-    smalltown("run", "--headless", path, "--until", "+10m", "--backend", "scripted", check=True)  # and it goes on
+    cli("run", "--headless", path, "--until", "+10m", "--backend", "scripted", check=True)  # and it goes on
 
 
 def test_the_cli_reports_a_full_disk_as_an_error_naming_the_save(tmp_path: Path, capsys, monkeypatch):
@@ -194,11 +194,11 @@ def test_the_cli_reports_a_full_disk_as_an_error_naming_the_save(tmp_path: Path,
 
 def test_a_read_only_save_is_refused_before_any_tick(tmp_path: Path):
     path = tmp_path / "ro.sqlite"
-    smalltown("run", "--headless", TINY, "--until", "+10m", "--save", path, "--backend", "scripted", check=True)
+    cli("run", "--headless", TINY, "--until", "+10m", "--save", path, "--backend", "scripted", check=True)
     before = hashlib.sha256(path.read_bytes()).hexdigest()
     path.chmod(stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
     try:
-        proc = smalltown("run", "--headless", path, "--until", "+1h", "--backend", "scripted")
+        proc = cli("run", "--headless", path, "--until", "+1h", "--backend", "scripted")
         assert proc.returncode == 1
         assert proc.stderr.strip() == (f"error: {path}: the save file is read-only; make it writable, or "
                                        f"continue it into a new file with `smalltown run {path} --save NEW.sqlite`")
@@ -206,7 +206,7 @@ def test_a_read_only_save_is_refused_before_any_tick(tmp_path: Path):
         # reading it is fine, and so is continuing it into a new file
         assert save_info(path)["tick"] == 60
         copy = tmp_path / "copy.sqlite"
-        smalltown("run", "--headless", path, "--save", copy, "--until", "+10m", "--backend", "scripted", check=True)
+        cli("run", "--headless", path, "--save", copy, "--until", "+10m", "--backend", "scripted", check=True)
         assert save_info(copy)["tick"] == 120
     finally:
         path.chmod(stat.S_IRUSR | stat.S_IWUSR)

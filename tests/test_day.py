@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime
 
 import pytest
 
-from helpers import SMALLVILLE, query, save_info, smalltown
+from helpers import SMALLVILLE, query, save_info
 
 # where each of the paper's 25 agents works (its home, for those who work at home)
 WORKPLACE = {
@@ -29,14 +30,14 @@ NOT_WORK = MEALS + ("sleeping", "morning routine", "relax", "walk", "coffee", "d
 
 
 @pytest.fixture(scope="module")
-def day(tmp_path_factory):
-    d = tmp_path_factory.mktemp("day")
-    runs = []
-    for name in ("a.sqlite", "b.sqlite"):
-        save = d / name
-        smalltown("run", "--headless", SMALLVILLE, "--until", "+1d", "--save", save, check=True)
-        runs.append(save)
-    return runs
+def day(tmp_path_factory, smallville_one_day, smallville_two_days):
+    """Two runs of the same first day: a one-day run, and the session's two-day run as it was at
+    the end of its first day (forked from its snapshot there; that run is shared, not made again)."""
+    from smalltown.sim.fork import fork
+
+    first = fork(smallville_two_days, datetime(2023, 2, 14, 6), tmp_path_factory.mktemp("day") / "b.sqlite")
+    assert first.tick == 8640  # a snapshot at the day's end: nothing run again, nothing cut off
+    return [smallville_one_day, first.path]
 
 
 def arrivals(save):

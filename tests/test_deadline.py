@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import query, smalltown
+from helpers import cli, query, smalltown
 from dripserver import DripServer
 from helpers import TINY
 from realistic import realistic_tasks
@@ -65,7 +65,7 @@ def test_the_connection_check_has_the_deadline_too():
 def morning(tmp_path_factory) -> Path:
     """A save two hours into the tiny town's day (made without a model), whose next ticks ask one."""
     path = tmp_path_factory.mktemp("deadline") / "morning.sqlite"
-    smalltown("run", "--headless", TINY, "--until", "+2h", "--save", path, "--backend", "scripted", check=True)
+    cli("run", "--headless", TINY, "--until", "+2h", "--save", path, "--backend", "scripted", check=True)
     return path
 
 
@@ -86,16 +86,16 @@ def test_a_run_against_a_dripping_server_ends_with_a_clear_message(morning: Path
     assert "continue it: smalltown run" in proc.stderr
     assert posts == 3  # the default retries: each attempt its own deadline
     assert took <= 3 * DEADLINE + 1.5 + 8  # + the backoff, + starting Python twice over on a busy machine
-    assert smalltown("save", "check", save).returncode == 0
+    assert cli("save", "check", save).returncode == 0
     tick = query(save, "SELECT value FROM meta WHERE key = 'tick'")
-    smalltown("run", "--headless", save, "--until", "+10m", "--backend", "scripted", check=True)
+    cli("run", "--headless", save, "--until", "+10m", "--backend", "scripted", check=True)
     assert query(save, "SELECT value FROM meta WHERE key = 'tick'") != tick
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "nan", "1e9", "soon"])
 def test_a_timeout_out_of_range_is_refused_by_name(value: str, tmp_path: Path):
-    proc = smalltown("run", "--headless", TINY, "--until", "+1m", "--save", tmp_path / "s.sqlite",
-                     "--backend", "openai", "--base-url", "http://127.0.0.1:9/v1", f"--timeout={value}")
+    proc = cli("run", "--headless", TINY, "--until", "+1m", "--save", tmp_path / "s.sqlite",
+               "--backend", "openai", "--base-url", "http://127.0.0.1:9/v1", f"--timeout={value}")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "argument --timeout: " in proc.stderr and ("out of range" in proc.stderr or "not a number" in proc.stderr)
     assert not (tmp_path / "s.sqlite").exists()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import SMALLVILLE, TINY, save_info, smalltown
+from helpers import TINY, cli, save_info
 from handmade import ANN, BOB, CAL, DEE, make_town
 
 def sha(path: Path) -> str:
@@ -17,7 +17,7 @@ def sha(path: Path) -> str:
 
 
 def run_json(*args) -> dict:
-    proc = smalltown(*args, "--json")
+    proc = cli(*args, "--json")
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
 
@@ -35,7 +35,7 @@ def tiny_run(tmp_path_factory) -> Path:
     d = tmp_path_factory.mktemp("tiny")
     world = without_news(TINY, d / "tiny-quiet.toml")
     path = d / "tiny.sqlite"
-    smalltown("run", world, "--headless", "--until", "+3h", "--save", path, "--backend", "scripted", check=True)
+    cli("run", world, "--headless", "--until", "+3h", "--save", path, "--backend", "scripted", check=True)
     return path
 
 
@@ -75,7 +75,7 @@ def test_asking_and_interviewing_leave_the_save_unchanged(tmp_path):
 
 def test_report_files_open_and_carry_their_plots(tmp_path, tiny_run):
     out = tmp_path / "report"
-    proc = smalltown("eval", "town", tiny_run, "--facts", TINY, "--out", out)  # the news it declares
+    proc = cli("eval", "town", tiny_run, "--facts", TINY, "--out", out)  # the news it declares
     assert proc.returncode == 0, proc.stderr
     assert "diffusion: party" in proc.stdout and "relationship density" in proc.stdout
     html = (out / "report.html").read_text()
@@ -106,7 +106,7 @@ def test_a_save_without_facts_still_measures_relationships(tiny_run):
 def test_bad_input_is_named(tmp_path, args, message):
     save = make_town(tmp_path)
     fill = {"save": str(save), "dir": str(tmp_path), "world": str(tmp_path / "town.toml")}
-    proc = smalltown("eval", *(a.format(**fill) for a in args))
+    proc = cli("eval", *(a.format(**fill) for a in args))
     assert proc.returncode == 1
     assert message in proc.stderr, proc.stderr
 
@@ -120,7 +120,7 @@ def test_ablate_runs_each_condition_with_its_settings(tmp_path):
     assert full["game_time"] == none["game_time"] == "2023-02-13 07:00:00"
     assert full["memories"] > none["memories"]  # no observations are kept without observation memory
     assert (out / "report.html").exists()
-    again = smalltown("eval", "ablate", TINY, "--until", "+1h", "--conditions", "full", "--out", out)
+    again = cli("eval", "ablate", TINY, "--until", "+1h", "--conditions", "full", "--out", out)
     assert again.returncode == 1 and "--overwrite" in again.stderr
 
 

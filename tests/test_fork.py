@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from helpers import ROOT, TINY, query, save_info, smalltown
+from helpers import ROOT, TINY, cli, query, save_info
 from handmade import as_schema_3
 from smalltown.llm.cassette import CassetteBackend
 from smalltown.scripted import ScriptedBackend
@@ -241,15 +241,15 @@ def test_a_damaged_snapshot_is_an_error_not_a_crash():
 def test_the_fork_command_and_a_rerun_from_the_original(original, tmp_path):
     path, digests = original
     new = tmp_path / "fork.sqlite"
-    out = smalltown("fork", path, "--at", "7:20", "--to", new, check=True).stdout
+    out = cli("fork", path, "--at", "7:20", "--to", new, check=True).stdout
     assert "at 2023-02-13 07:00:00 (tick 360)" in out
     dropped = query(path, "select count(*) from events where tick > 360")[0][0]
     assert f"{dropped:,} events" in out
-    proc = smalltown("fork", path, "--at", "7:20", "--to", new)
+    proc = cli("fork", path, "--at", "7:20", "--to", new)
     assert proc.returncode == 1 and "already there" in proc.stderr and "Traceback" not in proc.stderr
-    proc = smalltown("fork", path, "--at", "soon", "--to", tmp_path / "x.sqlite")
+    proc = cli("fork", path, "--at", "soon", "--to", tmp_path / "x.sqlite")
     assert proc.returncode == 2 and "cannot read the time" in proc.stderr
-    smalltown("run", new, "--headless", "--until", "10:00", "--from", path, check=True)
+    cli("run", new, "--headless", "--until", "10:00", "--from", path, check=True)
     assert save_info(new)["digest"] == digests[tick_of(END)]
     assert {b for (b,) in query(new, "select distinct backend from llm_calls where tick > 360")} == {"cassette"}
 
@@ -261,8 +261,8 @@ def test_fork_shows_file_names_and_times_as_text(original, tmp_path):
     evil = tmp_path / "town\x1b]0;owned\x07.sqlite"
     shutil.copy(path, evil)
     new = tmp_path / "fork\x1b[2J.sqlite"
-    out = smalltown("fork", evil, "--at", "7:20", "--to", new, check=True).stdout
+    out = cli("fork", evil, "--at", "7:20", "--to", new, check=True).stdout
     assert "\x1b" not in out and "\x07" not in out
     assert "town␛]0;owned␇.sqlite" in out and "fork␛[2J.sqlite" in out
-    proc = smalltown("fork", evil, "--at", "day 2 \x1b[2J9:00", "--to", tmp_path / "x.sqlite")
+    proc = cli("fork", evil, "--at", "day 2 \x1b[2J9:00", "--to", tmp_path / "x.sqlite")
     assert proc.returncode == 2 and "\x1b" not in proc.stderr and "cannot read the time" in proc.stderr

@@ -29,14 +29,20 @@ def world_names() -> set[str]:
     return {n for n in names if len(n) > 3}
 
 
+@pytest.fixture(scope="module")
+def names() -> set[str]:
+    """The bundled worlds' names, loaded once for the module (not once per file checked)."""
+    return world_names()
+
+
 def code_files() -> list:
     return sorted(p for p in (ROOT / "smalltown").rglob("*") if p.suffix in (".py", ".txt", ".tcss") and p.is_file())
 
 
 @pytest.mark.parametrize("path", code_files(), ids=lambda p: str(p.relative_to(ROOT)))
-def test_no_code_names_a_worlds_people_places_or_events(path):
+def test_no_code_names_a_worlds_people_places_or_events(path, names):
     text = path.read_text()
-    hits = [n for n in world_names() if re.search(rf"\b{re.escape(n)}\b", text)]
+    hits = [n for n in names if re.search(rf"\b{re.escape(n)}\b", text)]
     hits += [w for w in EVENT_WORDS if re.search(rf"\b{w}", text, re.I)]
     assert hits == [], f"{path.relative_to(ROOT)} names {sorted(hits)}"
 

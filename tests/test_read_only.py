@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import ROOT, TINY, query, smalltown
+from helpers import ROOT, TINY, cli, query
 
 SCRIPTED = ("--backend", "scripted")
 V1 = ROOT / "tests" / "fixtures" / "tiny-v1.sqlite"
@@ -107,7 +107,7 @@ def _files(folder: Path) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def base(tmp_path_factory) -> Path:
     save = tmp_path_factory.mktemp("base") / "town.sqlite"
-    smalltown("run", "--headless", TINY, "--until", "+1h", "--save", save, *SCRIPTED, check=True)
+    cli("run", "--headless", TINY, "--until", "+1h", "--save", save, *SCRIPTED, check=True)
     return save
 
 
@@ -192,8 +192,8 @@ def test_every_reader_reads_a_save_on_read_only_media_and_writers_are_refused(
     assert json.loads(results[0][1])["tick"] == tick  # the log beside it applied
     assert "Isabella Rodriguez" in results[2][1]
     for p in ("fork.sqlite", "strip.sqlite", "re.sqlite"):
-        assert smalltown("save", "check", elsewhere / p).returncode == 0, p
-    assert json.loads(smalltown("save", "info", elsewhere / "fork.sqlite", "--json", check=True).stdout)["tick"] == tick
+        assert cli("save", "check", elsewhere / p).returncode == 0, p
+    assert json.loads(cli("save", "info", elsewhere / "fork.sqlite", "--json", check=True).stdout)["tick"] == tick
     for argv, (code, out, err) in zip(writers, results[len(readers):]):
         assert code == 1 and "Traceback" not in err, f"{argv[:2]}: {code}\n{out}\n{err}"
         assert "read-only" in err, f"{argv[:2]}: {err}"
@@ -233,7 +233,7 @@ def test_readers_of_an_older_save_change_no_byte_and_leave_nothing_beside_it(tmp
         assert now == before, f"{argv[:2]} changed the save or left files beside it: {sorted(now)}"
     assert _version(elsewhere / "fork.sqlite") > 1
     # a writer still migrates it, in place
-    smalltown("whisper", save, agent.split()[0], "hello", *SCRIPTED, check=True)
+    cli("whisper", save, agent.split()[0], "hello", *SCRIPTED, check=True)
     assert _version(save) > 1
 
 

@@ -8,14 +8,14 @@ import subprocess
 import sys
 import time
 
-from helpers import ROOT, TINY, query, save_info, smalltown
+from helpers import ROOT, TINY, cli, query, save_info
 
 END = "2023-02-13 20:00"
 
 
 def test_sigkill_mid_run_loses_at_most_the_tick_in_flight(tmp_path):
     reference = tmp_path / "reference.sqlite"
-    smalltown("run", "--headless", TINY, "--until", END, "--save", reference, check=True)
+    cli("run", "--headless", TINY, "--until", END, "--save", reference, check=True)
 
     save = tmp_path / "killed.sqlite"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -42,7 +42,7 @@ def test_sigkill_mid_run_loses_at_most_the_tick_in_flight(tmp_path):
     assert query(save, "select max(tick) from events")[0][0] <= killed_at
     assert query(save, "select max(tick) from llm_calls")[0][0] <= killed_at
 
-    smalltown("run", "--headless", save, "--until", END, check=True)
+    cli("run", "--headless", save, "--until", END, check=True)
     assert save_info(save)["digest"] == save_info(reference)["digest"]
     assert save_info(save)["events"] == save_info(reference)["events"]
 
@@ -56,7 +56,7 @@ def test_a_schema_1_save_is_migrated_and_continues(tmp_path):
     shutil.copy(ROOT / "tests" / "fixtures" / "tiny-v1.sqlite", old)
     assert query(old, "select value from meta where key='schema_version'") == [("1",)]
     assert query(old, "select count(*) from memories where embedding is null")[0][0] > 0
-    smalltown("run", "--headless", old, "--until", "+1h", "--backend", "scripted", check=True)
+    cli("run", "--headless", old, "--until", "+1h", "--backend", "scripted", check=True)
     info = save_info(old)
     assert info["schema_version"] == 4 and info["game_time"] == "2023-02-13 08:00:00"
     assert query(old, "select count(*) from memories where embedding is null or importance is null")[0][0] == 0

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import query, smalltown
+from helpers import cli, query
 from dripserver import DripServer
 from helpers import ROOT, TINY, wait_until
 
@@ -28,7 +28,7 @@ EXIT_WITHIN = 5.0  # seconds from the signal to the process's end (on a busy 2-c
 def morning(tmp_path_factory) -> Path:
     """A save two hours into the tiny town's day (made without a model): its next ticks ask one."""
     path = tmp_path_factory.mktemp("stop") / "morning.sqlite"
-    smalltown("run", "--headless", TINY, "--until", "+2h", "--save", path, "--backend", "scripted", check=True)
+    cli("run", "--headless", TINY, "--until", "+2h", "--save", path, "--backend", "scripted", check=True)
     return path
 
 
@@ -58,9 +58,9 @@ def stop_and_time(proc: subprocess.Popen, signals: tuple[int, ...]) -> float:
 
 
 def assert_continuable(save: Path, before: int) -> None:
-    assert smalltown("save", "check", save).returncode == 0
+    assert cli("save", "check", save).returncode == 0
     assert tick(save) >= before
-    smalltown("run", "--headless", save, "--until", "+10m", "--backend", "scripted", check=True)
+    cli("run", "--headless", save, "--until", "+10m", "--backend", "scripted", check=True)
     assert tick(save) > before
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import smalltown
+from helpers import cli
 from smalltown.eval.behaviour import Started, Told, mismatched, most_common_line, repeats, self_named, told_twice
 
 TIME = "%Y-%m-%d %H:%M:%S"
@@ -93,13 +93,13 @@ def test_every_prompt_fit_its_window_and_nothing_fell_back(town):
     _, path, conn = town
     notes = Counter(n for (n,) in conn.execute("select fallback from llm_calls"))
     assert set(notes) == {""}, notes  # the scripted run: no prompt too long, nothing answered elsewhere
-    info = json.loads(smalltown("save", "info", path, "--json", check=True).stdout)
+    info = json.loads(cli("save", "info", path, "--json", check=True).stdout)
     assert info["calls"]["too_long"] == 0 and info["calls"]["fallbacks"] == 0
 
 
 def test_the_towns_news_spreads_and_its_gathering_happens(town, tmp_path):
     name, path, _ = town
-    r = json.loads(smalltown("eval", "town", path, "--json", check=True).stdout)
+    r = json.loads(cli("eval", "town", path, "--json", check=True).stdout)
     for d in r["diffusion"]:
         told = [l for l in d["learned"] if l["how"] == "told"]
         assert len(d["end"]) >= len(d["start"]) + 3, (d["fact"], d["end"])  # it spread, by being told

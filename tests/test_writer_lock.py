@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import ROOT, TINY, query, smalltown
+from helpers import ROOT, TINY, cli, query
 from helpers import exit_code, forked
 
 SCRIPTED = ("--backend", "scripted")
@@ -140,7 +140,7 @@ def test_an_intervention_while_the_tui_runs_the_save_is_refused(tmp_path: Path, 
     from smalltown.store.save import SaveError
 
     save = tmp_path / "s.sqlite"
-    smalltown("run", "--headless", TINY, "--until", "+10m", "--save", save, *SCRIPTED, check=True)
+    cli("run", "--headless", TINY, "--until", "+10m", "--save", save, *SCRIPTED, check=True)
     pid = os.fork()
     if pid == 0:  # a process holding the save open, as the TUI does
         from smalltown.scripted import ScriptedBackend
@@ -156,8 +156,8 @@ def test_an_intervention_while_the_tui_runs_the_save_is_refused(tmp_path: Path, 
         while not lock_file(save).exists() and time.monotonic() < deadline:
             time.sleep(0.01)
         time.sleep(0.2)
-        out = smalltown(command, save, *(("Isabella", "hello") if command == "whisper" else
-                                         ("Hobbs Cafe:cafe:cafe customer seating", "wet")))
+        out = cli(command, save, *(("Isabella", "hello") if command == "whisper" else
+                                   ("Hobbs Cafe:cafe:cafe customer seating", "wet")))
         assert out.returncode == 1 and f"pid {pid}" in out.stderr, out.stderr
         args = type("Args", (), {"save": str(save), "agent": "Isabella"})()
         with pytest.raises(SaveError):
