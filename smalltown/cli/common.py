@@ -1,15 +1,11 @@
-"""What the command line's commands share: the backend flags and options read from them, and
-where a run starts by default (here, not in `main`, so commands need not import it)."""
+"""What the command line's commands share: the backend flags and the options read from them."""
 
 from __future__ import annotations
 
 import argparse
 import os
-from pathlib import Path
 
 from smalltown.sim.backends import BACKENDS
-
-BUNDLED = "worlds/smallville.toml"
 
 
 def add_backend_args(p: argparse.ArgumentParser) -> None:
@@ -77,11 +73,4 @@ def seconds_in(low: float, high: float):
             raise argparse.ArgumentTypeError(f"{value:g} is out of range (from {low:g} to {high:g} seconds)")
         return value
     return read
-
-
-def default_target() -> Path:
-    for base in (Path.cwd(), Path(__file__).resolve().parents[2]):
-        if (base / BUNDLED).exists():
-            return base / BUNDLED
-    return Path(BUNDLED)
 

@@ -8,7 +8,7 @@ import sqlite3
 import sys
 
 from smalltown import __version__
-from smalltown.cli.common import BUNDLED, add_backend_args
+from smalltown.cli.common import add_backend_args
 from smalltown.config import SettingsError
 from smalltown.llm.backend import BackendUnavailable
 from smalltown.shown import shown
@@ -23,7 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run a world or continue a save (the TUI, or --headless)",
                          description="Open the TUI on a world or a save; --headless runs without it.")
     run.add_argument("target", nargs="?", metavar="WORLD|SAVE",
-                     help=f"a world file or a save (default: {BUNDLED})")
+                     help="a world file or a save (default: the world worlds/default.txt names)")
     run.add_argument("--headless", action="store_true", help="run without the TUI, with a progress bar")
     run.add_argument("--until", metavar="WHEN",
                      help="stop at this game time: '2023-02-14 08:00' or relative '+6h', '+1d'")

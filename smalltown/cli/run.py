@@ -16,16 +16,17 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from smalltown.cli.common import backend_options, default_target
+from smalltown.cli.common import backend_options
 from smalltown.llm.models import HOW_TO_ADD
 from smalltown.shown import shown, shown_text
 from smalltown.sim.open import RunOptions, UntilError, open_run
 from smalltown.sim.simulation import TIME_FMT, Simulation
 from smalltown.store.reader import Reader
+from smalltown.world.bundled import default_world
 
 
 def run(args: argparse.Namespace) -> int:
-    target = Path(args.target) if args.target else default_target()
+    target = Path(args.target) if args.target else default_world()
     if not target.exists():
         print(f"error: {shown(target)}: no such world or save", file=sys.stderr)
         return 1

@@ -15,7 +15,7 @@ from smalltown.sim.simulation import TIME_FMT
 
 NO_FACTS = ("this save's world declares no facts to follow, so there is no diffusion or coordination to "
             "measure: declare them with [[facts]] and [[gatherings]] in the world file (docs/world-format.md), "
-            "or take them from a world file that does with --facts (e.g. --facts worlds/smallville.toml)")
+            "or take them from a world file that does with --facts FILE")
 
 
 def _t(when) -> str:

@@ -22,6 +22,7 @@ from smalltown.tui.screens.interview import InterviewScreen
 from smalltown.tui.town import TownView
 from smalltown.tui.widgets.map_view import MapView
 from smalltown.tui.widgets.panels import EventLog
+from smalltown.world.bundled import default_world
 from smalltown.world.model import World
 
 
@@ -216,7 +217,7 @@ class Interventions(TownView[Path | None]):  # its result: a file to open next, 
             self._note("Opening another file is not available here.")
             return
         self._ask_path("Open a save or a world", "File (a save, or a world's .toml)",
-                       Path("worlds/smallville.toml"), self._open_after, must_exist=True)
+                       default_world(), self._open_after, must_exist=True)
 
     def _open_after(self, path: Path) -> None:
         """End this app (saving as it does); run_tui opens `path`."""
