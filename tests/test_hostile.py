@@ -37,9 +37,6 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def _sha(path: Path) -> str:
-    return file_sha(path)
-
 
 def _cli(capsys, *argv) -> tuple[int, str]:
     rc = main([str(a) for a in argv])
@@ -57,7 +54,7 @@ def test_the_corpus_has_a_case_for_every_rule():
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_a_hostile_file_is_refused_with_its_error(case, corpus: Path, tmp_path: Path, capsys, monkeypatch):
     path = corpus / case.name
-    before = _sha(path)
+    before = file_sha(path)
     work = tmp_path / "work"
     work.mkdir()
     monkeypatch.chdir(work)  # where `run` would install a pack or write a new save
@@ -75,7 +72,7 @@ def test_a_hostile_file_is_refused_with_its_error(case, corpus: Path, tmp_path: 
         assert rc == 1, f"smalltown {' '.join(map(str, argv))} -> {rc}\n{out}"
         assert case.expect in out, f"{' '.join(map(str, argv[:2]))}: expected {case.expect!r} in:\n{out}"
         assert case.name.rsplit("/", 1)[-1] in out, f"the message does not name the file:\n{out}"
-    assert _sha(path) == before, "the hostile file was changed"
+    assert file_sha(path) == before, "the hostile file was changed"
     assert sorted(p.name for p in work.iterdir()) == [], "something was installed or written"
 
 

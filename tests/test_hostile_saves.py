@@ -31,9 +31,6 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def _sha(path: Path) -> str:
-    return file_sha(path)
-
 
 def _cli(capsys, argv: list) -> tuple[int, str]:
     return cli_within(capsys, argv, LIMIT)
@@ -84,7 +81,7 @@ def test_a_hostile_save_is_refused_by_every_command_that_reads_it(case, corpus: 
 
     monkeypatch.setattr(smalltown.tui.replay, "run_replay", no_screen)
     path = corpus / f"{case.name}.sqlite"
-    before = _sha(path)
+    before = file_sha(path)
     work = tmp_path / "work"
     work.mkdir()
     monkeypatch.chdir(work)
@@ -97,7 +94,7 @@ def test_a_hostile_save_is_refused_by_every_command_that_reads_it(case, corpus: 
             assert case.expect in out, f"expected {case.expect!r}: {said}"
         else:
             assert rc in (0, 1), said  # it does not read what is broken: it may do its job
-        assert _sha(path) == before, f"{said}\nthe save was changed"
+        assert file_sha(path) == before, f"{said}\nthe save was changed"
         for suffix in ("-wal", "-shm", "-journal"):
             assert not Path(f"{path}{suffix}").exists(), f"{said}\n{suffix} left beside the save"
 

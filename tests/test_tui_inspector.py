@@ -119,7 +119,7 @@ def hhmm(m: int) -> str:
 
 @SIZES
 async def test_summary_shows_the_description_and_the_current_action(save: Path, data: SaveReader, size) -> None:
-    state = data.agent_state(AGENT)
+    state = data.store.agent_state(AGENT)
     action = state["action"]
     summary = state["summary"].splitlines()
     assert summary[0] == "Name: Maria Lopez (age: 21)" and len(summary) > 3
@@ -135,7 +135,7 @@ async def test_summary_shows_the_description_and_the_current_action(save: Path, 
 
 @SIZES
 async def test_plan_marks_the_current_block_and_action(save: Path, data: SaveReader, size) -> None:
-    plan, action = data.agent_state(AGENT)["plan"], data.agent_state(AGENT)["action"]
+    plan, action = data.store.agent_state(AGENT)["plan"], data.store.agent_state(AGENT)["action"]
     start = minute(action["start"])
     current = next(i for i, b in enumerate(plan["blocks"]) if b["start"] <= start < b["start"] + b["minutes"])
     block = plan["blocks"][current]

@@ -114,7 +114,7 @@ def read(path: Path, agent: str = AGENT):
     """The agent's state as stored (JSON) and as the inspector decodes it."""
     reader = SaveReader(path)
     try:
-        return reader.agent_state(agent), reader.mind_state(agent)
+        return reader.store.agent_state(agent), reader.mind_state(agent)
     finally:
         reader.close()
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from smalltown.lang import gerund
 from smalltown.llm.tasks import React, ReactOut, Record
-from smalltown.mind.talk import facts_of, last_talk, news_for
+from smalltown.mind.talk import facts_of, news_for
 from smalltown.world.perception import Seen
 
 if TYPE_CHECKING:
@@ -69,7 +69,7 @@ def consider(mind: "Mind", seen: Seen, is_agent: bool, now: datetime, place: str
     answer = mind.ask(React(persona=mind.persona, now=now, status=status, place=place,
                             observation=seen.description, observed=seen.subject, observed_is_agent=is_agent,
                             observed_state=state, context=list(context.values()),
-                            last_talk=last_talk(mind, seen.subject) if is_agent else None,
+                            last_talk=mind.state.talks.get(seen.subject) if is_agent else None,
                             news=news, facts=facts_of(mind, news)))
     if not answer.react:
         mind.state.declined[seen.subject] = now

@@ -84,10 +84,6 @@ def own(doing: str, name: str) -> str:
     return doing.replace(f"{name}'s", "my").replace(name, "myself")
 
 
-def last_talk(mind: "Mind", other: str) -> LastTalk | None:
-    return mind.state.talks.get(other)
-
-
 # --- a conversation ------------------------------------------------------------------------------
 
 
@@ -119,7 +115,7 @@ def hold_conversation(a: "Mind", b: "Mind", now: datetime, place: str, reason: s
             persona=speaker.persona, now=now, listener=listener.name, place=place, initiator=a.name, reason=reason,
             speaker_doing=own(doing.get(speaker.name, "nothing in particular"), speaker.name),
             listener_doing=doing.get(listener.name, "nothing in particular"),
-            relationship=conv.relationships.get(speaker.name, ""), last_talk=last_talk(speaker, listener.name),
+            relationship=conv.relationships.get(speaker.name, ""), last_talk=speaker.state.talks.get(listener.name),
             already_told=already_told(speaker, listener.name), news=news,
             facts=(facts := facts_of(speaker, news, conv.lines)),
             gatherings=[g for f in facts for g in speaker.lore.announced(f.name)],

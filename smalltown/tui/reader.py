@@ -53,10 +53,6 @@ class SaveReader:
     def agent_names(self) -> list[str]:
         return self.store.agent_names()
 
-    def agent_state(self, name: str) -> dict:
-        """The agent's mind state as last committed, as the save keeps it (JSON)."""
-        return self.store.agent_state(name)
-
     def mind_state(self, name: str) -> AgentState | None:
         """The agent's mind state as last committed (plan, action, summary, known places, …),
         decoded by the mind's own codec; None when the save has no such agent. A state that does
