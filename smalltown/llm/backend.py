@@ -7,7 +7,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Callable, Optional, Protocol
 
-from smalltown.llm.fit import estimate
+from smalltown.llm.fit import estimate, estimate_chars
 from smalltown.llm.tasks import RULES, Answer, Task
 from smalltown.store.records import CallRecord
 
@@ -79,7 +79,12 @@ def capabilities(backend: Backend | None) -> Capabilities:
 
 def estimate_prompt(prompt: str) -> int:
     """Tokens of a prompt as sent (the rules, the prompt, a chat template's markers), estimated."""
-    return estimate(RULES) + estimate(prompt) + 16
+    return estimate_sent(len(prompt))
+
+
+def estimate_sent(chars: int) -> int:
+    """`estimate_prompt` of a prompt of `chars` characters (as the call log keeps it)."""
+    return estimate(RULES) + estimate_chars(chars) + 16
 
 
 def task_key(task: Task) -> str:

@@ -28,7 +28,12 @@ class PromptTooLong(Exception):
 def estimate(text: str) -> int:
     """Tokens for a backend without a tokenizer: a cautious 2.5 characters a token (English prose
     runs about 4; quoted memories with their times run 2.7 with SmolLM2's tokenizer)."""
-    return math.ceil(len(text) / 2.5)
+    return estimate_chars(len(text))
+
+
+def estimate_chars(chars: int) -> int:
+    """`estimate` of a text of `chars` characters (when only its length is at hand)."""
+    return math.ceil(chars / 2.5)
 
 
 def within_budgets(task: Task, count: Counter = estimate) -> tuple[Task, int]:

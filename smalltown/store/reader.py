@@ -296,6 +296,29 @@ class Reader:
             "WHERE tick > ?", (after_tick,)).fetchone()
         return CallTotals(n, noted or 0, prompt or 0, cached or 0)
 
+    def call_backends(self) -> list[tuple[str, str, int]]:
+        """(backend, model, calls) of each backend and model the call log names, the one that
+        answered last first: who answered a recorded run."""
+        return [(b or "", m or "", n) for b, m, n in self.conn.execute(
+            "SELECT backend, model, count(*) FROM llm_calls GROUP BY 1, 2 ORDER BY max(id) DESC")]
+
+    def call_figures(self, after_id: int = 0) -> dict:
+        """How many calls, how many a fallback answered, by task and reason (store/calls.py)."""
+        return _calls.call_figures(self.conn, after_id)
+
+    def call_sizes(self, ids: Iterable[int]) -> dict[int, tuple[int, int]]:
+        """{id: (characters of the prompt, characters of the raw answer)}: what a token estimate
+        is made from, without reading the texts themselves."""
+        ids = list(ids)
+        found: dict[int, tuple[int, int]] = {}
+        for start in range(0, len(ids), 500):  # (SQLite's bound on a statement's parameters)
+            part = ids[start:start + 500]
+            marks = ", ".join("?" * len(part))
+            for i, p, r in self.conn.execute("SELECT id, length(coalesce(prompt, '')), length(coalesce(raw_answer, ''))"
+                                             f" FROM llm_calls WHERE id IN ({marks})", part):
+                found[i] = (p, r)
+        return found
+
     def recorded_calls(self) -> list[tuple]:
         """(id, tick, task, key, prompt, parsed answer) of every call, in order: what a cassette
         replays (store/calls.py)."""

@@ -41,6 +41,7 @@ from smalltown.tui.screens.calls import CallsScreen
 from smalltown.tui.screens.forms import AskScreen, BreakpointsScreen
 from smalltown.tui.screens.help import HelpScreen
 from smalltown.tui.screens.inspector import InspectorScreen
+from smalltown.tui.screens.models import CallCount, ModelsScreen, backend_facts, state_line
 from smalltown.tui.screens.timeline import ConversationsScreen, TimelineScreen
 from smalltown.tui.snapshot import Frame
 from smalltown.tui.widgets.map_view import MapView
@@ -71,6 +72,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
                                     "enters a place, or remembers a text (b)"),
     ("inspect", "Inspect the selected agent", "Summary, plan, memories, retrievals (i)"),
     ("calls", "Model calls", "Every call with its prompt and answers (c)"),
+    ("models", "Models", "Which backend answers, and how to add a model (m)"),
     ("timeline", "Timeline", "Events, filterable by agent and kind (t)"),
     ("conversations", "Conversations", "Speaker by speaker (d)"),
     ("whisper", "Whisper to the selected agent…", "An inner voice it takes as its own thought (w)"),
@@ -107,6 +109,7 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
         Binding("f", "follow", "Follow", show=False),
         Binding("i", "inspect", "Inspect"),
         Binding("c", "calls", "Calls", show=False),
+        Binding("m", "models", "Models", show=False),
         Binding("t", "timeline", "Timeline", show=False),
         Binding("d", "conversations", "Conversations", show=False),
         Binding("w", "whisper", "Whisper", show=False),
@@ -138,6 +141,7 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
         self._world_name = sim.world.name
         self._world = sim.world
         self._backend = sim.backend.name
+        self._facts, self._call_count = backend_facts(sim.backend), CallCount()  # the worker has not started
         self._save_name = sim.save.path.name
         self._names = [a.name for a in self.frame.agents]
         self._reader: SaveReader | None = None
@@ -159,6 +163,10 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
                  "space runs/pauses, n steps, ? lists the keys.")
         if self._notice:
             log.note(self._notice)
+            if self._backend == "scripted":  # no model was chosen: the way to one, in view for a while
+                self.notify("No model: the scripted stand-in answers. m: how to add a model.", timeout=15)
+        self._show_backend_state()
+        self.set_interval(2.0, self._show_backend_state)
         self.watch_frame(self.frame)  # set before mounting, when there was nothing to draw on
         self._worker = self.run_worker(self._runner.run, name="simulation", group="simulation",
                                        thread=True, exit_on_error=True)
@@ -224,6 +232,15 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
 
     def action_calls(self) -> None:
         self.push_screen(CallsScreen(self._save_reader(), self.selected))
+
+    def action_models(self) -> None:
+        self.push_screen(ModelsScreen(self._save_reader(), self._facts))
+
+    def _show_backend_state(self) -> None:
+        """The clock bar's backend, calls and noted calls, from the save (one query when none is new)."""
+        if not self._closed and self._call_count.read(self._save_reader()):
+            self.query_one(ClockBar).backend_state(state_line(self._facts, self._call_count.calls,
+                                                              self._call_count.noted))
 
     def action_timeline(self) -> None:
         self.push_screen(TimelineScreen(self._save_reader(), self.selected))

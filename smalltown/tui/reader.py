@@ -104,6 +104,18 @@ class SaveReader:
     def call_tasks(self) -> list[str]:
         return self.store.call_tasks()
 
+    def call_sizes(self, ids: list[int]) -> dict[int, tuple[int, int]]:
+        """{id: (characters of the prompt, of the raw answer)}, for a token estimate."""
+        return self.store.call_sizes(ids)
+
+    def call_backends(self) -> list[tuple[str, str, int]]:
+        """(backend, model, calls) of each the call log names, the last to answer first."""
+        return self.store.call_backends()
+
+    def call_figures(self) -> dict:
+        """Calls and fallbacks, by task and reason."""
+        return self.store.call_figures()
+
     # --- events -------------------------------------------------------------------------------
 
     def events(self, agent: str | None = None, kinds: tuple[str, ...] | None = None, after: int = 0,

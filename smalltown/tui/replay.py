@@ -19,6 +19,8 @@ from smalltown.shown import shown, shown_text
 from smalltown.sim.history import History, StateAt
 from smalltown.tui.screens.forms import AskScreen
 from smalltown.tui.screens.memories import MemoriesScreen
+from smalltown.tui.screens.models import ModelsScreen
+from smalltown.tui.reader import SaveReader
 from smalltown.tui.palette import agent_colours
 from smalltown.tui.widgets.panels import EventLog
 from smalltown.tui.snapshot import AgentView, Frame
@@ -64,7 +66,7 @@ class ReplayApp(TownView[None]):
         Binding("end", "seek_end", "End", show=False),
         Binding("right_square_bracket", "select(1)", "Next agent", key_display="]", show=False),
         Binding("left_square_bracket", "select(-1)", "Prev agent", key_display="[", show=False),
-        Binding("m", "memories", "Memories"),
+        Binding("m", "models", "Models"),
         Binding("d", "conversations", "Conversations"),
         Binding("q", "quit", "Quit"),
     ]
@@ -185,6 +187,15 @@ class ReplayApp(TownView[None]):
                  for m in reversed(mems)]
         when = self.history.time_of(self.tick)
         self.push_screen(MemoriesScreen(f"{self.selected}'s memories at {when:%a %H:%M} ({len(mems)})", lines))
+
+    def action_models(self) -> None:
+        """Who answered the recorded run (its call log), and how to get a model."""
+        reader = SaveReader(self.history.path)
+        try:
+            screen = ModelsScreen(reader, None)
+        finally:
+            reader.close()
+        self.push_screen(screen)
 
     def action_conversations(self) -> None:
         convs = self.history.conversations_until(self.tick, self.selected)

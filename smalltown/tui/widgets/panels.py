@@ -44,6 +44,8 @@ class ClockBar(Horizontal):
     ClockBar #busy.-on { display: block; }
     ClockBar #status { width: 1fr; padding: 0 1; text-align: right; text-wrap: nowrap;
                        text-overflow: ellipsis; }
+    ClockBar #backend { width: auto; max-width: 50%; padding: 0 1 0 0; text-wrap: nowrap;
+                        text-overflow: ellipsis; }
     """
 
     def __init__(self, backend: str, save_name: str) -> None:
@@ -57,6 +59,11 @@ class ClockBar(Horizontal):
         yield Static(id="clock")
         yield Static(id="busy")
         yield Static(id="status")
+        yield Static(Text(shown(self._backend), "italic"), id="backend")
+
+    def backend_state(self, text: Text) -> None:
+        """Who answers and how it goes: e.g. "llama qwen2.5-3b… · ctx 4,096 · 812 calls · 3 noted"."""
+        self.query_one("#backend", Static).update(text)
 
     def busy(self, text: str) -> None:
         """The model-at-work indicator: shown while a tick runs long, hidden when it is done."""
@@ -83,7 +90,7 @@ class ClockBar(Horizontal):
             n = len(frame.breakpoints)
             parts += [("  ", ""), (f"● {n} break{'s' if n > 1 else ''}", "bold #ff6b6b")]
         name = frame.save_path.rsplit("/", 1)[-1] if frame.save_path else self._save_name
-        parts += [("  ", ""), (shown(self._backend), "italic"), ("  ", ""), shown(name)]
+        parts += [("  ", ""), shown(name)]  # (the backend is beside it: backend_state)
         self.query_one("#status", Static).update(Text.assemble(*parts), layout=False)
 
 

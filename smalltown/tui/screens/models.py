@@ -1,0 +1,225 @@
+"""The models screen (m): which backend answers, what it has answered so far, what a model would
+change, and how to get one.
+
+It reads what the app was given at its start (`BackendFacts`, taken from the backend before the
+worker runs) and the save, through the `SaveReader`; it never touches the simulation. In replay,
+there are no facts: the call log says who answered the recorded run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from smalltown.llm.backend import Backend, BackendUnavailable, capabilities
+from smalltown.llm.models import RECOMMENDED, default_model, local_models, models_dir
+from smalltown.shown import shown, shown_text
+from smalltown.store.calls import describe_reasons
+from smalltown.tui.reader import SaveReader
+
+STAND_IN = "scripted"
+
+
+@dataclass(frozen=True)
+class BackendFacts:
+    """What the app knows of its backend from the start: it does not change while it runs."""
+
+    name: str
+    model: str = ""  # the GGUF file's name, the server's model name, the cassette
+    source: str = ""  # the GGUF file's path, the server's URL
+    context: int | None = None  # tokens in the model's window
+    threads: int | None = None  # llama: CPU threads
+    concurrency: int | None = None  # openai: requests in flight at most
+
+    @property
+    def label(self) -> str:
+        """The backend in a few words, for the clock bar."""
+        if self.name == STAND_IN:
+            return "scripted (no model)"
+        return f"{self.name} {self.model}" if self.model and self.model != self.name else self.name
+
+
+def backend_facts(backend: Backend) -> BackendFacts:
+    """Read once, when the app is made: the worker has not started, so the backend is at rest."""
+    if backend.name == STAND_IN:
+        return BackendFacts(STAND_IN)
+    can = capabilities(backend)
+    # the fields each backend keeps (llm/llama.py, llm/openai_compat.py); absent on the others
+    source = getattr(backend, "path", None) or getattr(backend, "base_url", None) or ""
+    return BackendFacts(backend.name, backend.model, str(source), can.context,
+                        getattr(backend, "n_threads", None), can.max_concurrency if can.max_concurrency > 1 else None)
+
+
+def state_line(facts: BackendFacts, calls: int, noted: int) -> Text:
+    """The clock bar's account of the backend: "scripted (no model) · 1,204 calls · 0 noted"."""
+    out = Text(shown(facts.label), "italic", no_wrap=True, overflow="ellipsis")
+    if facts.context and facts.name != STAND_IN:
+        out.append(f" · ctx {facts.context:,}", "dim")
+    out.append(f" · {calls:,} call{'s' if calls != 1 else ''}", "dim")
+    out.append(f" · {noted:,} noted", "bold #ff6b6b" if noted else "dim")
+    return out
+
+
+# --- the screen's text ------------------------------------------------------------------------
+
+HEAD = "bold #ffe066"
+WHAT_A_MODEL_CHANGES = (
+    "The scripted stand-in answers every question from the agents' routines, sentence templates "
+    "and the world file: days follow each persona's usual routine, conversations are stock lines, "
+    "reflections restate memories. It is deterministic, needs nothing, and runs fast. A model "
+    "writes the plans, the conversations and the reflections itself, from each agent's memories: "
+    "that is where the town's surprises come from. Any answer a model gets wrong is answered by "
+    "the stand-in instead, and marked in the model calls screen (c).")
+
+HOW_TO_GET_ONE = (
+    ("smalltown models", "the local models and the recommended ones"),
+    ("smalltown models pull NAME", "download one (needs the 'models' extra: pip install 'smalltown[models]');"
+                                   " it becomes the default"),
+    ("smalltown run SAVE --model PATH.gguf", "go on with this save on a local model (llama.cpp)"),
+    ("smalltown run SAVE --backend openai --base-url http://127.0.0.1:8080/v1 --model NAME",
+     "or ask an OpenAI-compatible server (llama-server, vLLM, Ollama…)"),
+)
+
+
+def backend_table(facts: BackendFacts) -> Table:
+    t = Table.grid(padding=(0, 2))
+    t.add_column(style="dim", no_wrap=True)
+    t.add_column()
+    t.add_row("backend", Text(shown(facts.name), "bold"))
+    if facts.name == STAND_IN:
+        t.add_row("model", Text("none: the stand-in answers every question"))
+    if facts.model and facts.name != STAND_IN:
+        t.add_row("model", shown_text(facts.model))
+    if facts.source:
+        t.add_row("file" if facts.name == "llama" else "server", shown_text(facts.source))
+    if facts.context:
+        t.add_row("context", Text(f"{facts.context:,} tokens"))
+    if facts.threads:
+        t.add_row("threads", Text(str(facts.threads)))
+    if facts.concurrency:
+        t.add_row("concurrency", Text(f"{facts.concurrency} requests at once"))
+    return t
+
+
+def recorded_table(backends: list[tuple[str, str, int]]) -> Table | Text:
+    """Who answered a recorded run, as its call log says."""
+    if not backends:
+        return Text("no model calls in this save", "dim")
+    t = Table.grid(padding=(0, 2))
+    t.add_column(style="bold", no_wrap=True)
+    t.add_column()
+    t.add_column(justify="right")
+    for backend, model, n in backends:
+        t.add_row(shown_text(backend), shown_text(model if model != backend else ""), Text(f"{n:,} calls"))
+    return t
+
+
+def calls_text(figures: dict, noted: int, prompt: int, cached: int) -> Text:
+    n, k = figures["calls"], figures["fallbacks"]
+    out = Text.assemble((f"{n:,}", "bold"), f" call{'s' if n != 1 else ''} so far; ")
+    out.append(f"{k:,} answered by the stand-in after a model's answer failed")
+    if k:
+        out.append(f" ({describe_reasons(figures['by_reason'])})")
+    out.append(f"; {noted:,} with a note (the ! in the calls screen)")
+    if prompt:
+        out.append(f"\n{prompt:,} prompt tokens, {cached:,} ({cached / prompt:.0%}) from the cache of an agent's "
+                   "earlier prompt")
+    else:
+        out.append("\nno token counts: the scripted backend has no tokenizer (the calls screen estimates them)",
+                   "dim")
+    return out
+
+
+def local_text() -> Text:
+    """The GGUF files in the models directory, the default one, and the recommended ones."""
+    out = Text()
+    d = models_dir()
+    found = local_models()
+    try:
+        default = default_model()
+    except BackendUnavailable as e:  # the user's config file has a mistake: say so here too
+        default, out = None, shown_text(f"{e}\n", "#ff6b6b")
+    out.append(f"models directory: {shown(d)}{'' if d.is_dir() else ' (not created yet)'}\n")
+    for p in found:
+        out.append(f"  {shown(p.name)}  {p.stat().st_size / 1e9:.1f} GB")
+        out.append(" (default)\n" if default and p.resolve() == default.resolve() else "\n")
+    if not found:
+        out.append("  no GGUF models here yet\n", "dim")
+    if default and default not in found:
+        out.append(f"default model: {shown(default)}\n")
+    out.append("recommended (4-bit quantised instruct models):\n")
+    for r in RECOMMENDED:
+        out.append(f"  {r.name:14}", "bold")
+        out.append(f" {r.size_gb:4.1f} GB  {r.note}\n")
+    return out
+
+
+def commands_table() -> Table:
+    t = Table.grid(padding=(0, 2))
+    t.add_column(style="bold #74c0fc")
+    t.add_column()
+    for command, what in HOW_TO_GET_ONE:
+        t.add_row(Text(command), Text(what))  # Text: "[models]" is not markup
+    return t
+
+
+class ModelsScreen(ModalScreen[None]):
+    """Which backend answers, its calls so far, what a model would change, and how to get one.
+    `facts` is the live app's backend; None in replay, where the call log says who answered. The
+    save is read once, when the screen is made (the reader may be closed then)."""
+
+    CSS_PATH = "models.tcss"
+    BINDINGS = [Binding("escape,m", "close", "Close")]
+
+    def __init__(self, reader: SaveReader, facts: BackendFacts | None) -> None:
+        super().__init__()
+        self.facts = facts
+        _, prompt, cached, _ = reader.call_sums()
+        self._figures = calls_text(reader.call_figures(), reader.call_sums(notes_only=True).calls, prompt, cached)
+        self._recorded = recorded_table(reader.call_backends())
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll() as box:
+            box.border_title = "Models: who answers the agents"
+            if self.facts is not None:
+                yield Static(Text("This run", HEAD), classes="head")
+                yield Static(backend_table(self.facts), id="backend")
+            else:
+                yield Static(Text("The recorded run was answered by", HEAD), classes="head")
+                yield Static(self._recorded, id="backend")
+            yield Static(self._figures, id="figures")
+            yield Static(Text("What a model changes", HEAD), classes="head")
+            yield Static(WHAT_A_MODEL_CHANGES, id="what", markup=False)
+            yield Static(Text("How to get one", HEAD), classes="head")
+            yield Static(commands_table(), id="how")
+            yield Static(local_text(), id="local")
+            yield Static(Text("escape or m closes this", "dim"))
+
+    def action_close(self) -> None:
+        self.dismiss()
+
+
+class CallCount:
+    """The save's calls and noted calls (a fallback answered, or a note), for the clock bar: read
+    a little at a time, only the calls saved since the last read, and not at all when none were."""
+
+    def __init__(self) -> None:
+        self.seen = -1  # the newest call id counted (none yet: the first read shows the figures)
+        self.calls = 0
+        self.noted = 0
+
+    def read(self, reader: SaveReader) -> bool:
+        """Count what was saved since the last read; whether anything was."""
+        newest = reader.newest_id("llm_calls")
+        if newest == self.seen:
+            return False
+        self.calls += reader.call_sums(after=self.seen, upto=newest).calls
+        self.noted += reader.call_sums(notes_only=True, after=self.seen, upto=newest).calls
+        self.seen = newest
+        return True
