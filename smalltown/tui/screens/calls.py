@@ -21,6 +21,8 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
 
+from smalltown.llm.backend import estimate_sent
+from smalltown.llm.fit import estimate_chars
 from smalltown.shown import shown, shown_text
 from smalltown.tui.palette import agent_colours
 from smalltown.store.reader import CallRow, CallSums
@@ -43,6 +45,7 @@ CALL_COLUMNS = (
     Col("ms", "ms", 6, right=True),
     Col("backend", "backend", 8, grow=12, drop=1),
 )
+ESTIMATED = "~ estimated: the scripted backend has no tokenizer"  # the title's note when a row shows "~312"
 CALL_GROW = (("task", 22), ("agent", 24), ("time", 12), ("backend", 20), ("time", 19), ("task", None))
 
 
@@ -97,6 +100,7 @@ class CallsScreen(DebugScreen):
         self._colours = agent_colours(self._agents)
         self._seen = 0  # the newest call id read
         self._totals = (0, 0, 0, 0)  # of the calls the filter lets through, up to _seen
+        self._sizes: dict[int, tuple[int, int]] = {}  # calls without token counts: their prompt's and answer's length
 
     def compose(self) -> ComposeResult:
         yield Static(classes="title", id="title")
@@ -127,23 +131,32 @@ class CallsScreen(DebugScreen):
             self._totals = tuple(a + b for a, b in zip(self._totals, more))  # type: ignore[assignment]
             self.table.add_newer(new)
             self._show_totals()
+            self._show_title()
         self._seen = newest
 
     def _load(self) -> None:
         """Read everything again: a filter changed."""
         self._seen = self.reader.newest_id("llm_calls")
+        self._sizes = {}  # (only the rows listed)
         self._totals = self._sums(upto=self._seen)
         self.table.replace(self._calls(upto=self._seen))
-        f = self.filter
-        self.query_one("#title", Static).update(title_line(
-            "Model calls", ("agent", f.agent), ("task", f.task),
-            *((("notes", "only"),) if f.notes_only else ())))
+        self._show_title()
         self._show_totals()
+
+    def _show_title(self) -> None:
+        f = self.filter
+        title = title_line("Model calls", ("agent", f.agent), ("task", f.task),
+                           *((("notes", "only"),) if f.notes_only else ()))
+        if self._sizes:
+            title.append(f"  {ESTIMATED}", "dim italic")
+        self.query_one("#title", Static).update(title)
 
     def _calls(self, after: int = 0, upto: int | None = None) -> list[CallRow]:
         """The newest LIMIT calls the filter lets through with ids in (after, upto], newest first."""
         f = self.filter
-        return self.reader.calls(f.agent, f.task, f.notes_only, after, upto, self.LIMIT)
+        calls = self.reader.calls(f.agent, f.task, f.notes_only, after, upto, self.LIMIT)
+        self._sizes.update(self.reader.call_sizes([c.id for c in calls if not c.prompt_tokens]))
+        return calls
 
     def _sums(self, after: int = 0, upto: int | None = None) -> CallSums:
         """(calls, prompt, cached, completion tokens) of all the calls the filter lets through."""
@@ -159,8 +172,13 @@ class CallsScreen(DebugScreen):
         cells.append(Text("!", NOTE_STYLE) if c.note else Text(""))
         cells.append(Text(short_name(shown(c.agent or ""), w["agent"]), self._colours.get(c.agent, "")))
         cells.append(Text(fit(shown(c.task), w["task"])))
-        for n in (c.prompt_tokens, c.cached_tokens, c.completion_tokens):
-            cells.append(Text(f"{n or 0:,}", "dim" if not n else "", justify="right"))
+        size = self._sizes.get(c.id)  # no counts (the scripted backend): estimated from the lengths, marked ~
+        guesses = (estimate_sent(size[0]), 0, estimate_chars(size[1])) if size else (0, 0, 0)
+        for n, guess in zip((c.prompt_tokens, c.cached_tokens, c.completion_tokens), guesses):
+            if not n and guess:
+                cells.append(Text(f"~{guess:,}", "dim italic", justify="right"))
+            else:
+                cells.append(Text(f"{n or 0:,}", "dim" if not n else "", justify="right"))
         cells.append(Text(ms_text(c.ms), justify="right"))
         if "backend" in w:
             cells.append(Text(fit(shown(c.backend or ""), w["backend"]), "italic"))

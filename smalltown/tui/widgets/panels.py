@@ -44,7 +44,8 @@ class ClockBar(Horizontal):
     ClockBar #busy.-on { display: block; }
     ClockBar #status { width: 1fr; padding: 0 1; text-align: right; text-wrap: nowrap;
                        text-overflow: ellipsis; }
-    ClockBar #backend { width: auto; max-width: 50%; padding: 0 1 0 0; text-wrap: nowrap;
+    ClockBar #status { min-width: 30; }  /* the run state, speed and breakpoints before the backend's figures */
+    ClockBar #backend { width: auto; max-width: 40%; padding: 0 1; text-wrap: nowrap;
                         text-overflow: ellipsis; }
     """
 

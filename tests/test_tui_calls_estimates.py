@@ -1,0 +1,73 @@
+"""The model-calls screen under the scripted backend (issue 14): its token columns show an
+estimate from the prompt's and the answer's length, marked "~", and its title says why."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from textual.app import App
+from textual.widgets import Static
+
+from helpers import tiny_sim
+from smalltown.llm.backend import estimate_prompt
+from smalltown.llm.fit import estimate
+from smalltown.tui.reader import SaveReader
+from smalltown.tui.screens.calls import ESTIMATED, CallsScreen
+from smalltown.tui.widgets.row_table import RowTable
+
+
+class _Host(App[None]):
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self.reader = SaveReader(path)
+
+    def on_mount(self) -> None:
+        self.push_screen(CallsScreen(self.reader))
+
+    def on_unmount(self) -> None:
+        self.reader.close()
+
+
+def _newest_call(path: Path) -> tuple[str, str]:
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return conn.execute("SELECT prompt, raw_answer FROM llm_calls ORDER BY id DESC LIMIT 1").fetchone()
+    finally:
+        conn.close()
+
+
+def _cells(table: RowTable, row: int) -> list[str]:
+    return [str(getattr(cell, "plain", cell)) for cell in table.get_row_at(row)]
+
+
+@pytest.mark.asyncio
+async def test_scripted_calls_show_estimated_tokens_marked_as_such(tmp_path: Path) -> None:
+    tiny_sim(tmp_path, until="06:20").close()
+    path = tmp_path / "tiny.sqlite"
+    prompt, raw = _newest_call(path)
+    app = _Host(path)
+    async with app.run_test(size=(140, 30)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert ESTIMATED in screen.query_one("#title", Static).content.plain
+        prompt_cell, cached_cell, completion_cell = _cells(screen.query_one("#calls", RowTable), 0)[4:7]
+        assert prompt_cell == f"~{estimate_prompt(prompt):,}"
+        assert completion_cell == f"~{estimate(raw):,}"
+        assert cached_cell == "0"  # nothing to estimate: no cache without a model
+
+
+@pytest.mark.asyncio
+async def test_counted_tokens_are_shown_as_counted_without_the_note(tmp_path: Path) -> None:
+    tiny_sim(tmp_path, until="06:20").close()
+    path = tmp_path / "tiny.sqlite"
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.execute("UPDATE llm_calls SET prompt_tokens = 1234, completion_tokens = 56")
+    conn.close()
+    app = _Host(path)
+    async with app.run_test(size=(140, 30)) as pilot:
+        await pilot.pause()
+        assert ESTIMATED not in app.screen.query_one("#title", Static).content.plain
+        assert _cells(app.screen.query_one("#calls", RowTable), 0)[4:7] == ["1,234", "0", "56"]
