@@ -6,6 +6,7 @@ import argparse
 import json
 import sqlite3
 import sys
+from pathlib import Path
 
 from smalltown import __version__
 from smalltown.cli.common import add_backend_args
@@ -216,16 +217,21 @@ def world_check(path: str, as_json: bool) -> int:
 
 
 def save_info(path: str, as_json: bool) -> int:
+    from smalltown.store.reader import Reader
     from smalltown.store.save import Save
 
     save = Save.open(path, readonly=True)
     try:
+        # who answered: the backend and model of the last call, as the call log says
+        backend, model, _ = next(iter(Reader(save.conn).call_backends()), (None, None, 0))
         info = {
             "world": save.meta("world"), "game_time": save.meta("game_time"), "tick": save.meta("tick"),
             "agents": save.count("agents"), "objects": save.count("objects"),
             "memories": save.count("memories"), "events": save.count("events"),
             "conversations": save.conversation_count(), "llm_calls": save.count("llm_calls"),
             "schema_version": save.meta("schema_version"), "digest": save.digest(),
+            "settings": save.meta("settings") or {}, "backend": backend, "model": model,
+            "file_size": sum(p.stat().st_size for p in (Path(path), Path(f"{path}-wal")) if p.exists()),
             "calls": save.call_figures(),
         }
     finally:
@@ -235,6 +241,7 @@ def save_info(path: str, as_json: bool) -> int:
         return 0
     calls = info.pop("calls")
     lines = [(k, str(v)) for k, v in info.items()]
+    lines = [(k, info_text(k, info)) for k, _ in lines]
     k, t = calls["fallbacks"], calls["too_long"]
     at = next(i for i, (key, _) in enumerate(lines) if key == "llm_calls")
     lines[at] = ("llm_calls", f"{calls['calls']:,} (" + (
@@ -253,6 +260,20 @@ def save_info(path: str, as_json: bool) -> int:
     for key, value in lines:
         print(f"{key:>{width}}  {shown(value)}")
     return 0
+
+
+def info_text(key: str, info: dict) -> str:
+    """A `save info` line's value as a person reads it (--json keeps them as they are)."""
+    value = info[key]
+    if key == "settings":
+        return ", ".join(f"{k}={v}" for k, v in value.items()) + " (others default)" if value else "all default"
+    if key == "file_size":
+        return f"{value / 1e6:,.1f} MB ({value:,} bytes)"
+    if key in ("backend", "model") and value is None:
+        return "none (no model calls)"
+    if key == "model" and value == info["backend"] == "scripted":
+        return "none: the scripted stand-in answered (see `smalltown models` for one)"
+    return str(value)
 
 
 def replay(args: argparse.Namespace) -> int:
