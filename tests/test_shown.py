@@ -412,7 +412,8 @@ async def test_the_replay_shows_a_stranger_save_as_text(stranger):
         app._select(AGENT)
         await pilot.pause()
         assert_screen(app, "EVT[/bold]␛]0;T␇")  # the event log
-        await pilot.press("m")
+        app.action_memories()  # (m opens the models screen since issue 14)
+        await pilot.pause()
         await wait_until(pilot, lambda: isinstance(app.screen, MemoriesScreen))
         await pilot.pause()
         assert_screen(app, seen("MEM"))

@@ -621,7 +621,8 @@ async def test_replay_scrubs_back_and_forth_and_shows_the_town_as_it_was(past_th
         assert [(e.kind, e.text) for e in app.frame.events] == [(e.kind, e.text) for e in history.events(1, 0)]
         assert any(e.kind == "started" and e.agent == ISABELLA for e in app.frame.events)
 
-        await pilot.press("m")
+        app.action_memories()  # (m opens the models screen since issue 14)
+        await pilot.pause()
         assert isinstance(app.screen, MemoriesScreen)
         shown_memories = len(app.screen.query("Static"))
         assert shown_memories == len(history.memories_at(app.selected, 1))

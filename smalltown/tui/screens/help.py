@@ -26,7 +26,9 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("click, shift+arrows", "the map cursor: the place, object and state under it; esc hides it"),
     ("i", "inspect the selected agent: summary, plan at 3 levels, memories (enter: the evidence "
           "tree), retrievals with their scores; 1-4 tabs, a/o/e/l/c filter memories"),
-    ("c", "model calls: every call with its tokens; enter opens its prompt and answers"),
+    ("c", "model calls: every call with its tokens (~: estimated, the scripted backend has no tokenizer); "
+          "enter opens its prompt and answers"),
+    ("m", "models: which backend answers, its calls so far, what a model would change, how to add one"),
     ("t", "timeline of events, filterable by agent and kind"),
     ("d", "conversations, speaker by speaker"),
     ("w", "whisper to the selected agent: a thought it takes as its own, and re-plans around"),
