@@ -123,7 +123,7 @@ def recorded_table(backends: list[tuple[str, str, int]]) -> Table | Text:
 def calls_text(figures: dict, noted: int, prompt: int, cached: int) -> Text:
     n, k = figures["calls"], figures["fallbacks"]
     out = Text.assemble((f"{n:,}", "bold"), f" call{'s' if n != 1 else ''} so far; ")
-    out.append(f"{k:,} answered by the stand-in after a model's answer failed")
+    out.append(f"{k:,} answered by the stand-in in a model's place (a fallback)")
     if k:
         out.append(f" ({describe_reasons(figures['by_reason'])})")
     out.append(f"; {noted:,} with a note (the ! in the calls screen)")
@@ -160,13 +160,13 @@ def local_text() -> Text:
     return out
 
 
-def commands_table() -> Table:
-    t = Table.grid(padding=(0, 2))
-    t.add_column(style="bold #74c0fc")
-    t.add_column()
+def commands_text() -> Text:
+    """Each command on a line of its own (to copy whole), what it does under it."""
+    out = Text()
     for command, what in HOW_TO_GET_ONE:
-        t.add_row(Text(command), Text(what))  # Text: "[models]" is not markup
-    return t
+        out.append(command, "bold #74c0fc")
+        out.append(f"\n    {what}\n")  # a Text: "[models]" is not markup
+    return out
 
 
 class ModelsScreen(ModalScreen[None]):
@@ -197,7 +197,7 @@ class ModelsScreen(ModalScreen[None]):
             yield Static(Text("What a model changes", HEAD), classes="head")
             yield Static(WHAT_A_MODEL_CHANGES, id="what", markup=False)
             yield Static(Text("How to get one", HEAD), classes="head")
-            yield Static(commands_table(), id="how")
+            yield Static(commands_text(), id="how")
             yield Static(local_text(), id="local")
             yield Static(Text("escape or m closes this", "dim"))
 
