@@ -119,6 +119,9 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
         Binding("r", "rewind", "Rewind", show=False),
         Binding("question_mark", "help", "Help", key_display="?"),
         Binding("q", "quit", "Quit"),
+        # Textual's own ctrl+c only says "press ctrl+q"; users press it to leave (a focused text
+        # field still copies with it: not priority)
+        Binding("ctrl+c", "quit", "Quit", show=False),
     ]
 
     def __init__(self, sim: Simulation, until: datetime | None = None,
@@ -155,6 +158,7 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
 
     def on_mount(self) -> None:
         log = self.query_one(EventLog)
+        log.note(f"Saving to {self.frame.save_path} (every tick is committed).")
         log.note(f"{self._world_name}: {len(self.frame.agents)} agents. "
                  "space runs/pauses, n steps, ? lists the keys.")
         if self._notice:
