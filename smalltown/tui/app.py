@@ -274,14 +274,14 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
 
         def check(text: str) -> str | None:
             try:
-                when = clock_near(text, now)
+                when = clock_near(text, now, self._world.start)
             except ValueError as e:
                 return str(e)
             return None if when > now else f"{when:%a %H:%M} has passed (it is {now:%a %H:%M})"
 
         def chosen(text: str | None) -> None:
             if text:
-                when = clock_near(text, self.frame.now)
+                when = clock_near(text, self.frame.now, self._world.start)
                 self._runner.send(RunUntil(when))
                 self._note(f"Running until {when:%a %Y-%m-%d %H:%M}.", notify=False)
 
