@@ -158,11 +158,10 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
 
     def on_mount(self) -> None:
         log = self.query_one(EventLog)
-        log.note(f"Saving to {self.frame.save_path} (every tick is committed).")
         log.note(f"{self._world_name}: {len(self.frame.agents)} agents. "
                  "space runs/pauses, n steps, ? lists the keys.")
-        if self._notice:
-            log.note(self._notice)
+        for line in (self._notice or "").splitlines():  # (each a note of its own)
+            log.note(line)
         self.watch_frame(self.frame)  # set before mounting, when there was nothing to draw on
         self._worker = self.run_worker(self._runner.run, name="simulation", group="simulation",
                                        thread=True, exit_on_error=True)
@@ -377,7 +376,9 @@ def run_tui(sim: Simulation, until: datetime | None = None, notice: str | None =
     with the exit code: 0, or 143 when SIGTERM ended it. When the user opens another file (or
     goes on in a copy), `reopen` opens it and the TUI starts again on it."""
     while True:
-        app = SmalltownApp(sim, until=until, notice=notice, can_open=reopen is not None)
+        where = f"Saving to {sim.save.path} (every tick is committed as it runs)."
+        app = SmalltownApp(sim, until=until, notice="\n".join(filter(None, (where, notice))),
+                           can_open=reopen is not None)
         target = app.run()
         if app.terminated:
             return 143
