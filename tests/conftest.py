@@ -9,6 +9,18 @@ import pytest
 from helpers import GULLHAVEN, SMALLVILLE, TINY, cli
 
 
+@pytest.fixture(autouse=True, scope="session")
+def user_folders(tmp_path_factory):
+    """The user's data and config folders (XDG) in a temporary folder, for every test: a run
+    without --save, a model pulled or a config file read never touch the real home. Session-wide,
+    so the session's shared runs are under it too; a test may still set its own."""
+    home = tmp_path_factory.mktemp("home")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("XDG_DATA_HOME", str(home / "data"))
+        mp.setenv("XDG_CONFIG_HOME", str(home / "config"))
+        yield home
+
+
 @pytest.fixture
 def tiny_sim(tmp_path):
     from smalltown.scripted import ScriptedBackend

@@ -253,7 +253,7 @@ def show_interview(c, r: dict) -> None:
 def ablate(args: argparse.Namespace) -> int:
     from smalltown.cli.common import backend_options
     from smalltown.cli.run import run_headless
-    from smalltown.sim.clock import parse_when
+    from smalltown.sim.open import stop_time
     from smalltown.config import parse_sets
     from smalltown.eval.conditions import SETTINGS, parse_conditions
     from smalltown.eval.report import ablate_doc
@@ -276,7 +276,7 @@ def ablate(args: argparse.Namespace) -> int:
                      sets=[f"{k}={v}" for k, v in sets.items()], embedder=make_embedder(opts),
                      fallback=make_fallback(name, world.seed, opts))
         try:
-            until = parse_when(args.until, sim.now)
+            until = stop_time(args.until, sim.now, sim.world.start)  # (as `run --until` reads it)
         except ValueError as e:
             sim.close()
             raise EvalError(f"--until: {e}") from None

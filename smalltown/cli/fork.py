@@ -7,7 +7,7 @@ import json
 import sys
 from datetime import timedelta
 
-from smalltown.sim.clock import parse_when
+from smalltown.sim.clock import clock_near
 from smalltown.shown import shown
 from smalltown.sim.fork import clock, fork
 from smalltown.store.schema import TIME_FMT
@@ -20,8 +20,8 @@ def add_parser(sub) -> None:
                                    "hour) at or before WHEN; SAVE itself is not changed.")
     p.add_argument("save", metavar="SAVE")
     p.add_argument("--at", metavar="WHEN",
-                   help="'2023-02-13 09:00', '9:00' (on the first day), 'day 2 9:00', or --at=-2h (before "
-                        "the save's end); default: the save's last tick")
+                   help="'2023-02-13 09:00', '9:00' (the latest 9:00 at or before the save's end), "
+                        "'day 2 9:00', or --at=-2h (before the save's end); default: the save's last tick")
     p.add_argument("--to", required=True, metavar="NEW", help="the new save")
     p.add_argument("--overwrite", action="store_true", help="replace an existing NEW")
     p.add_argument("--json", action="store_true", help="print what was done as JSON")
@@ -40,7 +40,7 @@ def fork_command(args: argparse.Namespace) -> int:
         save.close()
     if args.at:
         try:
-            at = parse_when(args.at, end, start)
+            at = clock_near(args.at, end, start, last=True)
         except ValueError as e:
             print(f"error: --at: {shown(e)}", file=sys.stderr)
             return 2

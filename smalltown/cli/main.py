@@ -27,9 +27,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help="a world file or a save (default: the world worlds/default.txt names)")
     run.add_argument("--headless", action="store_true", help="run without the TUI, with a progress bar")
     run.add_argument("--until", metavar="WHEN",
-                     help="stop at this game time: '2023-02-14 08:00' or relative '+6h', '+1d'")
+                     help="stop at this game time: '2023-02-14 08:00', 'day 2 9:00', '18:00' (the next "
+                          "18:00 after the run's time) or relative '+6h', '+1d'")
     run.add_argument("--save", metavar="FILE",
-                     help="the save file (default: a new file under saves/, or the save being continued)")
+                     help="the save file, in a folder that exists (default: a new file in the user's "
+                          "saves folder, see `smalltown saves`, or the save being continued)")
     add_backend_args(run)
     run.add_argument("--overwrite", action="store_true", help="replace an existing file named by --save")
     run.add_argument("--set", action="append", metavar="NAME=VALUE",
@@ -102,12 +104,16 @@ def build_parser() -> argparse.ArgumentParser:
     from smalltown.cli import fork as fork_cli
 
     fork_cli.add_parser(sub)
+    from smalltown.cli import saves as saves_cli
+
+    saves_cli.add_parser(sub)
 
     rp = sub.add_parser("replay", help="scrub through a recorded run in the TUI, without any model",
                         description="Open a save read-only: the map, agents, events, memories and "
                                     "conversations as they were at any moment of the run.")
     rp.add_argument("save", metavar="SAVE")
-    rp.add_argument("--at", metavar="WHEN", help="start at this game time: '9:00' (first day), "
+    rp.add_argument("--at", metavar="WHEN", help="start at this game time: '9:00' (the latest at or "
+                    "before the run's end), "
                     "'day 2 9:00', '2023-02-13 12:00' (default: the end of the run)")
     return p
 
@@ -151,6 +157,10 @@ def main(argv: list[str] | None = None) -> int:
             return fork_command(args)
         if args.command == "replay":
             return replay(args)
+        if args.command == "saves":
+            from smalltown.cli.saves import saves_command
+
+            return saves_command(args)
         if args.command == "eval":
             from smalltown.cli import eval as eval_cli
 
@@ -277,7 +287,7 @@ def info_text(key: str, info: dict) -> str:
 
 
 def replay(args: argparse.Namespace) -> int:
-    from smalltown.sim.clock import parse_when
+    from smalltown.sim.clock import clock_near
     from smalltown.sim.history import History
     from smalltown.tui.replay import run_replay
 
@@ -285,7 +295,7 @@ def replay(args: argparse.Namespace) -> int:
     with History(args.save) as h:  # the save is checked (rows, snapshots) before the screen opens
         if args.at:
             try:
-                at = h.tick_of(parse_when(args.at, h.time_of(h.last_tick), h.time_of(0)))
+                at = h.tick_of(clock_near(args.at, h.time_of(h.last_tick), h.time_of(0), last=True))
             except ValueError as e:
                 print(f"error: --at: {shown(e)}", file=sys.stderr)
                 return 2

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import signal
 import sys
 import threading
@@ -19,7 +20,7 @@ from rich.table import Table
 from smalltown.cli.common import backend_options
 from smalltown.llm.models import HOW_TO_ADD
 from smalltown.shown import shown, shown_text
-from smalltown.sim.open import RunOptions, UntilError, open_run
+from smalltown.sim.open import RunOptions, SavePathError, UntilError, open_run, saved_at
 from smalltown.sim.simulation import TIME_FMT, Simulation
 from smalltown.store.reader import Reader
 from smalltown.world.bundled import default_world
@@ -42,17 +43,53 @@ def run(args: argparse.Namespace) -> int:
     except UntilError as e:
         print(f"error: --until: {shown(e)}", file=sys.stderr)
         return 2
+    except SavePathError as e:
+        print(f"error: --save: {shown(e)}", file=sys.stderr)
+        return 2
     finally:
         early.restore()
+    print(f"saving to {shown(sim.save.path)}", file=sys.stderr)
     notice = HOW_TO_ADD if args.backend is None and sim.backend.name == "scripted" else None
     if args.headless:
         return run_headless(sim, until, notice, early=early.signals)
     if early.signals:  # stopped while opening: the TUI is not started
         sim.close()
         return EXIT_CODES.get(early.signals[0], 130)
+    return start_tui(sim, until, notice, args)
+
+
+def start_tui(sim: Simulation, until: datetime | None, notice: str | None, args: argparse.Namespace) -> int:
+    """The TUI on `sim`; the files it opens (O), goes on in (S) or rewinds to (r) are opened with
+    the same backend and settings (not --save, --overwrite or --until, which were this start's).
+    When it ends, says where the save it ended on is and how to go on."""
     from smalltown.tui.app import run_tui
 
-    return run_tui(sim, until, notice)
+    options = RunOptions(backend=args.backend, backend_options=backend_options(args), sets=args.set or [],
+                         say=lambda text: print(text, file=sys.stderr))
+    current = [sim.save.path]
+
+    def reopen(path: Path) -> Simulation:
+        opened, _ = open_run(path, options)
+        current.append(opened.save.path)
+        return opened
+
+    try:
+        return run_tui(sim, until, notice, reopen)
+    finally:
+        say_where(current[-1])
+
+
+def say_where(path: Path) -> None:
+    """After the TUI: the save, its last whole tick, and the commands to continue and replay it
+    (quoted, to be copied)."""
+    try:
+        tick, now, _ = saved_at(path)
+    except Exception:  # noqa: BLE001 - (a save that could not be read has its own error, above)
+        return
+    name = shlex.quote(str(path))
+    for line in (f"saved in {path} at {now:%Y-%m-%d %H:%M:%S} (tick {tick}, its last whole tick)",
+                 f"continue it: smalltown run {name}", f"replay it:   smalltown replay {name}"):
+        print(shown(line), file=sys.stderr)  # (a file name may hold anything: shown, not printed raw)
 
 
 class EarlySignals:

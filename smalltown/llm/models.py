@@ -7,6 +7,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from smalltown.dirs import config_dir, data_dir
 from smalltown.llm.backend import BackendUnavailable
 
 GGUF_MAGIC = b"GGUF"
@@ -38,8 +39,7 @@ def models_dir() -> Path:
     """$SMALLTOWN_MODELS, else the user's data directory (~/.local/share/smalltown/models)."""
     if os.environ.get("SMALLTOWN_MODELS"):
         return Path(os.environ["SMALLTOWN_MODELS"]).expanduser()
-    base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
-    return base / "smalltown" / "models"
+    return data_dir() / "models"
 
 
 def is_gguf(path: Path) -> bool:
@@ -64,8 +64,7 @@ class ConfigError(BackendUnavailable):
 
 
 def config_path() -> Path:
-    base = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
-    return base / "smalltown" / "config.toml"
+    return config_dir() / "config.toml"
 
 
 def user_config() -> dict:

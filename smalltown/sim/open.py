@@ -19,6 +19,7 @@ from typing import Callable
 import numpy as np
 
 from smalltown.config import Settings, SettingsError, parse_sets
+from smalltown.dirs import saves_dir
 from smalltown.llm.backend import Backend, capabilities
 from smalltown.llm.embed import Embedder, HashEmbedder
 from smalltown.mind.agent import Mind
@@ -29,7 +30,7 @@ from smalltown.sim.agent import Agent
 from smalltown.sim.check import Sound, require, require_sound
 from smalltown.sim.backends import (BackendOptions, choose_backend, connect, make_backend, make_embedder,
                                     make_fallback, refuse_stripped_cassette)
-from smalltown.sim.clock import parse_when
+from smalltown.sim.clock import clock_near
 from smalltown.sim.simulation import Simulation
 from smalltown.store.records import TickChanges
 from smalltown.store.copy import copy_save, remove_db
@@ -41,6 +42,12 @@ from smalltown.world.model import World
 
 class UntilError(ValueError):
     """The stop time names a time that cannot be run to."""
+
+
+class SavePathError(ValueError):
+    """--save names a file in a folder that is not there: refused, not made (a typo would
+    otherwise leave folders behind). Only the data folder for saves made without --save is ours
+    to create."""
 
 
 @dataclass
@@ -70,12 +77,15 @@ def open_run(target: Path, options: RunOptions) -> tuple[Simulation, datetime | 
         refuse_stripped_cassette(opts.replay)
     sets = options.sets
     Settings().override(**parse_sets(sets))  # a --set that names no setting, or a value out of its range
+    if options.save is not None and not options.save.parent.is_dir():
+        raise SavePathError(f"{options.save}: the folder {options.save.parent} does not exist (make it first, "
+                            "or name a file in a folder that does)")
     if is_save(target):
         return _continue(target, name, options)
     if target.suffix in (".sqlite", ".sqlite3", ".db"):
         raise SaveError(f"{target}: not a smalltown save (not an SQLite database)")
     world = read_pack(target).world if is_pack(target) else load_world(target)
-    until = stop_time(options.until, world.start)
+    until = stop_time(options.until, world.start, world.start)
     backend, embedder, fallback = _chosen(name, world.seed, opts)
     if is_pack(target):  # a shared world: validated and installed under worlds/ and maps/, then run
         target = unpack(target, ".")
@@ -98,10 +108,10 @@ def _continue(target: Path, name: str, options: RunOptions) -> tuple[Simulation,
         sound = None
         if not fresh:
             sound = require_sound(target)  # a save from a stranger whose rows make no sense stops here
-        until = stop_time(options.until, saved_now(target))
+        _tick, now, start = saved_at(target)
+        until = stop_time(options.until, now, start)
         backend, embedder, fallback = _chosen(name, peek_seed(target), options.backend_options)
         if path != target:
-            path.parent.mkdir(parents=True, exist_ok=True)
             hold = take_lock(path)  # the copy is ours until it runs
             copy_save(target, path)  # (built aside: whole, or nothing)
         try:
@@ -128,12 +138,14 @@ def _chosen(name: str, seed: int, opts: BackendOptions) -> tuple[Backend, Embedd
     return backend, make_embedder(opts), make_fallback(name, seed, opts)
 
 
-def stop_time(until: str | None, now: datetime) -> datetime | None:
-    """The stop time, read against the run's current time; refused before anything is written."""
+def stop_time(until: str | None, now: datetime, start: datetime) -> datetime | None:
+    """The stop time, read against the run's current time (a bare clock time is its next
+    occurrence after `now`, as the TUI's "run until" reads it; "day 2 9:00" counts from the day of
+    `start`, the world's start); refused before anything is written."""
     if not until:
         return None
     try:
-        when = parse_when(until, now)
+        when = clock_near(until, now, start)
     except ValueError as e:
         raise UntilError(str(e)) from None
     if when < now:  # "-1h", or a time already past: nothing would run
@@ -143,8 +155,17 @@ def stop_time(until: str | None, now: datetime) -> datetime | None:
 
 
 def default_save(world_path: Path) -> Path:
-    """Where a new run of a world is saved unless told: saves/, named for the world and the time."""
-    return Path("saves") / f"{world_path.stem}-{datetime.now():%Y%m%d-%H%M%S}.sqlite"
+    """Where a new run of a world is saved unless told: the user's saves folder (made here if it
+    is not there yet), named for the world and the time, never an existing file."""
+    folder = saves_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = f"{world_path.stem}-{datetime.now():%Y%m%d-%H%M%S}"
+    path = folder / f"{stem}.sqlite"
+    for i in range(2, 1000):  # two runs started in one second
+        if not path.exists():
+            break
+        path = folder / f"{stem}-{i}.sqlite"
+    return path
 
 
 def create(world: World, path: str | Path, backend: Backend, settings: Settings | None = None,
@@ -204,15 +225,16 @@ def recreate(path: str | Path, backend: Backend, embedder: Embedder | None, fall
     return create(world, path, backend, settings, True, sets, embedder, fallback)
 
 
-def saved_now(path: str | Path) -> datetime:
-    """A save's current game time (what `sim.now` will be once it is opened)."""
+def saved_at(path: str | Path) -> tuple[int, datetime, datetime]:
+    """A save's last whole tick, its game time (what `sim.now` will be once it is opened) and
+    the game time its world starts at."""
     save = Save.open(path, readonly=True)
     try:
         world = _world_of(save)
-        tick = save.meta("tick")
+        tick = int(save.meta("tick"))
     finally:
         save.close()
-    return world.start + timedelta(seconds=int(tick) * world.step_seconds)
+    return tick, world.start + timedelta(seconds=tick * world.step_seconds), world.start
 
 
 def _world_of(save: Save) -> World:

@@ -122,6 +122,9 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
         Binding("r", "rewind", "Rewind", show=False),
         Binding("question_mark", "help", "Help", key_display="?"),
         Binding("q", "quit", "Quit"),
+        # Textual's own ctrl+c only says "press ctrl+q"; users press it to leave (a focused text
+        # field still copies with it: not priority)
+        Binding("ctrl+c", "quit", "Quit", show=False),
     ]
 
     def __init__(self, sim: Simulation, until: datetime | None = None,
@@ -161,10 +164,10 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
         log = self.query_one(EventLog)
         log.note(f"{self._world_name}: {len(self.frame.agents)} agents. "
                  "space runs/pauses, n steps, ? lists the keys.")
-        if self._notice:
-            log.note(self._notice)
-            if self._backend == "scripted":  # no model was chosen: the way to one, in view for a while
-                self.notify("No model: the scripted stand-in answers. m: how to add a model.", timeout=15)
+        for line in (self._notice or "").splitlines():  # (each a note of its own)
+            log.note(line)
+        if self._notice and self._backend == "scripted":  # no model was chosen: the way to one, in view a while
+            self.notify("No model: the scripted stand-in answers. m: how to add a model.", timeout=15)
         self._show_backend_state()
         self.set_interval(2.0, self._show_backend_state)
         self.watch_frame(self.frame)  # set before mounting, when there was nothing to draw on
@@ -287,14 +290,14 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
 
         def check(text: str) -> str | None:
             try:
-                when = clock_near(text, now)
+                when = clock_near(text, now, self._world.start)
             except ValueError as e:
                 return str(e)
             return None if when > now else f"{when:%a %H:%M} has passed (it is {now:%a %H:%M})"
 
         def chosen(text: str | None) -> None:
             if text:
-                when = clock_near(text, self.frame.now)
+                when = clock_near(text, self.frame.now, self._world.start)
                 self._runner.send(RunUntil(when))
                 self._note(f"Running until {when:%a %Y-%m-%d %H:%M}.", notify=False)
 
@@ -390,7 +393,9 @@ def run_tui(sim: Simulation, until: datetime | None = None, notice: str | None =
     with the exit code: 0, or 143 when SIGTERM ended it. When the user opens another file (or
     goes on in a copy), `reopen` opens it and the TUI starts again on it."""
     while True:
-        app = SmalltownApp(sim, until=until, notice=notice, can_open=reopen is not None)
+        where = f"Saving to {sim.save.path} (every tick is committed as it runs)."
+        app = SmalltownApp(sim, until=until, notice="\n".join(filter(None, (where, notice))),
+                           can_open=reopen is not None)
         target = app.run()
         if app.terminated:
             return 143

@@ -37,13 +37,14 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("ctrl+s", "save: fold the committed ticks into the save file"),
     ("S / F", "save as (go on in a copy) / fork (a copy; go on here)"),
     ("O", "open another save or world"),
-    ("r", "rewind: a new save as this run was at an earlier time (9:00, -2h); this one is kept"),
+    ("r", "rewind: a new save as this run was at an earlier time (9:00: its latest occurrence, -2h); "
+          "this one is kept"),
     ("p", "show / hide \"perceived\" events in the log"),
     ("arrows, PgUp/PgDn", "scroll the map (or the mouse wheel)"),
     ("tab", "move the focus between map, agents and log"),
     ("ctrl+p", "the command palette: every action, searchable"),
     ("?", "this help"),
-    ("q", "quit: finish the tick in flight and close the save"),
+    ("q / ctrl+c", "quit: drop the tick in flight and close the save; the terminal is told where it is"),
 )
 
 
