@@ -36,6 +36,8 @@ LOOKS: dict[str, tuple[str, str]] = {
     "gathering": ("!", "#f08c00"), "other": (" ", "#343a40"),
 }
 WORDS = {"leisure": "at leisure", "other": "busy"}  # how a category reads in a sentence, when not its name
+LABELS = {"sleeping": "sleep", "talking": "talk", "eating": "eat", "working": "work", "studying": "study",
+          "exercising": "exercise", "walking": "walk"}  # the legend's words: it fits 100 columns
 
 
 def slot_minutes(width: int) -> int:
@@ -108,8 +110,8 @@ def legend() -> Text:
     text = Text()
     for cat in CATEGORIES:
         symbol, bg = LOOKS[cat]
-        text.append(f" {symbol} ", style=f"bold #ffffff on {bg}")
-        text.append(f" {cat}  ")
+        text.append(symbol, style=f"bold #ffffff on {bg}")
+        text.append(f" {LABELS.get(cat, cat)}  ")
     return text
 
 
@@ -184,9 +186,8 @@ class DayScreen(Screen[tuple[str, datetime] | None]):
             self._cells = {a: cells(self.day, a, self.minutes) for a in self._names}
         d = self.day
         span = (d.last - d.first).days + 1
-        title = Text.assemble((f" {d.day:%a %d %b %Y}", "bold"), f"  day {(d.day - d.first).days + 1} of {span}"
-                              f"  ·  {self.minutes} min a cell  ·  arrows move, < > days, enter {self._picking}, "
-                              "esc closes")
+        title = Text.assemble((f"{d.day:%a %d %b %Y}", "bold"), f", day {(d.day - d.first).days + 1} of {span}"
+                              f" · {self.minutes} min a cell · arrows, < > days, enter {self._picking}, esc")
         self.query_one("#day-title", Static).update(title)
         self.query_one("#day-grid", DayGrid).update(self._grid())
         self.query_one("#day-cell", Static).update(self._described())
