@@ -6,6 +6,7 @@ agent and says how to replay it."""
 from __future__ import annotations
 
 import shlex
+import time
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
@@ -26,6 +27,7 @@ from smalltown.store.day import CATEGORIES, Day, Span
 from smalltown.tui.palette import ACTIVITY_SYMBOLS
 
 SLOTS = (10, 15, 20, 30)  # minutes a cell, the finest that fits the width (else 30, scrolled)
+RELOAD_SECONDS = 2.0  # a live view re-reads the save at most this often
 NAME_WIDTH = 16  # the names column, a space after it
 # (symbol, background) of each category: a symbol too, so the view reads without colour
 LOOKS: dict[str, tuple[str, str]] = {
@@ -51,12 +53,12 @@ def place_name(place: str) -> str:
 
 
 def describe(span: Span) -> str:
-    """"Ann Lee 14:10–15:00 working at Hobbs Cafe: cafe (serving coffee), with Bob Stone"."""
+    """The cell below the grid: "who 14:10–15:00 working at sector: arena (its activities), with whom"."""
     where = place_name(span.place)
     if span.category == "walking":
         what = f"walking to {where}"
     elif span.category == "gathering":
-        what = f"at {span.gathering} ({where})"
+        what = f"at {span.gathering}, {where}"
     else:
         what = f"{WORDS.get(span.category, span.category)} at {where}"
     acts = [gerund(a) for a in span.activities if a.lower() != span.category]
@@ -149,6 +151,7 @@ class DayScreen(Screen[tuple[str, datetime] | None]):
         self.minutes = SLOTS[-1]
         self.col = self._col_of(now)
         self._cells: dict[str, list[Cell]] = {}
+        self._read_at = 0.0
 
     def compose(self) -> ComposeResult:
         yield Static(id="day-title")
@@ -174,8 +177,10 @@ class DayScreen(Screen[tuple[str, datetime] | None]):
         self._draw(rebuild=True)
 
     def reload(self) -> None:
-        """The live app calls it as the town runs: today's row grows."""
-        if self.day.day == self.day.last:
+        """The live app calls it as the town runs: today's rows grow (a read of a busy day takes
+        some 0.1 s, so at most every RELOAD_SECONDS)."""
+        if self.day.day == self.day.last and time.monotonic() - self._read_at >= RELOAD_SECONDS:
+            self._read_at = time.monotonic()
             self.day = self._read(self.day.day)
             self._draw(rebuild=True)
 
