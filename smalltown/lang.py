@@ -2,6 +2,30 @@
 
 from __future__ import annotations
 
+# What an activity is, by its words: (kind, its symbol in the agents list, keywords), the first kind
+# one of whose keywords the activity contains. The sim's own sleep is the activity "sleeping"; a bed
+# alone says nothing ("get out of bed").
+ACTIVITY_KINDS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("sleeping", "z", ("sleep", "nap")),
+    ("talking", '"', ("talk", "chat", "convers", "meet", "greet")),
+    ("eating", "%", ("eat", "breakfast", "lunch", "dinner", "meal", "coffee", "snack", "cook")),
+    ("working", "#", ("work", "shift", "serv", "open", "clos", "clean", "fix", "paint", "write", "research",
+                      "teach", "sell", "stock")),
+    ("studying", "=", ("read", "study", "learn", "homework", "class")),
+    ("exercising", "^", ("walk", "exercise", "run", "jog", "stretch")),
+    ("leisure", "~", ("relax", "rest", "watch", "music", "play", "shower", "bath")),
+)
+
+
+def activity_kind(activity: str | None) -> str | None:
+    """The kind of ACTIVITY_KINDS an activity is ("eat toast" -> "eating"), None for any other."""
+    text = (activity or "").lower()
+    for kind, _, words in ACTIVITY_KINDS:
+        if any(w in text for w in words):
+            return kind
+    return None
+
+
 _KEEP = {"sleeping", "talking", "walking"}
 _DOUBLE = {"get", "sit", "run", "shop", "stop", "plan", "chat", "jog", "set", "put", "swim", "cut", "hit", "tap", "nap", "mop"}
 

@@ -13,11 +13,12 @@ import hashlib
 import json
 import sqlite3
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any, Iterable, NamedTuple
 
 from smalltown.store import calls as _calls
 from smalltown.store import conversations as _conversations
+from smalltown.store import day as _day
 from smalltown.store.conversations import Conversation
 from smalltown.store.query import Where, limited
 from smalltown.store.records import AgentRow, Memory
@@ -356,3 +357,9 @@ class Reader:
     def chat_partners(self) -> dict[int, str]:
         """Chat memory id -> the other side of the conversation it summarises."""
         return _conversations.partners_of_chats(self.conn)
+
+    # --- a day at a glance --------------------------------------------------------------------
+
+    def day(self, day: date | None = None, gatherings: Iterable[_day.GatheringLike] = ()) -> _day.Day:
+        """Each agent's spans of one game day (default: the last): what it did, where, with whom."""
+        return _day.read_day(self.conn, self.agent_names(), day, gatherings)

@@ -38,6 +38,7 @@ from smalltown.tui.palette import agent_colours
 from smalltown.tui.reader import SaveReader
 from smalltown.tui.runner import SimRunner
 from smalltown.tui.screens.calls import CallsScreen
+from smalltown.tui.screens.day import DayScreen, replay_hint
 from smalltown.tui.screens.forms import AskScreen, BreakpointsScreen
 from smalltown.tui.screens.help import HelpScreen
 from smalltown.tui.screens.inspector import InspectorScreen
@@ -75,6 +76,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("models", "Models", "Which backend answers, and how to add a model (m)"),
     ("timeline", "Timeline", "Events, filterable by agent and kind (t)"),
     ("conversations", "Conversations", "Speaker by speaker (d)"),
+    ("day", "The day at a glance", "Every agent across a day: what, where, with whom (D)"),
     ("whisper", "Whisper to the selected agent…", "An inner voice it takes as its own thought (w)"),
     ("interview", "Interview the selected agent…", "Ask in a persona; it remembers (a)"),
     ("edit_object", "Edit an object's state…", "The object under the cursor, or any (e)"),
@@ -112,6 +114,7 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
         Binding("m", "models", "Models", show=False),
         Binding("t", "timeline", "Timeline", show=False),
         Binding("d", "conversations", "Conversations", show=False),
+        Binding("D", "day", "Day", show=False),
         Binding("w", "whisper", "Whisper", show=False),
         Binding("a", "interview", "Interview", show=False),
         Binding("e", "edit_object", "Edit object", show=False),
@@ -250,6 +253,15 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
 
     def action_conversations(self) -> None:
         self.push_screen(ConversationsScreen(self._save_reader(), self.selected))
+
+    def action_day(self) -> None:
+        def picked(choice: tuple[str, datetime] | None) -> None:
+            if choice:
+                self._select(choice[0])
+                self._note(replay_hint(self.sim.save.path, *choice))
+
+        read = lambda day: self._save_reader().store.day(day, self._world.gatherings)  # noqa: E731
+        self.push_screen(DayScreen(read, self._names, self._colours, self.frame.now, self.selected, "selects"), picked)
 
     # --- commands -----------------------------------------------------------------------------
 

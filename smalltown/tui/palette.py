@@ -7,6 +7,7 @@ from functools import lru_cache
 from rich.color import Color
 from rich.style import Style
 
+from smalltown.lang import ACTIVITY_KINDS, activity_kind
 from smalltown.shown import shown
 
 # (foreground, background) per tile kind (docs/world-format.md). Backgrounds carry the shape of the
@@ -99,16 +100,7 @@ CROWD_STYLE = Style(color="#ffffff", bgcolor="#c2255c", bold=True)
 # single-width characters: they survive any terminal and font).
 STATE_STYLES = {"asleep": "bold #74c0fc", "talking": "bold #69db7c", "reflecting": "bold #e599f7",
                 "walking": "bold"}
-ACTIVITY_SYMBOLS: tuple[tuple[tuple[str, ...], str], ...] = (
-    (("sleep", "nap", "bed"), "z"),
-    (("talk", "chat", "convers", "meet", "greet"), '"'),
-    (("eat", "breakfast", "lunch", "dinner", "meal", "coffee", "snack", "cook"), "%"),
-    (("work", "shift", "serv", "open", "clos", "clean", "fix", "paint", "write", "research", "teach",
-      "sell", "stock"), "#"),
-    (("read", "study", "learn", "homework", "class"), "="),
-    (("walk", "exercise", "run", "jog", "stretch"), "^"),
-    (("relax", "rest", "watch", "music", "play", "shower", "bath"), "~"),
-)
+ACTIVITY_SYMBOLS = {kind: symbol for kind, symbol, _ in ACTIVITY_KINDS}  # by lang.activity_kind
 
 
 def state_symbol(state: str, action: str | None) -> str:
@@ -121,8 +113,4 @@ def state_symbol(state: str, action: str | None) -> str:
         return '"'
     if state == "reflecting":
         return "*"
-    text = (action or "").split(" @ ", 1)[0].lower()
-    for words, symbol in ACTIVITY_SYMBOLS:
-        if any(w in text for w in words):
-            return symbol
-    return "·"
+    return ACTIVITY_SYMBOLS.get(activity_kind((action or "").split(" @ ", 1)[0]) or "", "·")

@@ -17,6 +17,7 @@ from textual.binding import Binding
 from smalltown.sim.clock import clock_near
 from smalltown.shown import shown, shown_text
 from smalltown.sim.history import History, StateAt
+from smalltown.tui.screens.day import DayScreen
 from smalltown.tui.screens.forms import AskScreen
 from smalltown.tui.screens.memories import MemoriesScreen
 from smalltown.tui.screens.models import ModelsScreen
@@ -68,6 +69,7 @@ class ReplayApp(TownView[None]):
         Binding("left_square_bracket", "select(-1)", "Prev agent", key_display="[", show=False),
         Binding("m", "models", "Models"),
         Binding("d", "conversations", "Conversations"),
+        Binding("D", "day", "Day"),
         Binding("q", "quit", "Quit"),
     ]
 
@@ -175,6 +177,17 @@ class ReplayApp(TownView[None]):
         self.push_screen(AskScreen("Go to", "Game time", placeholder="9:00, +2h, 2023-02-13 12:00",
                                    hint=f"The run goes from {start:%a %Y-%m-%d %H:%M} to {end:%a %Y-%m-%d %H:%M}.",
                                    check=check), chosen)
+
+    def action_day(self) -> None:
+        """The day at a glance; a cell picked goes there, its agent selected."""
+        def picked(choice: tuple[str, datetime] | None) -> None:
+            if choice:
+                self._select(choice[0])
+                self.seek(self.history.tick_of(choice[1]))
+
+        read = lambda day: self.history.reader.day(day, self.history.world.gatherings)  # noqa: E731
+        self.push_screen(DayScreen(read, self._names, self._colours, self.history.time_of(self.tick),
+                                   self.selected, "goes there"), picked)
 
     # --- what the agents knew and said by then --------------------------------------------------
 

@@ -31,6 +31,8 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("m", "models: which backend answers, its calls so far, what a model would change, how to add one"),
     ("t", "timeline of events, filterable by agent and kind"),
     ("d", "conversations, speaker by speaker"),
+    ("D", "the day at a glance: every agent across the day, by what it did, where and with whom; "
+          "enter selects that agent and notes the replay command for that moment; < > change the day"),
     ("w", "whisper to the selected agent: a thought it takes as its own, and re-plans around"),
     ("a", "interview the selected agent in a persona (it remembers being asked)"),
     ("e", "edit an object's state (the one under the cursor, or any)"),
