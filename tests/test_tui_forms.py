@@ -1,20 +1,23 @@
-"""The edit-object form (`e`): its focus and what Tab does, on the tiny town's objects.
+"""The small forms' frictions (issue 14): the edit-object form (`e`) and the interview (`a`).
 
-Focus starts in the address, a prefilled one selected so that typing replaces it; Tab takes the
-completion the field shows, and with none shown moves on to the state like enter does."""
+The edit form, on the tiny town's objects: focus starts in the address, a prefilled one selected
+so that typing replaces it; Tab takes the completion the field shows, and with none shown moves on
+to the state like enter does. The interview shows "thinking…" only while an answer is awaited."""
 
 from __future__ import annotations
 
 import pytest
 from textual.app import App
-from textual.widgets import Input
+from textual.widgets import Input, RichLog
 
-from helpers import TINY
+from helpers import TINY, screen_text
 from smalltown.tui.screens.forms import EditObjectScreen
+from smalltown.tui.screens.interview import InterviewScreen
 from smalltown.world.load import load_world
 
 OBJECTS = {address: obj.initial_state for address, obj in load_world(TINY).objects.items()}
 CAFE = next(a for a in OBJECTS if a.startswith("Hobbs Cafe:"))
+ISABELLA = "Isabella Rodriguez"
 BED = next(a for a in OBJECTS if a.startswith("Willow Cottage:") and a.endswith("bed"))
 
 
@@ -79,3 +82,42 @@ async def test_tab_on_a_kept_prefilled_address_moves_on_to_the_state() -> None:
         assert field(app, "address").value == BED
         await pilot.press(*"made", "enter")
     assert app.result == (BED, "made")
+
+
+# --- the interview's "thinking…" line --------------------------------------------------------------
+
+
+class Interviewer(App[None]):
+    """An app that opens the interview and holds each question's reply until the test gives it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.replies: list = []
+
+    def on_mount(self) -> None:
+        self.push_screen(InterviewScreen(ISABELLA, lambda q, persona, reply: self.replies.append(reply)))
+
+
+def chat(app: App) -> str:
+    return "\n".join(line.text for line in app.screen.query_one("#chat", RichLog).lines)
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("reply", [("I run the cafe.", None), RuntimeError("the model is gone")],
+                         ids=["answer", "error"])
+async def test_the_thinking_line_goes_when_the_reply_comes(reply) -> None:
+    app = Interviewer()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        await pilot.press(*"Who are you?", "enter")
+        await pilot.pause()
+        assert len(app.replies) == 1
+        assert "Isabella is thinking…" in screen_text(app)
+        app.replies[0](reply)
+        await pilot.pause()
+        assert "thinking" not in screen_text(app) and "thinking" not in chat(app)
+        said = "I run the cafe." if isinstance(reply, tuple) else "no answer: the model is gone"
+        assert said in chat(app)
+        await pilot.press(*"And?", "enter")  # the next question waits again
+        await pilot.pause()
+        assert len(app.replies) == 2 and "Isabella is thinking…" in screen_text(app)
