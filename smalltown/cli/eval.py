@@ -18,6 +18,7 @@ from rich.text import Text
 from smalltown.cli.common import add_backend_args
 from smalltown.eval import EvalError
 from smalltown.shown import json_shown, shown, shown_text
+from smalltown.world.names import NoSuchAgent
 
 DEFAULT_CONDITIONS = "full,no-reflection,no-planning,no-memory"
 
@@ -69,9 +70,9 @@ def _common(p: argparse.ArgumentParser, out_required: bool = False, copy: bool =
 def run(args: argparse.Namespace) -> int:
     try:
         return {"interview": interview, "town": town, "ablate": ablate}[args.eval_command](args)
-    except EvalError as e:
+    except (EvalError, NoSuchAgent) as e:
         print(f"error: {shown(e, lines=True)}", file=sys.stderr)
-        return 1
+        return 2 if isinstance(e, NoSuchAgent) else 1  # a misspelt name is a usage error
 
 
 # --- shared -------------------------------------------------------------------------------------------
