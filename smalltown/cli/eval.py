@@ -286,13 +286,14 @@ def ablate(args: argparse.Namespace) -> int:
             print("stopped: the conditions run so far are in their saves", file=sys.stderr)
             return 130
     results = {c: measure_save(str(path), args) for c, path in runs.items()}
-    return _emit({"world": world.name, "until": args.until, "conditions": results},
-                 ablate_doc(results, Path(args.world).name), args, show_ablate)
+    return _emit({"world": world.name, "until": args.until, "backend": name, "conditions": results},
+                 ablate_doc(results, Path(args.world).name, name), args, show_ablate)
 
 
 def show_ablate(c, r: dict) -> None:
     from rich.table import Table
 
+    from smalltown.eval.conditions import caveat
     from smalltown.eval.report import headline
 
     results = r["conditions"]
@@ -304,3 +305,5 @@ def show_ablate(c, r: dict) -> None:
     for m in dict.fromkeys(m for h in heads.values() for m in h):
         t.add_row(shown_text(m), *(shown_text(heads[k].get(m, "")) for k in results))
     c.print(t)
+    if note := caveat(r["backend"]):
+        c.print(Text.assemble(("note:", "yellow"), " ", note))
