@@ -45,7 +45,7 @@ def test_inspect_retrieve_prints_each_score(save):
 
 def test_inspect_unknown_agent_lists_the_agents(save):
     proc = cli("inspect", save, "Kane Martinez")
-    assert proc.returncode == 1 and "Klaus Mueller" in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.returncode == 2 and "Klaus Mueller" in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_whisper_changes_the_plan(tmp_path, save):

@@ -96,7 +96,6 @@ def test_a_save_without_facts_still_measures_relationships(tiny_run):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["interview", "{save}", "--agents", "Nobody"], "no agent 'Nobody' in this save (agents: Ann Lee, Bob Stone"),
     (["interview", "{save}", "--conditions", "full,no-dreams"], "unknown condition(s): no-dreams"),
     (["town", "{dir}/missing.sqlite"], "missing.sqlite: no such save"),
     (["town", "{world}"], "not a smalltown save"),

@@ -455,6 +455,6 @@ def test_the_ablate_and_interview_reports_carry_the_call_figures():
               "diffusion": [], "coordination": [], "notes": [], "asked": False, "calls": figures,
               "relationships": {"density_start": 0, "density_end": 0, "edges_start": [], "edges_end": [],
                                 "knows_start": 0, "knows_end": 0, "pairs": 2}}
-    md = ablate_doc({"full": result, "no-memory": result}, "label").markdown()
+    md = ablate_doc({"full": result, "no-memory": result}, "label", "llama").markdown()
     assert "| model calls (the run) | 10 model calls;" in md
     assert "| full | 10 | 2 | invalid 1, too long 1 | 1 |" in md

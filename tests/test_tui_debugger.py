@@ -356,7 +356,7 @@ async def test_whisper_interview_and_edit_object_from_the_keys(tmp_path: Path) -
         await pilot.press("e")
         assert isinstance(app.screen, EditObjectScreen)
         assert app.screen.query_one("#address", Input).value == obj.address
-        await pilot.press(*"flooded", "enter")
+        await pilot.press("enter", *"flooded", "enter")  # the address kept, then the state
         await wait_until(pilot, lambda: "is now 'flooded'" in log_text(app))
         assert query(save, "SELECT state FROM objects WHERE address = ?", obj.address) == [("flooded",)]
         await pilot.press("n")

@@ -22,10 +22,12 @@ from smalltown.sim.commands import EditObject, Interview, Whisper
 from smalltown.sim.open import peek_seed, resume
 from smalltown.sim.simulation import TIME_FMT, Simulation
 from smalltown.world.model import pretty
+from smalltown.world.names import agent_named
 
 
 class UnknownAgent(Exception):
-    """An agent or object name the save does not have (the message lists what it has)."""
+    """An object the save does not have, or a state a world file could not hold (an agent's
+    name that is no agent's is a NoSuchAgent)."""
 
 
 def open_sim(args: argparse.Namespace, readonly: bool = False) -> Simulation:
@@ -57,13 +59,9 @@ def agent_in_save(args: argparse.Namespace) -> Iterator[tuple[Simulation, str]]:
 
 
 def find_agent(sim: Simulation, name: str) -> str:
-    """A full name, or a first name, any case."""
-    names = [a.name for a in sim.agents]
-    low = name.strip().lower()
-    hits = [n for n in names if n.lower() == low] or [n for n in names if n.split()[0].lower() == low]
-    if len(hits) != 1:
-        raise UnknownAgent(f"no agent {name!r} in this save (agents: {', '.join(names)})")
-    return hits[0]
+    """A full name, or a first name, any case; NoSuchAgent (a usage error) says whom a misspelt
+    one probably meant."""
+    return agent_named(name, [a.name for a in sim.agents])
 
 
 def plan_json(mind: Mind, now: datetime) -> dict:

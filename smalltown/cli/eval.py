@@ -18,6 +18,7 @@ from rich.text import Text
 from smalltown.cli.common import add_backend_args
 from smalltown.eval import EvalError
 from smalltown.shown import json_shown, shown, shown_text
+from smalltown.world.names import NoSuchAgent
 
 DEFAULT_CONDITIONS = "full,no-reflection,no-planning,no-memory"
 
@@ -69,9 +70,9 @@ def _common(p: argparse.ArgumentParser, out_required: bool = False, copy: bool =
 def run(args: argparse.Namespace) -> int:
     try:
         return {"interview": interview, "town": town, "ablate": ablate}[args.eval_command](args)
-    except EvalError as e:
+    except (EvalError, NoSuchAgent) as e:
         print(f"error: {shown(e, lines=True)}", file=sys.stderr)
-        return 1
+        return 2 if isinstance(e, NoSuchAgent) else 1  # a misspelt name is a usage error
 
 
 # --- shared -------------------------------------------------------------------------------------------
@@ -285,13 +286,14 @@ def ablate(args: argparse.Namespace) -> int:
             print("stopped: the conditions run so far are in their saves", file=sys.stderr)
             return 130
     results = {c: measure_save(str(path), args) for c, path in runs.items()}
-    return _emit({"world": world.name, "until": args.until, "conditions": results},
-                 ablate_doc(results, Path(args.world).name), args, show_ablate)
+    return _emit({"world": world.name, "until": args.until, "backend": name, "conditions": results},
+                 ablate_doc(results, Path(args.world).name, name), args, show_ablate)
 
 
 def show_ablate(c, r: dict) -> None:
     from rich.table import Table
 
+    from smalltown.eval.conditions import caveat
     from smalltown.eval.report import headline
 
     results = r["conditions"]
@@ -303,3 +305,5 @@ def show_ablate(c, r: dict) -> None:
     for m in dict.fromkeys(m for h in heads.values() for m in h):
         t.add_row(shown_text(m), *(shown_text(heads[k].get(m, "")) for k in results))
     c.print(t)
+    if note := caveat(r["backend"]):
+        c.print(Text.assemble(("note:", "yellow"), " ", note))

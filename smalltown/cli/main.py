@@ -15,6 +15,7 @@ from smalltown.llm.backend import BackendUnavailable
 from smalltown.shown import shown
 from smalltown.store.save import SaveError
 from smalltown.world.errors import WorldError
+from smalltown.world.names import NoSuchAgent
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="smalltown", description="A town of generative agents in your terminal.")
@@ -170,9 +171,9 @@ def main(argv: list[str] | None = None) -> int:
 
             try:
                 return getattr(agents, args.command.replace("-", "_"))(args)
-            except agents.UnknownAgent as e:
+            except (agents.UnknownAgent, NoSuchAgent) as e:
                 print(f"error: {shown(e, lines=True)}", file=sys.stderr)
-                return 1
+                return 2 if isinstance(e, NoSuchAgent) else 1  # a misspelt name is a usage error
     except WorldError as e:
         for problem in e.problems:
             print(shown(problem, lines=True), file=sys.stderr)

@@ -29,6 +29,24 @@ DESCRIBE = {
 }
 
 
+# The scripted stand-in is rules: under `planning` it bends each agent's routine around the gatherings
+# and intentions it has heard of (scripted/plan.py: day.plan); without, it gives the routine's item
+# of the moment (next_action), gatherings unheard. What an ablation changes there is which rule runs.
+SCRIPTED = ("Scripted answers: these ablations test the pipeline (each condition runs, is saved and is "
+            "measured), not the architecture. The scripted stand-in plans by rules: with planning it bends "
+            "each agent's routine around the gatherings and intentions it has heard of; without, it follows "
+            "the routine hour by hour, which takes agents to other places at other times, so they meet and "
+            "pass on news differently. The differences between the columns come from those rules, in "
+            "whichever direction, not from how well an agent plans, reflects or remembers: run the "
+            "ablations with a model (--backend llama or openai) to measure that.")
+
+
+def caveat(backend: str) -> str | None:
+    """What a report of ablations run on `backend` must say of them: under the scripted stand-in,
+    that they do not measure the architecture."""
+    return SCRIPTED if backend == "scripted" else None
+
+
 def parse_conditions(text: str) -> list[str]:
     names = [c.strip() for c in text.split(",") if c.strip()]
     unknown = [c for c in names if c not in SETTINGS]

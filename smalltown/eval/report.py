@@ -11,7 +11,7 @@ from html import escape
 from pathlib import Path
 
 from smalltown.eval import plots
-from smalltown.eval.conditions import DESCRIBE
+from smalltown.eval.conditions import DESCRIBE, caveat
 from smalltown.shown import json_shown, shown
 from smalltown.store.calls import describe_calls, describe_reasons
 from smalltown.store.schema import TIME_FMT
@@ -329,12 +329,15 @@ def interview_doc(r: dict, label: str) -> Doc:
 # --- eval ablate -------------------------------------------------------------------------------------
 
 
-def ablate_doc(results: dict[str, dict], label: str) -> Doc:
+def ablate_doc(results: dict[str, dict], label: str, backend: str) -> Doc:
     conds = list(results)
     first = results[conds[0]]
     doc = Doc(f"{first['world']}: ablations side by side")
     doc.para(f"{label}: the same world and seed run under each condition, {_short(first['start'])} → "
-             f"{_short(first['end'])}. " + "; ".join(f"{c}: {DESCRIBE[c]}" for c in conds) + ".")
+             f"{_short(first['end'])}, answered by the {backend} backend. "
+             + "; ".join(f"{c}: {DESCRIBE[c]}" for c in conds) + ".")
+    if note := caveat(backend):
+        doc.para(note)
     heads = {c: dict(headline(r)) for c, r in results.items()}
     measures = list(dict.fromkeys(m for h in heads.values() for m in h))
     doc.table(["measure", *conds], [[m, *(heads[c].get(m, "") for c in conds)] for m in measures])

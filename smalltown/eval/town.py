@@ -19,6 +19,7 @@ from smalltown.store.save import Save
 from smalltown.store.schema import TIME_FMT
 from smalltown.world.load import load_world_text
 from smalltown.world.model import World
+from smalltown.world.names import agent_named
 
 
 def copy_save(src: str | Path, dst: str | Path) -> Path:
@@ -78,16 +79,9 @@ class Town:
         return [m for m in self.memories if m.agent == agent]
 
     def check_agents(self, names: list[str]) -> list[str]:
-        """Full names for the names given (full or first, any case), or an error listing the town."""
-        out = []
-        for name in names:
-            low = name.strip().lower()
-            hits = [n for n in self.agents if n.lower() == low] or \
-                   [n for n in self.agents if n.split()[0].lower() == low]
-            if len(hits) != 1:
-                raise EvalError(f"no agent {name!r} in this save (agents: {', '.join(self.agents)})")
-            out.append(hits[0])
-        return out
+        """Full names for the names given (full or first, any case); NoSuchAgent says whom a
+        misspelt one probably meant, or lists the town."""
+        return [agent_named(name, self.agents) for name in names]
 
 
 def read_town(save: Save, news_from: World | None = None) -> Town:

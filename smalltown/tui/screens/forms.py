@@ -22,6 +22,20 @@ from smalltown.shown import shown, shown_text
 from smalltown.sim.breakpoints import BREAK_KINDS, Breakpoint
 from smalltown.world.schema import object_state_problem
 
+class CompletingInput(Input):
+    """An input whose Tab accepts the completion it shows (as right does at the end of the text);
+    with none shown, Tab moves the focus on as everywhere else."""
+
+    BINDINGS = [Binding("tab", "complete", "Complete", show=False)]
+
+    def action_complete(self) -> None:
+        if len(self._suggestion) > len(self.value):
+            self.value = self._suggestion
+            self.cursor_position = len(self.value)
+        else:
+            self.screen.focus_next()
+
+
 class AskScreen(ModalScreen[str | None]):
     """One line of text, checked before it is accepted: `check` returns what is wrong, or None."""
 
@@ -75,9 +89,9 @@ class EditObjectScreen(ModalScreen[tuple[str, str] | None]):
     def compose(self) -> ComposeResult:
         with Vertical() as box:
             box.border_title = "Edit an object's state"
-            yield Label("Object (sector:arena:object; tab completes)")
-            yield Input(self._address, id="address", placeholder="sector:arena:object",
-                        suggester=SuggestFromList(sorted(self._objects), case_sensitive=False))
+            yield Label("Object (sector:arena:object; tab takes the grey completion, enter moves on)")
+            yield CompletingInput(self._address, id="address", placeholder="sector:arena:object",
+                                  suggester=SuggestFromList(sorted(self._objects), case_sensitive=False))
             yield Static(self._now(self._address), classes="hint", id="now")
             yield Label("New state")
             yield Input(id="state", placeholder="e.g. burning, being repaired, out of order")
@@ -86,7 +100,8 @@ class EditObjectScreen(ModalScreen[tuple[str, str] | None]):
                               "the object notice the change", "dim"))
 
     def on_mount(self) -> None:
-        self.query_one("#state" if self._address else "#address", Input).focus()
+        # the address first, a prefilled one selected: typing replaces it, enter or tab keeps it
+        self.query_one("#address", Input).focus()
 
     def _now(self, address: str) -> Text:
         state = self._objects.get(address.strip())

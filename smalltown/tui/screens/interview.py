@@ -39,10 +39,13 @@ class InterviewScreen(Screen[None]):
             yield Label("asking as")
             yield Input("the interviewer", id="persona", placeholder='e.g. "a news reporter"')
         yield RichLog(id="chat", wrap=True, markup=False)
+        # below the chat, not in it: a log cannot take a line back once the answer comes
+        yield Static(shown_text(f"{self.agent.split()[0]} is thinking…", "dim italic"), id="thinking")
         yield Input(placeholder=shown(f"Ask {self.agent.split()[0]} something, then enter"), id="question")
         yield Footer()
 
     def on_mount(self) -> None:
+        self._wait(False)
         self.query_one("#question", Input).focus()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
@@ -60,13 +63,16 @@ class InterviewScreen(Screen[None]):
         persona = self.query_one("#persona", Input).value.strip() or "the interviewer"
         event.input.value = ""
         chat.write(Text.assemble((f"{shown(persona)}: ", "bold #ffe066"), shown(question)))
-        chat.write(shown_text(f"{self.agent.split()[0]} is thinking…", "dim italic"))
-        self.waiting = True
+        self._wait(True)
         self._ask(question, persona, self.answered)
+
+    def _wait(self, waiting: bool) -> None:
+        self.waiting = waiting
+        self.query_one("#thinking", Static).display = waiting
 
     def answered(self, result: object) -> None:
         """The worker's reply: (answer, retrieval), or the exception that stopped it."""
-        self.waiting = False
+        self._wait(False)
         chat = self.query_one("#chat", RichLog)
         if isinstance(result, Exception):
             chat.write(shown_text(f"no answer: {result}", "bold red", lines=True))

@@ -52,6 +52,19 @@ def event_text(e: EventRow) -> str:
 
 # --- the timeline ---------------------------------------------------------------------------
 
+
+def kinds_shown(kinds: Iterable[str]) -> str:
+    """What the timeline shows, in the words its header and its kinds picker both use: "all",
+    "all but perceived", "said, reflected" or "none"."""
+    kinds = set(kinds)
+    hidden = [k for k in KINDS if k not in kinds]
+    if not hidden:
+        return "all"
+    if len(hidden) <= len(KINDS) // 2:
+        return "all but " + ", ".join(hidden)
+    return ", ".join(k for k in KINDS if k in kinds) or "none"
+
+
 EVENT_COLUMNS = (
     Col("time", "time", 8, grow=11),
     Col("agent", "agent", 8, grow=10),  # fitted to the agents' names: agent_column
@@ -113,14 +126,9 @@ class TimelineScreen(DebugScreen):
     def _load(self) -> None:
         self._seen = self.reader.newest_id("events")
         self.table.replace(self.reader.events(self.agent, self._kind_filter(), upto=self._seen, limit=self.LIMIT))
-        hidden = [k for k in KINDS if k not in self.kinds]
-        if not hidden:
-            kinds = None
-        elif len(hidden) <= len(KINDS) // 2:
-            kinds = "all but " + ", ".join(hidden)
-        else:
-            kinds = ", ".join(k for k in KINDS if k in self.kinds) or "none"
-        self.query_one("#title", Static).update(title_line("Timeline", ("agent", self.agent), ("kinds", kinds)))
+        kinds = kinds_shown(self.kinds)
+        self.query_one("#title", Static).update(title_line("Timeline", ("agent", self.agent),
+                                                           ("kinds", None if kinds == "all" else kinds)))
         self._show_status()
 
     def _show_status(self) -> None:
@@ -171,11 +179,29 @@ class KindPicker(ModalScreen[frozenset[str]]):
     def compose(self) -> ComposeResult:
         with Vertical() as box:
             box.border_title = "Kinds shown"
-            yield SelectionList[str](*((k, k, k in self._shown) for k in KINDS))
+            yield SelectionList[str](*((self._prompt(k, k in self._shown), k, k in self._shown) for k in KINDS))
+            yield Static(id="shown")
             yield Static(keys_line(("⏎", "toggle"), ("a", "all"), ("esc", "done")))
 
     def on_mount(self) -> None:
         self.query_one(SelectionList).focus()
+        self._show(self._shown)
+
+    @staticmethod
+    def _prompt(kind: str, on: bool) -> Text:
+        """A kind, and "hidden" after it when it is: the box alone is an X either way in some
+        terminals."""
+        return Text(kind) if on else Text.assemble(kind, ("  hidden", "dim italic"))
+
+    def _show(self, kinds: Iterable[str]) -> None:
+        self.query_one("#shown", Static).update(Text(f"shown: {kinds_shown(kinds)}", no_wrap=True,
+                                                     overflow="ellipsis"))
+
+    def on_selection_list_selected_changed(self, event: SelectionList.SelectedChanged) -> None:
+        sel = event.selection_list
+        for i, kind in enumerate(KINDS):
+            sel.replace_option_prompt_at_index(i, self._prompt(kind, kind in sel.selected))
+        self._show(sel.selected)
 
     def action_all(self) -> None:
         sel = self.query_one(SelectionList)
