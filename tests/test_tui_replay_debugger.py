@@ -122,6 +122,7 @@ async def test_calls_and_timeline_list_what_happened_up_to_the_scrubbed_tick(rec
         await pilot.press("c")
         screen = app.screen
         assert isinstance(screen, CallsScreen)
+        assert "up to Mon 07:06:40" in str(screen.query_one("#title", Static).content)
         assert len(screen.table.items) == calls == screen._totals[0]
         assert all(c.tick <= at for c in screen.table.items)
         assert [c.id for c in screen.table.items] == sorted((c.id for c in screen.table.items), reverse=True)
@@ -132,6 +133,7 @@ async def test_calls_and_timeline_list_what_happened_up_to_the_scrubbed_tick(rec
         await pilot.press("t")
         screen = app.screen
         assert isinstance(screen, TimelineScreen)
+        assert "up to Mon 07:06:40" in str(screen.query_one("#title", Static).content)
         assert len(screen.table.items) == min(events, screen.LIMIT)
         assert max(e.tick for e in screen.table.items) <= at
         assert {e.agent for e in screen.table.items} == {ISABELLA}
@@ -233,3 +235,19 @@ async def test_replays_moving_keys_move_as_its_help_says(recorded: Path) -> None
         assert app.selected == app.history.names[1]
         await pilot.press("left_square_bracket")
         assert app.selected == app.history.names[0]
+
+
+def test_a_memory_breakpoint_fires_at_the_tick_the_memory_was_made(recorded: Path) -> None:
+    from smalltown.sim.breakpoints import Breakpoint
+    from smalltown.sim.history import History
+
+    created, text = query(recorded, "SELECT created, description FROM memories WHERE agent = ? AND created > ? "
+                                    "ORDER BY id LIMIT 1", KLAUS, stamp_of(400))[0]
+    words = text.split()[-2:]  # a part of it: the first made after 07:06:40 that has it is where it stops
+    firsts = query(recorded, "SELECT min(created) FROM memories WHERE agent = ? AND created > ? AND instr(lower("
+                             "description), lower(?)) > 0", KLAUS, stamp_of(400), " ".join(words))[0][0]
+    with History(recorded) as h:
+        found = h.first_hits([Breakpoint(1, "memory", KLAUS, " ".join(words))], 400, h.last_tick)
+        assert found is not None and found[0] == tick_of(firsts) and created >= firsts
+        assert found[1][0].describe().startswith(f"Breakpoint #1: {KLAUS} remembers: ")
+        assert h.first_hits([Breakpoint(1, "memory", KLAUS, "no such words anywhere")], 0, h.last_tick) is None

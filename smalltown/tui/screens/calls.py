@@ -24,7 +24,7 @@ from textual.widgets import DataTable, Static
 from smalltown.shown import shown, shown_text
 from smalltown.tui.palette import agent_colours
 from smalltown.store.reader import CallRow, CallSums
-from smalltown.tui.screens.debug import (NOTE_STYLE, DebugScreen, agent_column, agent_names, cycle, fit, keys_line,
+from smalltown.tui.screens.debug import (NOTE_STYLE, DebugScreen, agent_column, agent_names, bound, cycle, fit, keys_line,
                                          long_stamp, short_name, stamp, title_line)
 from smalltown.tui.widgets.fit_table import Col
 from smalltown.tui.widgets.row_table import Keyed, RowTable
@@ -137,7 +137,7 @@ class CallsScreen(DebugScreen):
         f = self.filter
         self.query_one("#title", Static).update(title_line(
             "Model calls", ("agent", f.agent), ("task", f.task),
-            *((("notes", "only"),) if f.notes_only else ())))
+            *((("notes", "only"),) if f.notes_only else ()), *bound(self.reader)))
         self._show_totals()
 
     def _calls(self, after: int = 0, upto: int | None = None) -> list[CallRow]:
