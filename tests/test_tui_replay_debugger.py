@@ -178,14 +178,18 @@ async def test_a_breakpoint_stops_moving_forward_on_its_tick(recorded: Path) -> 
 
 @pytest.mark.asyncio
 async def test_s_goes_to_the_selected_agents_next_event(recorded: Path) -> None:
-    tick, text = query(recorded, "SELECT tick, text FROM events WHERE agent = ? AND kind != 'perceived' "
-                                 "ORDER BY id LIMIT 1", KLAUS)[0]
-    app = ReplayApp(recorded, at=0)
+    start = 10  # Klaus asleep: his next event is waking, at seven
+    tick, text = query(recorded, "SELECT tick, text FROM events WHERE agent = ? AND kind != 'perceived' AND tick > ? "
+                                 "ORDER BY id LIMIT 1", KLAUS, start)[0]
+    passed = (tick - start) * 10
+    assert 60 <= passed < 3600
+    app = ReplayApp(recorded, at=start)
     async with app.run_test(size=SIZE) as pilot:
         app._select(KLAUS)
         await pilot.press("s")
         assert app.tick == tick
-        assert f"{KLAUS}: {text} at " in log_text(app) and "of game time" in log_text(app)
+        assert (f"{KLAUS}'s next event: {text} at {stamp_of(tick)[11:]}, "
+                f"after {passed // 60}m of game time.") in log_text(app)
         assert "Breakpoint #0" not in log_text(app)
 
 

@@ -154,7 +154,8 @@ class ReplayDebugger:
         if self.seek(tick):
             return  # a breakpoint said why
         when = self.history.time_of(tick)
-        self._log(f"{agent}: {hits[0].detail} at {when:%H:%M:%S}, after {game_span(when - start)} of game time.")
+        self._log(f"{agent}'s next event: {hits[0].detail} at {when:%H:%M:%S}, "
+                  f"after {game_span(when - start)} of game time.")
 
     def _log(self, message: str) -> None:
         self.query_one(EventLog).note(message)
