@@ -40,9 +40,9 @@ def clock_line(reader: SaveReader, tick: int, game_time: datetime | None) -> Tex
                          shown(tick))
     kept = reader.state_tick()
     if reader.until is not None and kept != tick:
-        line.append_text(Text.assemble(("  state as kept at ", "dim"), (
+        line.append_text(Text.assemble(("  state as kept at ", "dim"), (  # hourly, in snapshots
             f"{reader.until.time_of(kept):%a %H:%M:%S}" if kept is not None else "no time (none kept)",
-            "bold #ffa94d"), (" (the save keeps it hourly)", "dim")))
+            "bold #ffa94d")))
     return line.append_text(Text.assemble(("  ", ""), shown(reader.path.name)))
 
 
