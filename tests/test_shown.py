@@ -404,6 +404,7 @@ async def test_the_tui_shows_names_from_a_world_and_its_own_notes_as_text(tmp_pa
 
 async def test_the_replay_shows_a_stranger_save_as_text(stranger):
     from smalltown.tui.replay import ReplayApp
+    from smalltown.tui.screens.inspector import InspectorScreen
     from smalltown.tui.screens.memories import MemoriesScreen
 
     app = ReplayApp(stranger)
@@ -412,9 +413,8 @@ async def test_the_replay_shows_a_stranger_save_as_text(stranger):
         app._select(AGENT)
         await pilot.pause()
         assert_screen(app, "EVT[/bold]␛]0;T␇")  # the event log
-        app.action_memories()  # (m opens the models screen since issue 14)
-        await pilot.pause()
-        await wait_until(pilot, lambda: isinstance(app.screen, MemoriesScreen))
+        await pilot.press("i", "3")  # the inspector's memories, as they were then
+        await wait_until(pilot, lambda: isinstance(app.screen, InspectorScreen))
         await pilot.pause()
         assert_screen(app, seen("MEM"))
         await pilot.press("escape")

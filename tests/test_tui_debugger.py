@@ -588,7 +588,7 @@ def past_the_first_conversation(tmp_path_factory: pytest.TempPathFactory) -> Pat
 async def test_replay_scrubs_back_and_forth_and_shows_the_town_as_it_was(past_the_first_conversation: Path) -> None:
     from smalltown.sim.history import History
     from smalltown.tui.replay import ReplayApp
-    from smalltown.tui.screens.memories import MemoriesScreen
+    from smalltown.tui.screens.inspector import InspectorScreen
 
     save = past_the_first_conversation
     before = save.read_bytes()
@@ -621,11 +621,10 @@ async def test_replay_scrubs_back_and_forth_and_shows_the_town_as_it_was(past_th
         assert [(e.kind, e.text) for e in app.frame.events] == [(e.kind, e.text) for e in history.events(1, 0)]
         assert any(e.kind == "started" and e.agent == ISABELLA for e in app.frame.events)
 
-        app.action_memories()  # (m opens the models screen since issue 14)
+        await pilot.press("i", "3")  # the inspector's memories: those made by then
+        assert isinstance(app.screen, InspectorScreen)
         await pilot.pause()
-        assert isinstance(app.screen, MemoriesScreen)
-        shown_memories = len(app.screen.query("Static"))
-        assert shown_memories == len(history.memories_at(app.selected, 1))
+        assert [int(k) for k in app.screen._memories] == [m.id for m in history.memories_at(app.selected, 1)][::-1]
         await pilot.press("escape")
         await pilot.press("d")  # nobody has talked yet
         assert first_line not in shown() and "nothing yet" in shown()

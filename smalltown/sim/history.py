@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Iterable
 
 from smalltown.lang import doing
+from smalltown.sim.breakpoints import QUIET_KINDS, Breakpoint, Hit, check
+from smalltown.sim.events import KINDS
 from smalltown.mind.state import Action, partner_of
 from smalltown.mind.memory import Memory
 from smalltown.store.records import Event
@@ -30,6 +32,8 @@ from smalltown.world.paths import Paths
 
 # events that change what state_at shows
 _STATE_KINDS = ("started", "moved", "arrived", "object")
+_BREAK_KINDS = tuple(k for k in KINDS if k not in QUIET_KINDS)  # the events a breakpoint may stop at
+_BREAK_CHUNK = 360  # ticks read at a time looking for a breakpoint's hit (a game hour of 10 s ticks)
 
 
 @dataclass(frozen=True)
@@ -267,3 +271,31 @@ class History:
         once, at the tick it starts. (A save from before schema 4, read as it is: from its said
         events, without reasons or views.)"""
         return self.reader.conversations(until=tick, agent=agent)
+
+    # --- breakpoints, checked against the record ----------------------------------------------
+
+    def first_hits(self, breakpoints: Iterable[Breakpoint], since: int, until: int) -> tuple[int, list[Hit]] | None:
+        """The first tick in (since, until] where breakpoints fire, and what they caught, as the
+        running town checks each tick (sim/breakpoints.py): its events, its model calls from the
+        call log, the memories made at its time. None when none fires."""
+        bps = list(breakpoints)
+        kinds = {b.kind for b in bps}
+        start = since
+        while bps and start < until:
+            end = min(until, start + _BREAK_CHUNK)
+            events: dict[int, list[Event]] = {}
+            for e in self.events(end, start, kinds=_BREAK_KINDS):
+                events.setdefault(e.tick, []).append(e)
+            calls: dict[int, list[tuple[str, str]]] = {}
+            for t, agent, task in self.reader.calls_between(start, end) if "call" in kinds else ():
+                calls.setdefault(t, []).append((agent, task))
+            made: dict[int, list[tuple[str, str]]] = {}
+            stamps = (self.time_of(start).strftime(TIME_FMT), self.time_of(end).strftime(TIME_FMT))
+            for when, agent, text in self.reader.memories_between(*stamps) if "memory" in kinds else ():
+                made.setdefault(self.tick_of(datetime.strptime(when, TIME_FMT)), []).append((agent, text))
+            for t in sorted({*events, *calls, *made}):
+                hits = check(bps, events.get(t, []), calls.get(t, []), made.get(t, []))
+                if hits:
+                    return t, hits
+            start = end
+        return None

@@ -23,7 +23,7 @@ from smalltown.store.conversations import Conversation
 from smalltown.store.query import Where, limited
 from smalltown.store.records import AgentRow, Memory
 from smalltown.store.schema import TIME_FMT
-from smalltown.store.snapshots import has_snapshots, has_table, read_snapshot
+from smalltown.store.snapshots import agent_rows_at, has_snapshots, has_table, read_snapshot
 
 TABLES = frozenset({"agents", "objects", "memories", "events", "llm_calls", "retrievals", "embeddings",
                     "snapshots", "conversations"})
@@ -137,6 +137,12 @@ class Reader:
         assert table in IDS
         return self.conn.execute(f"SELECT max(id) FROM {table}").fetchone()[0] or 0
 
+    def newest_id_by(self, table: str, tick: int) -> int:
+        """The newest id in a log followed by id among the rows of ticks up to `tick` (0 for none):
+        the bound a reader of the run as it was at `tick` reads up to."""
+        assert table in IDS
+        return self.conn.execute(f"SELECT max(id) FROM {table} WHERE tick <= ?", (tick,)).fetchone()[0] or 0
+
     def integrity(self, limit: int = 50) -> list[str]:
         """SQLite's own check of the file, page by page: ["ok"], or what it found."""
         return [r[0] for r in self.conn.execute(f"PRAGMA integrity_check({int(limit)})")]
@@ -175,6 +181,23 @@ class Reader:
         row = self.conn.execute("SELECT state FROM agents WHERE name=?", (name,)).fetchone()
         return json.loads(row[0]) if row else {}
 
+    def state_tick_by(self, tick: int) -> int | None:
+        """The tick of the agents' state kept latest at or before `tick`: the save's own tick (its
+        agents rows), else the latest snapshot's (taken each game hour); None: none that early."""
+        now = int(self.meta("tick", 0))
+        return now if tick >= now else self.snapshot_tick_by(tick)
+
+    def agent_state_by(self, name: str, tick: int) -> tuple[int, dict] | None:
+        """(the tick it is from, the agent's mind state) as kept latest at or before `tick`;
+        None when the save keeps none that early, or has no such agent."""
+        at = self.state_tick_by(tick)
+        if at is None:
+            return None
+        if at == int(self.meta("tick", 0)):
+            return (at, self.agent_state(name)) if name in self.agent_names() else None
+        row = next((r for r in agent_rows_at(self.conn, at) if r[0] == name), None)
+        return (at, json.loads(row[6])) if row else None
+
     def object_rows(self) -> list[tuple[str, str]]:
         """(address, state) of every object, by address."""
         return self.conn.execute("SELECT address, state FROM objects ORDER BY address").fetchall()
@@ -196,14 +219,20 @@ class Reader:
         r = self.conn.execute(f"{_MEMORY} WHERE id=?", (memory_id,)).fetchone()
         return _memory(r) if r else None
 
-    def memory_counts(self, agent: str) -> dict[str, int]:
-        """Kind -> how many memories `agent` has of it."""
-        return dict(self.conn.execute("SELECT kind, count(*) FROM memories WHERE agent=? GROUP BY kind", (agent,)))
+    def memory_counts(self, agent: str, created_by: str | None = None) -> dict[str, int]:
+        """Kind -> how many memories `agent` has of it (made at or before the game time `created_by`)."""
+        where = Where().eq("agent", agent).at_most("created", created_by)
+        return dict(self.conn.execute(f"SELECT kind, count(*) FROM memories{where.sql} GROUP BY kind", where.args))
 
     def memories_made(self, time: str) -> list[tuple[str, str]]:
         """(agent, description) of the memories made at the game time `time`, in order."""
         return self.conn.execute("SELECT agent, description FROM memories WHERE created = ? ORDER BY id",
                                  (time,)).fetchall()
+
+    def memories_between(self, since: str, until: str) -> list[tuple[str, str, str]]:
+        """(game time, agent, description) of the memories made at game times in (since, until], in order."""
+        return self.conn.execute("SELECT created, agent, description FROM memories WHERE created > ? AND created <= ? "
+                                 "ORDER BY id", (since, until)).fetchall()
 
     def last_access_until(self, agent: str, tick: int) -> dict[int, str]:
         """Memory id -> the game time a retrieval of `agent` last returned it, up to `tick` (a
@@ -214,13 +243,14 @@ class Reader:
             "SELECT json_extract(j.value, '$.id'), max(r.time) FROM retrievals r, json_each(r.results) j "
             "WHERE r.agent = ? AND r.tick <= ? GROUP BY 1", (agent, tick)))
 
-    def retrievals(self, agent: str, limit: int = 20) -> list[dict]:
-        """Newest first: {id, tick, time, purpose, query, results: [{id, recency, importance,
-        relevance, total, description, kind}]}."""
+    def retrievals(self, agent: str, limit: int = 20, until: int | None = None) -> list[dict]:
+        """Newest first (of ticks up to `until`): {id, tick, time, purpose, query, results: [{id,
+        recency, importance, relevance, total, description, kind}]}."""
         out = []
+        where = Where().eq("agent", agent).at_most("tick", until)
         for rid, tick, time, purpose, query, results in self.conn.execute(
-                "SELECT id, tick, time, purpose, query, results FROM retrievals WHERE agent=? "
-                "ORDER BY id DESC LIMIT ?", (agent, limit)):
+                f"SELECT id, tick, time, purpose, query, results FROM retrievals{where.sql} "
+                "ORDER BY id DESC LIMIT ?", (*where.args, limit)):
             rows = json.loads(results)
             for r in rows:
                 m = self.memory(r["id"])
@@ -283,6 +313,12 @@ class Reader:
     def tick_calls(self, tick: int) -> list[tuple[str, str]]:
         """(agent, task) of the calls made at `tick`, in order."""
         return self.conn.execute("SELECT agent, task FROM llm_calls WHERE tick = ? ORDER BY id", (tick,)).fetchall()
+
+    def calls_between(self, since: int, until: int) -> list[tuple[int, str, str]]:
+        """(tick, agent, task) of the calls made at ticks in (since, until], in order: what a
+        replay checks model-call breakpoints against."""
+        return self.conn.execute("SELECT tick, agent, task FROM llm_calls WHERE tick > ? AND tick <= ? ORDER BY id",
+                                 (since, until)).fetchall()
 
     def call_detail(self, call_id: int) -> dict:
         """The full prompt, the raw answer and the parsed answer of one call, and the model's name."""

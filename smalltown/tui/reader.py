@@ -3,22 +3,46 @@ connection of their own.
 
 The save is committed once per tick (WAL), so a reader sees whole ticks while the simulation's
 worker goes on writing; the screens never touch the Simulation itself. This adapter asks the
-store as the screens ask: lists newest first, and an empty agent or kinds filter is no filter."""
+store as the screens ask: lists newest first, and an empty agent or kinds filter is no filter.
+
+A reader `bounded` to a tick (replay's scrubbed time) reads the run as it was at the end of that
+tick: the logs up to it, the memories made by then with their last access then, and each agent's
+mind state as kept latest at or before it (`state_tick` says when)."""
 
 from __future__ import annotations
 
-from datetime import datetime
+import copy
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from smalltown.mind.state import AgentState
 from smalltown.store.conversations import Conversation
+from smalltown.store.errors import SaveError
 from smalltown.store.reader import CallRow, CallSums, EventRow
 from smalltown.store.save import open_reader
 from smalltown.store.records import Memory
+from smalltown.store.schema import TIME_FMT
 
 
 class UnreadableState(Exception):
     """An agent's stored state the mind's codec cannot read."""
+
+
+@dataclass(frozen=True)
+class Until:
+    """A reader's upper bound: the end of `tick`, at game time `time` (ticks of `step_seconds`)."""
+    tick: int
+    time: datetime
+    step_seconds: int
+
+    def time_of(self, tick: int) -> datetime:
+        return self.time - timedelta(seconds=(self.tick - tick) * self.step_seconds)
+
+    @property
+    def stamp(self) -> str:
+        """The game time as the save writes it."""
+        return self.time.strftime(TIME_FMT)
 
 
 class SaveReader:
@@ -26,14 +50,25 @@ class SaveReader:
         self.path = Path(path)
         # opened as every command opens a save: its schema untrusted, its rows checked
         self.store = open_reader(self.path)
+        self.until: Until | None = None  # None: the save as last committed
 
     def close(self) -> None:
         self.store.close()
 
+    def bounded(self, until: Until) -> "SaveReader":
+        """This reader (its connection shared: close this one, not the copy) reading the run as it
+        was at the end of `until.tick`."""
+        other = copy.copy(self)
+        other.until = until
+        return other
+
     # --- the save as a whole ------------------------------------------------------------------
 
     def clock(self) -> tuple[int, datetime | None]:
-        """The save's tick and game time, as of its last committed tick (None: it has no time)."""
+        """The save's tick and game time, as of its last committed tick (None: it has no time), or
+        the bound's."""
+        if self.until is not None:
+            return self.until.tick, self.until.time
         try:
             when = datetime.fromisoformat(self.store.meta("game_time", ""))
         except (TypeError, ValueError):
@@ -45,7 +80,9 @@ class SaveReader:
         return self.store.meta_text("world_text")
 
     def newest_id(self, table: str) -> int:
-        """The newest id in "events" or "llm_calls" (0 for none)."""
+        """The newest id in "events" or "llm_calls" (0 for none), up to the bound."""
+        if self.until is not None:
+            return self.store.newest_id_by(table, self.until.tick)
         return self.store.newest_id(table)
 
     # --- agents -------------------------------------------------------------------------------
@@ -58,41 +95,72 @@ class SaveReader:
         decoded by the mind's own codec; None when the save has no such agent. A state that does
         not decode (a save no check has read) raises `UnreadableState`, naming why."""
         try:
+            if self.until is not None:
+                kept = self.store.agent_state_by(name, self.until.tick)
+                return AgentState.from_json(kept[1]) if kept is not None else None
             raw = self.store.agent_state(name)
             if not raw and name not in self.store.agent_names():
                 return None
             return AgentState.from_json(raw)
-        except (KeyError, TypeError, ValueError, AttributeError) as e:  # its JSON, shape or times
+        except (KeyError, TypeError, ValueError, AttributeError, SaveError) as e:  # its JSON, shape, times, snapshots
             raise UnreadableState(f"{type(e).__name__}: {e}") from None
+
+    def state_tick(self) -> int | None:
+        """Bounded: the tick `mind_state` reads the agents' state from (the bound's own, or the
+        hourly snapshot before it); None when not bounded or no state is kept that early."""
+        return self.store.state_tick_by(self.until.tick) if self.until is not None else None
 
     # --- memories -----------------------------------------------------------------------------
 
     def memories(self, agent: str, kinds: tuple[str, ...] | None = None, limit: int = 200) -> list[Memory]:
         """Newest first."""
-        return self.store.memories(agent, kinds or None, limit=limit, newest_first=True)
+        rows = self.store.memories(agent, kinds or None, created_by=self._stamp(), limit=limit, newest_first=True)
+        return self._as_then(agent, rows)
 
     def memory(self, memory_id: int) -> Memory | None:
-        return self.store.memory(memory_id)
+        m = self.store.memory(memory_id)
+        return self._as_then(m.agent, [m])[0] if m is not None else None
+
+    def _as_then(self, agent: str, rows: list[Memory]) -> list[Memory]:
+        """Bounded: each record's last access as of then (a record is accessed only by retrievals)."""
+        if self.until is None:
+            return rows
+        accessed = self.store.last_access_until(agent, self.until.tick)
+        return [replace(m, last_accessed=max(m.created, datetime.fromisoformat(accessed[m.id])))
+                if m.id in accessed else replace(m, last_accessed=m.created) for m in rows]
 
     def memory_counts(self, agent: str) -> dict[str, int]:
-        return self.store.memory_counts(agent)
+        return self.store.memory_counts(agent, created_by=self._stamp())
 
     def retrievals(self, agent: str, limit: int = 20) -> list[dict]:
         """Newest first: {id, tick, time, purpose, query, results: [{id, recency, importance,
         relevance, total, description, kind}]}."""
-        return self.store.retrievals(agent, limit)
+        return self.store.retrievals(agent, limit, until=self._tick())
+
+    def _stamp(self) -> str | None:
+        return self.until.stamp if self.until is not None else None
+
+    def _tick(self) -> int | None:
+        return self.until.tick if self.until is not None else None
+
+    def _upto(self, table: str, upto: int | None) -> int | None:
+        """An id bound within the reader's bound."""
+        if self.until is None:
+            return upto
+        bound = self.newest_id(table)
+        return bound if upto is None else min(upto, bound)
 
     # --- model calls --------------------------------------------------------------------------
 
     def calls(self, agent: str | None = None, task: str | None = None, notes_only: bool = False,
               after: int = 0, upto: int | None = None, limit: int = 500) -> list[CallRow]:
         """Newest first; only ids above `after` (and up to `upto`)."""
-        return self.store.calls(agent or None, task or None, limit, after, upto, notes_only)
+        return self.store.calls(agent or None, task or None, limit, after, self._upto("llm_calls", upto), notes_only)
 
     def call_sums(self, agent: str | None = None, task: str | None = None, notes_only: bool = False,
                   after: int = 0, upto: int | None = None) -> CallSums:
         """(calls, prompt, cached, completion tokens) of what `calls` would list with no limit."""
-        return self.store.call_sums(agent or None, task or None, after, upto, notes_only)
+        return self.store.call_sums(agent or None, task or None, after, self._upto("llm_calls", upto), notes_only)
 
     def call(self, call_id: int) -> CallRow | None:
         return self.store.call(call_id)
@@ -122,13 +190,14 @@ class SaveReader:
                upto: int | None = None, limit: int = 500) -> list[EventRow]:
         """Newest first; `kinds` None for all of them (and none for an empty one); only ids above
         `after` (and up to `upto`)."""
-        return self.store.events(agent or None, kinds, after_id=after, upto_id=upto, limit=limit, newest_first=True)
+        return self.store.events(agent or None, kinds, after_id=after, upto_id=self._upto("events", upto), limit=limit,
+                                 newest_first=True)
 
     # --- conversations ------------------------------------------------------------------------
 
     def conversations(self, agent: str | None = None, limit: int | None = None) -> list[Conversation]:
         """With `agent` on either side when given; oldest first, the newest `limit`."""
-        return self.store.conversations(agent=agent, limit=limit)
+        return self.store.conversations(until=self._tick(), agent=agent, limit=limit)
 
     def conversation_mark(self) -> int:
         """Grows when a conversation is saved: compared to know whether to read them again."""

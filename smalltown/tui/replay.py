@@ -17,8 +17,10 @@ from textual.binding import Binding
 from smalltown.sim.clock import clock_near
 from smalltown.shown import shown, shown_text
 from smalltown.sim.history import History, StateAt
+from smalltown.tui.replay_debug import ReplayDebugger
 from smalltown.tui.screens.day import DayScreen
 from smalltown.tui.screens.forms import AskScreen
+from smalltown.tui.screens.help import REPLAY_SPEEDS
 from smalltown.tui.screens.memories import MemoriesScreen
 from smalltown.tui.screens.models import ModelsScreen
 from smalltown.tui.reader import SaveReader
@@ -29,7 +31,7 @@ from smalltown.tui.town import TownView
 from smalltown.world.model import SLEEPING
 
 CHANGED_TICKS = 180  # an object change stays marked this many ticks (half an hour of 10 s ticks)
-PLAY_SPEEDS = (1, 6, 60, 360)  # ticks per step of playback (five steps a second)
+PLAY_SPEEDS = REPLAY_SPEEDS  # ticks per step of playback (five steps a second)
 LOG_LINES = 60  # events shown after a jump
 
 
@@ -50,7 +52,7 @@ def frame_at(history: History, state: StateAt, events: tuple = (), playing: bool
                  until=None, objects=state.objects, changed_objects=changed, save_path=str(history.path))
 
 
-class ReplayApp(TownView[None]):
+class ReplayApp(ReplayDebugger, TownView[None]):
     TITLE = "smalltown replay"
     BINDINGS = [
         Binding("full_stop", "seek(1)", "+1 tick", key_display="."),
@@ -67,9 +69,15 @@ class ReplayApp(TownView[None]):
         Binding("end", "seek_end", "End", show=False),
         Binding("right_square_bracket", "select(1)", "Next agent", key_display="]", show=False),
         Binding("left_square_bracket", "select(-1)", "Prev agent", key_display="[", show=False),
-        Binding("m", "models", "Models"),
+        Binding("s", "step_agent", "Next event", show=False),
+        Binding("b", "breakpoints", "Breaks"),
+        Binding("i", "inspect", "Inspect"),
+        Binding("c", "calls", "Calls"),
+        Binding("t", "timeline", "Timeline"),
         Binding("d", "conversations", "Conversations"),
         Binding("D", "day", "Day"),
+        Binding("m", "models", "Models"),
+        Binding("question_mark", "help", "Help", key_display="?"),
         Binding("q", "quit", "Quit"),
     ]
 
@@ -82,6 +90,7 @@ class ReplayApp(TownView[None]):
         self.set_reactive(ReplayApp.selected, self._names[0] if self._names else None)
         self.playing = False
         self._speed = 0
+        self.init_debugger()
         self.set_reactive(ReplayApp.frame, frame_at(self.history, self.history.state_at(self.tick),
                                                     speed=PLAY_SPEEDS[0] * 5))
 
@@ -93,20 +102,28 @@ class ReplayApp(TownView[None]):
         self.query_one(EventLog).note(
             f"Replay of {self.history.path.name}: {self.history.world.name}, ticks 0–{last} "
             f"({self.history.time_of(0):%a %H:%M} to {self.history.time_of(last):%a %H:%M}). "
-            ", and . step, < and > 10 minutes, space plays, g goes to a time. No model is used.")
+            ", and . step, < and > 10 minutes, space plays, g goes to a time; i, c, t and b debug the "
+            "run as it was at the time shown; ? lists every key. No model is used.")
         self._show(self.history.events(self.tick, limit=LOG_LINES))
         self.set_interval(0.2, self._play_step)
 
     def on_unmount(self) -> None:
+        self.close_debugger()
         self.history.close()
 
     # --- moving through the run ---------------------------------------------------------------
 
-    def seek(self, tick: int) -> None:
-        """Show the town at `tick`; the log gets the events passed over (or the latest of a jump)."""
+    def seek(self, tick: int) -> bool:
+        """Show the town at `tick`, or at the first tick before it where a breakpoint fires (True:
+        it stopped there, playing stops, and the log says why); the log gets the events passed over
+        (or the latest of a jump)."""
         tick = max(0, min(tick, self.history.last_tick))
         if tick == self.tick:
-            return
+            return False
+        stop = self.breakpoint_stop(tick)
+        if stop is not None:
+            tick = stop[0]
+            self.playing = False
         if tick > self.tick and tick - self.tick <= 360:
             events = self.history.events(tick, self.tick)
         else:
@@ -114,6 +131,9 @@ class ReplayApp(TownView[None]):
             self.query_one(EventLog).note(f"— jumped to {self.history.time_of(tick):%a %H:%M:%S} (tick {tick}) —")
         self.tick = tick
         self._show(events)
+        if stop is not None:
+            self.breakpoint_hit(stop[1])
+        return stop is not None
 
     def _show(self, events: list) -> None:
         speed = PLAY_SPEEDS[self._speed] * 5  # ticks a second when playing
@@ -191,16 +211,6 @@ class ReplayApp(TownView[None]):
 
     # --- what the agents knew and said by then --------------------------------------------------
 
-    def action_memories(self) -> None:
-        if not self.selected:
-            return
-        mems = self.history.memories_at(self.selected, self.tick)
-        lines = [Text.assemble((f"{m.created:%a %H:%M} ", "dim"), (f"{shown(m.kind):<11}", "bold"),
-                               (f"[{m.importance:>2}] ", "#ffe066"), shown(m.description))
-                 for m in reversed(mems)]
-        when = self.history.time_of(self.tick)
-        self.push_screen(MemoriesScreen(f"{self.selected}'s memories at {when:%a %H:%M} ({len(mems)})", lines))
-
     def action_models(self) -> None:
         """Who answered the recorded run (its call log), and how to get a model."""
         reader = SaveReader(self.history.path)
@@ -227,7 +237,7 @@ class ReplayApp(TownView[None]):
                     lines.append(Text.assemble((shown("  " + name.split()[0] + " on " + c.other_side(name).split()[0]
                                                       + ": "), "dim"), (shown(view), "dim")))
         when = self.history.time_of(self.tick)
-        self.push_screen(MemoriesScreen(f"{self.selected or 'Everyone'}'s conversations by {when:%a %H:%M}", lines))
+        self._open(MemoriesScreen(f"{self.selected or 'Everyone'}'s conversations by {when:%a %H:%M}", lines))
 
 
 def run_replay(path: str | Path, at: int | None = None) -> None:

@@ -26,7 +26,7 @@ from smalltown.llm.fit import estimate_chars
 from smalltown.shown import shown, shown_text
 from smalltown.tui.palette import agent_colours
 from smalltown.store.reader import CallRow, CallSums
-from smalltown.tui.screens.debug import (NOTE_STYLE, DebugScreen, agent_column, agent_names, cycle, fit, keys_line,
+from smalltown.tui.screens.debug import (NOTE_STYLE, DebugScreen, agent_column, agent_names, bound, cycle, fit, keys_line,
                                          long_stamp, short_name, stamp, title_line)
 from smalltown.tui.widgets.fit_table import Col
 from smalltown.tui.widgets.row_table import Keyed, RowTable
@@ -146,7 +146,7 @@ class CallsScreen(DebugScreen):
     def _show_title(self) -> None:
         f = self.filter
         title = title_line("Model calls", ("agent", f.agent), ("task", f.task),
-                           *((("notes", "only"),) if f.notes_only else ()))
+                           *((("notes", "only"),) if f.notes_only else ()), *bound(self.reader))
         if self._sizes:
             title.append(f"  {ESTIMATED}", "dim italic")
         self.query_one("#title", Static).update(title)

@@ -78,6 +78,11 @@ def title_line(title: str, *filters: tuple[str, str | None]) -> Text:
     return out
 
 
+def bound(reader: SaveReader) -> tuple[tuple[str, str | None], ...]:
+    """The title's "up to Mon 07:06:40" when the reader reads a run as it was then (replay)."""
+    return (("up to", f"{reader.until.time:%a %H:%M:%S}"),) if reader.until is not None else ()
+
+
 def cycle(values: Sequence[str], current: str | None, step: int = 1) -> str | None:
     """The next of None (all), values[0], values[1], …, back to None."""
     ring: list[str | None] = [None, *values]

@@ -12,6 +12,8 @@ from textual.widgets import Static
 
 from smalltown.tui.snapshot import SPEEDS
 
+REPLAY_SPEEDS = (1, 6, 60, 360)  # replay's ticks per step of playback (five steps a second)
+
 KEYS: tuple[tuple[str, str], ...] = (
     ("space", "pause / resume the town"),
     ("n", "one tick (pauses a running town)"),
@@ -49,6 +51,31 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("q / ctrl+c", "quit: drop the tick in flight and close the save; the terminal is told where it is"),
 )
 
+# `smalltown replay`: a recorded run, moved through in time; the debugger shows it as it was then
+REPLAY_KEYS: tuple[tuple[str, str], ...] = (
+    (". / ,", "one tick forward / back"),
+    ("> / <", "10 minutes forward / back"),
+    ("} / {", "an hour forward / back"),
+    ("home / end", "the start / the end of the run"),
+    ("space", "play / pause (playing stops where a breakpoint fires)"),
+    ("+ / -", "play faster / slower: " + ", ".join(str(s * 5) for s in REPLAY_SPEEDS) + " ticks a second"),
+    ("g", "go to a game time: 9:00 (the last one that happened), +2h, 2023-02-13 12:00"),
+    ("s", "to the selected agent's next event"),
+    ("b", "breakpoints: moving forward (playing, stepping, going to a time) stops at the first tick "
+          "where one fires: an agent starts a conversation, reflects, re-plans, makes a model call "
+          "(of a task), enters a place, or gets a memory matching a text"),
+    ("[ / ]", "select the previous / next agent (or click it in the list or on the map)"),
+    ("i", "inspect the selected agent as it was then: summary and plan (as kept hourly), memories "
+          "made by then, retrievals; 1-4 tabs, a/o/e/l/c filter memories"),
+    ("c", "model calls up to this time; enter opens its prompt and answers"),
+    ("t", "timeline of events up to this time, filterable by agent and kind"),
+    ("d", "conversations held by this time"),
+    ("click, shift+arrows", "the map cursor: the place, object and state under it; esc hides it"),
+    ("arrows, PgUp/PgDn", "scroll the map (or the mouse wheel)"),
+    ("?", "this help"),
+    ("q", "quit (the save is only read)"),
+)
+
 
 class HelpScreen(ModalScreen[None]):
     CSS_PATH = "help.tcss"
@@ -57,22 +84,26 @@ class HelpScreen(ModalScreen[None]):
         Binding("question_mark", "close", "Close", show=False),
     ]
 
+    def __init__(self, keys: tuple[tuple[str, str], ...] = KEYS, title: str = "smalltown — keys") -> None:
+        super().__init__()
+        self._keys, self._title = keys, title  # the live TUI's, or replay's
+
     def compose(self) -> ComposeResult:
         table = Table.grid(padding=(0, 2))
         table.add_column(style="bold #ffe066", no_wrap=True)
         table.add_column()
-        for key, what in KEYS:
+        for key, what in self._keys:
             table.add_row(key, what)
         legend = Text.assemble(
             "\nOn the map, an agent is its first name's initial on its own colour; a number is "
             "several agents on one tile. Floors are tinted by sector. The selected agent's way ahead "
             "is dotted to an X; objects whose state changed in the last half hour are highlighted. "
             "In the agents list, the symbol after the initial is what the agent is doing "
-            "(z sleep, \" talk, * reflect, % eat, # work, = study, ^ exercise, ~ leisure). "
-            "The save is committed every tick.\n",
+            "(z sleep, \" talk, * reflect, % eat, # work, = study, ^ exercise, ~ leisure). ",
+            "The save is committed every tick.\n" if self._keys is KEYS else "\n",
             ("escape or ? closes this help", "dim"))
         with VerticalScroll() as box:
-            box.border_title = "smalltown — keys"
+            box.border_title = self._title
             yield Static(table)
             yield Static(legend)
 

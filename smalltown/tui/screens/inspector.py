@@ -29,9 +29,9 @@ from smalltown.shown import shown, shown_text
 from smalltown.tui.palette import agent_colours
 from smalltown.tui.reader import Memory, SaveReader
 from smalltown.tui.screens.inspector_retrievals import Retrievals
-from smalltown.tui.screens.inspector_text import (action_cell, current_block, importance_text, kind_text, memory_counts,
-                                                  memory_detail, memory_label, plan_item, read_state, save_clock,
-                                                  span, stamp, summary)
+from smalltown.tui.screens.inspector_text import (action_cell, clock_line, current_block, importance_text, kind_text,
+                                                  memory_counts, memory_detail, memory_label, plan_item, read_state,
+                                                  save_clock, span, stamp, summary)
 from smalltown.tui.widgets.fit_table import Col, FitTable
 from smalltown.world.model import pretty
 
@@ -158,9 +158,7 @@ class InspectorScreen(Screen[None]):
         if tick == self._tick and not force:
             return
         self._tick, self._today = tick, game_time.date() if game_time else None
-        clock = f"{game_time:%a %Y-%m-%d %H:%M:%S}" if game_time else "—"
-        self.query_one("#ins-clock", Static).update(Text.assemble(
-            ("save at ", "dim"), clock, ("  tick ", "dim"), shown(tick), ("  ", ""), shown(self.reader.path.name)))
+        self.query_one("#ins-clock", Static).update(clock_line(self.reader, tick, game_time))
         self._state, self._state_note = read_state(self.reader, self.agent)
         # Only the tab in view is drawn now; the others when they are shown.
         self._stale = set(TABS)

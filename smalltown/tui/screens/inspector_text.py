@@ -32,6 +32,20 @@ def save_clock(reader: SaveReader) -> tuple[int, datetime | None]:
     return reader.clock()
 
 
+def clock_line(reader: SaveReader, tick: int, game_time: datetime | None) -> Text:
+    """The screen's clock: the save's, or replay's scrubbed time and, when the agents' state is
+    kept only an hour at a time, which time the plan, action and summary shown are from."""
+    clock = f"{game_time:%a %Y-%m-%d %H:%M:%S}" if game_time else "—"
+    line = Text.assemble(("replay at " if reader.until else "save at ", "dim"), clock, ("  tick ", "dim"),
+                         shown(tick))
+    kept = reader.state_tick()
+    if reader.until is not None and kept != tick:
+        line.append_text(Text.assemble(("  state as kept at ", "dim"), (  # hourly, in snapshots
+            f"{reader.until.time_of(kept):%a %H:%M:%S}" if kept is not None else "no time (none kept)",
+            "bold #ffa94d")))
+    return line.append_text(Text.assemble(("  ", ""), shown(reader.path.name)))
+
+
 def memory_counts(reader: SaveReader, agent: str) -> dict[str, int]:
     return reader.memory_counts(agent)
 

@@ -24,7 +24,7 @@ from smalltown.store.conversations import Conversation
 from smalltown.store.reader import EventRow
 from smalltown.tui.palette import agent_colours
 from smalltown.tui.reader import SaveReader
-from smalltown.tui.screens.debug import (DebugScreen, agent_column, agent_names, cycle, fit, keys_line, long_stamp,
+from smalltown.tui.screens.debug import (DebugScreen, agent_column, agent_names, bound, cycle, fit, keys_line, long_stamp,
                                          short_name, stamp, title_line)
 from smalltown.tui.widgets.fit_table import Col
 from smalltown.tui.widgets.row_table import Keyed, RowTable
@@ -128,7 +128,8 @@ class TimelineScreen(DebugScreen):
         self.table.replace(self.reader.events(self.agent, self._kind_filter(), upto=self._seen, limit=self.LIMIT))
         kinds = kinds_shown(self.kinds)
         self.query_one("#title", Static).update(title_line("Timeline", ("agent", self.agent),
-                                                           ("kinds", None if kinds == "all" else kinds)))
+                                                           ("kinds", None if kinds == "all" else kinds),
+                                                           *bound(self.reader)))
         self._show_status()
 
     def _show_status(self) -> None:
