@@ -25,6 +25,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("target", nargs="?", metavar="WORLD|SAVE",
                      help="a world file or a save (default: the world worlds/default.txt names)")
     run.add_argument("--headless", action="store_true", help="run without the TUI, with a progress bar")
+    run.add_argument("--running", action="store_true",
+                     help="start the TUI running (it opens paused: space runs it; --until runs it there)")
     run.add_argument("--until", metavar="WHEN",
                      help="stop at this game time: '2023-02-14 08:00' or relative '+6h', '+1d'")
     run.add_argument("--save", metavar="FILE",

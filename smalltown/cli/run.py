@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_CODES.get(early.signals[0], 130)
     from smalltown.tui.app import run_tui
 
-    return run_tui(sim, until, notice)
+    return run_tui(sim, until, notice, running=args.running)
 
 
 class EarlySignals:

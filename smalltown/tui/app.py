@@ -31,7 +31,7 @@ from textual.worker import Worker, WorkerState
 from smalltown.llm.tasks import TASKS
 from smalltown.sim.breakpoints import Breakpoint
 from smalltown.sim.clock import clock_near
-from smalltown.sim.commands import Break, Faster, RunUntil, Slower, Step, StepAgent, Toggle, Unbreak
+from smalltown.sim.commands import Break, Cancel, Faster, RunUntil, Slower, Step, StepAgent, Toggle, Unbreak
 from smalltown.sim.simulation import Simulation
 from smalltown.tui.interventions import Interventions
 from smalltown.tui.palette import agent_colours
@@ -61,10 +61,11 @@ class FrameReady(Message):
 
 # (action, title, what it does): the command palette lists every one of them
 COMMANDS: tuple[tuple[str, str, str], ...] = (
-    ("toggle", "Run / pause", "Start or stop the town's clock (space)"),
+    ("toggle", "Run / pause", "Start or stop the town's clock; stops a run until or a step to an event (space)"),
     ("step", "Step one tick", "Advance one tick and pause (n)"),
-    ("step_agent", "Step to the selected agent's next event", "Run until it does something (s)"),
-    ("until", "Run until a game time…", "e.g. 17:30, +2h, 2023-02-14 08:00 (g)"),
+    ("step_agent", "Step to the selected agent's next event", "Run at full speed until it does something (s)"),
+    ("until", "Run until a game time…", "At full speed: 17:30, +2h, 2023-02-14 08:00 (g)"),
+    ("cancel", "Stop a run until or a step to an event", "And pause (esc)"),
     ("faster", "Faster", "More ticks a second (+)"),
     ("slower", "Slower", "Fewer ticks a second (-)"),
     ("breakpoints", "Breakpoints…", "Pause when an agent talks, reflects, re-plans, calls the model, "
@@ -98,6 +99,7 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
         Binding("n", "step", "Step"),
         Binding("s", "step_agent", "Agent step"),
         Binding("g", "until", "Until", show=False),
+        Binding("escape", "cancel", "Stop the run until", show=False),
         Binding("plus,equals_sign", "faster", "Faster", key_display="+", show=False),
         Binding("minus", "slower", "Slower", key_display="-", show=False),
         Binding("b", "breakpoints", "Breaks"),
@@ -122,7 +124,7 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
     ]
 
     def __init__(self, sim: Simulation, until: datetime | None = None,
-                 start_paused: bool = False, notice: str | None = None, can_open: bool = True) -> None:
+                 start_paused: bool = True, notice: str | None = None, can_open: bool = True) -> None:
         super().__init__()
         self.sim = sim
         self._can_open = can_open  # run_tui can open another file when this app ends
@@ -155,8 +157,9 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
 
     def on_mount(self) -> None:
         log = self.query_one(EventLog)
-        log.note(f"{self._world_name}: {len(self.frame.agents)} agents. "
-                 "space runs/pauses, n steps, ? lists the keys.")
+        how = "Running — space pauses" if self.frame.running else "Paused — space to run"
+        log.note(f"{self._world_name}: {len(self.frame.agents)} agents. {how}, n steps a tick, "
+                 "s to the selected agent's next event, ? lists the keys.")
         if self._notice:
             log.note(self._notice)
         self.watch_frame(self.frame)  # set before mounting, when there was nothing to draw on
@@ -204,6 +207,8 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
         self.frame = message.frame
         if message.frame.hits:
             self._breakpoint_hit(message.frame)
+        if message.frame.stopped:
+            self._note(message.frame.stopped)  # what a run until or a step stopped on
         reload = getattr(self.screen, "reload", None)
         now = time.monotonic()
         if reload is not None and now - self._reloaded >= SCREEN_RELOAD_SECONDS:
@@ -263,7 +268,7 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
         if not self.selected:
             return
         self._runner.send(StepAgent(self.selected))
-        self._note(f"Running until {self.selected} does something…", notify=False)
+        self._note(f"Running at full speed to {self.selected}'s next event (space or esc stops)…", notify=False)
 
     def action_until(self) -> None:
         now = self.frame.now
@@ -279,11 +284,15 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
             if text:
                 when = clock_near(text, self.frame.now)
                 self._runner.send(RunUntil(when))
-                self._note(f"Running until {when:%a %Y-%m-%d %H:%M}.", notify=False)
+                self._note(f"Running at full speed until {when:%a %Y-%m-%d %H:%M} (space or esc stops).",
+                           notify=False)
 
         self.push_screen(AskScreen("Run until", "Game time to pause at", placeholder="17:30, +2h or 2023-02-14 08:00",
                                    hint=f"It is {now:%a %Y-%m-%d %H:%M}. A breakpoint can pause it sooner.",
                                    check=check), chosen)
+
+    def action_cancel(self) -> None:
+        self._runner.send(Cancel())
 
     def action_breakpoints(self) -> None:
         self.push_screen(BreakpointsScreen(self._names, self.selected, lambda: self.frame.breakpoints,
@@ -368,15 +377,17 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
 
 
 def run_tui(sim: Simulation, until: datetime | None = None, notice: str | None = None,
-            reopen: Callable[[Path], Simulation] | None = None) -> int:
-    """Open the TUI on a simulation, running; returns when the user quits (the sim is closed),
-    with the exit code: 0, or 143 when SIGTERM ended it. When the user opens another file (or
-    goes on in a copy), `reopen` opens it and the TUI starts again on it."""
+            reopen: Callable[[Path], Simulation] | None = None, running: bool = False) -> int:
+    """Open the TUI on a simulation, paused (`running`: running; `until`: running there at full
+    speed); returns when the user quits (the sim is closed), with the exit code: 0, or 143 when
+    SIGTERM ended it. When the user opens another file (or goes on in a copy), `reopen` opens it
+    and the TUI starts again on it, paused."""
     while True:
-        app = SmalltownApp(sim, until=until, notice=notice, can_open=reopen is not None)
+        app = SmalltownApp(sim, until=until, start_paused=not running and until is None, notice=notice,
+                           can_open=reopen is not None)
         target = app.run()
         if app.terminated:
             return 143
         if target is None or reopen is None:
             return 0
-        sim, until, notice = reopen(target), None, None
+        sim, until, notice, running = reopen(target), None, None, False
