@@ -130,7 +130,8 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
         self._can_open = can_open  # run_tui can open another file when this app ends
         self._notice = notice  # e.g. that no model is configured, and how to add one
         self._colours = agent_colours([a.name for a in sim.agents])
-        self._runner = SimRunner(sim, self._publish, until=until, paused=start_paused)
+        # paused, unless told to run or to run until a time (the user asked to get there)
+        self._runner = SimRunner(sim, self._publish, until=until, paused=start_paused and until is None)
         # The worker has not started: reading the sim here is safe, and gives a full first picture.
         self.set_reactive(SmalltownApp.frame, self._runner.frame())
         self._worker: Worker[None] | None = None
@@ -383,8 +384,7 @@ def run_tui(sim: Simulation, until: datetime | None = None, notice: str | None =
     SIGTERM ended it. When the user opens another file (or goes on in a copy), `reopen` opens it
     and the TUI starts again on it, paused."""
     while True:
-        app = SmalltownApp(sim, until=until, start_paused=not running and until is None, notice=notice,
-                           can_open=reopen is not None)
+        app = SmalltownApp(sim, until=until, start_paused=not running, notice=notice, can_open=reopen is not None)
         target = app.run()
         if app.terminated:
             return 143
