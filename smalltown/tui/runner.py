@@ -1,8 +1,8 @@
 """The loop that ticks the simulation on a worker thread, driven by commands from the interface.
 
 The interface never touches the `Simulation`: it `send`s commands (pause/step/speed/quit, run-until,
-step to an agent's next event, breakpoints, and the user's interventions: whisper, interview, edit an object, copy the save; the
-typed commands of sim/commands.py) through a queue, and gets `Frame`s back through `publish`; an intervention's result comes back
+step to an agent's next event, breakpoints, and the user's interventions: whisper, interview, edit
+an object, copy the save; the typed commands of sim/commands.py) through a queue, and gets `Frame`s back through `publish`; an intervention's result comes back
 through the `reply` callback it was sent with, called on this thread. Frames are coalesced: a new one goes out only after
 the interface says it has drawn the previous one (`frame_shown`) and at most ~30 times a second, so
 a fast simulation can never flood a slow screen; the events of the ticks in between are batched.
