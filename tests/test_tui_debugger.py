@@ -22,7 +22,8 @@ from smalltown.store.records import Event
 from smalltown.sim.open import create, resume
 from smalltown.sim.simulation import TIME_FMT, Simulation
 from smalltown.sim.clock import clock_near as until_from
-from smalltown.tui.app import COMMANDS, SmalltownApp
+from smalltown.tui.app import SmalltownApp
+from smalltown.tui.keys import COMMANDS
 from smalltown.tui.screens.forms import AskScreen, BreakpointsScreen, EditObjectScreen
 from smalltown.tui.screens.interview import InterviewScreen
 from smalltown.tui.widgets.map_view import MapView
@@ -208,16 +209,17 @@ def test_a_reflect_breakpoint_and_a_whisper_that_makes_the_agent_replan(harness)
 def test_step_to_an_agents_next_event_and_run_until_a_time(harness) -> None:
     h = harness()
     h.runner.send(StepAgent(KLAUS))
-    frame = h.paused_by_breakpoint()
+    h.wait(lambda: any(f.stopped for f in h.frames))
+    frame = next(f for f in h.frames if f.stopped)
     first = query(h.sim.save.path, "SELECT min(tick) FROM events WHERE agent = ? AND kind != 'perceived'",
                   KLAUS)[0][0]
-    assert frame.tick == first and frame.hits[0].agent == KLAUS
-    assert frame.breakpoints == ()  # one-shot: gone once it fired
+    assert frame.tick == first and not frame.running and frame.chase is None
+    assert frame.stopped.startswith(f"{KLAUS}'s next event: {KLAUS}") and frame.hits == ()
 
     h.frames.clear()
     when = h.sim.now + timedelta(minutes=5)
     h.runner.send(RunUntil(when))
-    h.wait(lambda: any(f.note and "Reached" in f.note for f in h.frames))
+    h.wait(lambda: any(f.stopped and "Reached" in f.stopped for f in h.frames))
     assert h.sim.now == when
 
 

@@ -27,6 +27,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("target", nargs="?", metavar="WORLD|SAVE",
                      help="a world file or a save (default: the world worlds/default.txt names)")
     run.add_argument("--headless", action="store_true", help="run without the TUI, with a progress bar")
+    run.add_argument("--running", action="store_true",
+                     help="start the TUI running (it opens paused: space runs it; --until runs it there)")
     run.add_argument("--until", metavar="WHEN",
                      help="stop at this game time: '2023-02-14 08:00', 'day 2 9:00', '18:00' (the next "
                           "18:00 after the run's time) or relative '+6h', '+1d'")

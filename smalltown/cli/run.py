@@ -74,7 +74,7 @@ def start_tui(sim: Simulation, until: datetime | None, notice: str | None, args:
         return opened
 
     try:
-        return run_tui(sim, until, notice, reopen)
+        return run_tui(sim, until, notice, reopen, running=args.running)
     finally:
         say_where(current[-1])
 

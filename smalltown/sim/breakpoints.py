@@ -19,7 +19,7 @@ BREAK_KINDS: dict[str, str] = {
     "call": "makes a model call",
     "enter": "enters a place",
     "memory": "gets a memory matching a text",
-    "event": "does anything",  # "step until the agent's next event": one-shot
+    "event": "does anything",  # its next event, as a step to it (`next_event`) waits for
 }
 # what `text` means for each kind (empty text: anything)
 TEXT_MEANS = {"call": "task", "enter": "place", "memory": "text"}
@@ -32,7 +32,7 @@ class Breakpoint:
     kind: str  # one of BREAK_KINDS
     agent: str | None = None  # None: any agent
     text: str = ""  # call: a task name; enter: part of the place; memory: part of the record
-    once: bool = False  # cleared when it fires (step-to-next-event)
+    once: bool = False  # cleared when it fires
 
     def __post_init__(self) -> None:
         if self.kind not in BREAK_KINDS:
@@ -78,6 +78,12 @@ def check(breakpoints: Iterable[Breakpoint], events: list[Event], calls: list[tu
         if hit is not None:
             hits.append(hit)
     return hits
+
+
+def next_event(agent: str, events: list[Event]) -> Event | None:
+    """The agent's first event of a tick that is "an event" to stop at (not a perception): what
+    a step to its next event waits for."""
+    return next((e for e in events if e.agent == agent and e.kind not in QUIET_KINDS), None)
 
 
 def _first_hit(bp: Breakpoint, events: list[Event], calls: list[tuple[str, str]],

@@ -119,7 +119,7 @@ class Quit:
 
 @dataclass(frozen=True)
 class RunUntil:
-    """Run to game time `when`, then pause."""
+    """Run to game time `when` (at full speed), then pause."""
     when: datetime
 
 
@@ -137,11 +137,16 @@ class Unbreak:
 
 @dataclass(frozen=True)
 class StepAgent:
-    """Run until `agent`'s next event."""
+    """Run until `agent`'s next event (at full speed), then pause."""
     agent: str
 
 
-Control = Union[Toggle, Step, Faster, Slower, Quit, RunUntil, Break, Unbreak, StepAgent]
+@dataclass(frozen=True)
+class Cancel:
+    """Give up a run until or a step to an event, and pause; anything else is left as it is."""
+
+
+Control = Union[Toggle, Step, Faster, Slower, Quit, RunUntil, Break, Unbreak, StepAgent, Cancel]
 Command = Union[Intervention, Control]
 
 INTERVENTIONS = (Whisper, Interview, EditObject, SaveNow, CopySave, Rewind)

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from textual.app import ComposeResult, SystemCommand
-from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.message import Message
 from textual.screen import Screen
@@ -31,9 +30,10 @@ from textual.worker import Worker, WorkerState
 from smalltown.llm.tasks import TASKS
 from smalltown.sim.breakpoints import Breakpoint
 from smalltown.sim.clock import clock_near
-from smalltown.sim.commands import Break, Faster, RunUntil, Slower, Step, StepAgent, Toggle, Unbreak
+from smalltown.sim.commands import Break, Cancel, Faster, RunUntil, Slower, Step, StepAgent, Toggle, Unbreak
 from smalltown.sim.simulation import Simulation
 from smalltown.tui.interventions import Interventions
+from smalltown.tui.keys import BINDINGS, COMMANDS
 from smalltown.tui.palette import agent_colours
 from smalltown.tui.reader import SaveReader
 from smalltown.tui.runner import SimRunner
@@ -61,83 +61,21 @@ class FrameReady(Message):
         self.frame = frame
 
 
-# (action, title, what it does): the command palette lists every one of them
-COMMANDS: tuple[tuple[str, str, str], ...] = (
-    ("toggle", "Run / pause", "Start or stop the town's clock (space)"),
-    ("step", "Step one tick", "Advance one tick and pause (n)"),
-    ("step_agent", "Step to the selected agent's next event", "Run until it does something (s)"),
-    ("until", "Run until a game time…", "e.g. 17:30, +2h, 2023-02-14 08:00 (g)"),
-    ("faster", "Faster", "More ticks a second (+)"),
-    ("slower", "Slower", "Fewer ticks a second (-)"),
-    ("breakpoints", "Breakpoints…", "Pause when an agent talks, reflects, re-plans, calls the model, "
-                                    "enters a place, or remembers a text (b)"),
-    ("inspect", "Inspect the selected agent", "Summary, plan, memories, retrievals (i)"),
-    ("calls", "Model calls", "Every call with its prompt and answers (c)"),
-    ("models", "Models", "Which backend answers, and how to add a model (m)"),
-    ("timeline", "Timeline", "Events, filterable by agent and kind (t)"),
-    ("conversations", "Conversations", "Speaker by speaker (d)"),
-    ("day", "The day at a glance", "Every agent across a day: what, where, with whom (D)"),
-    ("whisper", "Whisper to the selected agent…", "An inner voice it takes as its own thought (w)"),
-    ("interview", "Interview the selected agent…", "Ask in a persona; it remembers (a)"),
-    ("edit_object", "Edit an object's state…", "The object under the cursor, or any (e)"),
-    ("save", "Save", "Take a snapshot and fold the committed ticks into the save file (ctrl+s)"),
-    ("rewind", "Rewind to an earlier time…", "A new save as this one was then; the run so far is kept (r)"),
-    ("save_as", "Save as…", "Copy the save to a new file and go on in the copy (S)"),
-    ("fork", "Fork to a new file…", "Copy the save as it is now; this run goes on here (F)"),
-    ("open", "Open a save or world…", "Close this run and open another (O)"),
-    ("perceived", "Show / hide perceived events", "In the event log (p)"),
-    ("follow", "Follow the selected agent", "Keep it in the middle of the map (f)"),
-    ("select(1)", "Select the next agent", "(])"),
-    ("select(-1)", "Select the previous agent", "([)"),
-    ("help", "Help", "Every key (?)"),
-    ("quit", "Quit", "Stop now (the tick in flight is dropped) and close the save (q)"),
-)
-
-
 class SmalltownApp(Interventions):  # its result: a file to open next, or None
     TITLE = "smalltown"
-    BINDINGS = [
-        # not priority: a text field or an open screen gets its keys first
-        Binding("space", "toggle", "Run/Pause"),
-        Binding("n", "step", "Step"),
-        Binding("s", "step_agent", "Agent step"),
-        Binding("g", "until", "Until", show=False),
-        Binding("plus,equals_sign", "faster", "Faster", key_display="+", show=False),
-        Binding("minus", "slower", "Slower", key_display="-", show=False),
-        Binding("b", "breakpoints", "Breaks"),
-        Binding("p", "perceived", "Percepts", show=False),
-        Binding("right_square_bracket", "select(1)", "Next agent", key_display="]", show=False),
-        Binding("left_square_bracket", "select(-1)", "Prev agent", key_display="[", show=False),
-        Binding("f", "follow", "Follow", show=False),
-        Binding("i", "inspect", "Inspect"),
-        Binding("c", "calls", "Calls", show=False),
-        Binding("m", "models", "Models", show=False),
-        Binding("t", "timeline", "Timeline", show=False),
-        Binding("d", "conversations", "Conversations", show=False),
-        Binding("D", "day", "Day", show=False),
-        Binding("w", "whisper", "Whisper", show=False),
-        Binding("a", "interview", "Interview", show=False),
-        Binding("e", "edit_object", "Edit object", show=False),
-        Binding("ctrl+s", "save", "Save", show=False),
-        Binding("S", "save_as", "Save as", show=False),
-        Binding("F", "fork", "Fork", show=False),
-        Binding("O", "open", "Open", show=False),
-        Binding("r", "rewind", "Rewind", show=False),
-        Binding("question_mark", "help", "Help", key_display="?"),
-        Binding("q", "quit", "Quit"),
-        # Textual's own ctrl+c only says "press ctrl+q"; users press it to leave (a focused text
-        # field still copies with it: not priority)
-        Binding("ctrl+c", "quit", "Quit", show=False),
-    ]
+    BINDINGS = BINDINGS
 
     def __init__(self, sim: Simulation, until: datetime | None = None,
-                 start_paused: bool = False, notice: str | None = None, can_open: bool = True) -> None:
+                 start_paused: bool = True, notice: str | None = None, can_open: bool = True,
+                 saving_to: Path | None = None) -> None:
         super().__init__()
         self.sim = sim
         self._can_open = can_open  # run_tui can open another file when this app ends
         self._notice = notice  # e.g. that no model is configured, and how to add one
+        self._saving_to = saving_to  # said in the log when the run was opened from the command line
         self._colours = agent_colours([a.name for a in sim.agents])
-        self._runner = SimRunner(sim, self._publish, until=until, paused=start_paused)
+        # paused, unless told to run or to run until a time (the user asked to get there)
+        self._runner = SimRunner(sim, self._publish, until=until, paused=start_paused and until is None)
         # The worker has not started: reading the sim here is safe, and gives a full first picture.
         self.set_reactive(SmalltownApp.frame, self._runner.frame())
         self._worker: Worker[None] | None = None
@@ -165,8 +103,11 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
 
     def on_mount(self) -> None:
         log = self.query_one(EventLog)
-        log.note(f"{self._world_name}: {len(self.frame.agents)} agents. "
-                 "space runs/pauses, n steps, ? lists the keys.")
+        how = "Running — space pauses" if self.frame.running else "Paused — space to run"
+        log.note(f"{self._world_name}: {len(self.frame.agents)} agents. {how}, n steps a tick, "
+                 "s to the selected agent's next event, ? lists the keys.")
+        if self._saving_to is not None:
+            log.note(f"Saving to {self._saving_to} (every tick is committed as it runs).")
         for line in (self._notice or "").splitlines():  # (each a note of its own)
             log.note(line)
         if self._notice and self._backend == "scripted":  # no model was chosen: the way to one, in view a while
@@ -218,6 +159,8 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
         self.frame = message.frame
         if message.frame.hits:
             self._breakpoint_hit(message.frame)
+        if message.frame.stopped:
+            self._note(message.frame.stopped)  # what a run until or a step stopped on
         reload = getattr(self.screen, "reload", None)
         now = time.monotonic()
         if reload is not None and now - self._reloaded >= SCREEN_RELOAD_SECONDS:
@@ -295,7 +238,7 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
         if not self.selected:
             return
         self._runner.send(StepAgent(self.selected))
-        self._note(f"Running until {self.selected} does something…", notify=False)
+        self._note(f"Running at full speed to {self.selected}'s next event (space or esc stops)…", notify=False)
 
     def action_until(self) -> None:
         now = self.frame.now
@@ -311,11 +254,15 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
             if text:
                 when = clock_near(text, self.frame.now, self._world.start)
                 self._runner.send(RunUntil(when))
-                self._note(f"Running until {when:%a %Y-%m-%d %H:%M}.", notify=False)
+                self._note(f"Running at full speed until {when:%a %Y-%m-%d %H:%M} (space or esc stops).",
+                           notify=False)
 
         self.push_screen(AskScreen("Run until", "Game time to pause at", placeholder="17:30, +2h or 2023-02-14 08:00",
                                    hint=f"It is {now:%a %Y-%m-%d %H:%M}. A breakpoint can pause it sooner.",
                                    check=check), chosen)
+
+    def action_cancel(self) -> None:
+        self._runner.send(Cancel())
 
     def action_breakpoints(self) -> None:
         self.push_screen(BreakpointsScreen(self._names, self.selected, lambda: self.frame.breakpoints,
@@ -400,17 +347,17 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
 
 
 def run_tui(sim: Simulation, until: datetime | None = None, notice: str | None = None,
-            reopen: Callable[[Path], Simulation] | None = None) -> int:
-    """Open the TUI on a simulation, running; returns when the user quits (the sim is closed),
-    with the exit code: 0, or 143 when SIGTERM ended it. When the user opens another file (or
-    goes on in a copy), `reopen` opens it and the TUI starts again on it."""
+            reopen: Callable[[Path], Simulation] | None = None, running: bool = False) -> int:
+    """Open the TUI on a simulation, paused (`running`: running; `until`: running there at full
+    speed); returns when the user quits (the sim is closed), with the exit code: 0, or 143 when
+    SIGTERM ended it. When the user opens another file (or goes on in a copy), `reopen` opens it
+    and the TUI starts again on it, paused."""
     while True:
-        where = f"Saving to {sim.save.path} (every tick is committed as it runs)."
-        app = SmalltownApp(sim, until=until, notice="\n".join(filter(None, (where, notice))),
-                           can_open=reopen is not None)
+        app = SmalltownApp(sim, until=until, start_paused=not running, notice=notice,
+                           can_open=reopen is not None, saving_to=sim.save.path)
         target = app.run()
         if app.terminated:
             return 143
         if target is None or reopen is None:
             return 0
-        sim, until, notice = reopen(target), None, None
+        sim, until, notice, running = reopen(target), None, None, False

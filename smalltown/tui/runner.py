@@ -1,11 +1,16 @@
 """The loop that ticks the simulation on a worker thread, driven by commands from the interface.
 
 The interface never touches the `Simulation`: it `send`s commands (pause/step/speed/quit, run-until,
-breakpoints, and the user's interventions: whisper, interview, edit an object, copy the save; the
-typed commands of sim/commands.py) through a queue, and gets `Frame`s back through `publish`; an intervention's result comes back
+step to an agent's next event, breakpoints, and the user's interventions: whisper, interview, edit
+an object, copy the save; the typed commands of sim/commands.py) through a queue, and gets `Frame`s back through `publish`; an intervention's result comes back
 through the `reply` callback it was sent with, called on this thread. Frames are coalesced: a new one goes out only after
 the interface says it has drawn the previous one (`frame_shown`) and at most ~30 times a second, so
 a fast simulation can never flood a slow screen; the events of the ticks in between are batched.
+
+A run until a time and a step to an agent's next event are a `Chase`: it goes at full speed whatever
+the display speed (which is kept, for after), and ends at its goal, saying what it stopped on. A
+breakpoint pauses it without ending it (space goes on toward the goal); pausing a running chase,
+or esc (`Cancel`), gives it up.
 """
 
 from __future__ import annotations
@@ -18,14 +23,14 @@ from datetime import datetime, timedelta
 from typing import Any, Callable
 
 from smalltown.sim import commands as cmd
-from smalltown.sim.breakpoints import Breakpoint, Hit, check
+from smalltown.sim.breakpoints import Breakpoint, Hit, check, next_event
 from smalltown.llm.backend import Stopped
 from smalltown.sim.commands import Command
 from smalltown.store.records import Event
 from smalltown.sim.simulation import Simulation
 from smalltown.store.reader import Reader
 from smalltown.store.schema import TIME_FMT
-from smalltown.tui.snapshot import DEFAULT_SPEED, SPEEDS, Frame, agent_views
+from smalltown.tui.snapshot import DEFAULT_SPEED, SPEEDS, Chase, Frame, agent_views, span
 
 # What goes through the queue: a command (sim/commands.py) and, for an intervention, the reply
 # that gets its result, or the exception that stopped it.
@@ -53,11 +58,14 @@ class SimRunner:
         # Worker-owned state below: only `run` (the worker thread) touches it once started.
         self._paused = paused
         self._speed = speed_index
-        self._until = until
+        self._chase: Chase | None = None  # paused with one: it waits for space to go on
         self._note: str | None = None
+        self._stopped: str | None = None  # what the last chase stopped on, for the next frame
         if until is not None and sim.now >= until:
-            self._paused, self._until = True, None
+            self._paused = True
             self._note = f"Already at {until:%Y-%m-%d %H:%M}: paused."
+        elif until is not None:
+            self._chase = Chase(sim.now, until=until)
         self._steps = 0  # single steps asked for and not yet done
         self._quit = False
         self._breakpoints: dict[int, Breakpoint] = {}
@@ -102,15 +110,17 @@ class SimRunner:
         self._pending.clear()
         note, self._note = self._note, None
         hits, self._hits = self._hits, ()
+        stopped, self._stopped = self._stopped, None
         now = self.sim.now
         reflecting = frozenset(n for n, t in self._reflected.items() if now - t < RECENT)
         changed = {a: t for a, t in self._changed_objects.items() if now - t < RECENT}
         self._changed_objects = changed
         return Frame(self.sim.tick, now, agent_views(self.sim, reflecting), events, dropped,
-                     running=not self._paused, speed=SPEEDS[self._speed], until=self._until,
+                     running=not self._paused, speed=self._speed_now(),
+                     until=self._chase.until if self._chase else None,
                      note=note, objects=dict(self.sim.objects), changed_objects=frozenset(changed),
                      breakpoints=tuple(self._breakpoints.values()), hits=hits,
-                     save_path=str(self.sim.save.path))
+                     save_path=str(self.sim.save.path), chase=self._chase, stopped=stopped)
 
     # --- the worker thread ------------------------------------------------------------------
 
@@ -167,20 +177,23 @@ class SimRunner:
             else:
                 self._breakpoints.pop(command.id, None)
         elif isinstance(command, cmd.StepAgent):
-            # one "next event" breakpoint at a time: asking again moves it to another agent
-            for i in [i for i, b in self._breakpoints.items() if b.once]:
-                del self._breakpoints[i]
-            self._breakpoints[0] = Breakpoint(0, "event", command.agent, once=True)
-            self._paused = False
-            self._next_tick = time.monotonic()
+            # one chase at a time: asking again moves it to another agent (or from a time)
+            asleep = any(a.asleep for a in self.sim.agents if a.name == command.agent)
+            self._chase_to(Chase(self.sim.now, agent=command.agent, asleep=asleep))
         else:
             self._control(command)
 
     def _control(self, command: Command) -> None:
         if isinstance(command, cmd.Toggle):
+            if not self._paused and self._chase is not None:
+                self._give_up()  # space while running toward a goal: stop there
             self._paused = not self._paused
             self._steps = 0
             self._next_tick = time.monotonic()
+        elif isinstance(command, cmd.Cancel):
+            if self._chase is not None:
+                self._give_up()
+                self._paused, self._steps = True, 0
         elif isinstance(command, cmd.Step):
             self._paused = True  # stepping is a paused-mode thing: it stops a running town
             self._steps += 1
@@ -198,10 +211,38 @@ class SimRunner:
         if self.sim.now >= when:
             self._note = f"It is already {self.sim.now:%a %H:%M}, past {when:%a %H:%M}: nothing to run."
             return
-        self._until = when
+        self._chase_to(Chase(self.sim.now, until=when))
+
+    def _chase_to(self, chase: Chase) -> None:
+        self._chase = chase
         self._paused = False
         self._steps = 0
         self._next_tick = time.monotonic()
+
+    def _give_up(self) -> None:
+        chase, self._chase = self._chase, None
+        assert chase is not None
+        self._note = (f"Stopped short of {chase.goal()} at {self.sim.now:%H:%M}, after "
+                      f"{span(self.sim.now - chase.since)} of game time.")
+
+    def _check_chase(self, events: list[Event]) -> None:
+        """End the chase at its goal, saying what it stopped on."""
+        chase, now = self._chase, self.sim.now
+        if chase is None:
+            return
+        after = f"after {span(now - chase.since)} of game time"
+        if chase.agent is not None:
+            event = next_event(chase.agent, events)
+            if event is None:
+                return
+            woke = chase.asleep and not any(a.asleep for a in self.sim.agents if a.name == chase.agent)
+            lead = f"{chase.agent} woke up" if woke else f"{chase.agent}'s next event"
+            self._stopped = f"{lead}: {event.text} at {now:%H:%M}, {after}."
+        elif chase.until is not None and now >= chase.until:
+            self._stopped = f"Reached {chase.until:%H:%M} ({chase.until:%a %Y-%m-%d}), {after}: paused."
+        else:
+            return
+        self._chase, self._paused, self._steps = None, True, 0
 
     def _intervene(self, command: cmd.Intervention, reply: Reply | None) -> None:
         """The user's hand in the town, between ticks; each is committed at once, and its reply
@@ -215,12 +256,16 @@ class SimRunner:
         if reply is not None:
             reply(result)
 
+    def _speed_now(self) -> int | None:
+        """Ticks a second: a running chase goes as fast as it can, and the chosen speed is kept."""
+        return None if self._chase is not None and not self._paused else SPEEDS[self._speed]
+
     def _interval(self) -> float:
-        speed = SPEEDS[self._speed]
+        speed = self._speed_now()
         return 0.0 if speed is None else 1.0 / speed
 
     def _frame_seconds(self) -> float:
-        return MAX_SPEED_FRAME_SECONDS if SPEEDS[self._speed] is None else FRAME_SECONDS
+        return MAX_SPEED_FRAME_SECONDS if self._speed_now() is None else FRAME_SECONDS
 
     def _tick_due(self) -> bool:
         return not self._paused and time.monotonic() >= self._next_tick
@@ -240,10 +285,7 @@ class SimRunner:
             self._dropped += overflow
         self._pending.extend(events)
         self._dirty = True
-        if self._until is not None and self.sim.now >= self._until:
-            self._paused = True
-            self._note = f"Reached {self._until:%Y-%m-%d %H:%M}: paused."
-            self._until = None  # one-shot: resuming runs on
+        self._check_chase(events)
 
     def _remember(self, events: list[Event]) -> None:
         for e in events:

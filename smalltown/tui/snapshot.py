@@ -7,7 +7,7 @@ be half done on the worker thread.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from smalltown.sim.breakpoints import Breakpoint, Hit
 from smalltown.store.records import Event
@@ -21,6 +21,45 @@ DEFAULT_SPEED = SPEEDS.index(10)
 
 def speed_label(speed: int | None) -> str:
     return "max speed" if speed is None else f"{speed} t/s"
+
+
+def span(game_time: timedelta) -> str:
+    """A stretch of game time as a person says it: "45s", "6h12m", "1d3h"."""
+    seconds = max(0, int(game_time.total_seconds()))
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, seconds = divmod(rest, 60)
+    if days:
+        return f"{days}d{hours}h" if hours else f"{days}d"
+    if hours:
+        return f"{hours}h{minutes:02d}m" if minutes else f"{hours}h"
+    return f"{minutes}m" if minutes else f"{seconds}s"
+
+
+@dataclass(frozen=True)
+class Chase:
+    """A run toward a goal, at full speed whatever the display speed: a game time (run until,
+    `until`) or an agent's next event (step to it, `agent`). It ends at the goal, at a breakpoint,
+    or when the user pauses."""
+    since: datetime  # the game time it started at
+    until: datetime | None = None
+    agent: str | None = None
+    asleep: bool = False  # the agent slept when the step began: its next event is its waking
+
+    def goal(self) -> str:
+        if self.agent is not None:
+            return f"{self.agent}'s next event"
+        assert self.until is not None
+        return f"{self.until:%H:%M}" if self.until.date() == self.since.date() else f"{self.until:%a %H:%M}"
+
+    def progress(self, now: datetime) -> str:
+        """How far it has come, for the clock bar."""
+        if self.agent is not None or self.until is None:
+            return f"awaiting {self.goal()} · {span(now - self.since)}"
+        whole = (self.until - self.since).total_seconds()
+        done = 100 if whole <= 0 else int(100 * (now - self.since).total_seconds() / whole)
+        day = "" if self.until.date() == now.date() else f"{self.until:%a} "
+        return f"until {day}{self.until:%H:%M} · {min(100, max(0, done))}%"
 
 
 @dataclass(frozen=True)
@@ -57,13 +96,15 @@ class Frame:
     dropped: int  # events left out of `events` because too many came at once (max speed)
     running: bool
     speed: int | None
-    until: datetime | None
-    note: str | None = None  # a one-off message for the log, e.g. "reached the until time"
+    until: datetime | None  # a run until this game time is under way
+    note: str | None = None  # a one-off message for the log, e.g. "already at the until time"
     objects: dict[str, str] = field(default_factory=dict)  # every object's state (a copy)
     changed_objects: frozenset[str] = frozenset()  # objects whose state changed in the last half hour
     breakpoints: tuple[Breakpoint, ...] = ()
     hits: tuple[Hit, ...] = ()  # the breakpoints that paused the town on this frame's last tick
     save_path: str = ""
+    chase: Chase | None = None  # a run until a time, or a step to an agent's event, under way
+    stopped: str | None = None  # what the chase that ended on this frame's last tick stopped on
 
 
 def agent_views(sim: Simulation, reflecting: frozenset[str] = frozenset()) -> tuple[AgentView, ...]:

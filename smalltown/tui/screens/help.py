@@ -15,10 +15,13 @@ from smalltown.tui.snapshot import SPEEDS
 REPLAY_SPEEDS = (1, 6, 60, 360)  # replay's ticks per step of playback (five steps a second)
 
 KEYS: tuple[tuple[str, str], ...] = (
-    ("space", "pause / resume the town"),
+    ("space", "run / pause the town (it opens paused)"),
     ("n", "one tick (pauses a running town)"),
-    ("s", "run until the selected agent does something (its next event), then pause"),
-    ("g", "run until a game time: 17:30 (its next occurrence), +2h, 2023-02-14 08:00"),
+    ("s", "run at full speed until the selected agent does something (its next event), then "
+          "pause and say what it did"),
+    ("g", "run at full speed until a game time: 17:30 (its next occurrence), +2h, 2023-02-14 08:00; "
+          "the top bar shows how far"),
+    ("space / esc", "during s or g: give it up and pause (after a breakpoint, space goes on to its goal)"),
     ("+ / -", "faster / slower: " + ", ".join(str(s or "as fast as it goes") for s in SPEEDS)
      + " (ticks a second)"),
     ("b", "breakpoints: pause when an agent (or any) starts a conversation, reflects, re-plans, "

@@ -212,6 +212,10 @@ class MapView(ScrollView, can_focus=True):
         else:
             self.set_cursor((self.cursor[0] + dx, self.cursor[1] + dy))
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # esc hides a shown cursor; with none shown it goes on to the app (which stops a run until)
+        return self.cursor is not None if action == "hide_cursor" else True
+
     def action_hide_cursor(self) -> None:
         if self.cursor is not None:
             self.set_cursor(None)

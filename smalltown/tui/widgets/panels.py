@@ -82,11 +82,10 @@ class ClockBar(Horizontal):
         elif frame.running:
             state = (" running ", "bold black on #69db7c")
         else:
-            state = (" paused ", "bold black on #ffe066")
+            state = (" paused — space to run ", "bold black on #ffe066")
         parts: list[str | tuple[str, str]] = [state, " ", speed_label(frame.speed)]
-        if frame.until is not None:
-            same_day = frame.until.date() == frame.now.date()
-            parts += [("  until ", "dim"), f"{frame.until:%H:%M}" if same_day else f"{frame.until:%a %H:%M}"]
+        if frame.chase is not None:  # a run until a time, or a step to an agent's event: how far
+            parts += [("  ", ""), (shown(frame.chase.progress(frame.now)), "bold #74c0fc")]
         if frame.breakpoints:
             n = len(frame.breakpoints)
             parts += [("  ", ""), (f"● {n} break{'s' if n > 1 else ''}", "bold #ff6b6b")]
