@@ -61,6 +61,9 @@ def _log(app: SmalltownApp) -> str:
 
 
 async def _started(pilot: Pilot) -> None:
+    """Run the town (it opens paused) until it has ticked."""
+    assert not pilot.app.frame.running
+    await pilot.press("space")
     await wait_until(pilot, lambda: pilot.app.frame.tick >= 1)
 
 
@@ -77,6 +80,7 @@ def test_save_as_goes_on_in_the_copy_and_quitting_says_where(tmp_path, monkeypat
         assert pilot.app.sim.save.path == copy
         assert f"Saving to {copy}" in _log(pilot.app)
         copied = pilot.app.frame.tick
+        await pilot.press("space")  # (a file opened in the TUI opens paused)
         await wait_until(pilot, lambda: pilot.app.frame.tick > copied + 1)
         await pilot.press("q")
 
@@ -139,6 +143,7 @@ def test_rewind_goes_on_in_the_new_save_from_the_time_asked(tmp_path, monkeypatc
         assert app.sim.save.path == rewound
         assert "07:00" <= app.frame.now.strftime("%H:%M") < "07:10"  # from the snapshot at or before 7:10
         start = app.frame.tick
+        await pilot.press("space")
         await wait_until(pilot, lambda: app.frame.tick > start)  # it runs on there
         await pilot.press("q")
 

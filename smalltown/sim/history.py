@@ -23,7 +23,8 @@ from smalltown.mind.state import Action, partner_of
 from smalltown.mind.memory import Memory
 from smalltown.store.records import Event
 from smalltown.store.conversations import Conversation
-from smalltown.store.reader import EventRow, Reader
+from smalltown.store.reader import Reader
+from smalltown.store.records import EventRow
 from smalltown.store.save import Save
 from smalltown.store.schema import TIME_FMT
 from smalltown.world.load import load_world_text

@@ -12,65 +12,21 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Any, Iterable, NamedTuple
+from typing import Any, Iterable
 
 from smalltown.store import calls as _calls
 from smalltown.store import conversations as _conversations
 from smalltown.store import day as _day
 from smalltown.store.conversations import Conversation
 from smalltown.store.query import Where, limited
-from smalltown.store.records import AgentRow, Memory
+from smalltown.store.records import AgentRow, CallRow, CallSums, CallTotals, EventRow, Memory
 from smalltown.store.schema import TIME_FMT
 from smalltown.store.snapshots import agent_rows_at, has_snapshots, has_table, read_snapshot
 
 TABLES = frozenset({"agents", "objects", "memories", "events", "llm_calls", "retrievals", "embeddings",
                     "snapshots", "conversations"})
 LOGS = ("events", "llm_calls", "retrievals", "conversations")  # the tables whose rows carry a tick
-
-
-@dataclass(frozen=True)
-class EventRow:
-    id: int
-    tick: int
-    time: str
-    agent: str | None
-    kind: str
-    text: str
-    data: dict
-
-
-@dataclass(frozen=True)
-class CallRow:
-    id: int
-    tick: int
-    time: str
-    agent: str
-    task: str
-    prompt_tokens: int
-    cached_tokens: int
-    completion_tokens: int
-    ms: float
-    backend: str
-    note: str
-
-
-class CallSums(NamedTuple):
-    """The figures of the calls a filter lets through (a tuple: sums of two add up by position)."""
-    calls: int
-    prompt_tokens: int
-    cached_tokens: int
-    completion_tokens: int
-
-
-@dataclass(frozen=True)
-class CallTotals:
-    """Model calls logged after a tick, in figures."""
-    calls: int
-    noted: int  # calls with a note (a fallback answered, or something to say)
-    prompt_tokens: int
-    cached_tokens: int
 
 
 IDS = frozenset({"events", "llm_calls"})  # the logs a front end follows by their newest id

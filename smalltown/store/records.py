@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from smalltown.store.conversations import Conversation
 
@@ -159,3 +159,49 @@ class TickChanges:
     calls: tuple[Call, ...] = ()
     completed: tuple[tuple[Memory, bytes], ...] = ()  # memories already saved, now rated and embedded
     meta: dict[str, Any] = field(default_factory=dict)
+
+
+# --- what the reader gives back of the logs ---
+
+
+@dataclass(frozen=True)
+class EventRow:
+    id: int
+    tick: int
+    time: str
+    agent: str | None
+    kind: str
+    text: str
+    data: dict
+
+
+@dataclass(frozen=True)
+class CallRow:
+    id: int
+    tick: int
+    time: str
+    agent: str
+    task: str
+    prompt_tokens: int
+    cached_tokens: int
+    completion_tokens: int
+    ms: float
+    backend: str
+    note: str
+
+
+class CallSums(NamedTuple):
+    """The figures of the calls a filter lets through (a tuple: sums of two add up by position)."""
+    calls: int
+    prompt_tokens: int
+    cached_tokens: int
+    completion_tokens: int
+
+
+@dataclass(frozen=True)
+class CallTotals:
+    """Model calls logged after a tick, in figures."""
+    calls: int
+    noted: int  # calls with a note (a fallback answered, or something to say)
+    prompt_tokens: int
+    cached_tokens: int

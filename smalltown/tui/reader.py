@@ -19,7 +19,7 @@ from pathlib import Path
 from smalltown.mind.state import AgentState
 from smalltown.store.conversations import Conversation
 from smalltown.store.errors import SaveError
-from smalltown.store.reader import CallRow, CallSums, EventRow
+from smalltown.store.records import CallRow, CallSums, EventRow
 from smalltown.store.save import open_reader
 from smalltown.store.records import Memory
 from smalltown.store.schema import TIME_FMT

@@ -25,7 +25,7 @@ from smalltown.llm.backend import estimate_sent
 from smalltown.llm.fit import estimate_chars
 from smalltown.shown import shown, shown_text
 from smalltown.tui.palette import agent_colours
-from smalltown.store.reader import CallRow, CallSums
+from smalltown.store.records import CallRow, CallSums
 from smalltown.tui.screens.debug import (NOTE_STYLE, DebugScreen, agent_column, agent_names, bound, cycle, fit, keys_line,
                                          long_stamp, short_name, stamp, title_line)
 from smalltown.tui.widgets.fit_table import Col

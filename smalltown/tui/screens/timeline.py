@@ -21,7 +21,7 @@ from textual.widgets import SelectionList, Static
 from smalltown.shown import shown, shown_text
 from smalltown.sim.events import KINDS
 from smalltown.store.conversations import Conversation
-from smalltown.store.reader import EventRow
+from smalltown.store.records import EventRow
 from smalltown.tui.palette import agent_colours
 from smalltown.tui.reader import SaveReader
 from smalltown.tui.screens.debug import (DebugScreen, agent_column, agent_names, bound, cycle, fit, keys_line, long_stamp,
