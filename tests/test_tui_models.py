@@ -33,7 +33,7 @@ def text_of(screen, selector: str) -> str:
 def saved_calls(path: Path) -> tuple[int, int]:
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
-        return conn.execute("SELECT count(*), coalesce(sum(coalesce(note, '') != ''), 0) FROM llm_calls").fetchone()
+        return conn.execute("SELECT count(*), coalesce(sum(fallback != ''), 0) FROM llm_calls").fetchone()
     finally:
         conn.close()
 
@@ -78,8 +78,8 @@ async def test_the_clock_bar_shows_the_backend_and_its_calls_as_the_run_goes(tmp
         await pilot.press("space")
         await wait_until(pilot, lambda: not app.frame.running)
         await pilot.pause(0.3)
-        calls, noted = saved_calls(path)
-        await wait_until(pilot, lambda: f"{calls:,} calls · {noted:,} noted" in bar(), seconds=5)
+        calls, fallbacks = saved_calls(path)
+        await wait_until(pilot, lambda: f"{calls:,} calls · {fallbacks:,} fallback" in bar(), seconds=5)
         await pilot.press("q")
         await wait_until(pilot, lambda: app.return_code is not None)
 
@@ -97,8 +97,8 @@ def test_a_server_backend_s_facts_name_its_url_window_and_concurrency() -> None:
     backend = OpenAIBackend("http://127.0.0.1:9/v1", model="qwen2.5-3b", max_concurrency=8, context=8192)
     facts = backend_facts(backend)
     assert facts == BackendFacts("openai", "qwen2.5-3b", "http://127.0.0.1:9/v1", 8192, None, 8)
-    assert state_line(facts, 1204, 3).plain == "openai qwen2.5-3b · ctx 8,192 · 1,204 calls · 3 noted"
-    assert state_line(backend_facts(tiny_backend()), 1, 0).plain == "scripted (no model) · 1 call · 0 noted"
+    assert state_line(facts, 1204, 3).plain == "openai qwen2.5-3b · ctx 8,192 · 1,204 calls · 3 fallbacks"
+    assert state_line(backend_facts(tiny_backend()), 1, 0).plain == "scripted (no model) · 1 call · 0 fallbacks"
 
 
 def tiny_backend():

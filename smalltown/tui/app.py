@@ -186,10 +186,10 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
         self.push_screen(ModelsScreen(self._save_reader(), self._facts))
 
     def _show_backend_state(self) -> None:
-        """The clock bar's backend, calls and noted calls, from the save (one query when none is new)."""
+        """The clock bar's backend, calls and fallbacks, from the save (one query when none is new)."""
         if not self._closed and self._call_count.read(self._save_reader()):
             self.query_one(ClockBar).backend_state(state_line(self._facts, self._call_count.calls,
-                                                              self._call_count.noted))
+                                                              self._call_count.fallbacks))
 
     def action_timeline(self) -> None:
         self.push_screen(TimelineScreen(self._save_reader(), self.selected))

@@ -56,13 +56,13 @@ def backend_facts(backend: Backend) -> BackendFacts:
                         getattr(backend, "n_threads", None), can.max_concurrency if can.max_concurrency > 1 else None)
 
 
-def state_line(facts: BackendFacts, calls: int, noted: int) -> Text:
-    """The clock bar's account of the backend: "scripted (no model) · 1,204 calls · 0 noted"."""
+def state_line(facts: BackendFacts, calls: int, fallbacks: int) -> Text:
+    """The clock bar's account of the backend: "scripted (no model) · 1,204 calls · 0 fallbacks"."""
     out = Text(shown(facts.label), "italic", no_wrap=True, overflow="ellipsis")
     if facts.context and facts.name != STAND_IN:
         out.append(f" · ctx {facts.context:,}", "dim")
     out.append(f" · {calls:,} call{'s' if calls != 1 else ''}", "dim")
-    out.append(f" · {noted:,} noted", "bold #ff6b6b" if noted else "dim")
+    out.append(f" · {fallbacks:,} fallback{'s' if fallbacks != 1 else ''}", "bold #ff6b6b" if fallbacks else "dim")
     return out
 
 
@@ -206,20 +206,21 @@ class ModelsScreen(ModalScreen[None]):
 
 
 class CallCount:
-    """The save's calls and noted calls (a fallback answered, or a note), for the clock bar: read
-    a little at a time, only the calls saved since the last read, and not at all when none were."""
+    """The save's calls and those a fallback answered, for the clock bar: read a little at a time,
+    only the calls saved since the last read, and not at all when none were."""
 
     def __init__(self) -> None:
         self.seen = -1  # the newest call id counted (none yet: the first read shows the figures)
         self.calls = 0
-        self.noted = 0
+        self.fallbacks = 0
 
     def read(self, reader: SaveReader) -> bool:
         """Count what was saved since the last read; whether anything was."""
         newest = reader.newest_id("llm_calls")
         if newest == self.seen:
             return False
-        self.calls += reader.call_sums(after=self.seen, upto=newest).calls
-        self.noted += reader.call_sums(notes_only=True, after=self.seen, upto=newest).calls
+        figures = reader.call_figures(max(self.seen, 0))
+        self.calls += figures["calls"]
+        self.fallbacks += figures["fallbacks"]
         self.seen = newest
         return True

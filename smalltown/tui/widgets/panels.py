@@ -63,7 +63,7 @@ class ClockBar(Horizontal):
         yield Static(Text(shown(self._backend), "italic"), id="backend")
 
     def backend_state(self, text: Text) -> None:
-        """Who answers and how it goes: e.g. "llama qwen2.5-3b… · ctx 4,096 · 812 calls · 3 noted"."""
+        """Who answers and how it goes: e.g. "llama qwen2.5-3b… · ctx 4,096 · 812 calls · 3 fallbacks"."""
         self.query_one("#backend", Static).update(text)
 
     def busy(self, text: str) -> None:
