@@ -405,7 +405,7 @@ async def test_the_tui_shows_names_from_a_world_and_its_own_notes_as_text(tmp_pa
 async def test_the_replay_shows_a_stranger_save_as_text(stranger):
     from smalltown.tui.replay import ReplayApp
     from smalltown.tui.screens.inspector import InspectorScreen
-    from smalltown.tui.screens.memories import MemoriesScreen
+    from smalltown.tui.screens.timeline import ConversationsScreen
 
     app = ReplayApp(stranger)
     async with app.run_test(size=(220, 60)) as pilot:
@@ -419,9 +419,9 @@ async def test_the_replay_shows_a_stranger_save_as_text(stranger):
         assert_screen(app, seen("MEM"))
         await pilot.press("escape")
         await pilot.press("d")
-        await wait_until(pilot, lambda: isinstance(app.screen, MemoriesScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, ConversationsScreen))
         await pilot.pause()
-        assert_screen(app, seen("SAID"), seen("VIEW"))
+        assert_screen(app, seen("PLACE"), seen("WHY"), seen("SAID"), seen("REPLY"), seen("VIEW"))
 
 
 async def test_the_tui_interview_shows_a_model_answer_as_text(tmp_path):

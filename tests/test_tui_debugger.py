@@ -591,6 +591,7 @@ async def test_replay_scrubs_back_and_forth_and_shows_the_town_as_it_was(past_th
     from smalltown.sim.history import History
     from smalltown.tui.replay import ReplayApp
     from smalltown.tui.screens.inspector import InspectorScreen
+    from smalltown.tui.screens.timeline import ConversationsScreen
 
     save = past_the_first_conversation
     before = save.read_bytes()
@@ -629,7 +630,8 @@ async def test_replay_scrubs_back_and_forth_and_shows_the_town_as_it_was(past_th
         assert [int(k) for k in app.screen._memories] == [m.id for m in history.memories_at(app.selected, 1)][::-1]
         await pilot.press("escape")
         await pilot.press("d")  # nobody has talked yet
-        assert first_line not in shown() and "nothing yet" in shown()
+        assert isinstance(app.screen, ConversationsScreen)
+        assert app.screen.conversations == [] and "has not talked with anyone yet" in shown()
         await pilot.press("escape")
 
         await pilot.press("g")  # to the first conversation: its lines are in the log, and in d
@@ -637,8 +639,11 @@ async def test_replay_scrubs_back_and_forth_and_shows_the_town_as_it_was(past_th
         await pilot.press("enter")
         assert app.frame.tick == talk_tick
         assert any(e.kind == "said" and e.tick == talk_tick for e in app.frame.events)
-        await pilot.press("d")
-        assert first_line in shown() and f"saw: {reason}" in shown()
+        await pilot.press("d")  # the same screen as the live TUI's, up to the time shown
+        talk = app.screen.conversations[0]
+        assert [c.tick for c in app.screen.conversations] == [talk_tick]
+        assert (talk.lines[0].text, talk.reason) == (first_line, reason)
+        assert talk_time[11:] in str(app.screen.query_one("#title", Static).content)  # "up to 13:04:40"
         await pilot.press("escape")
 
         await pilot.press("space")

@@ -24,7 +24,6 @@ from smalltown.tui.screens.forms import AskScreen, BreakpointsScreen, EditObject
 from smalltown.tui.screens.help import KEYS, REPLAY_KEYS, HelpScreen
 from smalltown.tui.screens.inspector import InspectorScreen
 from smalltown.tui.screens.interview import InterviewScreen
-from smalltown.tui.screens.memories import MemoriesScreen
 from smalltown.tui.screens.models import ModelsScreen
 from smalltown.tui.screens.timeline import ConversationsScreen, TimelineScreen
 from smalltown.tui.widgets.map_view import MapView
@@ -221,7 +220,7 @@ REPLAY: dict[str, Callable[[ReplayApp, dict], bool]] = {
     "i": lambda app, b: isinstance(app.screen, InspectorScreen),
     "c": lambda app, b: isinstance(app.screen, CallsScreen),
     "t": lambda app, b: isinstance(app.screen, TimelineScreen),
-    "d": lambda app, b: isinstance(app.screen, MemoriesScreen),
+    "d": lambda app, b: isinstance(app.screen, ConversationsScreen),
     "D": lambda app, b: isinstance(app.screen, DayScreen),
     "m": lambda app, b: isinstance(app.screen, ModelsScreen),
     "question_mark": lambda app, b: isinstance(app.screen, HelpScreen),

@@ -392,7 +392,6 @@ async def test_conversations_screen_shows_where_why_and_each_sides_view_and_relo
 async def test_replay_lists_conversations_with_place_reason_and_views(tmp_path: Path) -> None:
     from handmade import ISABELLA, MARIA, HandSave
     from smalltown.tui.replay import ReplayApp
-    from smalltown.tui.screens.memories import MemoriesScreen
 
     h = HandSave(tmp_path / "talk.sqlite")
     h.talk(60, ISABELLA, MARIA, [(ISABELLA, "Morning! There is a party."), (MARIA, "Oh, when?")],
@@ -402,11 +401,14 @@ async def test_replay_lists_conversations_with_place_reason_and_views(tmp_path: 
     app = ReplayApp(h.path)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("d")
-        assert isinstance(app.screen, MemoriesScreen)
-        shown = [str(s.content) for s in app.screen.query("Static")]
-        assert shown[-5:] == ["2023-02-13 06:10:00  Isabella Rodriguez and Maria Lopez at Hobbs Cafe: cafe",
-                              "  Isabella saw: Maria Lopez is making coffee", "  Isabella: Morning! There is a party.",
-                              "  Maria: Oh, when?", "  Isabella on Maria: Maria is a dear housemate"]
+        assert isinstance(app.screen, ConversationsScreen)  # the live TUI's screen, up to the time shown
+        await pilot.pause()
+        assert "up to Mon 06:16:40" in content(app.screen, "#title")
+        talk = " ".join(plain(app.screen.query(".talk").first(Static).content, width=116).split())
+        for said in ("Hobbs Cafe: cafe", "Isabella Rodriguez saw: Maria Lopez is making coffee",
+                     "Isabella Rodriguez Morning! There is a party.", "Maria Lopez Oh, when?",
+                     "Isabella Rodriguez on Maria Lopez: Maria is a dear housemate"):  # full names at 120 columns
+            assert said in talk
         await pilot.press("escape", "q")
 
 

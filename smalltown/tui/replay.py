@@ -10,18 +10,15 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 
 from smalltown.sim.clock import clock_near
-from smalltown.shown import shown, shown_text
 from smalltown.sim.history import History, StateAt
 from smalltown.tui.replay_debug import ReplayDebugger
 from smalltown.tui.screens.day import DayScreen
 from smalltown.tui.screens.forms import AskScreen
 from smalltown.tui.screens.help import REPLAY_SPEEDS
-from smalltown.tui.screens.memories import MemoriesScreen
 from smalltown.tui.screens.models import ModelsScreen
 from smalltown.tui.reader import SaveReader
 from smalltown.tui.palette import agent_colours
@@ -102,7 +99,7 @@ class ReplayApp(ReplayDebugger, TownView[None]):
         self.query_one(EventLog).note(
             f"Replay of {self.history.path.name}: {self.history.world.name}, ticks 0–{last} "
             f"({self.history.time_of(0):%a %H:%M} to {self.history.time_of(last):%a %H:%M}). "
-            ", and . step, < and > 10 minutes, space plays, g goes to a time; i, c, t and b debug the "
+            ", and . step, < and > 10 minutes, space plays, g goes to a time; i, c, t, d and b debug the "
             "run as it was at the time shown; ? lists every key. No model is used.")
         self._show(self.history.events(self.tick, limit=LOG_LINES))
         self.set_interval(0.2, self._play_step)
@@ -209,8 +206,6 @@ class ReplayApp(ReplayDebugger, TownView[None]):
         self.push_screen(DayScreen(read, self._names, self._colours, self.history.time_of(self.tick),
                                    self.selected, "goes there"), picked)
 
-    # --- what the agents knew and said by then --------------------------------------------------
-
     def action_models(self) -> None:
         """Who answered the recorded run (its call log), and how to get a model."""
         reader = SaveReader(self.history.path)
@@ -219,25 +214,6 @@ class ReplayApp(ReplayDebugger, TownView[None]):
         finally:
             reader.close()
         self.push_screen(screen)
-
-    def action_conversations(self) -> None:
-        convs = self.history.conversations_until(self.tick, self.selected)
-        lines: list[Text] = []
-        for c in reversed(convs[-30:]):
-            # names, places and lines from the save: Text, their control characters made visible
-            lines.append(shown_text(f"{c.time}  {' and '.join(c.participants)} at {c.place or 'an unknown place'}",
-                                    "bold"))
-            if c.reason:
-                lines.append(shown_text(f"  {c.initiator.split()[0]} saw: {c.reason}", "dim italic"))
-            for line in c.lines:
-                lines.append(Text.assemble((shown("  " + line.speaker.split()[0] + ": "),
-                                            self._colours.get(line.speaker, "")), shown(line.text)))
-            for name, view in c.relationships.items():
-                if view:
-                    lines.append(Text.assemble((shown("  " + name.split()[0] + " on " + c.other_side(name).split()[0]
-                                                      + ": "), "dim"), (shown(view), "dim")))
-        when = self.history.time_of(self.tick)
-        self._open(MemoriesScreen(f"{self.selected or 'Everyone'}'s conversations by {when:%a %H:%M}", lines))
 
 
 def run_replay(path: str | Path, at: int | None = None) -> None:

@@ -1,5 +1,5 @@
-"""The debugger in replay: the live TUI's screens (inspector, model calls, timeline, breakpoints,
-help) on the recorded run as it was at the scrubbed tick, read-only.
+"""The debugger in replay: the live TUI's screens (inspector, model calls, timeline, conversations,
+breakpoints, help) on the recorded run as it was at the scrubbed tick, read-only.
 
 Each screen gets a `SaveReader` bounded to the tick shown when it opens; while one is on top the
 replay's own keys (moving through time, playing) are off, so what it shows stays the time the
@@ -21,7 +21,7 @@ from smalltown.tui.screens.calls import CallsScreen
 from smalltown.tui.screens.forms import BreakpointsScreen
 from smalltown.tui.screens.help import REPLAY_KEYS, HelpScreen
 from smalltown.tui.screens.inspector import InspectorScreen
-from smalltown.tui.screens.timeline import TimelineScreen
+from smalltown.tui.screens.timeline import ConversationsScreen, TimelineScreen
 from smalltown.tui.widgets.panels import EventLog
 
 # what the replay's keys do that a screen on top must not (it shows the tick it opened at)
@@ -85,6 +85,9 @@ class ReplayDebugger:
 
     def action_timeline(self) -> None:
         self._open(TimelineScreen(self.reader_now(), self.selected))
+
+    def action_conversations(self) -> None:
+        self._open(ConversationsScreen(self.reader_now(), self.selected))
 
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):

@@ -72,7 +72,7 @@ REPLAY_KEYS: tuple[tuple[str, str], ...] = (
           "made by then, retrievals; 1-4 tabs, a/o/e/l/c filter memories"),
     ("c", "model calls up to this time; enter opens its prompt and answers"),
     ("t", "timeline of events up to this time, filterable by agent and kind"),
-    ("d", "conversations held by this time"),
+    ("d", "conversations held by this time, filterable by agent"),
     ("D", "the day at a glance: every agent across the day; enter on a cell goes there"),
     ("m", "the backend and model that answered this run, and how to get a model"),
     ("click, shift+arrows", "the map cursor: the place, object and state under it; esc hides it"),

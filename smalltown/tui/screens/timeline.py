@@ -266,7 +266,7 @@ class ConversationsScreen(DebugScreen):
         talks = self.reader.conversations(self.agent, limit=self.LIMIT)
         cut = len(talks) >= self.LIMIT
         self.conversations = talks[::-1]
-        self.query_one("#title", Static).update(title_line("Conversations", ("agent", self.agent)))
+        self.query_one("#title", Static).update(title_line("Conversations", ("agent", self.agent), *bound(self.reader)))
         n = len(self.conversations)
         status = f"{n} conversation{'s' if n != 1 else ''}" + (" (the newest)" if cut else "")
         self.query_one("#status", Static).update(status)
