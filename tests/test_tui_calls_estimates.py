@@ -14,7 +14,7 @@ from helpers import tiny_sim
 from smalltown.llm.backend import estimate_prompt
 from smalltown.llm.fit import estimate
 from smalltown.tui.reader import SaveReader
-from smalltown.tui.screens.calls import ESTIMATED, CallsScreen
+from smalltown.tui.screens.calls import ESTIMATED, CallDetailScreen, CallsScreen
 from smalltown.tui.widgets.row_table import RowTable
 
 
@@ -71,3 +71,43 @@ async def test_counted_tokens_are_shown_as_counted_without_the_note(tmp_path: Pa
         await pilot.pause()
         assert ESTIMATED not in app.screen.query_one("#title", Static).content.plain
         assert _cells(app.screen.query_one("#calls", RowTable), 0)[4:7] == ["1,234", "0", "56"]
+
+
+def _meta(app: App) -> str:
+    return app.screen.query_one("#meta", Static).content.plain
+
+
+@pytest.mark.asyncio
+async def test_a_scripted_calls_detail_shows_the_lists_estimates_marked(tmp_path: Path) -> None:
+    tiny_sim(tmp_path, until="06:20").close()
+    path = tmp_path / "tiny.sqlite"
+    prompt, raw = _newest_call(path)
+    app = _Host(path)
+    async with app.run_test(size=(140, 30)) as pilot:
+        await pilot.pause()
+        listed = _cells(app.screen.query_one("#calls", RowTable), 0)[4:7]
+        await pilot.press("enter")  # the newest call
+        await pilot.pause()
+        assert isinstance(app.screen, CallDetailScreen)
+        meta = _meta(app)
+        assert f"prompt {listed[0]}  cached 0  completion {listed[2]}" in meta  # as the list has them
+        assert listed[0] == f"~{estimate_prompt(prompt):,}" and listed[2] == f"~{estimate(raw):,}"
+        assert ESTIMATED in meta
+
+
+@pytest.mark.asyncio
+async def test_a_counted_calls_detail_shows_its_counts_unmarked(tmp_path: Path) -> None:
+    tiny_sim(tmp_path, until="06:20").close()
+    path = tmp_path / "tiny.sqlite"
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.execute("UPDATE llm_calls SET prompt_tokens = 1234, cached_tokens = 617, completion_tokens = 56")
+    conn.close()
+    app = _Host(path)
+    async with app.run_test(size=(140, 30)) as pilot:
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.pause()
+        meta = _meta(app)
+        assert "prompt 1,234  cached 617 (50%)  completion 56" in meta
+        assert "~" not in meta and ESTIMATED not in meta

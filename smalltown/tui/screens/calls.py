@@ -78,6 +78,19 @@ def totals_line(calls: int, prompt: int, cached: int, completion: int, shown: in
     return out
 
 
+def guesses(size: tuple[int, int] | None) -> tuple[int, int, int]:
+    """Estimated (prompt, cached, completion) tokens of a call without counts (the scripted
+    backend), from its prompt's and its answer's length; zeros when there is nothing to go on."""
+    return (estimate_sent(size[0]), 0, estimate_chars(size[1])) if size else (0, 0, 0)
+
+
+def token_text(n: int | None, guess: int, justify: str = "left") -> Text:
+    """A token count, or its estimate marked "~" when the call has none."""
+    if not n and guess:
+        return Text(f"~{guess:,}", "dim italic", justify=justify)  # type: ignore[arg-type]
+    return Text(f"{n or 0:,}", "dim" if not n else "", justify=justify)  # type: ignore[arg-type]
+
+
 class CallsScreen(DebugScreen):
     """Every model call, newest first: time, note mark, agent, task, prompt / cached / completion
     tokens, milliseconds and backend. Filters by agent and task; enter opens a call."""
@@ -172,13 +185,8 @@ class CallsScreen(DebugScreen):
         cells.append(Text("!", NOTE_STYLE) if c.note else Text(""))
         cells.append(Text(short_name(shown(c.agent or ""), w["agent"]), self._colours.get(c.agent, "")))
         cells.append(Text(fit(shown(c.task), w["task"])))
-        size = self._sizes.get(c.id)  # no counts (the scripted backend): estimated from the lengths, marked ~
-        guesses = (estimate_sent(size[0]), 0, estimate_chars(size[1])) if size else (0, 0, 0)
-        for n, guess in zip((c.prompt_tokens, c.cached_tokens, c.completion_tokens), guesses):
-            if not n and guess:
-                cells.append(Text(f"~{guess:,}", "dim italic", justify="right"))
-            else:
-                cells.append(Text(f"{n or 0:,}", "dim" if not n else "", justify="right"))
+        for n, guess in zip((c.prompt_tokens, c.cached_tokens, c.completion_tokens), guesses(self._sizes.get(c.id))):
+            cells.append(token_text(n, guess, justify="right"))
         cells.append(Text(ms_text(c.ms), justify="right"))
         if "backend" in w:
             cells.append(Text(fit(shown(c.backend or ""), w["backend"]), "italic"))
@@ -297,14 +305,17 @@ class CallDetailScreen(DebugScreen):
             (f"Call {c.id}  ", "bold"), (shown(c.agent or ""), f"bold {self._colours.get(c.agent, '')}"),
             ("  ", ""), (shown(c.task), "bold"), (position, "dim"), no_wrap=True, overflow="ellipsis"))
         share = f" ({c.cached_tokens / c.prompt_tokens:.0%})" if c.prompt_tokens else ""
+        # no counts (the scripted backend): estimated from the lengths, marked ~ as in the list
+        guess = guesses(self.reader.call_sizes([c.id]).get(c.id) if not c.prompt_tokens else None)
         meta = Text.assemble(
             shown(long_stamp(c.time)), ("  tick ", "dim"), shown(c.tick), "\n",
-            ("prompt ", "dim"), f"{c.prompt_tokens or 0:,}",
-            ("  cached ", "dim"), f"{c.cached_tokens or 0:,}{share}",
-            ("  completion ", "dim"), f"{c.completion_tokens or 0:,}",
+            ("prompt ", "dim"), token_text(c.prompt_tokens, guess[0]),
+            ("  cached ", "dim"), token_text(c.cached_tokens, guess[1]), share,
+            ("  completion ", "dim"), token_text(c.completion_tokens, guess[2]),
             "  ", ms_text(c.ms), (" ms", "dim"), "\n",
             ("backend ", "dim"), (shown(c.backend or ""), "italic"),
-            ("  model ", "dim"), (shown(detail.get("model") or ""), "italic"))
+            ("  model ", "dim"), (shown(detail.get("model") or ""), "italic"),
+            (f"\n{ESTIMATED}" if any(guess) else "", "dim italic"))
         self.query_one("#meta", Static).update(meta)
         has_note = bool(c.note)
         self.query_one("#note-head").display = has_note
