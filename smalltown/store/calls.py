@@ -31,8 +31,9 @@ def last_call_id(conn: sqlite3.Connection) -> int:
     return conn.execute("SELECT coalesce(max(id), 0) FROM llm_calls").fetchone()[0]
 
 
-def call_figures(conn: sqlite3.Connection, after_id: int = 0) -> dict:
-    """The calls logged (those with ids above `after_id`):
+def call_figures(conn: sqlite3.Connection, after_id: int = 0, upto_id: int | None = None) -> dict:
+    """The calls logged (those with ids above `after_id`, and up to `upto_id`: a reader counting a
+    little at a time counts a call committed meanwhile next time, and once):
     {"calls": n, "fallbacks": n, "too_long": n, "by_reason": {reason: n},
      "by_task": {task: {"calls": n, "fallbacks": n, "by_reason": {reason: n}}}}
     reasons most frequent first, tasks by name."""
@@ -40,7 +41,8 @@ def call_figures(conn: sqlite3.Connection, after_id: int = 0) -> dict:
     by_task: dict[str, dict] = {}
     by_reason: dict[str, int] = {}
     for task, why, n in conn.execute(
-            f"SELECT task, {reason}, count(*) FROM llm_calls WHERE id > ? GROUP BY 1, 2 ORDER BY 1, 2", (after_id,)):
+            f"SELECT task, {reason}, count(*) FROM llm_calls WHERE id > ? AND id <= ? GROUP BY 1, 2 ORDER BY 1, 2",
+            (after_id, upto_id if upto_id is not None else 2**63 - 1)):
         t = by_task.setdefault(str(task), {"calls": 0, "fallbacks": 0, "by_reason": {}})
         t["calls"] += n
         if why:

@@ -295,9 +295,9 @@ class Reader:
         return [(b or "", m or "", n) for b, m, n in self.conn.execute(
             "SELECT backend, model, count(*) FROM llm_calls GROUP BY 1, 2 ORDER BY max(id) DESC")]
 
-    def call_figures(self, after_id: int = 0) -> dict:
+    def call_figures(self, after_id: int = 0, upto_id: int | None = None) -> dict:
         """How many calls, how many a fallback answered, by task and reason (store/calls.py)."""
-        return _calls.call_figures(self.conn, after_id)
+        return _calls.call_figures(self.conn, after_id, upto_id)
 
     def call_sizes(self, ids: Iterable[int]) -> dict[int, tuple[int, int]]:
         """{id: (characters of the prompt, characters of the raw answer)}: what a token estimate

@@ -180,9 +180,9 @@ class SaveReader:
         """(backend, model, calls) of each the call log names, the last to answer first."""
         return self.store.call_backends()
 
-    def call_figures(self, after_id: int = 0) -> dict:
-        """Calls and fallbacks (of the calls with ids above `after_id`), by task and reason."""
-        return self.store.call_figures(after_id)
+    def call_figures(self, after_id: int = 0, upto_id: int | None = None) -> dict:
+        """Calls and fallbacks (of the calls with ids in (after_id, upto_id]), by task and reason."""
+        return self.store.call_figures(after_id, upto_id)
 
     # --- events -------------------------------------------------------------------------------
 

@@ -19,8 +19,6 @@ from smalltown.tui.replay_debug import ReplayDebugger
 from smalltown.tui.screens.day import DayScreen
 from smalltown.tui.screens.forms import AskScreen
 from smalltown.tui.screens.help import REPLAY_SPEEDS
-from smalltown.tui.screens.models import ModelsScreen
-from smalltown.tui.reader import SaveReader
 from smalltown.tui.palette import agent_colours
 from smalltown.tui.widgets.panels import EventLog
 from smalltown.tui.snapshot import AgentView, Frame
@@ -205,15 +203,6 @@ class ReplayApp(ReplayDebugger, TownView[None]):
         read = lambda day: self.history.reader.day(day, self.history.world.gatherings)  # noqa: E731
         self.push_screen(DayScreen(read, self._names, self._colours, self.history.time_of(self.tick),
                                    self.selected, "goes there"), picked)
-
-    def action_models(self) -> None:
-        """Who answered the recorded run (its call log), and how to get a model."""
-        reader = SaveReader(self.history.path)
-        try:
-            screen = ModelsScreen(reader, None)
-        finally:
-            reader.close()
-        self.push_screen(screen)
 
 
 def run_replay(path: str | Path, at: int | None = None) -> None:

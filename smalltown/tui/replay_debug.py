@@ -21,6 +21,7 @@ from smalltown.tui.screens.calls import CallsScreen
 from smalltown.tui.screens.forms import BreakpointsScreen
 from smalltown.tui.screens.help import REPLAY_KEYS, HelpScreen
 from smalltown.tui.screens.inspector import InspectorScreen
+from smalltown.tui.screens.models import ModelsScreen
 from smalltown.tui.screens.timeline import ConversationsScreen, TimelineScreen
 from smalltown.tui.widgets.panels import EventLog
 
@@ -64,12 +65,16 @@ class ReplayDebugger:
 
     # --- the screens, at the tick shown -------------------------------------------------------
 
-    def reader_now(self) -> SaveReader:
-        """A reader of the save as it was at the end of the tick shown."""
+    def save_reader(self) -> SaveReader:
+        """A reader of the whole recorded run, open until the replay ends (screens share it)."""
         if self._reader is None:
             self._reader = SaveReader(self.history.path)
+        return self._reader
+
+    def reader_now(self) -> SaveReader:
+        """A reader of the save as it was at the end of the tick shown."""
         until = Until(self.tick, self.history.time_of(self.tick), self.history.world.step_seconds)
-        return self._reader.bounded(until)
+        return self.save_reader().bounded(until)
 
     def _open(self, screen) -> None:
         if self.playing:
@@ -88,6 +93,10 @@ class ReplayDebugger:
 
     def action_conversations(self) -> None:
         self._open(ConversationsScreen(self.reader_now(), self.selected))
+
+    def action_models(self) -> None:
+        """Who answered the recorded run (its whole call log), and how to get a model."""
+        self._open(ModelsScreen(self.save_reader(), None))
 
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):

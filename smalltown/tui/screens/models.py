@@ -172,17 +172,18 @@ def commands_text() -> Text:
 class ModelsScreen(ModalScreen[None]):
     """Which backend answers, its calls so far, what a model would change, and how to get one.
     `facts` is the live app's backend; None in replay, where the call log says who answered. The
-    save is read once, when the screen is made (the reader may be closed then)."""
+    reader stays open while the screen does: `reload()` (the app calls it as the town runs) counts
+    the calls saved since."""
 
     CSS_PATH = "models.tcss"
     BINDINGS = [Binding("escape,m", "close", "Close")]
 
     def __init__(self, reader: SaveReader, facts: BackendFacts | None) -> None:
         super().__init__()
+        self.reader = reader
         self.facts = facts
-        _, prompt, cached, _ = reader.call_sums()
-        self._figures = calls_text(reader.call_figures(), reader.call_sums(notes_only=True).calls, prompt, cached)
-        self._recorded = recorded_table(reader.call_backends())
+        self.tally = CallTally()
+        self.tally.read(reader)
 
     def compose(self) -> ComposeResult:
         with VerticalScroll() as box:
@@ -192,14 +193,22 @@ class ModelsScreen(ModalScreen[None]):
                 yield Static(backend_table(self.facts), id="backend")
             else:
                 yield Static(Text("The recorded run was answered by", HEAD), classes="head")
-                yield Static(self._recorded, id="backend")
-            yield Static(self._figures, id="figures")
+                yield Static(recorded_table(self.reader.call_backends()), id="backend")
+            yield Static(self.tally.text(), id="figures")
             yield Static(Text("What a model changes", HEAD), classes="head")
             yield Static(WHAT_A_MODEL_CHANGES, id="what", markup=False)
             yield Static(Text("How to get one", HEAD), classes="head")
             yield Static(commands_text(), id="how")
             yield Static(local_text(), id="local")
             yield Static(Text("escape or m closes this", "dim"))
+
+    def reload(self) -> None:
+        """Count the calls saved since the last read; one query when none were."""
+        if not self.is_mounted or not self.tally.read(self.reader):
+            return
+        self.query_one("#figures", Static).update(self.tally.text())
+        if self.facts is None:
+            self.query_one("#backend", Static).update(recorded_table(self.reader.call_backends()))
 
     def action_close(self) -> None:
         self.dismiss()
@@ -219,8 +228,41 @@ class CallCount:
         newest = reader.newest_id("llm_calls")
         if newest == self.seen:
             return False
-        figures = reader.call_figures(max(self.seen, 0))
-        self.calls += figures["calls"]
-        self.fallbacks += figures["fallbacks"]
+        self.add(reader, max(self.seen, 0), newest)
         self.seen = newest
         return True
+
+    def add(self, reader: SaveReader, after: int, upto: int) -> None:
+        """Count the calls with ids in (after, upto]."""
+        self.count(reader.call_figures(after, upto))
+
+    def count(self, figures: dict) -> None:
+        self.calls += figures["calls"]
+        self.fallbacks += figures["fallbacks"]
+
+
+class CallTally(CallCount):
+    """What the models screen says of the calls: a `CallCount` with the fallbacks' reasons, the
+    calls with a note, and the prompt and cached tokens."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.by_reason: dict[str, int] = {}
+        self.noted = self.prompt = self.cached = 0
+
+    def add(self, reader: SaveReader, after: int, upto: int) -> None:
+        super().add(reader, after, upto)
+        sums = reader.call_sums(after=after, upto=upto)
+        self.prompt += sums.prompt_tokens
+        self.cached += sums.cached_tokens
+        self.noted += reader.call_sums(notes_only=True, after=after, upto=upto).calls
+
+    def count(self, figures: dict) -> None:
+        super().count(figures)
+        for why, n in figures["by_reason"].items():
+            self.by_reason[why] = self.by_reason.get(why, 0) + n
+
+    def text(self) -> Text:
+        reasons = dict(sorted(self.by_reason.items(), key=lambda kv: (-kv[1], kv[0])))  # most first
+        return calls_text({"calls": self.calls, "fallbacks": self.fallbacks, "by_reason": reasons},
+                          self.noted, self.prompt, self.cached)
