@@ -111,3 +111,12 @@ async def test_a_counted_calls_detail_shows_its_counts_unmarked(tmp_path: Path) 
         meta = _meta(app)
         assert "prompt 1,234  cached 617 (50%)  completion 56" in meta
         assert "~" not in meta and ESTIMATED not in meta
+
+
+def test_the_totals_say_tokens_were_not_counted_rather_than_zero() -> None:
+    from smalltown.tui.screens.calls import totals_line
+
+    scripted = totals_line(5, 0, 0, 0, shown=5).plain
+    assert "not counted" in scripted and "prompt 0" not in scripted
+    counted = totals_line(5, 1200, 600, 80, shown=5).plain
+    assert "prompt 1,200" in counted and "cached 600 (50%)" in counted and "not counted" not in counted

@@ -69,6 +69,9 @@ def totals_line(calls: int, prompt: int, cached: int, completion: int, shown: in
     out.append(" calls" if calls != 1 else " call")
     if shown < calls:
         out.append(f" (newest {shown:,} listed)", "dim")
+    if calls and not prompt and not completion:  # (the scripted backend counts no tokens)
+        out.append("  tokens not counted by this backend: the rows' ~ are estimates", "dim italic")
+        return out
     out.append("  prompt ", "dim")
     out.append(f"{prompt:,}")
     out.append("  cached ", "dim")
