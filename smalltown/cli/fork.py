@@ -6,9 +6,11 @@ import argparse
 import json
 import sys
 from datetime import timedelta
+from pathlib import Path
 
 from smalltown.sim.clock import clock_near
 from smalltown.shown import shown
+from smalltown.sim.files import SavePathError, require_folder
 from smalltown.sim.fork import clock, fork
 from smalltown.store.schema import TIME_FMT
 from smalltown.store.save import Save
@@ -31,6 +33,11 @@ def fork_command(args: argparse.Namespace) -> int:
     at = None
     from smalltown.sim.check import require
 
+    try:
+        require_folder(Path(args.to))  # as run --save: a typo in the folder makes nothing
+    except SavePathError as e:
+        print(f"error: --to: {shown(e)}", file=sys.stderr)
+        return 2
     save = Save.open(args.save, readonly=True)  # (checked here, under its own name, before it is copied)
     require(save, snapshots=True)
     try:

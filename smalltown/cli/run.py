@@ -20,7 +20,8 @@ from rich.table import Table
 from smalltown.cli.common import backend_options
 from smalltown.llm.models import HOW_TO_ADD
 from smalltown.shown import shown, shown_text
-from smalltown.sim.open import RunOptions, SavePathError, UntilError, open_run, saved_at
+from smalltown.sim.files import SavePathError
+from smalltown.sim.open import RunOptions, UntilError, open_run, saved_at
 from smalltown.sim.simulation import TIME_FMT, Simulation
 from smalltown.store.reader import Reader
 from smalltown.world.bundled import default_world
@@ -86,10 +87,18 @@ def say_where(path: Path) -> None:
         tick, now, _ = saved_at(path)
     except Exception:  # noqa: BLE001 - (a save that could not be read has its own error, above)
         return
-    name = shlex.quote(str(path))
     for line in (f"saved in {path} at {now:%Y-%m-%d %H:%M:%S} (tick {tick}, its last whole tick)",
-                 f"continue it: smalltown run {name}", f"replay it:   smalltown replay {name}"):
+                 *how_to_go_on(path)):
         print(shown(line), file=sys.stderr)  # (a file name may hold anything: shown, not printed raw)
+
+
+def how_to_go_on(path: Path, until: datetime | None = None) -> list[str]:
+    """The commands to continue a save and to replay it, as the TUI's quit and the headless run's
+    summary both end (quoted, to be copied); `until`: a headless run stopped before it, continued
+    to it."""
+    name = shlex.quote(str(path))
+    rest = f" --headless --until {shlex.quote(f'{until:%Y-%m-%d %H:%M:%S}')}" if until is not None else ""
+    return [f"continue it: smalltown run {name}{rest}", f"replay it:   smalltown replay {name}"]
 
 
 class EarlySignals:
@@ -230,8 +239,5 @@ def summarise(console: Console, sim: Simulation, start: datetime, start_tick: in
     t.add_row("wall time", f"{wall:.1f} s ({game / wall if wall else 0:,.0f} game seconds per second)")
     t.add_row("events", ", ".join(f"{k} {v}" for k, v in kinds.most_common()) or "none")
     console.print(t)
-    if interrupted and until is not None and now < until:
-        console.print(shown_text(f"continue it: smalltown run {sim.save.path} --headless "
-                                 f"--until '{until:%Y-%m-%d %H:%M:%S}'"), soft_wrap=True)  # one line, to copy
-    else:
-        console.print(shown_text(f"continue it: smalltown run {sim.save.path}"), soft_wrap=True)
+    for line in how_to_go_on(sim.save.path, until if interrupted and until is not None and now < until else None):
+        console.print(shown_text(line), soft_wrap=True)  # one line each, to copy

@@ -31,6 +31,7 @@ from smalltown.sim.check import Sound, require, require_sound
 from smalltown.sim.backends import (BackendOptions, choose_backend, connect, make_backend, make_embedder,
                                     make_fallback, refuse_stripped_cassette)
 from smalltown.sim.clock import clock_near
+from smalltown.sim.files import require_folder
 from smalltown.sim.simulation import Simulation
 from smalltown.store.records import TickChanges
 from smalltown.store.copy import copy_save, remove_db
@@ -42,12 +43,6 @@ from smalltown.world.model import World
 
 class UntilError(ValueError):
     """The stop time names a time that cannot be run to."""
-
-
-class SavePathError(ValueError):
-    """--save names a file in a folder that is not there: refused, not made (a typo would
-    otherwise leave folders behind). Only the data folder for saves made without --save is ours
-    to create."""
 
 
 @dataclass
@@ -77,9 +72,8 @@ def open_run(target: Path, options: RunOptions) -> tuple[Simulation, datetime | 
         refuse_stripped_cassette(opts.replay)
     sets = options.sets
     Settings().override(**parse_sets(sets))  # a --set that names no setting, or a value out of its range
-    if options.save is not None and not options.save.parent.is_dir():
-        raise SavePathError(f"{options.save}: the folder {options.save.parent} does not exist (make it first, "
-                            "or name a file in a folder that does)")
+    if options.save is not None:
+        require_folder(options.save)  # (raises SavePathError)
     if is_save(target):
         return _continue(target, name, options)
     if target.suffix in (".sqlite", ".sqlite3", ".db"):

@@ -28,9 +28,11 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from smalltown.llm.tasks import TASKS
+from smalltown.shown import shown
 from smalltown.sim.breakpoints import Breakpoint
 from smalltown.sim.clock import clock_near
 from smalltown.sim.commands import Break, Cancel, Faster, RunUntil, Slower, Step, StepAgent, Toggle, Unbreak
+from smalltown.sim.files import reason
 from smalltown.sim.simulation import Simulation
 from smalltown.tui.interventions import Interventions
 from smalltown.tui.keys import BINDINGS, COMMANDS
@@ -67,8 +69,9 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
 
     def __init__(self, sim: Simulation, until: datetime | None = None,
                  start_paused: bool = True, notice: str | None = None, can_open: bool = True,
-                 saving_to: Path | None = None) -> None:
+                 saving_to: Path | None = None, error: str | None = None) -> None:
         super().__init__()
+        self._error = error  # why the file the user asked to open did not open: the first note
         self.sim = sim
         self._can_open = can_open  # run_tui can open another file when this app ends
         self._notice = notice  # e.g. that no model is configured, and how to add one
@@ -103,6 +106,9 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
 
     def on_mount(self) -> None:
         log = self.query_one(EventLog)
+        if self._error:
+            log.note(self._error)
+            self.notify(shown(self._error), severity="error", timeout=15, markup=False)
         how = "Running — space pauses" if self.frame.running else "Paused — space to run"
         log.note(f"{self._world_name}: {len(self.frame.agents)} agents. {how}, n steps a tick, "
                  "s to the selected agent's next event, ? lists the keys.")
@@ -351,13 +357,21 @@ def run_tui(sim: Simulation, until: datetime | None = None, notice: str | None =
     """Open the TUI on a simulation, paused (`running`: running; `until`: running there at full
     speed); returns when the user quits (the sim is closed), with the exit code: 0, or 143 when
     SIGTERM ended it. When the user opens another file (or goes on in a copy), `reopen` opens it
-    and the TUI starts again on it, paused."""
+    and the TUI starts again on it, paused; a file that will not open sends the user back to the
+    save they were in, paused, with the error as the first note of its log."""
+    error: str | None = None
     while True:
         app = SmalltownApp(sim, until=until, start_paused=not running, notice=notice,
-                           can_open=reopen is not None, saving_to=sim.save.path)
+                           can_open=reopen is not None, saving_to=sim.save.path, error=error)
         target = app.run()
         if app.terminated:
             return 143
         if target is None or reopen is None:
             return 0
-        sim, until, notice, running = reopen(target), None, None, False
+        until, notice, running, error = None, None, False, None
+        try:
+            sim = reopen(target)
+        except Exception as e:  # noqa: BLE001 - any refusal: said in the TUI, back in the run the user had
+            error = (f"Could not open {target}: {reason(e)}. Back in {sim.save.path}, paused, as it was "
+                     "(nothing was changed).")
+            sim = reopen(sim.save.path)  # (if that fails too, the session ends with its error)

@@ -15,7 +15,7 @@ from textual.message import Message
 from smalltown.shown import shown
 from smalltown.sim.clock import clock_near
 from smalltown.sim.commands import CopySave, EditObject, Interview, Rewind, SaveNow, Whisper
-from smalltown.store.save import is_save
+from smalltown.sim.files import SavePathError, require_folder, unopenable
 from smalltown.tui.runner import SimRunner
 from smalltown.tui.screens.forms import AskScreen, EditObjectScreen
 from smalltown.tui.screens.interview import InterviewScreen
@@ -132,15 +132,16 @@ class Interventions(TownView[Path | None]):  # its result: a file to open next, 
 
     def _ask_path(self, title: str, label: str, suggestion: Path, then: Callable[[Path], None],
                   must_exist: bool = False) -> None:
-        def check(text: str) -> str | None:
+        def check(text: str) -> str | None:  # what can be known here is refused here, not after the app ends
             path = Path(text).expanduser()
             if must_exist:
-                if not path.exists():
-                    return f"{path}: no such file"
-                if not (is_save(path) or path.suffix == ".toml"):
-                    return f"{path}: neither a save (SQLite) nor a world (.toml)"
-            elif path.exists():
+                return unopenable(path)
+            if path.exists():
                 return f"{path} already exists: choose a new name"
+            try:
+                require_folder(path)
+            except SavePathError as e:
+                return str(e)
             return None
 
         def chosen(text: str | None) -> None:

@@ -7,7 +7,7 @@ frames made here instead of by a worker; the save is opened read-only and never 
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 
 from textual.app import ComposeResult
@@ -171,10 +171,11 @@ class ReplayApp(ReplayDebugger, TownView[None]):
         start, end = self.history.time_of(0), self.history.time_of(self.history.last_tick)
 
         def parse(text: str) -> datetime:
-            when = clock_near(text, self.history.time_of(self.tick))
-            if "-" not in text and ":" in text and when > end:  # "9:00": the last one that happened
-                when -= timedelta(days=1)
-            return when
+            """As the live TUI reads it ("day 2 9:00" from the world's first day, `start`); a bare
+            "9:00" past the run's end is the last one that happened."""
+            now = self.history.time_of(self.tick)
+            when = clock_near(text, now, start)
+            return when if when <= end else clock_near(text, now, start, last=True)
 
         def check(text: str) -> str | None:
             try:

@@ -43,7 +43,7 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("e", "edit an object's state (the one under the cursor, or any)"),
     ("ctrl+s", "save: fold the committed ticks into the save file"),
     ("S / F", "save as (go on in a copy) / fork (a copy; go on here)"),
-    ("O", "open another save or world"),
+    ("O", "open another save or world (one that will not open leaves you in this run, paused)"),
     ("r", "rewind: a new save as this run was at an earlier time (9:00: its latest occurrence, -2h); "
           "this one is kept"),
     ("p", "show / hide \"perceived\" events in the log"),
@@ -62,7 +62,8 @@ REPLAY_KEYS: tuple[tuple[str, str], ...] = (
     ("home / end", "the start / the end of the run"),
     ("space", "play / pause (playing stops where a breakpoint fires)"),
     ("+ / -", "play faster / slower: " + ", ".join(str(s * 5) for s in REPLAY_SPEEDS) + " ticks a second"),
-    ("g", "go to a game time: 9:00 (the last one that happened), +2h, 2023-02-13 12:00"),
+    ("g", "go to a game time: 9:00 (its next occurrence; the last one when the run ends first), "
+          "day 2 9:00 (from the world's first day), +2h, 2023-02-13 12:00"),
     ("s", "to the selected agent's next event"),
     ("b", "breakpoints: moving forward (playing, stepping, going to a time) stops at the first tick "
           "where one fires: an agent starts a conversation, reflects, re-plans, makes a model call "
