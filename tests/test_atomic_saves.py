@@ -81,6 +81,7 @@ def _kill_in_first_flush():
 @pytest.mark.parametrize("kill", [_kill_in_create_schema, _kill_in_first_flush], ids=["file made", "meta written"])
 def test_a_run_killed_while_its_save_is_made_leaves_nothing_and_runs_again(tmp_path: Path, kill):
     reference = tmp_path / "reference" / "s.sqlite"
+    reference.parent.mkdir()  # (--save names a file in a folder that exists)
     argv = ["run", "--headless", TINY, "--until", "+10m", *SCRIPTED, "--save"]
     assert _in_child(_smalltown(*argv, reference), tmp_path / "log") == 0
     folder = tmp_path / "killed"
