@@ -620,3 +620,20 @@ def test_who_questions_come_from_records_about_the_person():
     assert interview("Was there a Valentine's day party?", [seen, heard]).startswith("Yes")
     assert '"Maria said there is a party at the cafe"' in interview("Who is throwing a party?", [seen, heard])
     assert "stove" in interview("Your breakfast is burning! What would you do?")
+
+
+def test_a_summary_names_a_place_once(tmp_path):
+    """A routine's activity that names its place ("a bench in the park") is not followed by "at the
+    park" again in the stand-in's summary of the agent."""
+    import json
+    import re
+
+    from helpers import query, tiny_sim
+
+    sim = tiny_sim(tmp_path, "06:30")
+    path = sim.save.path
+    sim.close()
+    summaries = [json.loads(s)["summary"] for (s,) in query(path, "SELECT state FROM agents")]
+    assert summaries and all(summaries)
+    for summary in summaries:
+        assert not re.search(r"\b(\w[\w' ]{3,}) at \1\b", summary), summary

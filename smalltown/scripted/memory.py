@@ -197,7 +197,8 @@ def summary_description(seed: int, task: SummaryDescription) -> SummaryOut:
     if work:
         where = work[0].place or "home"
         doing = ing(day.act(work[0].activity))
-        at = "" if where == "home" and "home" in doing else f" at {where}"
+        said = where.lower() in doing.lower() or (where == "home" and "home" in doing)  # "in the park at the park"
+        at = "" if said else f" at {where}"
         occupation = f"On most days {first} is {doing}{at}"
         if len(work) > 1 and day.act(work[1].activity) != day.act(work[0].activity):
             occupation += f", and later {ing(day.act(work[1].activity))}"
