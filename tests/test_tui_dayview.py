@@ -50,9 +50,11 @@ async def test_replay_opens_the_day_and_the_cursor_describes_its_cell(recorded: 
         first = app.selected
         await pilot.press("D")
         assert isinstance(app.screen, DayScreen)
-        # the cursor starts on the selected agent at the replay's moment: 14:00, at work
+        # the cursor starts on the selected agent at the replay's moment, the save's last: the
+        # cell of 13:40, the last one recorded
         assert described(app).startswith(f"{first} ")
-        await pilot.press("up", *["left"] * 21)  # 7 hours earlier, 20 minutes a cell: 07:00
+        assert app.screen._cursor_time().strftime("%H:%M") == "13:40"
+        await pilot.press("up", *["left"] * 20)  # 20 minutes a cell: 07:00
         assert app.screen.row == 0
         text = described(app)
         assert text.startswith(app.history.names[0]) and "–" in text and " at " in text
@@ -65,7 +67,7 @@ async def test_enter_in_replay_seeks_there_with_that_agent_selected(recorded: Pa
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.press("D")
         screen = app.screen
-        await pilot.press("down", *["left"] * 12)  # the second agent, 4 hours earlier: 10:00
+        await pilot.press("down", *["left"] * 11)  # the second agent, from 13:40 to 10:00
         agent = app.history.names[1]
         cell = screen._cells[agent][screen.col]
         when = max(screen.day.start.replace(hour=10), cell.span.start)

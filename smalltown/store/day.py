@@ -59,6 +59,7 @@ class Day:
     end: datetime  # the next midnight, or the save's clock if sooner
     first: date  # the first and the last day the save holds
     last: date
+    began: datetime  # the save's first game time: nothing is recorded before it
     spans: dict[str, list[Span]] = field(default_factory=dict)  # agent -> its spans, in order, in the save's order
 
 
@@ -153,7 +154,7 @@ def read_day(conn: sqlite3.Connection, agents: list[str], day: date | None = Non
         _close(raw[agent], agent, doing[agent], since[agent], end)
     spans = _at_gatherings(raw, list(gatherings))
     spans = _with_others({a: _merged(v) for a, v in spans.items()})
-    return Day(day, start, end, first.date(), now.date(), spans)
+    return Day(day, start, end, first.date(), now.date(), first, spans)
 
 
 def _close(spans: list[Span], agent: str, d: _Doing, start: datetime, end: datetime) -> None:

@@ -1,7 +1,12 @@
 """The day at a glance: a row per agent across one game day, a cell per few minutes, coloured by
 what it was doing (the store's day spans, store/day.py). The cursor's cell is described below;
 enter (or a click) picks that agent and moment: the replay goes there, the live TUI selects the
-agent and says how to replay it."""
+agent and says how to replay it.
+
+The grid draws only the window of cells around the cursor that fits, beside the names column and
+under the hour ruler: on a narrow or short terminal the cells move under them, the names and the
+hours stay in view. On a day in progress a mark on the ruler shows where the run is, and the view
+follows it while the cursor stays there."""
 
 from __future__ import annotations
 
@@ -16,8 +21,6 @@ from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import ScrollableContainer
-from textual.geometry import Region
 from textual.screen import Screen
 from textual.widgets import Static
 
@@ -27,6 +30,8 @@ from smalltown.store.day import CATEGORIES, Day, Span
 from smalltown.tui.palette import ACTIVITY_SYMBOLS
 
 SLOTS = (10, 15, 20, 30)  # minutes a cell, the finest that fits the width (else 30, scrolled)
+CHROME = 4  # the screen's lines that are not the grid: title, legend, the cell's two lines
+NOW_MARK = "▼"  # on the ruler, over the column the run has reached
 RELOAD_SECONDS = 2.0  # a live view re-reads the save at most this often
 NAME_WIDTH = 16  # the names column, a space after it
 # (symbol, background) of each category: a symbol too, so the view reads without colour
@@ -44,7 +49,7 @@ LABELS = {"sleeping": "sleep", "talking": "talk", "eating": "eat", "working": "w
 
 def slot_minutes(width: int) -> int:
     """The finest cell that shows the whole day in `width` columns (30 minutes, scrolled, if none)."""
-    room = width - NAME_WIDTH - 2  # the vertical scrollbar
+    room = width - NAME_WIDTH
     return next((m for m in SLOTS if 24 * 60 // m <= room), SLOTS[-1])
 
 
@@ -118,12 +123,19 @@ def legend() -> Text:
 
 
 class DayGrid(Static):
-    """The ruler and a row per agent; a click picks the cell under it."""
+    """The ruler and a row per agent, as much as fits; a click picks the cell under it, the wheel
+    moves the cursor."""
 
     def on_click(self, event: events.Click) -> None:
         at = event.get_content_offset(self)
         if at is not None:
             self.screen.clicked(at.x - NAME_WIDTH, at.y - 1)  # type: ignore[attr-defined]
+
+    def on_mouse_scroll_down(self, event: events.MouseScrollDown) -> None:
+        self.screen.action_move(0, 1)  # type: ignore[attr-defined]
+
+    def on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
+        self.screen.action_move(0, -1)  # type: ignore[attr-defined]
 
 
 class DayScreen(Screen[tuple[str, datetime] | None]):
@@ -149,15 +161,16 @@ class DayScreen(Screen[tuple[str, datetime] | None]):
         self.day = read(now.date())
         self.row = names.index(selected) if selected in names else 0
         self.minutes = SLOTS[-1]
-        self.col = self._col_of(now)
+        self._moment: datetime | None = min(now, self._last_moment())  # the cursor's exact time, until moved
+        self.col = self._col_of(self._moment)
+        self.left = self.top = 0  # the first cell column and agent row drawn
         self._cells: dict[str, list[Cell]] = {}
         self._read_at = 0.0
 
     def compose(self) -> ComposeResult:
         yield Static(id="day-title")
         yield Static(legend(), id="day-legend")
-        with ScrollableContainer(id="day-box"):
-            yield DayGrid(id="day-grid")
+        yield DayGrid(id="day-grid")
         yield Static(id="day-cell")
 
     def on_mount(self) -> None:
@@ -171,18 +184,43 @@ class DayScreen(Screen[tuple[str, datetime] | None]):
 
     def _fit(self) -> None:
         """Cells as fine as the width allows; the cursor stays on its time."""
-        when = self.day.start + timedelta(minutes=self.col * self.minutes)
+        when = self._moment or self._cursor_time()
         self.minutes = slot_minutes(self.size.width)
         self.col = self._col_of(when)
         self._draw(rebuild=True)
 
     def reload(self) -> None:
         """The live app calls it as the town runs: today's rows grow (a read of a busy day takes
-        some 0.1 s, so at most every RELOAD_SECONDS)."""
+        some 0.1 s, so at most every RELOAD_SECONDS). A cursor on the run's column follows it,
+        past midnight too."""
         if self.day.day == self.day.last and time.monotonic() - self._read_at >= RELOAD_SECONDS:
             self._read_at = time.monotonic()
-            self.day = self._read(self.day.day)
+            following = self._now_col() == self.col
+            self.day = self._read(None if following else self.day.day)
+            if following:
+                self._moment = self._last_moment()
+                self.col = self._col_of(self._moment)
             self._draw(rebuild=True)
+
+    def _now_col(self) -> int | None:
+        """The column the run has reached, on a day in progress."""
+        return self._col_of(self._last_moment()) if self.day.end < self.day.start + timedelta(days=1) else None
+
+    def _last_moment(self) -> datetime:
+        """The last moment the save holds of the day (its cell, not the empty one after it)."""
+        return max(self.day.start, self.day.end - timedelta(seconds=1))
+
+    def _window(self) -> tuple[int, int]:
+        """(cell columns, agent rows) that fit beside the names and under the ruler."""
+        return max(1, self.size.width - NAME_WIDTH), max(1, self.size.height - CHROME - 1)
+
+    def _follow(self) -> None:
+        """Move the window just enough to hold the cursor."""
+        width, height = self._window()
+        self.left = max(0, min(self.left, self.col, 24 * 60 // self.minutes - width))
+        self.left = max(self.left, self.col - width + 1)
+        self.top = max(0, min(self.top, self.row, len(self._names) - height))
+        self.top = max(self.top, self.row - height + 1)
 
     # --- drawing ------------------------------------------------------------------------------
 
@@ -191,28 +229,38 @@ class DayScreen(Screen[tuple[str, datetime] | None]):
             self._cells = {a: cells(self.day, a, self.minutes) for a in self._names}
         d = self.day
         span = (d.last - d.first).days + 1
-        title = Text.assemble((f"{d.day:%a %d %b %Y}", "bold"), f", day {(d.day - d.first).days + 1} of {span}"
-                              f" · {self.minutes} min a cell · arrows, < > days, enter {self._picking}, esc")
+        running = f", recorded until {d.end:%H:%M}" if self._now_col() is not None else ""
+        title = Text.assemble((f"{d.day:%a %d %b %Y}", "bold"), f", day {(d.day - d.first).days + 1} of {span}{running}"
+                              f" · {self.minutes} min a cell · < > days, enter {self._picking}, esc")
+        self._follow()
         self.query_one("#day-title", Static).update(title)
         self.query_one("#day-grid", DayGrid).update(self._grid())
         self.query_one("#day-cell", Static).update(self._described())
-        self.query_one("#day-box", ScrollableContainer).scroll_to_region(
-            Region(NAME_WIDTH + self.col, self.row + 1, 1, 1), animate=False, immediate=True)
 
-    def _ruler(self) -> Text:
+    def _ruler(self, width: int, height: int) -> Text:
+        """The hours over the window's cells; over the names, which rows are shown when not all fit."""
         per_hour = 60 // self.minutes
         step = 1 if per_hour >= 3 else 2
-        line = [" "] * (NAME_WIDTH + 24 * per_hour)
+        line = [" "] * (24 * per_hour + 1)
         for h in range(0, 24, step):
-            line[NAME_WIDTH + h * per_hour:NAME_WIDTH + h * per_hour + 2] = f"{h:02d}"
-        return Text("".join(line), "dim")
+            line[h * per_hour:h * per_hour + 2] = f"{h:02d}"
+        if self.left and line[self.left - 1] != " ":
+            line[self.left] = " "  # no half of an hour's label at the window's edge
+        rows = len(self._names)
+        which = f"{self.top + 1}–{min(rows, self.top + height)} of {rows}" if rows > height else ""
+        hours = "".join(line[self.left:self.left + width])
+        now = self._now_col()
+        at = now - self.left if now is not None and self.left <= now < self.left + width else len(hours)
+        return Text.assemble((f"{which:<{NAME_WIDTH}}" + hours[:at], "dim"),
+                             (NOW_MARK if at < len(hours) else "", "bold #ffd43b"), (hours[at + 1:], "dim"))
 
     def _grid(self) -> Text:
-        text = self._ruler()
-        for r, name in enumerate(self._names):
+        width, height = self._window()
+        text = self._ruler(width, height)
+        for r, name in enumerate(self._names[self.top:self.top + height], start=self.top):
             text.append("\n")
             text.append(f"{shown(name)[:NAME_WIDTH - 1]:<{NAME_WIDTH}}", style=f"bold {self._colours.get(name, '')}")
-            for c, cell in enumerate(self._cells[name]):
+            for c, cell in enumerate(self._cells[name][self.left:self.left + width], start=self.left):
                 symbol, bg = LOOKS[cell.category] if cell.category else (" ", "")
                 style = f"#ffffff on {bg}" if bg else ""
                 if (r, c) == (self.row, self.col):
@@ -228,13 +276,23 @@ class DayScreen(Screen[tuple[str, datetime] | None]):
         name = self._names[self.row] if self._names else ""
         cell = self._cells.get(name, [])[self.col] if self._names else Cell(None, None)
         if cell.span is None:
-            return Text(f"{shown(name)} {self._cursor_time():%H:%M}: nothing recorded", "dim")
+            return Text(f"{shown(name)} {self._cursor_time():%H:%M}: {self._nothing()}", "dim")
         return Text.assemble((shown(name), f"bold {self._colours.get(name, '')}"),
                              shown(describe(cell.span)[len(name):]))
+
+    def _nothing(self) -> str:
+        """Why the cursor's cell is empty."""
+        when = self._cursor_time()
+        if when + timedelta(minutes=self.minutes) <= self.day.began:
+            return f"before the run began (at {self.day.began:%a %H:%M})"
+        if when >= self.day.end:
+            return f"not reached yet: the run is recorded until {self.day.end:%a %H:%M}"
+        return "nothing recorded"
 
     # --- moving and picking -------------------------------------------------------------------
 
     def action_move(self, dx: int, dy: int) -> None:
+        self._moment = None if dx else self._moment
         self.col = max(0, min(self.col + dx, 24 * 60 // self.minutes - 1))
         self.row = max(0, min(self.row + dy, len(self._names) - 1))
         self._draw()
@@ -242,14 +300,18 @@ class DayScreen(Screen[tuple[str, datetime] | None]):
     def action_day(self, step: int) -> None:
         target = self.day.day + timedelta(days=step)
         if self.day.first <= target <= self.day.last:
-            self.day = self._read(target)
+            self.day, self._moment = self._read(target), None
             self._draw(rebuild=True)
         else:
             self.notify("No such day in this save.", timeout=2)
 
     def clicked(self, col: int, row: int) -> None:
-        if 0 <= row < len(self._names) and 0 <= col < 24 * 60 // self.minutes:
-            self.row, self.col = row, col
+        """A click at (col, row) of the window drawn."""
+        width, height = self._window()
+        col, row = col + self.left, row + self.top
+        if 0 <= row - self.top < height and 0 <= col - self.left < width and row < len(self._names) \
+                and col < 24 * 60 // self.minutes:
+            self.row, self.col, self._moment = row, col, None
             self._draw()
             self.action_pick()
 
@@ -261,7 +323,8 @@ class DayScreen(Screen[tuple[str, datetime] | None]):
         cell = self._cells[name][self.col]
         when = max(self._cursor_time(), cell.span.start) if cell.span else self._cursor_time()
         if when > self.day.end or cell.category is None:
-            self.notify("Nothing recorded there.", timeout=2)
+            why = self._nothing()
+            self.notify(why[0].upper() + why[1:] + ".", timeout=2)
             return
         self.dismiss((name, when))
 
