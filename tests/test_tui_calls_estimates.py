@@ -42,6 +42,18 @@ def _cells(table: RowTable, row: int) -> list[str]:
     return [str(getattr(cell, "plain", cell)) for cell in table.get_row_at(row)]
 
 
+def _counted(tmp_path: Path, cached: int) -> Path:
+    """A tiny scripted save whose calls say a model counted 1,234 prompt tokens (`cached` of them
+    from its cache) and 56 completion tokens."""
+    tiny_sim(tmp_path, until="06:20").close()
+    path = tmp_path / "tiny.sqlite"
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.execute("UPDATE llm_calls SET prompt_tokens = 1234, cached_tokens = ?, completion_tokens = 56", (cached,))
+    conn.close()
+    return path
+
+
 @pytest.mark.asyncio
 async def test_scripted_calls_show_estimated_tokens_marked_as_such(tmp_path: Path) -> None:
     tiny_sim(tmp_path, until="06:20").close()
@@ -60,12 +72,7 @@ async def test_scripted_calls_show_estimated_tokens_marked_as_such(tmp_path: Pat
 
 @pytest.mark.asyncio
 async def test_counted_tokens_are_shown_as_counted_without_the_note(tmp_path: Path) -> None:
-    tiny_sim(tmp_path, until="06:20").close()
-    path = tmp_path / "tiny.sqlite"
-    conn = sqlite3.connect(path)
-    with conn:
-        conn.execute("UPDATE llm_calls SET prompt_tokens = 1234, completion_tokens = 56")
-    conn.close()
+    path = _counted(tmp_path, cached=0)
     app = _Host(path)
     async with app.run_test(size=(140, 30)) as pilot:
         await pilot.pause()
@@ -97,12 +104,7 @@ async def test_a_scripted_calls_detail_shows_the_lists_estimates_marked(tmp_path
 
 @pytest.mark.asyncio
 async def test_a_counted_calls_detail_shows_its_counts_unmarked(tmp_path: Path) -> None:
-    tiny_sim(tmp_path, until="06:20").close()
-    path = tmp_path / "tiny.sqlite"
-    conn = sqlite3.connect(path)
-    with conn:
-        conn.execute("UPDATE llm_calls SET prompt_tokens = 1234, cached_tokens = 617, completion_tokens = 56")
-    conn.close()
+    path = _counted(tmp_path, cached=617)
     app = _Host(path)
     async with app.run_test(size=(140, 30)) as pilot:
         await pilot.pause()
