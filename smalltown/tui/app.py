@@ -169,7 +169,8 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
             self._note(message.frame.stopped)  # what a run until or a step stopped on
         reload = getattr(self.screen, "reload", None)
         now = time.monotonic()
-        if reload is not None and now - self._reloaded >= SCREEN_RELOAD_SECONDS:
+        # (a paused town's frame is rare and final: the screen shows where it stopped, unthrottled)
+        if reload is not None and (now - self._reloaded >= SCREEN_RELOAD_SECONDS or not message.frame.running):
             self._reloaded = now
             reload()  # a debugger screen reads what the last ticks committed
         self._runner.frame_shown()

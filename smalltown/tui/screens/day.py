@@ -191,9 +191,10 @@ class DayScreen(Screen[tuple[str, datetime] | None]):
 
     def reload(self) -> None:
         """The live app calls it as the town runs: today's rows grow (a read of a busy day takes
-        some 0.1 s, so at most every RELOAD_SECONDS). A cursor on the run's column follows it,
-        past midnight too."""
-        if self.day.day == self.day.last and time.monotonic() - self._read_at >= RELOAD_SECONDS:
+        some 0.1 s, so at most every RELOAD_SECONDS while it runs, and once more where it stopped).
+        A cursor on the run's column follows it, past midnight too."""
+        settled = not self.app.frame.running  # type: ignore[attr-defined]  (the live app's: the town paused)
+        if self.day.day == self.day.last and (settled or time.monotonic() - self._read_at >= RELOAD_SECONDS):
             self._read_at = time.monotonic()
             following = self._now_col() == self.col
             self.day = self._read(None if following else self.day.day)
