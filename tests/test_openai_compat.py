@@ -2,18 +2,15 @@
 requests constrained by the question's request schema (the very schema the llama backend decodes
 under) within the answer's token budget, validated answers with token counts, bounded retries for
 a failing server (then a clear BackendError), for unusable answers (then UnusableAnswer with its
-kind and cost, and the Asker's logged fallback), concurrent answers in order, and the API key from
-the environment. Then against a real server: llama-cpp-python's own, on the tests' tiny GGUF."""
+kind and cost, and the Asker's logged fallback), concurrent answers in order, the structured-output
+mode a server takes, and the API key from the environment. The real server: tests/test_real_server.py."""
 
 from __future__ import annotations
 
 import json
 import re
 import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from datetime import datetime
 
 import pytest
@@ -25,7 +22,8 @@ from smalltown.llm.backend import DEFAULT_CONTEXT, CallRecord, estimate_prompt
 from smalltown.llm.openai_compat import RULES, BackendError, OpenAIBackend
 from smalltown.llm.wrappers import retrying
 from smalltown.sim.backends import BackendOptions, make_backend
-from smalltown.llm.schema import max_answer_tokens, request_schema
+from smalltown.llm.llama_grammar import task_grammar
+from smalltown.llm.schema import grammar_schema, max_answer_tokens, request_schema, spelled_patterns
 from smalltown.llm.tasks import Interview, ObjectState, ObjectStateOut, Persona, RateImportance, Record
 from smalltown.llm.validate import UnusableAnswer
 from smalltown.scripted import ScriptedBackend
@@ -322,7 +320,7 @@ def test_answer_many_raises_when_the_server_is_down():
         b.answer_many([(COFFEE, COFFEE.render())] * 4)
 
 
-# --- llama-cpp-python's server ------------------------------------------------------------------
+# --- structured output: the mode a server takes (llm/structured.py) -----------------------------
 
 # what `python -m llama_cpp.server` (0.3) answers a `json_schema` response_format with
 REFUSAL = json.dumps({"error": {"message": "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', "
@@ -330,94 +328,61 @@ REFUSAL = json.dumps({"error": {"message": "1 validation error:\n  {'type': 'lit
                                           "'json_object'\", 'input': 'json_schema'}", "type": "internal_server_error"}})
 
 
-def test_a_server_refusing_json_schema_gets_the_same_schema_as_json_object(server):
+def test_a_server_refusing_json_schema_gets_the_questions_grammar_and_the_answer_says_so(server):
     server.script(("error", (500, REFUSAL)))
     b = backend(server, retries=0)
-    assert retrying(b).answer(COFFEE, COFFEE.render()).output.state == "brewing coffee"
-    first, second = (r["body"]["response_format"] for r in server.requests)
-    assert first["type"] == "json_schema" and second == {"type": "json_object", "schema": request_schema(COFFEE)}
-    retrying(b).answer(COFFEE, COFFEE.render())
-    assert server.requests[-1]["body"]["response_format"]["type"] == "json_object" and b.dialect == "json_object"
+    ans = retrying(b).answer(COFFEE, COFFEE.render())
+    assert ans.output.state == "brewing coffee"
+    first, second = (r["body"] for r in server.requests)
+    assert first["response_format"]["type"] == "json_schema" and "grammar" not in first
+    assert second["grammar"] == task_grammar(COFFEE) and "response_format" not in second
+    assert ans.note.startswith("structured output: grammar (the server refused json_schema: HTTP 500")
+    again = retrying(b).answer(COFFEE, COFFEE.render())
+    assert "grammar" in server.requests[-1]["body"] and b.structured == "grammar" and again.note == ""
+    assert b.can.about.startswith("structured output: grammar")
 
 
-def test_other_server_errors_do_not_change_the_format(server):
-    server.script(*[("error", (500, '{"error": {"message": "out of memory"}}'))] * 2)
+def test_a_server_refusing_the_grammar_too_gets_json_object_with_the_schema_spelled_for_its_converter(server):
+    server.script(("error", (500, REFUSAL)), ("error", (400, '{"error": "unknown field: grammar"}')))
+    b = backend(server, retries=0)
+    assert b.answer(COFFEE, COFFEE.render()).output.state == "brewing coffee"
+    assert server.requests[-1]["body"]["response_format"] == {"type": "json_object",
+                                                              "schema": grammar_schema(request_schema(COFFEE))}
+    assert b.structured == "json_object"
+
+
+def test_a_server_refusing_every_mode_is_a_backend_error(server):
+    server.script(("error", (500, REFUSAL)), ("error", (400, "no grammar here")),
+                  ("error", (400, "response_format is not supported")))
+    with pytest.raises(BackendError, match="refuses every structured-output mode"):
+        retrying(backend(server, retries=2)).answer(COFFEE, COFFEE.render())
+    assert len(server.requests) == 3  # a refusal is not retried: the next mode is asked instead
+
+
+def test_a_refusal_noted_on_an_unusable_answer_reaches_the_call_log(server):
+    server.script(("error", (500, REFUSAL)), ("content", "garbage"))
+    records: list[CallRecord] = []
+    Asker(backend(server, retries=0), records.append, fallback=ScriptedBackend(0)).ask("Klaus Mueller", COFFEE)
+    (rec,) = records
+    assert rec.fallback == "invalid" and "structured output: grammar (the server refused json_schema" in rec.note
+    assert "fallback to scripted" in rec.note
+
+
+def test_other_server_errors_do_not_change_the_mode(server):
+    server.script(*[("error", (500, '{"error": {"message": "out of memory"}}'))] * 2, ("status", 429))
     b = backend(server, retries=1)
     with pytest.raises(BackendError, match="out of memory"):
         retrying(b).answer(COFFEE, COFFEE.render())
-    assert b.dialect == "json_schema" and len(server.requests) == 2
+    assert b.structured == "json_schema" and len(server.requests) == 2
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def real_server(tmp_path_factory):
-    """`python -m llama_cpp.server` on 127.0.0.1 serving the tests' tiny GGUF."""
-    pytest.importorskip("llama_cpp.server.app", reason="llama-cpp-python's server extra is not installed")
-    pytest.importorskip("gguf")
-    from tinymodel import build_tiny_gguf
-
-    model = build_tiny_gguf(tmp_path_factory.mktemp("model") / "tiny.gguf")
-    port = free_port()
-    log = tmp_path_factory.mktemp("server") / "server.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host",
-                                 "127.0.0.1", "--port", str(port), "--n_ctx", "8192", "--n_threads", "1",
-                                 "--seed", "0"], stdout=out, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/v1"
-    try:
-        for _ in range(300):
-            if proc.poll() is not None:
-                pytest.fail(f"llama_cpp.server exited: {log.read_text()[-2000:]}")
-            try:
-                urllib.request.urlopen(f"{url}/models", timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.1)
-        else:
-            pytest.fail("llama_cpp.server did not come up in 30 s")
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-
-
-def test_a_real_server_answers_under_the_request_schema(real_server):
-    b = OpenAIBackend(real_server, model="tiny", retries=0, timeout=60, context=8192)
-    questions = realistic_tasks()
-    for task in (COFFEE, questions["choose_place"], rate(4), rate(9), questions["utterance"]):
-        try:
-            answer = b.answer(task, task.render())
-            raw, usage = answer.raw, (answer.prompt_tokens, answer.completion_tokens)
-        except UnusableAnswer as e:  # random weights: valid JSON breaking a bound the server's grammar leaves open
-            assert e.kind == "invalid", e.reason
-            raw, usage = e.raw, e.usage[:2]
-        data = json.loads(raw)  # the server decoded under our schema: JSON of its shape, within budget
-        assert set(data) == set(request_schema(task)["properties"]), raw
-        assert usage[0] > 0 and 0 < usage[1] <= max_answer_tokens(task)
-        if task.name == "choose_place":
-            assert data["choice"] in task.options
-        if task.name == "rate_importance":
-            assert len(data["ratings"]) == len(task.memories)
-    assert b.dialect == "json_object"  # llama-cpp-python's server refuses json_schema
-
-
-def test_the_asker_runs_on_a_real_server(real_server):
-    records: list[CallRecord] = []
-    asker = Asker(OpenAIBackend(real_server, model="tiny", retries=1, timeout=60, context=8192), records.append,
-                  fallback=ScriptedBackend(0))
-    for task in realistic_tasks().values():
-        assert isinstance(asker.ask(task.persona.name, task), task.output)
-        assert records[-1].backend == "openai" and records[-1].fallback in ("", "invalid")
-        assert records[-1].completion_tokens > 0
-    print(f"\nreal server: {sum(not r.fallback for r in records)}/{len(records)} answered by the model")
+def test_patterns_are_spelled_out_for_a_servers_converter():
+    schema = {"type": "object", "properties": {"t": {"type": "string", "pattern": r"^\d\d:\d\d$"},
+                                               "w": {"type": "array", "items": {"type": "string", "pattern": r"\w+"}}}}
+    spelled = spelled_patterns(schema)
+    assert spelled["properties"]["t"]["pattern"] == "^[0-9][0-9]:[0-9][0-9]$"
+    assert spelled["properties"]["w"]["items"]["pattern"] == "[A-Za-z0-9_]+"
+    assert schema["properties"]["t"]["pattern"] == r"^\d\d:\d\d$"  # the original is left as it was
 
 
 # --- the API key ------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from smalltown.cli.common import backend_options
+from smalltown.llm.backend import capabilities
 from smalltown.llm.models import HOW_TO_ADD
 from smalltown.shown import shown, shown_text
 from smalltown.sim.files import SavePathError
@@ -50,6 +51,8 @@ def run(args: argparse.Namespace) -> int:
     finally:
         early.restore()
     print(f"saving to {shown(sim.save.path)}", file=sys.stderr)
+    if about := capabilities(sim.backend).about:  # how a server is asked (its structured-output mode)
+        print(f"{sim.backend.name}: {about}", file=sys.stderr)
     notice = HOW_TO_ADD if args.backend is None and sim.backend.name == "scripted" else None
     if args.headless:
         return run_headless(sim, until, notice, early=early.signals)

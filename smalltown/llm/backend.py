@@ -66,6 +66,7 @@ class Capabilities:
     start_after: Optional[Callable[[int], None]] = None  # a run continued from a tick: skip what came before
     close: Optional[Callable[[], None]] = None  # let go of what it holds (a loaded model)
     retry: Optional[RetryPolicy] = None  # how its attempts are retried (llm/wrappers.py), if at all
+    about: str = ""  # how it answers, for a run's start-up line (a server's structured-output mode)
 
 
 NOTHING = Capabilities()

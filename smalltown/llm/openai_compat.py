@@ -1,7 +1,8 @@
 """The OpenAI-compatible HTTP backend: llama-server, vLLM, Ollama (`/v1/chat/completions`).
 
-Decoding is constrained with the question's request schema (`response_format`: the same schema
-the llama backend decodes under, with its field descriptions, its options and its counts), for at
+Decoding is constrained with the question's request schema (the same schema the llama backend
+decodes under, with its field descriptions, its options and its counts), sent as the server takes
+it (llm/structured.py: `json_schema`, else a GBNF `grammar`, else `json_object`), for at
 most the answer's token budget (`schema.max_answer_tokens`); every answer still goes through the
 validator, since a server's schema grammar does not enforce every rule. Two kinds of
 failure are kept apart: the server cannot be reached or keeps failing (`BackendError`: the run
@@ -32,7 +33,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 from smalltown.llm.backend import DEFAULT_CONTEXT, Answer, BackendUnavailable, Capabilities, Stopped, estimate_prompt
 from smalltown.llm.fit import estimate
-from smalltown.llm.schema import max_answer_tokens, request_schema
+from smalltown.llm.schema import max_answer_tokens
+from smalltown.llm.structured import MODES, described, next_mode, refuses, structured_fields
 from smalltown.llm.tasks import RULES, Task
 from smalltown.llm.validate import UnusableAnswer, parse_answer
 from smalltown.llm.wrappers import Retry, RetryPolicy, Transient
@@ -108,7 +110,8 @@ class OpenAIBackend:
         self._live: dict[int, Exchange] = {}  # exchanges in flight, by id (read without a lock by abort)
         self._stopping = threading.Event()
         self._slots = threading.BoundedSemaphore(max_concurrency)  # requests in flight, across threads
-        self.dialect = "json_schema"  # how response_format says it: OpenAI's, or llama-cpp-python's
+        self.structured = MODES[0]  # how answers are constrained (llm/structured.py): the first the server takes
+        self._switch = threading.Lock()
 
     def __repr__(self) -> str:
         return f"OpenAIBackend({self.base_url!r}, model={self.model!r}, api_key_env={self.api_key_env!r})"
@@ -116,7 +119,7 @@ class OpenAIBackend:
     @property
     def can(self) -> Capabilities:
         return Capabilities(context=self.context, count=self.count, max_concurrency=self.max_concurrency,
-                            connect=self.connect, abort=self.abort,
+                            connect=self.connect, abort=self.abort, about=described(self.structured),
                             retry=RetryPolicy(self.retries, backoff=self.backoff, max_wait=MAX_RETRY_AFTER))
 
     def count(self, prompt: str) -> int:
@@ -149,14 +152,17 @@ class OpenAIBackend:
     def answer(self, task: Task, prompt: str) -> Answer:
         """One attempt: a validated answer, with the tokens the server says it spent; Transient
         (retried by llm/wrappers.Retry, then a BackendError) when the exchange fails, UnusableAnswer
-        (with its cost, `usage`) when the answer cannot be used. A server that refuses OpenAI's
-        `json_schema` is asked again at once in llama-cpp-python's dialect: that is not a retry."""
+        (with its cost, `usage`) when the answer cannot be used. A server that refuses the
+        structured-output mode is asked again at once in the next (llm/structured.py): that is
+        not a retry, and the answer's note says so."""
+        note = ""
         while True:
+            mode = self.structured
             try:
-                reply = self._post(json.dumps(self._request(task, prompt)).encode())
+                reply = self._post(json.dumps(self._request(task, prompt, mode)).encode())
             except _Transport as e:
-                if self.dialect == "json_schema" and _refuses_json_schema(e):
-                    self.dialect = "json_object"  # llama-cpp-python's server: the same schema, its way
+                if refuses(mode, e.status, e.body):
+                    note = self._refused(mode, e) or note
                     continue
                 raise Transient(f"OpenAI-compatible server at {self.url}: {e.what}", BackendError, retry=e.retry,
                                 wait=e.wait) from None
@@ -166,10 +172,23 @@ class OpenAIBackend:
             raw, finish = _content(reply)
             output = _parse(task, raw, finish)
         except UnusableAnswer as e:
-            e.usage = usage
+            e.usage, e.note = usage, note
             raise
         return Answer(output=output, raw=raw, prompt_tokens=usage[0], completion_tokens=usage[1],
-                      cached_tokens=usage[2])
+                      cached_tokens=usage[2], note=note)
+
+    def _refused(self, mode: str, e: _Transport) -> str:
+        """The server refused `mode`: move on to the next (once, whichever thread sees it first),
+        and say so for the call log; BackendError when it refuses every mode."""
+        with self._switch:
+            if self.structured != mode:  # another request moved on already
+                return ""
+            after = next_mode(mode)
+            if after is None:
+                raise BackendError(f"OpenAI-compatible server at {self.url} refuses every structured-output "
+                                   f"mode ({', '.join(MODES)}): {e.what}")
+            self.structured = after
+        return f"structured output: {after} (the server refused {mode}: {e.what})"
 
     def answer_many(self, jobs: list[tuple[Task, str]]) -> list[Answer | UnusableAnswer]:
         """Answer (task, prompt) pairs concurrently, at most `max_concurrency` requests in flight;
@@ -196,12 +215,13 @@ class OpenAIBackend:
 
     # --- one exchange ---------------------------------------------------------------------------
 
-    def _request(self, task: Task, prompt: str) -> dict:
-        """The rules, then the prompt (which ends with the answer's shape and the question)."""
+    def _request(self, task: Task, prompt: str, mode: str) -> dict:
+        """The rules, then the prompt (which ends with the answer's shape and the question), the
+        answer constrained in `mode`."""
         return {
             "model": self.model,
             "messages": [{"role": "system", "content": RULES}, {"role": "user", "content": prompt}],
-            "response_format": _response_format(task, self.dialect),
+            **structured_fields(task, mode),
             "temperature": self.temperature,
             "max_tokens": max_answer_tokens(task),
             "stream": False,
@@ -254,22 +274,6 @@ class OpenAIBackend:
         if failure is not None:
             raise failure
         return data
-
-
-def _response_format(task: Task, dialect: str) -> dict:
-    """The question's request schema as `response_format`: OpenAI's `json_schema` (llama-server,
-    vLLM, Ollama), or `json_object` with a `schema` for llama-cpp-python's own server, which
-    refuses the former."""
-    schema = request_schema(task)
-    if dialect == "json_object":
-        return {"type": "json_object", "schema": schema}
-    return {"type": "json_schema", "json_schema": {"name": task.name, "schema": schema, "strict": True}}
-
-
-def _refuses_json_schema(e: _Transport) -> bool:
-    """llama-cpp-python's server refusing `json_schema` (with an HTTP 500: "Input should be
-    'text' or 'json_object'")."""
-    return "response_format" in e.body and "'json_object'" in e.body
 
 
 def _is_loopback(host: str) -> bool:

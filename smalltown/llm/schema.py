@@ -47,8 +47,7 @@ def grammar_schema(node: object) -> object:
         return node
     out = {k: grammar_schema(v) for k, v in node.items()}
     if isinstance(out.get("pattern"), str):
-        for cls, spelled in _CLASSES.items():
-            out["pattern"] = out["pattern"].replace(cls, spelled)
+        out["pattern"] = _spelled(out["pattern"])
     lo, hi = out.get("minimum"), out.get("maximum")
     if out.get("type") == "integer" and isinstance(lo, int) and isinstance(hi, int) and 0 <= hi - lo < MAX_ENUM_RANGE:
         out = {k: v for k, v in out.items() if k not in ("type", "minimum", "maximum")}
@@ -56,6 +55,26 @@ def grammar_schema(node: object) -> object:
     if out.get("maxLength", 0) > MAX_GRAMMAR_LENGTH:
         del out["maxLength"]
     return out
+
+
+def spelled_patterns(node: object) -> object:
+    """The schema with `\\d`, `\\w` and `\\s` in its patterns spelled out as character classes:
+    what a server's schema converter can take (llama-cpp-python's writes `\\d` into its grammar,
+    fails to parse it, and its server dies). The same strings match."""
+    if isinstance(node, list):
+        return [spelled_patterns(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: spelled_patterns(v) for k, v in node.items()}
+    if isinstance(out.get("pattern"), str):
+        out["pattern"] = _spelled(out["pattern"])
+    return out
+
+
+def _spelled(pattern: str) -> str:
+    for cls, spelled in _CLASSES.items():
+        pattern = pattern.replace(cls, spelled)
+    return pattern
 
 
 def _worst(node: dict, defs: dict) -> int:

@@ -29,6 +29,7 @@ class UnusableAnswer(Exception):
         self.raw = raw
         self.kind = kind
         self.usage: tuple[int, int, int] = (0, 0, 0)  # (prompt, completion, cached) tokens spent
+        self.note = ""  # what the backend did beyond answering, for the call log (as Answer.note)
 
 
 def parse_answer(task: type[Task] | Task, raw: str) -> Output:

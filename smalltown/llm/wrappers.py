@@ -71,6 +71,7 @@ class Retry:
         p = self.policy
         spent = [0, 0, 0]  # prompt, completion, cached tokens over every attempt: all were paid for
         failures = unusable = attempt = 0
+        notes: list[str] = []  # what the attempts' backend noted (kept whichever attempt answers)
         while True:
             if p.seeded:
                 kw["attempt"] = attempt
@@ -88,18 +89,20 @@ class Retry:
             except UnusableAnswer as e:
                 failures = 0  # the backend answered: a later failure gets the full budget again
                 spent = [a + b for a, b in zip(spent, e.usage)]
+                notes += [e.note] if e.note else []
                 if e.kind == "too long":
                     raise
                 unusable += 1
                 if unusable > p.retries:
                     if p.count_attempts:
                         e = UnusableAnswer(f"{e.reason} ({unusable} attempts)", e.raw, kind=e.kind)
-                    e.usage = (spent[0], spent[1], spent[2])
+                    e.usage, e.note = (spent[0], spent[1], spent[2]), "; ".join(notes)
                     raise e from None
                 continue
             return dataclasses.replace(ans, prompt_tokens=ans.prompt_tokens + spent[0],
                                        completion_tokens=ans.completion_tokens + spent[1],
-                                       cached_tokens=ans.cached_tokens + spent[2])
+                                       cached_tokens=ans.cached_tokens + spent[2],
+                                       note="; ".join(notes + ([ans.note] if ans.note else [])))
 
 
 def retrying(backend: Backend) -> Backend:
@@ -152,7 +155,7 @@ class Fallback:
         except UnusableAnswer as e:
             ans = self.backend.answer(q.task, q.prompt)
             q.fallback = e.kind
-            q.note = "; ".join(x for x in (q.note, f"fallback to {self.backend.name}: {e.reason}") if x)
+            q.note = "; ".join(x for x in (q.note, e.note, f"fallback to {self.backend.name}: {e.reason}") if x)
             # what the model said stays in the log, and what the failed attempts cost is still counted
             return dataclasses.replace(ans, raw=e.raw, prompt_tokens=e.usage[0], completion_tokens=e.usage[1],
                                        cached_tokens=e.usage[2])
@@ -183,6 +186,7 @@ class Recorded:
 
     def __call__(self, q: Question) -> Answer:
         ans = self.step(q)
+        q.note = "; ".join(x for x in (q.note, ans.note) if x)  # (a fallback's answer carries none)
         if self.before is not None:
             self.before()
         self.record(CallRecord(

@@ -36,6 +36,7 @@ class Answer:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached_tokens: int = 0
+    note: str = ""  # what the backend did beyond answering, for the call log (a structured-output mode it moved to)
 
 
 # --- what tasks carry -------------------------------------------------------------------------
