@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from smalltown import __version__
+from smalltown.cli import generate as generate_cli
 from smalltown.cli.common import add_backend_args
 from smalltown.config import SettingsError
 from smalltown.llm.backend import BackendUnavailable
@@ -48,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     wpack.add_argument("path", metavar="WORLD")
     wpack.add_argument("-o", "--output", metavar="FILE", help="default: NAME.smalltown-world here")
     wpack.add_argument("--overwrite", action="store_true", help="replace an existing FILE")
+    generate_cli.add_parser(world)
     wunpack = world.add_parser("unpack", help="validate a world pack and install it (worlds/, maps/)")
     wunpack.add_argument("path", metavar="FILE")
     wunpack.add_argument("--to", default=".", metavar="DIR",
@@ -144,6 +146,8 @@ def main(argv: list[str] | None = None) -> int:
             return run(args)
         if args.command == "world" and args.world_command == "check":
             return world_check(args.path, args.json)
+        if args.command == "world" and args.world_command == "generate":
+            return generate_cli.world_generate(args)
         if args.command == "save" and args.save_command == "info":
             return save_info(args.path, args.json)
         if args.command in ("world", "save"):

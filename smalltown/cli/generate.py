@@ -1,0 +1,48 @@
+"""`smalltown world generate`: towns made to order (smalltown/world/generate.py)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from smalltown.shown import shown
+
+
+def add_parser(world) -> None:
+    g = world.add_parser("generate", help="write a world of N towns of M agents (and rural agents) to order",
+                         description="Write a world (and its map, OUT-map.toml beside it): towns of homes, "
+                                     "workplaces and haunts, with personas from seeded word lists. "
+                                     "The same options give the same files.")
+    g.add_argument("--towns", type=int, default=1, metavar="N", help="towns (default 1)")
+    g.add_argument("--agents", type=int, default=5, metavar="M", help="agents in each town (default 5)")
+    g.add_argument("--rural", type=int, default=0, metavar="R", help="agents living between the towns (default 0)")
+    g.add_argument("--seed", type=int, default=0, metavar="S", help="picks names, ages, jobs, layout (default 0)")
+    g.add_argument("--out", required=True, metavar="PATH", help="the world file to write (.toml)")
+    g.add_argument("--facts", choices=("on", "off"), default="on", help="facts: who runs what, who is married")
+    g.add_argument("--gatherings", choices=("on", "off"), default="on", help="a gathering in each town")
+    g.add_argument("--overwrite", action="store_true", help="replace existing files")
+
+
+def world_generate(args: argparse.Namespace) -> int:
+    from smalltown.world.generate import GenerateError, Options, write
+
+    out = Path(args.out)
+    if out.suffix != ".toml":
+        print(f"error: --out {shown(str(out))}: a world file is a .toml file", file=sys.stderr)
+        return 2
+    map_path = out.with_name(out.stem + "-map.toml")
+    if not args.overwrite and (out.exists() or map_path.exists()):
+        print(f"error: {shown(str(out if out.exists() else map_path))}: a file is already there "
+              f"(pass --overwrite)", file=sys.stderr)
+        return 1
+    opts = Options(args.towns, args.agents, args.rural, args.seed, args.facts == "on", args.gatherings == "on")
+    try:
+        write(opts, out)
+    except GenerateError as e:
+        print(f"error: {shown(str(e))}", file=sys.stderr)
+        return 2
+    n = args.towns * args.agents + args.rural
+    print(shown(f"{out}: {n} agents in {args.towns} town{'s' if args.towns != 1 else ''}, map {map_path.name}; "
+                f"check it with `smalltown world check {out}`"))
+    return 0
