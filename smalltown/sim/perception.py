@@ -14,7 +14,7 @@ def perceive_all(sight: Sight, agents: list[Agent], objects: dict[str, str], set
     """Per agent, what it sees that is not among its latest percepts (retention)."""
     s = settings
     bodies = [Body(a.name, a.tile, a.arena, a.doing) for a in agents]
-    crowd = Crowd(bodies, s.vision_radius)  # this tick's bodies, indexed once for every agent
+    crowd = Crowd(bodies, 2 * s.vision_radius)  # this tick's bodies, indexed once for every agent
     new: dict[str, list[Seen]] = {}
     for agent, body in zip(agents, bodies):
         if agent.asleep:

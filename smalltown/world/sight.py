@@ -18,6 +18,7 @@ class Sight:
     def __init__(self, world: World):
         self.world = world
         self._near: dict[tuple[int, int, Tile], list[tuple[int, Object]]] = {}
+        self._address = {id(o): o.address for o in world.objects.values()}  # a property: built once
 
     def objects_near(self, arena: int, tile: Tile, radius: int) -> list[tuple[int, Object]]:
         """(distance, object) of the arena's objects within `radius` of the tile, in the arena's
@@ -48,16 +49,17 @@ class Sight:
         idle: set[str] = set()
         if me.arena >= 0:
             for d, obj in self.objects_near(me.arena, me.tile, radius):
-                state = object_states[obj.address]
-                seen.append(Seen(obj.address, f"{obj.name} is {state}", d))
+                addr = self._address[id(obj)]
+                state = object_states[addr]
+                seen.append(Seen(addr, f"{obj.name} is {state}", d))
                 if state == obj.initial_state:
-                    idle.add(obj.address)
+                    idle.add(addr)
         return attend(seen, idle, bandwidth)
 
 
 class Crowd:
-    """This tick's bodies by arena (outdoors is arena -1) and by grid cell of `size` tiles: anyone
-    within `size` tiles (Chebyshev) of a tile is in its cell or one of the eight around it."""
+    """This tick's bodies by arena (outdoors is arena -1) and by grid cell of `size` tiles. Cells
+    twice the vision radius wide: a square of sight overlaps at most four of them."""
 
     def __init__(self, bodies: list[Body], size: int):
         self.size = max(1, size)
@@ -70,11 +72,10 @@ class Crowd:
 
     def near(self, arena: int, tile: Tile, radius: int) -> list[Body]:
         """Bodies of the arena that may be within `radius` of the tile (a superset: callers
-        measure the distance)."""
-        a, cx, cy = self._cell(arena, tile)
-        reach = -(-radius // self.size)  # cells to look at on each side
+        measure the distance): those in the cells the square of sight overlaps."""
+        x, y, size = tile[0], tile[1], self.size
         out: list[Body] = []
-        for gx in range(cx - reach, cx + reach + 1):
-            for gy in range(cy - reach, cy + reach + 1):
-                out.extend(self._cells.get((a, gx, gy), ()))
+        for gx in range((x - radius) // size, (x + radius) // size + 1):
+            for gy in range((y - radius) // size, (y + radius) // size + 1):
+                out.extend(self._cells.get((arena, gx, gy), ()))
         return out
