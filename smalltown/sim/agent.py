@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 from collections import deque
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from smalltown.lang import doing
 from smalltown.mind.agent import Mind
 from smalltown.mind.state import Action
 from smalltown.world.model import Persona, Tile
+
+_doing = lru_cache(maxsize=8192)(doing)  # asked for every body every tick; few distinct answers
 
 
 @dataclass
@@ -35,7 +38,7 @@ class Agent:
     def doing(self) -> str:
         """What others see it doing: "wiping the tables", "walking to the cafe to ..." """
         a = self.mind.action
-        return doing(a.activity if a else None, a.address if a else None, bool(self.path))
+        return _doing(a.activity if a else None, a.address if a else None, bool(self.path))
 
     @property
     def asleep(self) -> bool:

@@ -5,20 +5,21 @@ from __future__ import annotations
 from smalltown.config import Settings
 from smalltown.sim.agent import Agent
 from smalltown.sim.changes import Changes
-from smalltown.world.model import World
-from smalltown.world.perception import Body, Seen, perceive
+from smalltown.world.perception import Body, Seen
+from smalltown.world.sight import Crowd, Sight
 
 
-def perceive_all(world: World, agents: list[Agent], objects: dict[str, str], settings: Settings,
+def perceive_all(sight: Sight, agents: list[Agent], objects: dict[str, str], settings: Settings,
                  changes: Changes) -> dict[str, list[Seen]]:
     """Per agent, what it sees that is not among its latest percepts (retention)."""
     s = settings
     bodies = [Body(a.name, a.tile, a.arena, a.doing) for a in agents]
+    crowd = Crowd(bodies, 2 * s.vision_radius)  # this tick's bodies, indexed once for every agent
     new: dict[str, list[Seen]] = {}
     for agent, body in zip(agents, bodies):
         if agent.asleep:
             continue
-        for seen in perceive(world, body, bodies, objects, s.vision_radius, s.attention_bandwidth):
+        for seen in sight.perceive(body, crowd, objects, s.vision_radius, s.attention_bandwidth):
             if seen.description in agent.recent:
                 continue  # retention: already among the latest percepts
             agent.recent.append(seen.description)

@@ -32,6 +32,7 @@ from smalltown.store.schema import TIME_FMT
 from smalltown.store.save import Save
 from smalltown.world.model import Persona, World
 from smalltown.world.paths import Paths
+from smalltown.world.sight import Sight
 
 __all__ = ["Agent", "Simulation", "SNAPSHOT_EVERY", "TIME_FMT"]
 
@@ -58,6 +59,7 @@ class Simulation:
         self.tick = tick
         self.dropped = False  # a tick was cut off mid-way (a stop): this state is not the save's, never commit it
         self.paths = Paths(world.map.walkable)
+        self.sight = Sight(world)
         self.embedder = embedder
         self._calls: list[tuple[int, CallRecord]] = []
         self.asker = Asker(backend, lambda rec: self._calls.append((self.tick, rec)), fallback)
@@ -137,7 +139,7 @@ class Simulation:
         self.tick += 1
         now = self.now
         changes = Changes(self.tick, now)
-        seen = perceive_all(self.world, self.agents, self.objects, self.settings, changes)
+        seen = perceive_all(self.sight, self.agents, self.objects, self.settings, changes)
         for agent in self.agents:
             if seen.get(agent.name):
                 agent.mind.observe(seen[agent.name], now, self.objects)

@@ -30,32 +30,56 @@ def components(walkable: np.ndarray) -> np.ndarray:
     return labels
 
 
-class Paths:
-    """Shortest 4-connected paths; one distance field per destination, kept in an LRU cache,
-    because agents walk to the same few hundred object tiles all day."""
+UNREACHED = np.iinfo(np.int32).max  # tcod's distance of a tile the search has not reached
 
-    def __init__(self, walkable: np.ndarray, cache_size: int = 512):
+
+class Paths:
+    """Shortest 4-connected paths, searched lazily: a search from the destination stops at the
+    start instead of covering the whole map, and is kept (an LRU cache) because agents walk to
+    the same few hundred object tiles all day; a later start it already reached costs nothing.
+
+    A search is only ever run once, from scratch, up to one start: what it has reached is then
+    exactly what the full distance field holds (the same steps, the same tie-breaks), because a
+    tile's step towards the destination is fixed when the search first reaches it. Resuming a
+    search would reorder tcod's queue and change tie-breaks, so a farther start gets a new one."""
+
+    def __init__(self, walkable: np.ndarray, cache_bytes: int = 128 << 20, cache_size: int = 512):
         self._cost = walkable.astype(np.int8)
-        self._fields: OrderedDict[Tile, tcod.path.Pathfinder] = OrderedDict()
-        self._cache_size = cache_size
+        self._searches: OrderedDict[Tile, tcod.path.Pathfinder] = OrderedDict()
+        # each search holds 12 bytes a tile (distance and step arrays): bound the cache by memory
+        self._cache_size = max(8, min(cache_size, cache_bytes // (12 * max(1, walkable.size))))
 
     def path(self, start: Tile, goal: Tile) -> list[Tile]:
         """Tiles to step on from `start` (excluded) to `goal` (included); [] if already there
         or unreachable."""
         if start == goal:
             return []
-        pf = self._fields.get(goal)
-        if pf is None:
-            graph = tcod.path.SimpleGraph(cost=self._cost, cardinal=1, diagonal=0)
-            pf = tcod.path.Pathfinder(graph)
-            pf.add_root((goal[1], goal[0]))
-            pf.resolve()
-            self._fields[goal] = pf
-            if len(self._fields) > self._cache_size:
-                self._fields.popitem(last=False)
+        sy, sx = start[1], start[0]
+        pf = self._searches.get(goal)
+        if pf is not None and pf.distance[sy, sx] != UNREACHED:
+            self._searches.move_to_end(goal)
         else:
-            self._fields.move_to_end(goal)
-        steps = pf.path_from((start[1], start[0]))
-        if len(steps) < 2 or tuple(steps[-1]) != (goal[1], goal[0]):
-            return []
-        return [(int(x), int(y)) for y, x in steps[1:]]
+            pf = self._search(goal, (sy, sx))
+        if pf.distance[sy, sx] == UNREACHED:
+            return []  # not connected (walls all round)
+        steps = pf.traversal  # (row, column) of the next tile towards the goal, per tile
+        out: list[Tile] = []
+        y, x = sy, sx
+        while (y, x) != (goal[1], goal[0]):
+            y, x = (int(v) for v in steps[y, x])
+            out.append((x, y))
+        return out
+
+    def _search(self, goal: Tile, until: tuple[int, int]) -> tcod.path.Pathfinder:
+        """A new search from `goal` that stops once it reaches `until` (row, column), cached in
+        place of an earlier one for the same goal (which reached less far)."""
+        graph = tcod.path.SimpleGraph(cost=self._cost, cardinal=1, diagonal=0)
+        graph.set_heuristic(cardinal=0, diagonal=0)  # plain Dijkstra order: the full field's
+        pf = tcod.path.Pathfinder(graph)
+        pf.add_root((goal[1], goal[0]))
+        pf.resolve(until)
+        self._searches[goal] = pf
+        self._searches.move_to_end(goal)
+        if len(self._searches) > self._cache_size:
+            self._searches.popitem(last=False)
+        return pf

@@ -49,6 +49,12 @@ def perceive(world: World, me: Body, bodies: list[Body], object_states: dict[str
                 seen.append(Seen(obj.address, f"{obj.name} is {state}", d))
                 if state == obj.initial_state:
                     idle.add(obj.address)
+    return attend(seen, idle, bandwidth)
+
+
+def attend(seen: list[Seen], idle: set[str], bandwidth: int) -> list[Seen]:
+    """The `bandwidth` first of what is in sight: people and busy objects, then idle ones, each
+    nearest first (ties by subject, so the order never depends on how they were found)."""
     seen = [Seen(s.subject, s.description, s.distance, s.subject in idle) for s in seen]
     seen.sort(key=lambda s: (s.idle, s.distance, s.subject))
     return seen[:bandwidth]

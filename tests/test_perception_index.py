@@ -1,0 +1,89 @@
+"""The spatial index for perception (world/sight.py) sees exactly what the brute-force look at
+every body and object (world/perception.perceive) sees, on random towns of bodies."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from helpers import GULLHAVEN, SMALLVILLE, TINY
+from smalltown.world.load import load_world
+from smalltown.world.model import World
+from smalltown.world.perception import Body, perceive
+from smalltown.world.sight import Crowd, Sight
+
+
+def _bodies(world: World, rng: random.Random, n: int) -> list[Body]:
+    """n bodies on random walkable tiles, crowded into a few spots so that many are in sight of
+    each other (and some at the same tile)."""
+    ys, xs = np.nonzero(world.map.walkable)
+    spots = [(int(xs[i]), int(ys[i])) for i in rng.sample(range(len(xs)), 6)]
+    bodies = []
+    for i in range(n):
+        if rng.random() < 0.6:  # near a spot
+            sx, sy = rng.choice(spots)
+            tile = (sx + rng.randint(-6, 6), sy + rng.randint(-6, 6))
+            if not world.map.is_walkable(tile):
+                tile = (sx, sy)
+        else:
+            j = rng.randrange(len(xs))
+            tile = (int(xs[j]), int(ys[j]))
+        bodies.append(Body(f"body {i}", tile, int(world.map.arena_at[tile[1], tile[0]]),
+                           rng.choice(["idle", "reading", "cooking"])))
+    return bodies
+
+
+def _states(world: World, rng: random.Random) -> dict[str, str]:
+    """Most objects in their initial state, some busy (busy ones win attention)."""
+    return {a: (o.initial_state if rng.random() < 0.7 else "in use") for a, o in world.objects.items()}
+
+
+@pytest.mark.parametrize("path", [TINY, SMALLVILLE, GULLHAVEN], ids=["tiny", "smallville", "gullhaven"])
+def test_indexed_perception_equals_brute_force_on_random_positions(path):
+    world = load_world(path)
+    sight = Sight(world)
+    rng = random.Random(15)
+    compared = nonempty = 0
+    for trial in range(12):
+        bodies = _bodies(world, rng, rng.choice([3, 25, 120]))
+        states = _states(world, rng)
+        radius, bandwidth = rng.choice([0, 1, 2, 4, 7, 12]), rng.choice([1, 3, 8, 50])
+        crowd = Crowd(bodies, radius)
+        for me in bodies:
+            want = perceive(world, me, bodies, states, radius, bandwidth)
+            assert sight.perceive(me, crowd, states, radius, bandwidth) == want, (trial, me)
+            compared += 1
+            nonempty += bool(want)
+    assert nonempty > compared // 3  # the comparison saw plenty of people and things
+
+
+def test_a_crowd_built_for_one_radius_answers_for_another():
+    """The cell size is a setting's value at the tick; a different radius still finds everyone."""
+    world = load_world(SMALLVILLE)
+    sight, rng = Sight(world), random.Random(3)
+    bodies, states = _bodies(world, rng, 80), _states(world, rng)
+    crowd = Crowd(bodies, 2)
+    for me in bodies:
+        assert sight.perceive(me, crowd, states, 9, 50) == perceive(world, me, bodies, states, 9, 50)
+
+
+def test_the_crowd_offers_only_bodies_of_the_same_arena_and_nearby_cells():
+    """The point of the index: a look does not go over the whole town."""
+    outdoors = [Body(f"far {i}", (100 + i, 80), -1, "idle") for i in range(50)]
+    here = [Body("near", (3, 3), -1, "idle"), Body("inside", (4, 3), 5, "idle")]
+    crowd = Crowd(outdoors + here, 4)
+    assert [b.name for b in crowd.near(-1, (2, 2), 4)] == ["near"]
+    assert [b.name for b in crowd.near(5, (2, 2), 4)] == ["inside"]
+
+
+def test_objects_in_sight_are_worked_out_once_per_tile():
+    world = load_world(TINY)
+    sight = Sight(world)
+    arena = next(a for a in world.arenas if a.objects)
+    tile = arena.tiles[0]
+    first = sight.objects_near(arena.index, tile, 4)
+    assert first and sight.objects_near(arena.index, tile, 4) is first
+    assert all(d <= 4 for d, _ in first)
+    assert sight.objects_near(arena.index, tile, 0) == [(d, o) for d, o in first if d == 0]
