@@ -9,7 +9,7 @@ default (`sim/shapes.py` checks a stranger's save against the same fields before
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import date, datetime
 
 from smalltown.llm.tasks import LastTalk
@@ -50,9 +50,7 @@ class Action:
         return f"{self.activity} @ {pretty(self.address)}" if self.address else self.activity
 
     def to_json(self) -> dict:
-        d = asdict(self)
-        d["start"], d["end"] = stamp(self.start), stamp(self.end)
-        return d
+        return {"activity": self.activity, "address": self.address, "start": stamp(self.start), "end": stamp(self.end)}
 
     @classmethod
     def from_json(cls, d: dict) -> "Action":

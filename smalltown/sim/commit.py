@@ -1,9 +1,11 @@
 """The tick's commit: what one tick (or intervention) changed, as the store's records (TickChanges),
-committed by the save's one writer with the snapshot of the state when one is due."""
+which the engine commits through the save's one writer (with the snapshot of the state when one
+is due), unless they hold `nothing`."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import fields
 from datetime import timedelta
 
 import numpy as np
@@ -16,14 +18,6 @@ from smalltown.store.conversations import Conversation
 from smalltown.store.records import (Access, AgentRow, Call, Embedding, Memory, Move, ObjectState, Retrieval,
                                      TickChanges)
 from smalltown.store.schema import TIME_FMT
-from smalltown.store.save import Save
-
-
-def write(save: Save, changes: Changes, agents: list[Agent], objects: dict[str, str],
-          memories: list[tuple[Memory, np.ndarray]], touched: list, retrievals: list[Retrieval],
-          embeddings: list[tuple[str, np.ndarray]], calls: list[tuple[int, CallRecord]],
-          snapshot: bool = False) -> None:
-    save.commit(records(changes, agents, objects, memories, touched, retrievals, embeddings, calls), snapshot)
 
 
 def records(changes: Changes, agents: list[Agent], objects: dict[str, str],
@@ -47,6 +41,11 @@ def records(changes: Changes, agents: list[Agent], objects: dict[str, str],
         calls=tuple(Call(t, stamp, c) for t, c in calls),
         meta={"tick": tick, "game_time": stamp},
     )
+
+
+def nothing(rows: TickChanges) -> bool:
+    """Whether a tick's records hold nothing but its clock."""
+    return not any(getattr(rows, f.name) for f in fields(rows) if f.name not in ("tick", "time", "meta"))
 
 
 def _blob(vec: np.ndarray) -> bytes:

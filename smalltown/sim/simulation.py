@@ -29,6 +29,7 @@ from smalltown.sim.perception import perceive_all
 from smalltown.sim.thinking import Thinking
 from smalltown.store.records import TickChanges
 from smalltown.store.schema import TIME_FMT
+from smalltown.store.errors import SaveError
 from smalltown.store.save import Save
 from smalltown.world.model import Persona, World
 from smalltown.world.paths import Paths
@@ -58,6 +59,9 @@ class Simulation:
         self.settings = settings
         self.tick = tick
         self.dropped = False  # a tick was cut off mid-way (a stop): this state is not the save's, never commit it
+        # the last whole tick, and whether the save's clock is behind it: a tick that changed nothing
+        # is not written (see _flush); `write_clock` catches the save's clock up
+        self.finished, self.clock_behind = tick, False
         self.paths = Paths(world.map.walkable)
         self.sight = Sight(world)
         self.embedder = embedder
@@ -108,7 +112,12 @@ class Simulation:
 
     def close(self) -> None:
         self.thinking.close()
-        self.save.close()
+        try:
+            self.write_clock()
+        except SaveError:
+            pass  # (a full disk) the save stays whole at the last tick written, which it resumes from
+        finally:
+            self.save.close()
         self.embedder.close()
 
     # --- the clock ----------------------------------------------------------------------------
@@ -126,13 +135,15 @@ class Simulation:
         """Advance one tick and commit it: perceive and remember, reflect, react, act, move.
         Stopped (see `stop`) drops the tick in flight: the clock stays at the last committed one."""
         if self.stopping or self.dropped:
+            self.write_clock()  # (the state is the last whole tick's)
             raise Stopped
         try:
             return self._step()
         except Stopped:
             self.dropped = True
-            self.tick = int(self.save.meta("tick"))  # what the save holds: the last whole tick
+            self.tick = self.finished  # the last whole tick: the save holds it, or nothing has changed since
             self._calls.clear()
+            self.write_clock()
             raise
 
     def _step(self) -> list[Event]:
@@ -161,6 +172,7 @@ class Simulation:
                 if not agent.path:
                     changes.changed.add(agent.name)
         self._flush(changes, snapshot=self._snapshot_due())
+        self.finished = self.tick
         return changes.events
 
     def _flush(self, changes: Changes, snapshot: bool = False) -> None:
@@ -177,9 +189,26 @@ class Simulation:
         fresh = [(t, v) for t, v in self.embedder.take_fresh() if t not in described]
         if self.dropped:  # the state after a cut-off tick is half of one: never written
             raise Stopped
-        commit.write(self.save, changes, self.agents, self.objects, new_memories, touched, retrievals,
-                     fresh, self._calls, snapshot)
+        records = commit.records(changes, self.agents, self.objects, new_memories, touched, retrievals, fresh,
+                                 self._calls)
         self._calls.clear()
+        if commit.nothing(records) and not snapshot:
+            # A tick that changed nothing writes nothing (42% of a scripted day): the save stays at the
+            # last tick that changed something, and a run resumed from it re-makes these ticks exactly.
+            # Its clock is caught up on a stop, a pause, or a close (write_clock).
+            self.clock_behind = True
+            return
+        self.save.commit(records, snapshot)
+        self.clock_behind = False
+
+    def write_clock(self) -> None:
+        """Bring the save's clock to the last whole tick, when ticks that changed nothing left it
+        behind (a stop, a pause, the end of a run): its rows already are that tick's."""
+        if self.clock_behind:
+            tick = self.finished
+            stamp = (self.world.start + timedelta(seconds=tick * self.world.step_seconds)).strftime(TIME_FMT)
+            self.save.commit(TickChanges(tick, stamp, meta={"tick": tick, "game_time": stamp}))
+            self.clock_behind = False
 
     def changes(self, **tag: object) -> Changes:
         """An empty record of changes at the current tick (for a command, or a load's upgrade)."""
@@ -194,7 +223,9 @@ class Simulation:
     def snapshot(self) -> int:
         """Record a snapshot of the state now (replacing this tick's, if it has one), so the run
         can be forked or replayed from this moment. Returns the tick."""
-        self.save.commit(TickChanges(self.tick, self.now.strftime(TIME_FMT)), snapshot=True)
+        stamp = self.now.strftime(TIME_FMT)
+        self.save.commit(TickChanges(self.tick, stamp, meta={"tick": self.tick, "game_time": stamp}), snapshot=True)
+        self.clock_behind = False
         return self.tick
 
     # --- commands: the user's hand in the town (committed at once; time does not move) ---------
@@ -247,3 +278,4 @@ class Simulation:
                 return
             if on_tick:
                 on_tick(events)
+        self.write_clock()

@@ -127,7 +127,10 @@ class SimRunner:
     def run(self) -> None:
         try:
             while True:
-                self._take_commands(self._wait_seconds())
+                wait = self._wait_seconds()
+                if wait != 0:  # about to idle: the save's clock shows this tick (see Simulation.write_clock)
+                    self.sim.write_clock()
+                self._take_commands(wait)
                 if self._quit:
                     break
                 if self._steps or self._tick_due():
