@@ -113,7 +113,7 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
         log.note(f"{self._world_name}: {len(self.frame.agents)} agents. {how}, n steps a tick, "
                  "s to the selected agent's next event, ? lists the keys.")
         if self._saving_to is not None:
-            log.note(f"Saving to {self._saving_to} (every tick is committed as it runs).")
+            log.note(f"Saving to {self._saving_to} (every tick that changes something is committed as it runs).")
         for line in (self._notice or "").splitlines():  # (each a note of its own)
             log.note(line)
         if self._notice and self._backend == "scripted":  # no model was chosen: the way to one, in view a while

@@ -126,7 +126,7 @@ class Interventions(TownView[Path | None]):  # its result: a file to open next, 
             if not self._failed("Save", result):
                 tick, path = result
                 self._note(f"Saved {path} at tick {tick}, with a snapshot to fork or rewind to "
-                           "(every tick is committed as it runs).")
+                           "(every tick that changes something is committed as it runs).")
 
         self._runner.send(SaveNow(), self._replier(done))
 

@@ -106,7 +106,7 @@ class HelpScreen(ModalScreen[None]):
             "is dotted to an X; objects whose state changed in the last half hour are highlighted. "
             "In the agents list, the symbol after the initial is what the agent is doing "
             "(z sleep, \" talk, * reflect, % eat, # work, = study, ^ exercise, ~ leisure). ",
-            "The save is committed every tick.\n" if self._keys is KEYS else "\n",
+            "Every tick that changes something is committed as it runs.\n" if self._keys is KEYS else "\n",
             ("escape or ? closes this help", "dim"))
         with VerticalScroll() as box:
             box.border_title = self._title
