@@ -60,7 +60,7 @@ class Simulation:
         self.paths = Paths(world.map.walkable)
         self.embedder = embedder
         self._calls: list[tuple[int, CallRecord]] = []
-        self.asker = Asker(backend, lambda rec: self._calls.append((self.tick, rec)), fallback)
+        self.asker = Asker(backend, lambda rec: self._calls.append((self.tick, rec)), fallback, tick=lambda: self.tick)
         self.lore = Lore(world)
         self.agents: list[Agent] = []
         self._by_name: dict[str, Agent] = {}
