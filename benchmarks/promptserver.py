@@ -23,6 +23,10 @@ import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from smalltown.llm.backend import Answer, Backend
+from smalltown.llm.openai_compat import OpenAIBackend
+from smalltown.llm.tasks import Task
+
 WORDS = ("reading", "the", "morning", "paper", "walking", "to", "work", "a", "cup", "of", "tea", "talking",
          "with", "friends", "cooking", "lunch", "writing", "notes", "resting", "at", "home", "on", "garden")
 
@@ -81,11 +85,29 @@ def answer_for(body: dict) -> tuple[str, str]:
     return json.dumps(instance(_schema(body), rng)), digest
 
 
-class PromptServer:
-    """The server, in a thread: `url` is its base URL (…/v1); `close()` stops it."""
+class Telling(OpenAIBackend):
+    """The openai backend, telling the server in its process the task behind each prompt (in
+    `tasks`), so that a server with `stand_in` answers as the scripted backend would: the town
+    then lives as it does with scripted answers (realistic call counts), over real HTTP."""
 
-    def __init__(self, latency: float = 0.02):
+    def __init__(self, *args, tasks: dict[str, Task], **kw):
+        super().__init__(*args, **kw)
+        self.tasks = tasks
+
+    def answer(self, task: Task, prompt: str, **kw) -> Answer:
+        self.tasks[prompt] = task
+        return super().answer(task, prompt, **kw)
+
+
+class PromptServer:
+    """The server, in a thread: `url` is its base URL (…/v1); `close()` stops it. With `stand_in`
+    (a scripted backend) it answers each prompt as the stand-in answers its task, which a
+    `Telling` client puts in `tasks`; else from the hash of the prompt (`answer_for`)."""
+
+    def __init__(self, latency: float = 0.02, stand_in: Backend | None = None):
         self.latency = latency  # seconds each answer takes, as a model's would
+        self.stand_in = stand_in
+        self.tasks: dict[str, Task] = {}
         self.requests: list[Request] = []
         self.lock = threading.Lock()
         server = self
@@ -103,6 +125,9 @@ class PromptServer:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 start = time.monotonic()
                 content, digest = answer_for(body)
+                if server.stand_in is not None:
+                    prompt = body["messages"][-1]["content"]
+                    content = server.stand_in.answer(server.tasks[prompt], prompt).raw
                 time.sleep(server.latency)
                 seed = body.get("seed")
                 with server.lock:
