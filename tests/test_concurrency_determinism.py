@@ -116,3 +116,13 @@ def test_the_llama_backend_samples_with_its_questions_seed():
     assert backend.sampled == [question_seed(99, "Ann", "next_action", 41), question_seed(99, "Ann", "next_action", 42),
                                question_seed(99, "Bob", "next_action", 42)]
     assert backend.answer(task, "p", attempt=1, seed=5) and backend.sampled[-1] == 6  # a retry samples anew
+
+
+def test_an_openai_retry_sends_the_next_seed_and_no_seed_is_sent_without_one():
+    from smalltown.llm.openai_compat import OpenAIBackend
+
+    task = NextAction(persona=ISABELLA, now=NOW, status="", recent=[], known_places=PLACES)
+    with PromptServer(latency=0) as server:
+        OpenAIBackend(server.url, timeout=10, seed=3).answer(task, task.render(), seed=5, attempt=1)
+        OpenAIBackend(server.url, timeout=10).answer(task, task.render())
+        assert [r.seed for r in server.requests] == [6, None]
