@@ -25,7 +25,7 @@ pytest.importorskip("gguf")
 from helpers import TINY, query
 from realistic import KLAUS, MEMORIES, Spy, rate, realistic_tasks
 from smalltown.llm.asker import Asker
-from smalltown.llm.backend import Answer, CallRecord
+from smalltown.llm.backend import Answer, CallRecord, question_seed
 from smalltown.llm.llama import (
     CHAR_RULE,
     SPACE_RULE,
@@ -295,9 +295,13 @@ def test_an_unusable_answer_is_retried_with_other_seeds_then_raised(model, tasks
     prompt, completion, cached = e.value.usage
     assert prompt > 0 and completion > 0 and cached >= 2 * prompt // 3 - 3  # retries reuse the prompt
     records = []
+    seeds.clear()
     assert Asker(backend, records.append, fallback=Idle()).ask("Isabella Rodriguez", task).state == "idle"
     assert records[-1].note.startswith("fallback to idle: ") and json.loads(records[-1].raw_answer)
-    assert records[-1].fallback == "invalid" and records[-1].completion_tokens == completion
+    # asked by an agent, the question samples with its own seed (agent, task, tick 0), then anew
+    first = question_seed(backend.seed, "Isabella Rodriguez", "object_state", 0)
+    assert seeds == [first, first + 1, first + 2]
+    assert records[-1].fallback == "invalid" and records[-1].completion_tokens > 0
 
 
 class Idle:

@@ -8,7 +8,7 @@ import threading
 import time
 from typing import Callable
 
-from smalltown.llm.backend import Backend, CallRecord, Stopped, capabilities, task_key
+from smalltown.llm.backend import Backend, CallRecord, Stopped, capabilities, question_seed, task_key
 from smalltown.llm.fit import PromptTooLong, fit
 from smalltown.llm.schema import max_answer_tokens
 from smalltown.llm.tasks import Answer, Output, Task
@@ -24,8 +24,10 @@ class Asker:
     after its bounded retries) or the prompt cannot fit its window, the fallback backend answers
     it (the scripted one, by default), and the call log says so and why."""
 
-    def __init__(self, backend: Backend, record: Callable[[CallRecord], None], fallback: Backend | None = None):
+    def __init__(self, backend: Backend, record: Callable[[CallRecord], None], fallback: Backend | None = None,
+                 tick: Callable[[], int] = lambda: 0):
         self.backend = backend
+        self._tick = tick  # the run's tick now: a question's seed depends on it (backend.question_seed)
         self._answerer = retrying(backend)  # one attempt becomes the attempts its policy allows
         self._record = record
         self._local = threading.local()  # agents may ask at once, from worker threads
@@ -100,9 +102,11 @@ class Asker:
             q.task, q.prompt, q.note = self.prepare(q.task)
         except PromptTooLong as e:
             raise NotFitted(str(e)) from None
-        if capabilities(self.backend).keyed:
-            return self._answerer.answer(q.task, q.prompt, key=q.key)
-        return self._answerer.answer(q.task, q.prompt)
+        can = capabilities(self.backend)
+        kw: dict = {"key": q.key} if can.keyed else {}
+        if can.seed is not None:
+            q.seed = kw["seed"] = question_seed(can.seed, q.agent, q.task.name, self._tick())
+        return self._answerer.answer(q.task, q.prompt, **kw)
 
     def _tracked(self, step: Step) -> Step:
         """`step`, listed in `in_flight()` while it runs."""

@@ -12,7 +12,9 @@ from smalltown.llm.tasks import RULES, Answer, Task
 from smalltown.store.records import CallRecord
 
 __all__ = ["Answer", "Backend", "BackendUnavailable", "CallRecord", "Capabilities", "DEFAULT_CONTEXT", "RetryPolicy",
-           "Stopped", "capabilities"]
+           "Stopped", "capabilities", "question_seed"]
+
+SEED_BITS = 31  # a seed every server takes (llama.cpp's is 32-bit unsigned, some servers' signed)
 
 DEFAULT_CONTEXT = 4096  # tokens: the window a backend without one of its own is fitted to
 
@@ -67,6 +69,9 @@ class Capabilities:
     close: Optional[Callable[[], None]] = None  # let go of what it holds (a loaded model)
     retry: Optional[RetryPolicy] = None  # how its attempts are retried (llm/wrappers.py), if at all
     about: str = ""  # how it answers, for a run's start-up line (a server's structured-output mode)
+    # the run's sampling seed, when it samples: `answer` then takes `seed=`, each question's own
+    # (`question_seed`), so an answer does not depend on which thread asked first
+    seed: Optional[int] = None
 
 
 NOTHING = Capabilities()
@@ -93,3 +98,12 @@ def task_key(task: Task) -> str:
     return hashlib.sha256(f"{task.name}\n{task.model_dump_json()}".encode()).hexdigest()[:32]
 
 
+
+
+def question_seed(run_seed: int, agent: str, task: str, tick: int) -> int:
+    """The sampling seed of one question: a stable hash (not Python's `hash`, which varies between
+    processes) of the run's seed, who asks, what and at which tick. The same question at the same
+    tick samples alike in every run, whatever the concurrency; two agents sample differently.
+    (Derived from the call log's own columns, so the log needs no column for it.)"""
+    text = f"{run_seed}\x1f{agent}\x1f{task}\x1f{tick}".encode()
+    return int.from_bytes(hashlib.sha256(text).digest()[:8], "big") % (1 << SEED_BITS)

@@ -72,7 +72,7 @@ class CassetteBackend:
     @property
     def can(self) -> Capabilities:
         return Capabilities(context=self.context, keyed=True, fallthrough=self.fallthrough,
-                            start_after=self.start_after)
+                            start_after=self.start_after, seed=capabilities(self.fallthrough).seed)
 
     def start_after(self, tick: int) -> None:
         """Replay only the calls recorded after `tick` (the run has asked the earlier ones)."""
@@ -86,7 +86,7 @@ class CassetteBackend:
                 n += 1
         self.recorded = n
 
-    def answer(self, task: Task, prompt: str, key: str | None = None) -> Answer:
+    def answer(self, task: Task, prompt: str, key: str | None = None, seed: int | None = None) -> Answer:
         queue = (self._answers.get((task.name, "key", key or task_key(task))) if self._has_keys else None) \
             or self._answers.get((task.name, "prompt", prompt))
         if queue:
@@ -96,13 +96,13 @@ class CassetteBackend:
             return Answer(output=task.output.model_validate_json(parsed), raw=parsed)
         self.missed += 1
         if self.fallthrough is not None:
-            return self._live(task, prompt)
+            return self._live(task, prompt, seed)
         first = prompt.strip().splitlines()[-1][:120] if prompt.strip() else ""
         raise CassetteMiss(
             f"the cassette has no answer for a {task.name!r} question ({first!r}); the run's "
             f"inputs differ from the recorded ones — pass --fallthrough BACKEND to answer live")
 
-    def _live(self, task: Task, prompt: str) -> Answer:
+    def _live(self, task: Task, prompt: str, seed: int | None = None) -> Answer:
         """The fallthrough's answer, to the question as the cassette was asked it (the mind reads
         an answer's citations against it): one too long for the live backend's own window is an
         UnusableAnswer, "too long", which the Asker's fallback answers."""
@@ -113,7 +113,8 @@ class CassetteBackend:
             if need > context:
                 raise UnusableAnswer(f"the {task.name} prompt and its answer need {need} tokens; "
                                      f"{live.name}'s window holds {context}", "", kind="too long")
-        return live.answer(task, prompt)
+        # the live backend samples with the question's seed, as it would without the cassette
+        return live.answer(task, prompt) if seed is None else live.answer(task, prompt, seed=seed)
 
 
 def _unusable(task: str, parsed: str | None) -> str | None:

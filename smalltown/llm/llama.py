@@ -81,7 +81,7 @@ class LlamaBackend:
     @property
     def can(self) -> Capabilities:
         return Capabilities(context=self.context, count=self.count, abort=self.abort, close=self.close,
-                            retry=RetryPolicy(self.retries, seeded=True, count_attempts=True))
+                            retry=RetryPolicy(self.retries, seeded=True, count_attempts=True), seed=self.seed)
 
     def abort(self) -> None:
         """Stop: the generation in flight ends before its next batch or token and raises Stopped,
@@ -182,10 +182,11 @@ class LlamaBackend:
 
     # --- answering ---
 
-    def answer(self, task: Task, prompt: str, attempt: int = 0) -> Answer:
-        """One attempt, sampled with seed `seed + attempt` (the Retry wrapper counts attempts, so
-        each retry samples anew): a validated answer, decoded under the question's grammar, for at
-        most the answer's token budget (`max_answer_tokens`); else UnusableAnswer with its cost."""
+    def answer(self, task: Task, prompt: str, attempt: int = 0, seed: int | None = None) -> Answer:
+        """One attempt, sampled with seed `seed + attempt` (the question's seed, given by the Asker,
+        else the run's; the Retry wrapper counts attempts, so each retry samples anew): a validated
+        answer, decoded under the question's grammar, for at most the answer's token budget
+        (`max_answer_tokens`); else UnusableAnswer with its cost."""
         with self._lock:
             tokens, stop = self.prompt_tokens(prompt)
             room = self.n_ctx - len(tokens)
@@ -195,7 +196,8 @@ class LlamaBackend:
                                      f"in the context window of {self.n_ctx}", "", kind="too long")
             max_tokens = min(room, budget)
             used = [0, 0, 0]  # prompt, completion, cached tokens
-            raw, finish = self._complete(task, tokens, stop, max_tokens, self.seed + attempt, used)
+            sampled = ((self.seed if seed is None else seed) + attempt) & 0xFFFFFFFF  # llama.cpp's seeds: uint32
+            raw, finish = self._complete(task, tokens, stop, max_tokens, sampled, used)
             try:
                 return Answer(validate.parse_answer(task, raw), raw, *used)
             except UnusableAnswer as e:

@@ -31,7 +31,8 @@ import urllib.parse
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
-from smalltown.llm.backend import DEFAULT_CONTEXT, Answer, BackendUnavailable, Capabilities, Stopped, estimate_prompt
+from smalltown.llm.backend import (DEFAULT_CONTEXT, SEED_BITS, Answer, BackendUnavailable, Capabilities, Stopped,
+                                   estimate_prompt)
 from smalltown.llm.fit import estimate
 from smalltown.llm.schema import max_answer_tokens
 from smalltown.llm.structured import MODES, described, next_mode, refuses, structured_fields
@@ -76,7 +77,7 @@ class OpenAIBackend:
 
     def __init__(self, base_url: str, model: str = "local", api_key_env: str | None = None,
                  timeout: float = 60.0, retries: int = 3, backoff: float = 0.5, temperature: float = 0.7,
-                 max_concurrency: int = 4, context: int = DEFAULT_CONTEXT):
+                 max_concurrency: int = 4, context: int = DEFAULT_CONTEXT, seed: int | None = None):
         parts = urllib.parse.urlsplit(base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise BackendError(f"base URL {base_url!r} is not an http(s) address "
@@ -96,6 +97,7 @@ class OpenAIBackend:
         self.temperature = temperature
         self.context = context  # the server's window (--ctx): the Asker fits prompts to it
         self.max_concurrency = max_concurrency
+        self.seed = seed  # the run's sampling seed: each request carries its question's (backend.question_seed)
         self._headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if api_key_env:
             key = os.environ.get(api_key_env, "").strip()
@@ -120,7 +122,9 @@ class OpenAIBackend:
     def can(self) -> Capabilities:
         return Capabilities(context=self.context, count=self.count, max_concurrency=self.max_concurrency,
                             connect=self.connect, abort=self.abort, about=described(self.structured),
-                            retry=RetryPolicy(self.retries, backoff=self.backoff, max_wait=MAX_RETRY_AFTER))
+                            seed=self.seed,
+                            retry=RetryPolicy(self.retries, backoff=self.backoff, max_wait=MAX_RETRY_AFTER,
+                                              seeded=self.seed is not None))
 
     def count(self, prompt: str) -> int:
         """The prompt's tokens, estimated (the server's tokenizer is not at hand): Backend.count."""
@@ -149,17 +153,19 @@ class OpenAIBackend:
 
     # --- answering ------------------------------------------------------------------------------
 
-    def answer(self, task: Task, prompt: str) -> Answer:
+    def answer(self, task: Task, prompt: str, seed: int | None = None, attempt: int = 0) -> Answer:
         """One attempt: a validated answer, with the tokens the server says it spent; Transient
         (retried by llm/wrappers.Retry, then a BackendError) when the exchange fails, UnusableAnswer
         (with its cost, `usage`) when the answer cannot be used. A server that refuses the
         structured-output mode is asked again at once in the next (llm/structured.py): that is
-        not a retry, and the answer's note says so."""
+        not a retry, and the answer's note says so. `seed` (the question's) is sent as the
+        request's `seed`, plus the attempt: a retry samples anew."""
         note = ""
+        sent = None if seed is None else (seed + attempt) % (1 << SEED_BITS)
         while True:
             mode = self.structured
             try:
-                reply = self._post(json.dumps(self._request(task, prompt, mode)).encode())
+                reply = self._post(json.dumps(self._request(task, prompt, mode, sent)).encode())
             except _Transport as e:
                 if refuses(mode, e.status, e.body):
                     note = self._refused(mode, e) or note
@@ -215,10 +221,10 @@ class OpenAIBackend:
 
     # --- one exchange ---------------------------------------------------------------------------
 
-    def _request(self, task: Task, prompt: str, mode: str) -> dict:
+    def _request(self, task: Task, prompt: str, mode: str, seed: int | None = None) -> dict:
         """The rules, then the prompt (which ends with the answer's shape and the question), the
         answer constrained in `mode`."""
-        return {
+        request = {
             "model": self.model,
             "messages": [{"role": "system", "content": RULES}, {"role": "user", "content": prompt}],
             **structured_fields(task, mode),
@@ -226,6 +232,9 @@ class OpenAIBackend:
             "max_tokens": max_answer_tokens(task),
             "stream": False,
         }
+        if seed is not None:  # (llama-server, vLLM, Ollama and OpenAI all read `seed`)
+            request["seed"] = seed
+        return request
 
     def _post(self, body: bytes) -> dict:
         """The server's reply as a JSON object, or _Transport saying what went wrong."""

@@ -125,6 +125,7 @@ class Question:
     note: str = ""  # what happened beyond a plain answer: records dropped to fit, a fallback and why
     fallback: str = ""  # why another backend answered: "too long", "cut off", "invalid", "failed"
     ms: float = 0.0
+    seed: int | None = None  # the question's sampling seed, when the backend samples (backend.question_seed)
 
 
 Step = Callable[[Question], Answer]

@@ -113,7 +113,7 @@ def make_backend(name: str, seed: int, opts: BackendOptions | None = None) -> Ba
             raise BackendError("--backend openai needs --base-url (e.g. http://127.0.0.1:8080/v1)")
         return OpenAIBackend(opts.base_url, model=opts.model or "local", api_key_env=opts.api_key_env,
                              retries=max(opts.retries, 0), temperature=opts.temperature,
-                             max_concurrency=opts.concurrency, context=opts.ctx, timeout=opts.timeout)
+                             max_concurrency=opts.concurrency, context=opts.ctx, timeout=opts.timeout, seed=seed)
     if name == "cassette":
         from smalltown.llm.cassette import CassetteBackend, CassetteMiss
 

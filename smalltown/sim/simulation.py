@@ -66,7 +66,7 @@ class Simulation:
         self.sight = Sight(world)
         self.embedder = embedder
         self._calls: list[tuple[int, CallRecord]] = []
-        self.asker = Asker(backend, lambda rec: self._calls.append((self.tick, rec)), fallback)
+        self.asker = Asker(backend, lambda rec: self._calls.append((self.tick, rec)), fallback, tick=lambda: self.tick)
         self.lore = Lore(world)
         self.agents: list[Agent] = []
         self._by_name: dict[str, Agent] = {}

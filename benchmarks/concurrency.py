@@ -1,0 +1,100 @@
+"""Benchmark: how busy a model server is kept, and whether concurrency changes the run.
+
+Runs a world (default Smallville, one game day) with `--backend openai` against a loopback server
+whose answers depend only on the prompt (benchmarks/promptserver.py), each after a fixed latency,
+at one or more `--concurrency` levels. For each it prints the calls, the wall time, the requests
+in flight (time-weighted average and most at once, measured at the server), the longest chain of
+calls that waited on each other (per agent-day), and the run's digest: the same prompt gets the
+same answer, so equal digests mean concurrency did not change the run.
+
+    python benchmarks/concurrency.py [WORLD] [--hours H] [--concurrency 1 4 16] [--latency 0.02]
+                                     [--answers hash|scripted]
+
+Targets (issue 15): the same digest at 1, 4 and 16; at 16 over a 25-agent day, at least 8
+requests in flight on average and a longest chain of at most 15 calls per agent-day.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.promptserver import (PromptServer, Telling, in_flight_average, longest_chain,  # noqa: E402
+                                     max_in_flight)
+from smalltown.scripted import ScriptedBackend  # noqa: E402
+from smalltown.sim.backends import BackendOptions, make_backend, make_fallback  # noqa: E402
+from smalltown.sim.open import create  # noqa: E402
+from smalltown.world.load import load_world  # noqa: E402
+
+
+@dataclass
+class Measure:
+    concurrency: int
+    calls: int  # the call log's rows (fallbacks included)
+    requests: int  # what reached the server
+    wall: float
+    in_flight: float
+    most: int
+    chain: int
+    per_agent_day: float  # the longest chain, per agent-day
+    digest: str
+    seeds: int  # distinct seeds the server received
+
+
+def measure(world_path: Path | str, hours: float, concurrency: int, latency: float, work: Path,
+            answers: str = "hash") -> Measure:
+    """One run of `hours` game hours of the world at `concurrency`, against a fresh server whose
+    answers are drawn from the hash of the prompt ("hash") or are the stand-in's ("scripted")."""
+    world = load_world(world_path)
+    stand_in = ScriptedBackend(world.seed) if answers == "scripted" else None
+    with PromptServer(latency, stand_in) as server:
+        opts = BackendOptions(base_url=server.url, concurrency=concurrency, timeout=60, retries=1)
+        backend = make_backend("openai", world.seed, opts)
+        if stand_in is not None:
+            backend = Telling(server.url, timeout=60, retries=1, max_concurrency=concurrency, seed=world.seed,
+                              tasks=server.tasks)
+        sim = create(world, work / f"c{concurrency}.sqlite", backend, fallback=make_fallback("openai", world.seed, opts))
+        try:
+            t0 = time.monotonic()
+            sim.run_until(sim.now + timedelta(hours=hours))
+            wall = time.monotonic() - t0
+            calls, digest = sim.save.count("llm_calls"), sim.save.digest()
+        finally:
+            sim.close()
+        reqs = list(server.requests)
+    chain = longest_chain(reqs)
+    return Measure(concurrency, calls, len(reqs), wall, in_flight_average(reqs, wall), max_in_flight(reqs), chain,
+                   chain / (len(world.agents) * hours / 24), digest, len({r.seed for r in reqs}))
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("world", nargs="?", default=str(ROOT / "worlds" / "smallville.toml"))
+    p.add_argument("--hours", type=float, default=24.0, help="game hours to run (default: a day)")
+    p.add_argument("--concurrency", type=int, nargs="+", default=[1, 4, 16])
+    p.add_argument("--latency", type=float, default=0.02, help="seconds each answer takes at the server")
+    p.add_argument("--answers", choices=("hash", "scripted"), default="hash",
+                   help="the server's answers: drawn from a hash of the prompt, or the stand-in's for its task")
+    args = p.parse_args()
+    world = load_world(args.world)
+    print(f"world {world.name} ({len(world.agents)} agents), {args.hours:g} game hours, "
+          f"server latency {args.latency * 1000:g} ms, {args.answers} answers")
+    print(f"{'conc':>4} {'calls':>6} {'reqs':>6} {'wall s':>7} {'in flight':>9} {'max':>4} {'chain':>6} "
+          f"{'/agent-day':>10} {'seeds':>6}  digest")
+    with tempfile.TemporaryDirectory() as d:
+        for c in args.concurrency:
+            m = measure(args.world, args.hours, c, args.latency, Path(d), args.answers)
+            print(f"{m.concurrency:>4} {m.calls:>6} {m.requests:>6} {m.wall:>7.1f} {m.in_flight:>9.2f} {m.most:>4} "
+                  f"{m.chain:>6} {m.per_agent_day:>10.1f} {m.seeds:>6}  {m.digest[:16]}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,199 @@
+"""An OpenAI-compatible server on 127.0.0.1 whose answers depend only on the prompt: a stand-in
+for a model server with greedy decoding, to measure concurrency and check determinism over HTTP.
+
+Each POST to /chat/completions is answered, after a fixed `latency`, with a JSON instance of the
+request's own schema (`response_format`, both dialects), drawn from a random generator seeded
+by a hash of the messages and the schema: the same prompt always gets the same answer, whenever
+and however concurrently it is asked. The answer is schema-valid, not always valid for the task
+(the client's validator may refuse it and fall back): that is deterministic too.
+
+The server keeps every request's start and end (time.monotonic, at the server) and the `seed`
+it carried, so a benchmark can measure requests in flight and chains of calls that wait on each
+other (`in_flight_average`, `longest_chain`). Used by benchmarks/concurrency.py and the tests.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import json
+import random
+import threading
+import time
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from smalltown.llm.backend import Answer, Backend
+from smalltown.llm.openai_compat import OpenAIBackend
+from smalltown.llm.tasks import Task
+
+WORDS = ("reading", "the", "morning", "paper", "walking", "to", "work", "a", "cup", "of", "tea", "talking",
+         "with", "friends", "cooking", "lunch", "writing", "notes", "resting", "at", "home", "on", "garden")
+
+
+@dataclass(frozen=True)
+class Request:
+    """One answered request as the server saw it."""
+
+    start: float  # time.monotonic() once its body was read
+    end: float  # ... and when its answer was about to be written
+    seed: int | None  # the `seed` field it carried, if any
+    digest: str  # the hash its answer was drawn from
+
+
+def instance(schema: dict, rng: random.Random) -> object:
+    """A small JSON value valid under `schema` (as `schema.request_schema` writes them)."""
+    return _value(schema, schema.get("$defs", {}), rng)
+
+
+def _value(node: dict, defs: dict, rng: random.Random) -> object:
+    if "$ref" in node:
+        node = defs[node["$ref"].rsplit("/", 1)[-1]]
+    if "enum" in node:
+        return rng.choice(node["enum"])
+    kind = node.get("type")
+    if kind == "object":
+        return {k: _value(v, defs, rng) for k, v in node.get("properties", {}).items()}
+    if kind == "array":
+        lo = node.get("minItems", 0)
+        n = rng.randint(lo, min(node.get("maxItems", lo + 2), lo + 2))
+        return [_value(node.get("items", {}), defs, rng) for _ in range(n)]
+    if kind == "integer":
+        lo = node.get("minimum", 0)
+        return rng.randint(lo, max(lo, min(node.get("maximum", lo + 10), lo + 120)))
+    if kind == "boolean":
+        return rng.random() < 0.25  # a model mostly goes on with its plan
+    if "pattern" in node:  # the only pattern the tasks use: a time of day, HH:MM
+        return f"{rng.randint(6, 22):02d}:{rng.choice((0, 15, 30, 45)):02d}"
+    text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(2, 5)))
+    return text[:node.get("maxLength", len(text))].strip() or "x"
+
+
+def _schema(body: dict) -> dict:
+    fmt = body.get("response_format") or {}
+    if fmt.get("type") == "json_schema":
+        return fmt.get("json_schema", {}).get("schema", {})
+    return fmt.get("schema", {})
+
+
+def answer_for(body: dict) -> tuple[str, str]:
+    """(the answer's JSON text, the hash it was drawn from): a function of the messages and the
+    schema only (not the seed, the temperature, the time or the order of arrival)."""
+    key = json.dumps([body.get("messages"), _schema(body)], sort_keys=True, ensure_ascii=False)
+    digest = hashlib.sha256(key.encode()).hexdigest()
+    rng = random.Random(int(digest[:16], 16))
+    return json.dumps(instance(_schema(body), rng)), digest
+
+
+class Telling(OpenAIBackend):
+    """The openai backend, telling the server in its process the task behind each prompt (in
+    `tasks`), so that a server with `stand_in` answers as the scripted backend would: the town
+    then lives as it does with scripted answers (realistic call counts), over real HTTP."""
+
+    def __init__(self, *args, tasks: dict[str, Task], **kw):
+        super().__init__(*args, **kw)
+        self.tasks = tasks
+
+    def answer(self, task: Task, prompt: str, **kw) -> Answer:
+        self.tasks[prompt] = task
+        return super().answer(task, prompt, **kw)
+
+
+class PromptServer:
+    """The server, in a thread: `url` is its base URL (…/v1); `close()` stops it. With `stand_in`
+    (a scripted backend) it answers each prompt as the stand-in answers its task, which a
+    `Telling` client puts in `tasks`; else from the hash of the prompt (`answer_for`)."""
+
+    def __init__(self, latency: float = 0.02, stand_in: Backend | None = None):
+        self.latency = latency  # seconds each answer takes, as a model's would
+        self.stand_in = stand_in
+        self.tasks: dict[str, Task] = {}
+        self.requests: list[Request] = []
+        self.lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):  # quiet
+                pass
+
+            def do_GET(self):
+                self.send(b'{"object": "list", "data": [{"id": "prompt-hash", "object": "model"}]}')
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                start = time.monotonic()
+                content, digest = answer_for(body)
+                if server.stand_in is not None:
+                    prompt = body["messages"][-1]["content"]
+                    content = server.stand_in.answer(server.tasks[prompt], prompt).raw
+                time.sleep(server.latency)
+                seed = body.get("seed")
+                with server.lock:
+                    server.requests.append(Request(start, time.monotonic(), seed if isinstance(seed, int) else None,
+                                                   digest))
+                reply = {"id": f"chatcmpl-{digest[:12]}", "object": "chat.completion", "model": "prompt-hash",
+                         "choices": [{"index": 0, "finish_reason": "stop",
+                                      "message": {"role": "assistant", "content": content}}],
+                         "usage": {"prompt_tokens": len(json.dumps(body["messages"])) // 4,
+                                   "completion_tokens": len(content) // 4, "total_tokens": 0}}
+                self.send(json.dumps(reply).encode())
+
+            def send(self, data: bytes) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join(5)
+
+    def __enter__(self) -> "PromptServer":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def in_flight_average(requests: list[Request], wall: float) -> float:
+    """Requests in flight on average over `wall` seconds (time-weighted: their summed durations
+    over the time)."""
+    return sum(r.end - r.start for r in requests) / wall if wall > 0 else 0.0
+
+
+def max_in_flight(requests: list[Request]) -> int:
+    """The most requests in flight at one moment."""
+    edges = sorted([(r.start, 1) for r in requests] + [(r.end, -1) for r in requests], key=lambda e: (e[0], e[1]))
+    most = now = 0
+    for _, d in edges:
+        now += d
+        most = max(most, now)
+    return most
+
+
+def longest_chain(requests: list[Request]) -> int:
+    """The most requests that ran one after another (each began after the one before it ended):
+    the calls that waited on each other, the run's critical path in calls. Requests that overlap
+    ran in parallel. Ticks run one after another, so this is the sum over ticks of each tick's
+    longest chain. (Two independent calls that happened not to overlap count as a chain: an
+    upper bound.)"""
+    ordered = sorted(requests, key=lambda r: r.end)
+    ends = [r.end for r in ordered]
+    best: list[int] = []  # best[i]: the longest chain ending with ordered[i]; prefix maxima in `upto`
+    upto: list[int] = []
+    for r in ordered:
+        j = bisect.bisect_right(ends, r.start, 0, len(best))  # those that ended before it began
+        length = 1 + (upto[j - 1] if j else 0)
+        best.append(length)
+        upto.append(max(length, upto[-1] if upto else 0))
+    return upto[-1] if upto else 0
