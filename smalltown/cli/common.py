@@ -20,12 +20,13 @@ def add_backend_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--gpu-layers", type=int, help="llama: layers offloaded to a GPU (default 0)")
     g.add_argument("--temperature", type=float, help="default 0.7")
     g.add_argument("--seed", type=int, help="sampling seed (default: the world's seed)")
-    g.add_argument("--base-url", metavar="URL", help="openai: e.g. http://127.0.0.1:8080/v1")
+    g.add_argument("--base-url", metavar="URL", action="append", help="openai: e.g. http://127.0.0.1:8080/v1; "
+                   "give it once per server: each agent is pinned to one by a hash of its name")
     g.add_argument("--api-key-env", metavar="VAR", help="openai: the environment variable holding the key")
     g.add_argument("--timeout", type=seconds_in(0.1, 86400), metavar="SECONDS",
                    help="openai: the most one request may take, from connecting to its last byte (default 60)")
     g.add_argument("--concurrency", type=int_in(1, 256), default=4, help="openai: requests in flight at most "
-                   "(1-256)")
+                   "on each server (1-256)")
     g.add_argument("--embed-model", metavar="PATH", help="a sentence-embedding GGUF for memories (default: "
                    "the model-free hashed n-gram embedder); a save keeps the embedder it started with")
     g.add_argument("--from", dest="replay", metavar="SAVE", help="cassette: the run whose answers to replay")

@@ -104,6 +104,8 @@ class Asker:
             raise NotFitted(str(e)) from None
         can = capabilities(self.backend)
         kw: dict = {"key": q.key} if can.keyed else {}
+        if can.pinned:
+            kw["agent"] = q.agent
         if can.seed is not None:
             q.seed = kw["seed"] = question_seed(can.seed, q.agent, q.task.name, self._tick())
         return self._answerer.answer(q.task, q.prompt, **kw)

@@ -59,6 +59,7 @@ class Capabilities:
     context: int = DEFAULT_CONTEXT  # tokens the model's window holds: prompt and answer
     count: Optional[Callable[[str], int]] = None  # the exact tokens of a prompt as sent (else estimated)
     keyed: bool = False  # `answer` takes `key=`, the question's typed-input key (a cassette replays by it)
+    pinned: bool = False  # `answer` takes `agent=`, who asks (several servers: each agent's go to one)
     max_concurrency: int = 1  # questions it answers at once (a server): the sim's worker threads
     fallthrough: Optional["Backend"] = None  # a live backend it hands the questions it lacks to
     connect: Optional[Callable[[], None]] = None  # reach it before a run writes anything

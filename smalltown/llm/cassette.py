@@ -72,7 +72,8 @@ class CassetteBackend:
     @property
     def can(self) -> Capabilities:
         return Capabilities(context=self.context, keyed=True, fallthrough=self.fallthrough,
-                            start_after=self.start_after, seed=capabilities(self.fallthrough).seed)
+                            start_after=self.start_after, seed=capabilities(self.fallthrough).seed,
+                            pinned=capabilities(self.fallthrough).pinned)
 
     def start_after(self, tick: int) -> None:
         """Replay only the calls recorded after `tick` (the run has asked the earlier ones)."""
@@ -86,7 +87,8 @@ class CassetteBackend:
                 n += 1
         self.recorded = n
 
-    def answer(self, task: Task, prompt: str, key: str | None = None, seed: int | None = None) -> Answer:
+    def answer(self, task: Task, prompt: str, key: str | None = None, seed: int | None = None,
+               agent: str | None = None) -> Answer:
         queue = (self._answers.get((task.name, "key", key or task_key(task))) if self._has_keys else None) \
             or self._answers.get((task.name, "prompt", prompt))
         if queue:
@@ -96,13 +98,13 @@ class CassetteBackend:
             return Answer(output=task.output.model_validate_json(parsed), raw=parsed)
         self.missed += 1
         if self.fallthrough is not None:
-            return self._live(task, prompt, seed)
+            return self._live(task, prompt, seed, agent)
         first = prompt.strip().splitlines()[-1][:120] if prompt.strip() else ""
         raise CassetteMiss(
             f"the cassette has no answer for a {task.name!r} question ({first!r}); the run's "
             f"inputs differ from the recorded ones — pass --fallthrough BACKEND to answer live")
 
-    def _live(self, task: Task, prompt: str, seed: int | None = None) -> Answer:
+    def _live(self, task: Task, prompt: str, seed: int | None = None, agent: str | None = None) -> Answer:
         """The fallthrough's answer, to the question as the cassette was asked it (the mind reads
         an answer's citations against it): one too long for the live backend's own window is an
         UnusableAnswer, "too long", which the Asker's fallback answers."""
@@ -114,7 +116,9 @@ class CassetteBackend:
                 raise UnusableAnswer(f"the {task.name} prompt and its answer need {need} tokens; "
                                      f"{live.name}'s window holds {context}", "", kind="too long")
         # the live backend samples with the question's seed, as it would without the cassette
-        return live.answer(task, prompt) if seed is None else live.answer(task, prompt, seed=seed)
+        # (and goes to its agent's server, when the live backend pins agents to several)
+        kw = {**({} if seed is None else {"seed": seed}), **({"agent": agent} if can.pinned else {})}
+        return live.answer(task, prompt, **kw)
 
 
 def _unusable(task: str, parsed: str | None) -> str | None:

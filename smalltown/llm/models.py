@@ -56,7 +56,7 @@ def local_models() -> list[Path]:
 
 
 CONFIG_KEYS = {"model": str, "embed_model": str, "ctx": int, "threads": int, "gpu_layers": int,
-               "temperature": float, "seed": int, "base_url": str, "api_key_env": str}
+               "temperature": float, "seed": int, "base_url": (str, list), "api_key_env": str}
 
 
 class ConfigError(BackendUnavailable):
@@ -85,7 +85,11 @@ def user_config() -> dict:
             raise ConfigError(f"{path}:{line}: unknown key {key!r} (known: {', '.join(CONFIG_KEYS)})")
         if kind is float and isinstance(value, int) and not isinstance(value, bool):
             value = data[key] = float(value)
-        if not isinstance(value, kind) or isinstance(value, bool):
+        if kind == (str, list):  # base_url: one server, or a list of them
+            if not (isinstance(value, str) or isinstance(value, list) and value
+                    and all(isinstance(v, str) for v in value)):
+                raise ConfigError(f"{path}:{line}: {key} must be a str or a list of them")
+        elif not isinstance(value, kind) or isinstance(value, bool):
             raise ConfigError(f"{path}:{line}: {key} must be a{'n' if kind is int else ''} {kind.__name__}")
     return data
 

@@ -13,6 +13,10 @@ backend declares (`retries`, `backoff`, a 429's Retry-After). Standard library o
 
 `timeout` is a deadline for a whole exchange (connecting, sending, and every read of the reply),
 not for each read: a server that drips a byte every few seconds is cut off at it all the same.
+Several base URLs (llm/endpoints.py): each agent's questions go to one server, pinned by a hash
+of its name, with `max_concurrency` requests in flight at most on each; a call's server is named
+in its call-log note.
+
 Each exchange's socket is watched (`Exchange`): at the deadline, or when the run stops
 (`abort`), it is shut down from outside, which ends whatever read or write is blocked on it.
 """
@@ -20,36 +24,32 @@ Each exchange's socket is watched (`Exchange`): at the deadline, or when the run
 from __future__ import annotations
 
 import http.client
-import ipaddress
 import json
 import os
 import math
 import socket
 import threading
 import urllib.error
-import urllib.parse
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
+from typing import Sequence
 
-from smalltown.llm.backend import (DEFAULT_CONTEXT, SEED_BITS, Answer, BackendUnavailable, Capabilities, Stopped,
-                                   estimate_prompt)
+from smalltown.llm.backend import DEFAULT_CONTEXT, SEED_BITS, Answer, Capabilities, Stopped, estimate_prompt
+from smalltown.llm.endpoints import BackendError, Endpoint, endpoints, pin
 from smalltown.llm.fit import estimate
 from smalltown.llm.schema import max_answer_tokens
-from smalltown.llm.structured import MODES, described, next_mode, refuses, structured_fields
+from smalltown.llm.structured import described, refuses, structured_fields
 from smalltown.llm.tasks import RULES, Task
 from smalltown.llm.validate import UnusableAnswer, parse_answer
 from smalltown.llm.wrappers import Retry, RetryPolicy, Transient
-from smalltown.llm.watched import Exchange, HTTPHandler, HTTPSHandler, current
+from smalltown.llm.watched import Exchange, current
+
+__all__ = ["BackendError", "OpenAIBackend"]
 
 # The fixed first message of every request: identical across tasks and agents, so a server's
 # prefix cache reuses it (the persona card follows, at the top of the user message).
 MAX_RESPONSE_BYTES = 4_000_000  # an answer is at most 64k characters (validate.MAX_ANSWER_CHARS)
 MAX_RETRY_AFTER = 30.0  # seconds: the most a 429's Retry-After header makes us wait
-
-
-class BackendError(BackendUnavailable, RuntimeError):
-    """The server cannot be used: unreachable, timing out, refusing the request, or not
-    speaking the OpenAI protocol. Not a model answer: a run cannot continue without it."""
 
 
 class _Transport(Exception):
@@ -65,30 +65,20 @@ class _Transport(Exception):
         self.body = body  # the head of an HTTP error's body
 
 
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    """A redirect is a misconfigured base URL; following it would resend the API key elsewhere."""
-
-    def redirect_request(self, req, fp, code, msg, headers, newurl):
-        return None  # urllib then raises the 3xx as an HTTPError
-
-
 class OpenAIBackend:
     name = "openai"
 
-    def __init__(self, base_url: str, model: str = "local", api_key_env: str | None = None,
+    def __init__(self, base_url: str | Sequence[str], model: str = "local", api_key_env: str | None = None,
                  timeout: float = 60.0, retries: int = 3, backoff: float = 0.5, temperature: float = 0.7,
                  max_concurrency: int = 4, context: int = DEFAULT_CONTEXT, seed: int | None = None):
-        parts = urllib.parse.urlsplit(base_url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise BackendError(f"base URL {base_url!r} is not an http(s) address "
-                               "(e.g. http://127.0.0.1:8080/v1)")
         if not isinstance(timeout, (int, float)) or not 0 < timeout <= 86400 or math.isnan(timeout):
             raise BackendError(f"timeout {timeout!r}: the seconds a request may take must be a number "
                                "from 0 to 86400")
         if retries < 0 or max_concurrency < 1 or backoff < 0 or context < 1:
             raise ValueError("need retries >= 0, max_concurrency >= 1, backoff >= 0, context >= 1")
-        self.base_url = base_url.rstrip("/")
-        self.url = f"{self.base_url}/chat/completions"
+        # the servers, each agent pinned to one (llm/endpoints.py); each has max_concurrency slots
+        self.endpoints: list[Endpoint] = endpoints(base_url, max_concurrency)
+        self.base_url, self.url = self.endpoints[0].base_url, self.endpoints[0].url  # (the first)
         self.model = model
         self.api_key_env = api_key_env  # the variable's name only; the key itself is never kept in the open
         self.timeout = float(timeout)  # seconds a whole request may take: connect, send, every read
@@ -105,26 +95,45 @@ class OpenAIBackend:
                 raise BackendError(f"environment variable {api_key_env} is not set: it should hold the "
                                    f"API key for {self.base_url}")
             self._headers["Authorization"] = f"Bearer {key}"
-        # A local server is never reached through a proxy from the environment.
-        proxies = {} if _is_loopback(parts.hostname) else None
-        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler(proxies), _NoRedirect(), HTTPHandler(),
-                                                   HTTPSHandler())
         self._live: dict[int, Exchange] = {}  # exchanges in flight, by id (read without a lock by abort)
         self._stopping = threading.Event()
-        self._slots = threading.BoundedSemaphore(max_concurrency)  # requests in flight, across threads
-        self.structured = MODES[0]  # how answers are constrained (llm/structured.py): the first the server takes
-        self._switch = threading.Lock()
 
     def __repr__(self) -> str:
-        return f"OpenAIBackend({self.base_url!r}, model={self.model!r}, api_key_env={self.api_key_env!r})"
+        urls = self.base_url if len(self.endpoints) == 1 else [e.base_url for e in self.endpoints]
+        return f"OpenAIBackend({urls!r}, model={self.model!r}, api_key_env={self.api_key_env!r})"
+
+    @property
+    def structured(self) -> str:
+        """How answers are constrained (llm/structured.py): the first mode the (first) server takes."""
+        return self.endpoints[0].structured
+
+    @structured.setter
+    def structured(self, mode: str) -> None:
+        for e in self.endpoints:  # (a test's: every server starts in `mode`)
+            e.structured = mode
+
+    def endpoint(self, agent: str | None) -> Endpoint:
+        """The server that answers `agent`'s questions (endpoints.pin: a hash of the name)."""
+        return self.endpoints[pin(agent or "", len(self.endpoints))]
 
     @property
     def can(self) -> Capabilities:
-        return Capabilities(context=self.context, count=self.count, max_concurrency=self.max_concurrency,
-                            connect=self.connect, abort=self.abort, about=described(self.structured),
-                            seed=self.seed,
+        # every server takes max_concurrency at once: the sim asks that many per server
+        return Capabilities(context=self.context, count=self.count,
+                            max_concurrency=self.max_concurrency * len(self.endpoints),
+                            connect=self.connect, abort=self.abort, about=self._about(), seed=self.seed, pinned=True,
                             retry=RetryPolicy(self.retries, backoff=self.backoff, max_wait=MAX_RETRY_AFTER,
                                               seeded=self.seed is not None))
+
+    def _about(self) -> str:
+        """The start-up line: how answers are constrained, and by how many servers."""
+        if len({e.structured for e in self.endpoints}) == 1:
+            about = described(self.structured)
+        else:  # (each server found its own mode)
+            about = "; ".join(f"{e.base_url}: {described(e.structured)}" for e in self.endpoints)
+        n = len(self.endpoints)
+        return about if n == 1 else (f"{n} servers, each agent pinned to one by a hash of its name, "
+                                     f"{self.max_concurrency} requests in flight on each; {about}")
 
     def count(self, prompt: str) -> int:
         """The prompt's tokens, estimated (the server's tokenizer is not at hand): Backend.count."""
@@ -135,14 +144,15 @@ class OpenAIBackend:
         return estimate(text)
 
     def connect(self, timeout: float = 10.0) -> None:
-        """Reach the server once (GET /models) before a run writes anything: any HTTP answer,
+        """Reach every server once (GET /models) before a run writes anything: any HTTP answer,
         even an error status, shows a server is there; no answer raises BackendError."""
-        req = urllib.request.Request(f"{self.base_url}/models", headers=self._headers, method="GET")
-        try:
-            self._exchange(req, min(timeout, self.timeout), read=False)  # its status is enough
-        except _Transport as e:
-            if e.status is None:  # an HTTP error status still shows a server is there
-                raise BackendError(f"OpenAI-compatible server at {self.base_url}: {e.what}") from None
+        for e in self.endpoints:
+            req = urllib.request.Request(f"{e.base_url}/models", headers=self._headers, method="GET")
+            try:
+                self._exchange(req, min(timeout, self.timeout), e, read=False)  # its status is enough
+            except _Transport as t:
+                if t.status is None:  # an HTTP error status still shows a server is there
+                    raise BackendError(f"OpenAI-compatible server at {e.base_url}: {t.what}") from None
 
     def abort(self) -> None:
         """Stop: every request in flight is cut off and raises Stopped, and so does every later
@@ -153,24 +163,28 @@ class OpenAIBackend:
 
     # --- answering ------------------------------------------------------------------------------
 
-    def answer(self, task: Task, prompt: str, seed: int | None = None, attempt: int = 0) -> Answer:
+    def answer(self, task: Task, prompt: str, seed: int | None = None, attempt: int = 0,
+               agent: str | None = None) -> Answer:
         """One attempt: a validated answer, with the tokens the server says it spent; Transient
         (retried by llm/wrappers.Retry, then a BackendError) when the exchange fails, UnusableAnswer
         (with its cost, `usage`) when the answer cannot be used. A server that refuses the
         structured-output mode is asked again at once in the next (llm/structured.py): that is
         not a retry, and the answer's note says so. `seed` (the question's) is sent as the
-        request's `seed`, plus the attempt: a retry samples anew."""
-        note = ""
+        request's `seed`, plus the attempt: a retry samples anew. `agent` (who asks) picks the
+        server, which the note names when there are several."""
+        where = self.endpoint(agent)
+        note = f"endpoint {where.base_url}" if len(self.endpoints) > 1 else ""
         sent = None if seed is None else (seed + attempt) % (1 << SEED_BITS)
         while True:
-            mode = self.structured
+            mode = where.structured
             try:
-                reply = self._post(json.dumps(self._request(task, prompt, mode, sent)).encode())
+                reply = self._post(json.dumps(self._request(task, prompt, mode, sent)).encode(), where)
             except _Transport as e:
                 if refuses(mode, e.status, e.body):
-                    note = self._refused(mode, e) or note
+                    switched = where.refused(mode, e.what)
+                    note = "; ".join(x for x in (note, switched) if x)
                     continue
-                raise Transient(f"OpenAI-compatible server at {self.url}: {e.what}", BackendError, retry=e.retry,
+                raise Transient(f"OpenAI-compatible server at {where.url}: {e.what}", BackendError, retry=e.retry,
                                 wait=e.wait) from None
             break
         usage = _usage(reply)
@@ -182,19 +196,6 @@ class OpenAIBackend:
             raise
         return Answer(output=output, raw=raw, prompt_tokens=usage[0], completion_tokens=usage[1],
                       cached_tokens=usage[2], note=note)
-
-    def _refused(self, mode: str, e: _Transport) -> str:
-        """The server refused `mode`: move on to the next (once, whichever thread sees it first),
-        and say so for the call log; BackendError when it refuses every mode."""
-        with self._switch:
-            if self.structured != mode:  # another request moved on already
-                return ""
-            after = next_mode(mode)
-            if after is None:
-                raise BackendError(f"OpenAI-compatible server at {self.url} refuses every structured-output "
-                                   f"mode ({', '.join(MODES)}): {e.what}")
-            self.structured = after
-        return f"structured output: {after} (the server refused {mode}: {e.what})"
 
     def answer_many(self, jobs: list[tuple[Task, str]]) -> list[Answer | UnusableAnswer]:
         """Answer (task, prompt) pairs concurrently, at most `max_concurrency` requests in flight;
@@ -236,11 +237,11 @@ class OpenAIBackend:
             request["seed"] = seed
         return request
 
-    def _post(self, body: bytes) -> dict:
+    def _post(self, body: bytes, where: Endpoint) -> dict:
         """The server's reply as a JSON object, or _Transport saying what went wrong."""
-        req = urllib.request.Request(self.url, data=body, headers=self._headers, method="POST")
-        with self._slots:
-            data = self._exchange(req, self.timeout)
+        req = urllib.request.Request(where.url, data=body, headers=self._headers, method="POST")
+        with where.slots:
+            data = self._exchange(req, self.timeout, where)
         if len(data) > MAX_RESPONSE_BYTES:
             raise _Transport(f"the response is over {MAX_RESPONSE_BYTES} bytes")
         try:
@@ -252,7 +253,7 @@ class OpenAIBackend:
         return reply
 
 
-    def _exchange(self, req: urllib.request.Request, seconds: float, read: bool = True) -> bytes:
+    def _exchange(self, req: urllib.request.Request, seconds: float, where: Endpoint, read: bool = True) -> bytes:
         """Send `req` and read its reply (at most MAX_RESPONSE_BYTES + 1 bytes), all within
         `seconds`; _Transport saying what went wrong, or Stopped."""
         exchange = Exchange(seconds)
@@ -263,7 +264,7 @@ class OpenAIBackend:
                 raise Stopped
             with exchange:
                 try:
-                    with self._opener.open(req, timeout=seconds) as resp:
+                    with where.opener.open(req, timeout=seconds) as resp:
                         data = resp.read(MAX_RESPONSE_BYTES + 1) if read else b""
                 except urllib.error.HTTPError as e:
                     failure = _http_failure(e)  # (reads the error's body: still within the deadline)
@@ -283,15 +284,6 @@ class OpenAIBackend:
         if failure is not None:
             raise failure
         return data
-
-
-def _is_loopback(host: str) -> bool:
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _excerpt(data: bytes | str, n: int = 300) -> str:

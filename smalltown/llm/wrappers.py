@@ -96,13 +96,18 @@ class Retry:
                 if unusable > p.retries:
                     if p.count_attempts:
                         e = UnusableAnswer(f"{e.reason} ({unusable} attempts)", e.raw, kind=e.kind)
-                    e.usage, e.note = (spent[0], spent[1], spent[2]), "; ".join(notes)
+                    e.usage, e.note = (spent[0], spent[1], spent[2]), _joined(notes)
                     raise e from None
                 continue
             return dataclasses.replace(ans, prompt_tokens=ans.prompt_tokens + spent[0],
                                        completion_tokens=ans.completion_tokens + spent[1],
                                        cached_tokens=ans.cached_tokens + spent[2],
-                                       note="; ".join(notes + ([ans.note] if ans.note else [])))
+                                       note=_joined(notes + ([ans.note] if ans.note else [])))
+
+
+def _joined(notes: list[str]) -> str:
+    """The attempts' notes, each once (every attempt names its server, say, when there are several)."""
+    return "; ".join(dict.fromkeys(notes))
 
 
 def retrying(backend: Backend) -> Backend:

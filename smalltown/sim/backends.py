@@ -29,9 +29,9 @@ class BackendOptions:
     temperature: float = 0.7
     seed: int | None = None  # sampling seed (default: the world's seed)
     retries: int = 2
-    base_url: str | None = None  # openai
+    base_url: str | list[str] | None = None  # openai: one server, or several (each agent pinned to one)
     api_key_env: str | None = None
-    concurrency: int = 4
+    concurrency: int = 4  # openai: requests in flight on each server
     timeout: float = 60.0  # openai: seconds a whole request may take (connect, send, every read)
     embed_model: str | None = None  # a sentence-embedding GGUF (default: the hashed n-gram embedder)
     replay: str | None = None  # cassette: the save whose answers are replayed

@@ -1,0 +1,100 @@
+"""The servers the OpenAI-compatible backend asks: one or several `--base-url`s (issue 15).
+
+With several, each agent's questions all go to one of them, chosen by a stable hash of the agent's
+name (`pin`): its persona card and recent memories, the head of every prompt it sends, then stay
+in that server's prefix cache, and which server answers a question does not depend on timing or
+threads, so a run against deterministic servers has the same digest as against one. No scheduler,
+no re-pinning: a server that fails fails its agents' questions as one server would (retries, then
+the scripted stand-in for an unusable answer, a stop when it is gone); moving them elsewhere
+would lose the cache and the determinism. To spread agents by load, put a router in front
+(LiteLLM proxy, vLLM's production stack) and give its one address.
+
+Each endpoint has its own requests-in-flight limit (`--concurrency` each) and finds its own
+structured-output mode (llm/structured.py): replicas of different servers may take different ones.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+import threading
+import urllib.parse
+import urllib.request
+from typing import Sequence
+
+from smalltown.llm.backend import BackendUnavailable
+from smalltown.llm.structured import MODES, next_mode
+from smalltown.llm.watched import HTTPHandler, HTTPSHandler
+
+
+class BackendError(BackendUnavailable, RuntimeError):
+    """The server cannot be used: unreachable, timing out, refusing the request, or not
+    speaking the OpenAI protocol. Not a model answer: a run cannot continue without it."""
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """A redirect is a misconfigured base URL; following it would resend the API key elsewhere."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        return None  # urllib then raises the 3xx as an HTTPError
+
+
+def pin(agent: str, endpoints: int) -> int:
+    """The endpoint (its index) that answers `agent`: a hash of the name (sha256, not Python's
+    `hash`, which differs between processes), the same in every run and on every machine."""
+    return int.from_bytes(hashlib.sha256(agent.encode()).digest()[:8], "big") % endpoints
+
+
+class Endpoint:
+    """One server: its address, its connection opener, its requests in flight, and the
+    structured-output mode it takes (the first of MODES it has not refused)."""
+
+    def __init__(self, base_url: str, max_concurrency: int):
+        parts = urllib.parse.urlsplit(base_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise BackendError(f"base URL {base_url!r} is not an http(s) address "
+                               "(e.g. http://127.0.0.1:8080/v1)")
+        self.base_url = base_url.rstrip("/")
+        self.url = f"{self.base_url}/chat/completions"
+        # A local server is never reached through a proxy from the environment.
+        proxies = {} if is_loopback(parts.hostname) else None
+        self.opener = urllib.request.build_opener(urllib.request.ProxyHandler(proxies), _NoRedirect(), HTTPHandler(),
+                                                  HTTPSHandler())
+        self.slots = threading.BoundedSemaphore(max_concurrency)  # its requests in flight, across threads
+        self.structured = MODES[0]
+        self._switch = threading.Lock()
+
+    def refused(self, mode: str, what: str) -> str:
+        """The server refused `mode`: move on to the next (once, whichever thread sees it first),
+        and say so for the call log; BackendError when it refuses every mode."""
+        with self._switch:
+            if self.structured != mode:  # another request moved on already
+                return ""
+            after = next_mode(mode)
+            if after is None:
+                raise BackendError(f"OpenAI-compatible server at {self.url} refuses every structured-output "
+                                   f"mode ({', '.join(MODES)}): {what}")
+            self.structured = after
+        return f"structured output: {after} (the server refused {mode}: {what})"
+
+
+def endpoints(base_urls: str | Sequence[str], max_concurrency: int) -> list[Endpoint]:
+    """The backend's endpoints, in the order given (the order pins agents: keep it between runs)."""
+    urls = [base_urls] if isinstance(base_urls, str) else list(base_urls)
+    if not urls:
+        raise BackendError("no base URL: give --base-url (e.g. http://127.0.0.1:8080/v1), once per server")
+    found = [Endpoint(u, max_concurrency) for u in urls]
+    seen = [e.base_url for e in found]
+    twice = sorted({u for u in seen if seen.count(u) > 1})
+    if twice:
+        raise BackendError(f"base URL {twice[0]} is given twice: give each server once")
+    return found
+
+
+def is_loopback(host: str) -> bool:
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
