@@ -66,16 +66,16 @@ def test_two_servers_each_agent_on_its_own_and_the_digest_of_one_server(tmp_path
     with PromptServer(latency=0.002) as one_server:
         one = _hour(tmp_path, "one.sqlite", one_server.url)
         asked_one = len(one_server.requests)
-    rows = query(two, "SELECT agent, task, tick, note FROM llm_calls WHERE fallback != 'too long'")
+    rows = query(two, "SELECT agent, task, tick, model FROM llm_calls WHERE fallback != 'too long'")
     agents = {agent for agent, *_ in rows}
     assert len(agents) > 1 and all(seeds)  # both servers were used
     urls = [a.url, b.url]
-    for agent, task, tick, note in rows:
+    for agent, task, tick, model in rows:
         mine = pin(agent, 2)
         # the server saw the question (by its seed), and only its agent's server did
         seed = question_seed(world.seed, agent, task, tick)
         assert seed in seeds[mine] and seed not in seeds[1 - mine], (agent, task, tick)
-        assert f"endpoint {urls[mine]}" in note and urls[1 - mine] not in note  # the call log names it
+        assert model == f"local @ {urls[mine]}"  # the call log names it
     assert asked_two == asked_one  # the same questions and retries as against one server
     digests = []
     for path in (one, two):
@@ -85,7 +85,10 @@ def test_two_servers_each_agent_on_its_own_and_the_digest_of_one_server(tmp_path
         finally:
             save.close()
     assert digests[0] == digests[1]
-    assert all("endpoint" not in n for (n,) in query(one, "SELECT note FROM llm_calls"))  # one server: no note
+    assert {m for (m,) in query(one, "SELECT model FROM llm_calls")} == {"local"}  # one server: its model's name
+    # the fallbacks' calls too name their server; and "with a note" still means something
+    assert query(two, "SELECT count(*) FROM llm_calls WHERE note != ''") == query(one, "SELECT count(*) FROM llm_calls "
+                                                                                       "WHERE note != ''")
 
 
 def test_a_failing_server_fails_its_own_agents_and_no_question_moves_elsewhere():

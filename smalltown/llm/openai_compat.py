@@ -15,7 +15,7 @@ backend declares (`retries`, `backoff`, a 429's Retry-After). Standard library o
 not for each read: a server that drips a byte every few seconds is cut off at it all the same.
 Several base URLs (llm/endpoints.py): each agent's questions go to one server, pinned by a hash
 of its name, with `max_concurrency` requests in flight at most on each; a call's server is named
-in its call-log note.
+in the call log's `model` ("MODEL @ URL").
 
 Each exchange's socket is watched (`Exchange`): at the deadline, or when the run stops
 (`abort`), it is shut down from outside, which ends whatever read or write is blocked on it.
@@ -121,7 +121,8 @@ class OpenAIBackend:
         # every server takes max_concurrency at once: the sim asks that many per server
         return Capabilities(context=self.context, count=self.count,
                             max_concurrency=self.max_concurrency * len(self.endpoints),
-                            connect=self.connect, abort=self.abort, about=self._about(), seed=self.seed, pinned=True,
+                            connect=self.connect, abort=self.abort, about=self._about(), seed=self.seed,
+                            pinned=len(self.endpoints) > 1,  # (one server: who asks does not matter)
                             retry=RetryPolicy(self.retries, backoff=self.backoff, max_wait=MAX_RETRY_AFTER,
                                               seeded=self.seed is not None))
 
@@ -171,9 +172,10 @@ class OpenAIBackend:
         structured-output mode is asked again at once in the next (llm/structured.py): that is
         not a retry, and the answer's note says so. `seed` (the question's) is sent as the
         request's `seed`, plus the attempt: a retry samples anew. `agent` (who asks) picks the
-        server, which the note names when there are several."""
+        server, which the answer's `model` names when there are several ("MODEL @ URL")."""
         where = self.endpoint(agent)
-        note = f"endpoint {where.base_url}" if len(self.endpoints) > 1 else ""
+        model = f"{self.model} @ {where.base_url}" if len(self.endpoints) > 1 else ""
+        note = ""
         sent = None if seed is None else (seed + attempt) % (1 << SEED_BITS)
         while True:
             mode = where.structured
@@ -192,10 +194,10 @@ class OpenAIBackend:
             raw, finish = _content(reply)
             output = _parse(task, raw, finish)
         except UnusableAnswer as e:
-            e.usage, e.note = usage, note
+            e.usage, e.note, e.model = usage, note, model
             raise
         return Answer(output=output, raw=raw, prompt_tokens=usage[0], completion_tokens=usage[1],
-                      cached_tokens=usage[2], note=note)
+                      cached_tokens=usage[2], note=note, model=model)
 
     def answer_many(self, jobs: list[tuple[Task, str]]) -> list[Answer | UnusableAnswer]:
         """Answer (task, prompt) pairs concurrently, at most `max_concurrency` requests in flight;

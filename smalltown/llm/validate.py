@@ -30,6 +30,7 @@ class UnusableAnswer(Exception):
         self.kind = kind
         self.usage: tuple[int, int, int] = (0, 0, 0)  # (prompt, completion, cached) tokens spent
         self.note = ""  # what the backend did beyond answering, for the call log (as Answer.note)
+        self.model = ""  # who answered, when it says more than the backend's model (as Answer.model)
 
 
 def parse_answer(task: type[Task] | Task, raw: str) -> Output:

@@ -94,20 +94,16 @@ class Retry:
                     raise
                 unusable += 1
                 if unusable > p.retries:
+                    model = e.model
                     if p.count_attempts:
                         e = UnusableAnswer(f"{e.reason} ({unusable} attempts)", e.raw, kind=e.kind)
-                    e.usage, e.note = (spent[0], spent[1], spent[2]), _joined(notes)
+                    e.usage, e.note, e.model = (spent[0], spent[1], spent[2]), "; ".join(notes), model
                     raise e from None
                 continue
             return dataclasses.replace(ans, prompt_tokens=ans.prompt_tokens + spent[0],
                                        completion_tokens=ans.completion_tokens + spent[1],
                                        cached_tokens=ans.cached_tokens + spent[2],
-                                       note=_joined(notes + ([ans.note] if ans.note else [])))
-
-
-def _joined(notes: list[str]) -> str:
-    """The attempts' notes, each once (every attempt names its server, say, when there are several)."""
-    return "; ".join(dict.fromkeys(notes))
+                                       note="; ".join(notes + ([ans.note] if ans.note else [])))
 
 
 def retrying(backend: Backend) -> Backend:
@@ -164,7 +160,7 @@ class Fallback:
             q.note = "; ".join(x for x in (q.note, e.note, f"fallback to {self.backend.name}: {e.reason}") if x)
             # what the model said stays in the log, and what the failed attempts cost is still counted
             return dataclasses.replace(ans, raw=e.raw, prompt_tokens=e.usage[0], completion_tokens=e.usage[1],
-                                       cached_tokens=e.usage[2])
+                                       cached_tokens=e.usage[2], model=e.model)
 
 
 class Timed:
@@ -199,5 +195,5 @@ class Recorded:
             agent=q.agent, task=q.task.name, prompt=q.prompt, raw_answer=ans.raw,
             parsed_answer=ans.output.model_dump_json(), prompt_tokens=ans.prompt_tokens,
             completion_tokens=ans.completion_tokens, cached_tokens=ans.cached_tokens, ms=q.ms,
-            backend=self.backend.name, model=self.backend.model, note=q.note, key=q.key, fallback=q.fallback))
+            backend=self.backend.name, model=ans.model or self.backend.model, note=q.note, key=q.key, fallback=q.fallback))
         return ans

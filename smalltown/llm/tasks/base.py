@@ -37,6 +37,7 @@ class Answer:
     completion_tokens: int = 0
     cached_tokens: int = 0
     note: str = ""  # what the backend did beyond answering, for the call log (a structured-output mode it moved to)
+    model: str = ""  # who answered, for the call log, when it says more than the backend's `model` (which server)
 
 
 # --- what tasks carry -------------------------------------------------------------------------
