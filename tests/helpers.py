@@ -95,6 +95,20 @@ def query(path: Path, sql: str, *params) -> list[tuple]:
         conn.close()
 
 
+def stored_state(conn: sqlite3.Connection, name: str) -> dict:
+    """An agent's state as a save keeps it, whole (its plan put back from the plans table)."""
+    from smalltown.store.plans import agent_rows
+
+    return json.loads(agent_rows(conn, name=name)[0][6])
+
+
+def store_state(conn: sqlite3.Connection, name: str, state: dict) -> None:
+    """Hand-write an agent's whole state into its row (plan and all, the plans table's row
+    dropped), as a stranger or an older version may have."""
+    conn.execute("UPDATE agents SET state = ? WHERE name = ?", (json.dumps(state), name))
+    conn.execute("DELETE FROM plans WHERE agent = ?", (name,))
+
+
 def tiny_sim(tmp_path: Path, until: str | None = None) -> "Simulation":
     """The tiny town on the scripted backend, in tmp_path/tiny.sqlite (a fixed file name: the TUI's
     header shows it, and snapshots must not depend on tmp_path). With `until` ("07:10", a clock

@@ -19,7 +19,7 @@ from smalltown.sim.fork import fork
 from smalltown.sim.open import create, resume
 from smalltown.sim.simulation import Simulation
 from smalltown.store.snapshots import decode_snapshot
-from smalltown.store.save import Save, SaveError
+from smalltown.store.save import SCHEMA_VERSION, Save, SaveError
 from smalltown.world.load import load_world
 
 START = datetime(2023, 2, 13, 6)
@@ -228,7 +228,7 @@ def test_a_schema_2_save_is_migrated_and_gets_its_first_snapshot_when_opened(tin
     sim = resume(path, ScriptedBackend(world.seed))
     expected = sim.save.digest()
     sim.close()
-    assert query(path, "select value from meta where key='schema_version'") == [("4",)]
+    assert query(path, "select value from meta where key='schema_version'") == [(str(SCHEMA_VERSION),)]
     assert [t for (t,) in query(path, "select tick from snapshots")] == [50]
     assert digest(fork(path, 50, tmp_path / "f.sqlite").path) == expected
 

@@ -15,6 +15,7 @@ import pytest
 from helpers import ROOT
 from smalltown.mind.places import KnownTree
 from smalltown.mind.state import AgentState, partner_of, talking_with
+from smalltown.store.plans import agent_rows
 
 
 @pytest.fixture(scope="module", params=["smallville", "gullhaven"])
@@ -22,7 +23,7 @@ def saved_states(request) -> list[str]:
     path = request.getfixturevalue(f"{request.param}_two_days")
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
-        return [s for (s,) in conn.execute("SELECT state FROM agents ORDER BY rowid")]
+        return [r[6] for r in agent_rows(conn)]  # each state whole, its plan put back
     finally:
         conn.close()
 

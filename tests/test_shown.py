@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from fakes import QueueBackend, RandomBackend
 from helpers import (AGENT, FRAGMENTS, LINK, OBJECT, RAW, TINY, assert_safe, hostile_world, screen_text,
-                     terminal_bytes, wait_until)
+                     store_state, stored_state, terminal_bytes, wait_until)
 from smalltown.cli.main import main
 
 
@@ -139,8 +139,7 @@ def stranger_save(town: Path, to: Path) -> Path:
     with conn:
         (mid,) = conn.execute("SELECT max(id) FROM memories WHERE agent = ?", (AGENT,)).fetchone()
         conn.execute("UPDATE memories SET description = ? WHERE id = ?", (payload("MEM"), mid))
-        (state,) = conn.execute("SELECT state FROM agents WHERE name = ?", (AGENT,)).fetchone()
-        state = json.loads(state)
+        state = stored_state(conn, AGENT)
         state["action"]["activity"] = payload("ACT")
         state["summary"] = payload("SUM") + "\nsecond line"
         plan = state["plan"]
@@ -149,8 +148,9 @@ def stranger_save(town: Path, to: Path) -> Path:
             b["activity"] = payload("BLK")
             for a in b.get("actions") or []:
                 a["activity"] = payload("STEP")
-        conn.execute("UPDATE agents SET state = ?, action = ? WHERE name = ?",
-                     (json.dumps(state), payload("ACT") + " @ Hobbs Cafe: cafe: coffee machine", AGENT))
+        store_state(conn, AGENT, state)
+        conn.execute("UPDATE agents SET action = ? WHERE name = ?",
+                     (payload("ACT") + " @ Hobbs Cafe: cafe: coffee machine", AGENT))
         conn.execute("UPDATE objects SET state = ? WHERE address = ?", (OBJECT_STATE, OBJECT))
         (eid,) = conn.execute("SELECT max(id) FROM events WHERE agent = ?", (AGENT,)).fetchone()
         conn.execute("UPDATE events SET kind = 'reacted', text = ? WHERE id = ?", (f"{AGENT} {payload('EVT')}", eid))

@@ -13,6 +13,7 @@ import pytest
 
 from smalltown.mind.plan import DayPlan, PlanItem
 from smalltown.mind.state import Action, AgentState, stamp
+from smalltown.store.plans import agent_rows
 from smalltown.store.snapshots import agent_rows_at, snapshot_list
 
 
@@ -35,7 +36,7 @@ def saved_states(request) -> list[AgentState]:
     path = request.getfixturevalue(f"{request.param}_two_days")
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
-        texts = [s for (s,) in conn.execute("SELECT state FROM agents ORDER BY rowid")]
+        texts = [r[6] for r in agent_rows(conn)]  # each state whole, its plan put back
         # and the states of earlier hours, as the snapshots keep them (other plans, other actions)
         for tick, _ in snapshot_list(conn)[::5]:
             texts += [row[6] for row in agent_rows_at(conn, tick)]

@@ -19,7 +19,7 @@ from rich.console import Console
 from textual.app import App
 from textual.pilot import Pilot
 
-from helpers import ROOT, TINY, wait_until
+from helpers import ROOT, TINY, store_state, stored_state, wait_until
 from smalltown.mind.plan import DayPlan, PlanItem
 from smalltown.scripted import ScriptedBackend
 from smalltown.sim.shapes import state_problem
@@ -102,10 +102,9 @@ def edited(save: Path, tmp_path: Path, change) -> Path:
     path.write_bytes(save.read_bytes())
     conn = sqlite3.connect(path)
     with conn:
-        (text,) = conn.execute("SELECT state FROM agents WHERE name=?", (AGENT,)).fetchone()
-        state = json.loads(text)
+        state = stored_state(conn, AGENT)
         change(state)
-        conn.execute("UPDATE agents SET state=? WHERE name=?", (json.dumps(state), AGENT))
+        store_state(conn, AGENT, state)
     conn.close()
     return path
 

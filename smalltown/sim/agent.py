@@ -45,6 +45,10 @@ class Agent:
         a = self.mind.action
         return a is not None and a.asleep and not self.path
 
-    def state_json(self) -> str:
+    def state_texts(self) -> tuple[str, str | None]:
+        """The state's JSON with its "plan" null, and the plan's JSON (None: no plan): the save
+        keeps the plan apart, written only when it changed (store/plans.py)."""
         # insertion order, not sorted: a resumed mind must list its known places in the same order
-        return json.dumps({**self.mind.to_json(), "using": self.using, "recent": list(self.recent)})
+        state = {**self.mind.to_json(), "using": self.using, "recent": list(self.recent)}
+        plan, state["plan"] = state["plan"], None
+        return json.dumps(state), json.dumps(plan) if plan is not None else None

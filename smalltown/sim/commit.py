@@ -54,8 +54,9 @@ def _blob(vec: np.ndarray) -> bytes:
 
 def agent_row(a: Agent) -> AgentRow:
     act = a.action
+    state, plan = a.state_texts()
     return AgentRow(a.name, a.tile[0], a.tile[1], json.dumps(list(a.dest)) if a.dest else None,
-                    act.describe() if act else None, act.address if act else None, a.state_json())
+                    act.describe() if act else None, act.address if act else None, state, plan)
 
 
 def conversation(tick: int, c: talk.Conversation) -> Conversation:

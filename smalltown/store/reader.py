@@ -18,6 +18,7 @@ from typing import Any, Iterable
 from smalltown.store import calls as _calls
 from smalltown.store import conversations as _conversations
 from smalltown.store import day as _day
+from smalltown.store import plans as _plans
 from smalltown.store.conversations import Conversation
 from smalltown.store.query import Where, limited
 from smalltown.store.records import AgentRow, CallRow, CallSums, CallTotals, EventRow, Memory
@@ -109,13 +110,13 @@ class Reader:
         h = hashlib.sha256()
         queries = (
             "SELECT key, value FROM meta WHERE key IN ('tick', 'game_time') ORDER BY key",
-            "SELECT name, x, y, dest, action, address, state FROM agents ORDER BY name",
+            None,  # the agents rows, each state whole (whether its plan is kept apart or not)
             "SELECT address, state FROM objects ORDER BY address",
             "SELECT agent, kind, description, created, last_accessed, importance, hex(embedding), "
             "evidence FROM memories ORDER BY id",
         )
         for q in queries:
-            for row in self.conn.execute(q):
+            for row in self.conn.execute(q) if q else _plans.agent_rows(self.conn, "name"):
                 h.update(json.dumps(row).encode())
                 h.update(b"\n")
         return h.hexdigest()
@@ -128,14 +129,12 @@ class Reader:
 
     def agent_rows(self, by_name: bool = False) -> list[AgentRow]:
         """Every agents row, in the save's order (or by name)."""
-        order = "name" if by_name else "rowid"
-        return [AgentRow(*r) for r in self.conn.execute(
-            f"SELECT name, x, y, dest, action, address, state FROM agents ORDER BY {order}")]
+        return [AgentRow(*r) for r in _plans.agent_rows(self.conn, "name" if by_name else "rowid")]
 
     def agent_state(self, name: str) -> dict:
         """The agent's mind state as last committed: plan, action, summary, known places, …"""
-        row = self.conn.execute("SELECT state FROM agents WHERE name=?", (name,)).fetchone()
-        return json.loads(row[0]) if row else {}
+        rows = _plans.agent_rows(self.conn, name=name)
+        return json.loads(rows[0][6]) if rows else {}
 
     def state_tick_by(self, tick: int) -> int | None:
         """The tick of the agents' state kept latest at or before `tick`: the save's own tick (its

@@ -76,6 +76,9 @@ class AgentRow:
     action: str | None  # the action described
     address: str | None  # where the action happens
     state: str | None  # the mind's state, JSON as stored (a check judges it before it is parsed)
+    # Written by a tick: the plan's JSON, kept apart (store/plans.py), `state` then holding "plan"
+    # null. None: `state` holds the plan, if any (as every reader gives it).
+    plan: str | None = None
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ import sqlite_utils
 
 from smalltown.store import calls as _calls
 from smalltown.store import conversations as _conversations
+from smalltown.store import plans as _plans
 from smalltown.store import writer
 from smalltown.store.checks import check_contents, check_header, check_rows, is_save
 from smalltown.store.conversations import Conversation
@@ -260,9 +261,9 @@ class Save:
 
     # --- reading ------------------------------------------------------------------------------
 
-    def agents(self) -> list[sqlite3.Row]:
-        cur = self.conn.execute("SELECT name, x, y, dest, action, address, state FROM agents")
-        return cur.fetchall()
+    def agents(self) -> list[tuple]:
+        """(name, x, y, dest, action, address, state) of every agent, each state whole."""
+        return _plans.agent_rows(self.conn)
 
     def objects(self) -> dict[str, str]:
         return dict(self.conn.execute("SELECT address, state FROM objects"))

@@ -15,8 +15,9 @@ import sqlite_utils
 
 from smalltown.store import calls as _calls
 from smalltown.store import conversations as _conversations
+from smalltown.store import plans as _plans
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 TIME_FMT = "%Y-%m-%d %H:%M:%S"  # how a save writes game times
 
 
@@ -75,7 +76,14 @@ def _create_v4(db: sqlite_utils.Database) -> None:
     _conversations.rebuild_from_said(db.conn)
 
 
-MIGRATIONS = {1: _create_v2, 2: _create_v3, 3: _create_v4}  # from version N to N + 1
+def _create_v5(db: sqlite_utils.Database) -> None:
+    """Added in schema 5: agents' day plans apart from their states (store/plans.py), so an
+    action change does not rewrite the plan. An older save's states keep their plans until each
+    agent is next written."""
+    _plans.create_table(db.conn)
+
+
+MIGRATIONS = {1: _create_v2, 2: _create_v3, 3: _create_v4, 4: _create_v5}  # from version N to N + 1
 
 
 @cache

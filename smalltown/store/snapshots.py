@@ -8,6 +8,7 @@ import sqlite3
 import zlib
 from typing import Iterator
 
+from smalltown.store import plans as _plans
 from smalltown.store import validate as _validate
 from smalltown.store.errors import SaveError
 
@@ -62,8 +63,7 @@ def build_snapshot(conn: sqlite3.Connection, tick: int, time: str,
         accessed = conn.execute("SELECT id, last_accessed FROM memories WHERE last_accessed >= ? ORDER BY id",
                                 (since,))
     agents, states, parsed, hashes = [], {}, {}, {}
-    for name, x, y, dest, action, address, text in conn.execute(
-            "SELECT name, x, y, dest, action, address, state FROM agents ORDER BY name"):
+    for name, x, y, dest, action, address, text in _plans.agent_rows(conn, "name"):
         try:
             now = json.loads(text)
         except (TypeError, ValueError):
@@ -239,6 +239,8 @@ def cut_back(conn: sqlite3.Connection, snap: dict, tick: int, agents: list[tuple
     conn.executemany("UPDATE memories SET last_accessed = ? WHERE id = ?",
                      ((t, i) for i, t in accessed.items()))
     conn.execute("DELETE FROM agents")
+    if _plans.has_plans(conn):  # the snapshot's states hold their plans
+        conn.execute("DELETE FROM plans")
     conn.executemany("INSERT INTO agents(name, x, y, dest, action, address, state) "
                      "VALUES (?,?,?,?,?,?,?)", agents)
     conn.execute("DELETE FROM objects")

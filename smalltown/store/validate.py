@@ -81,6 +81,7 @@ TABLES: dict[str, tuple[str, tuple[Col, ...]]] = {
         Col("state", (TEXT,), 8 * MB, json="object"),
     )),
     "objects": ("address", (text("address", 4 * KB), text("state", 1 * KB))),
+    "plans": ("agent", (name("agent"), Col("plan", (TEXT, NULL), 8 * MB, json="object"))),
     "memories": ("id", (
         name("agent"),
         Col("kind", (TEXT,), 64, rule=f"kind NOT IN ({', '.join(repr(k) for k in MEMORY_KINDS)})",
@@ -123,7 +124,7 @@ TABLES: dict[str, tuple[str, tuple[Col, ...]]] = {
     )),
 }
 # the schema that added a table (snapshots: none, a save may lack them, every reader asks has_snapshots)
-SINCE = {"embeddings": 2, "retrievals": 2, "snapshots": 10 ** 9, "conversations": 4}
+SINCE = {"embeddings": 2, "retrievals": 2, "snapshots": 10 ** 9, "conversations": 4, "plans": 5}
 COLUMNS_SINCE = {("llm_calls", "key"): 4, ("llm_calls", "fallback"): 4}
 
 

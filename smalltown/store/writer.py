@@ -11,6 +11,7 @@ import json
 import sqlite3
 
 from smalltown.store import conversations as _conversations
+from smalltown.store import plans as _plans
 from smalltown.store.records import Memory, TickChanges
 from smalltown.store.schema import TIME_FMT
 
@@ -29,6 +30,7 @@ def write(conn: sqlite3.Connection, changes: TickChanges) -> list[int]:
         "ON CONFLICT(name) DO UPDATE SET x=excluded.x, y=excluded.y, dest=excluded.dest, "
         "action=excluded.action, address=excluded.address, state=excluded.state",
         ((a.name, a.x, a.y, a.dest, a.action, a.address, a.state) for a in changes.agents))
+    _plans.write(conn, ((a.name, a.plan) for a in changes.agents))
     conn.executemany("UPDATE agents SET x=?, y=? WHERE name=?", ((m.x, m.y, m.name) for m in changes.moves))
     conn.executemany(
         "INSERT INTO objects(address, state) VALUES (?, ?) ON CONFLICT(address) DO UPDATE SET state=excluded.state",

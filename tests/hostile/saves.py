@@ -106,7 +106,11 @@ case("memory-nul-in-kind", "kind: not a kind of memory", f"UPDATE memories SET k
 # --- agents ------------------------------------------------------------------------------------
 case("agent-state-not-json", "state: not valid JSON", f"UPDATE agents SET state = '{{oops' WHERE {JOHN}")
 case("agent-state-list", "state: not a JSON object", f"UPDATE agents SET state = '[1,2]' WHERE {JOHN}")
-case("agent-state-plan-number", "state: plan", f"UPDATE agents SET state = json_set(state, '$.plan', 3) WHERE {JOHN}", level="world")
+case("agent-state-plan-number", "state: plan", f"UPDATE agents SET state = json_set(state, '$.plan', 3) WHERE {JOHN}",
+     "DELETE FROM plans WHERE agent = 'John Lin'", level="world")
+case("plans-plan-number", "plan: not a JSON object", "UPDATE plans SET plan = '3' WHERE agent = 'John Lin'")
+case("plans-plan-shape", "state: plan", "UPDATE plans SET plan = json('{\"items\": 3}') WHERE agent = 'John Lin'",
+     level="world")
 case("agent-state-action-shape", "state: action", f"UPDATE agents SET state = json_set(state, '$.action', json('{{\"activity\": 1}}')) WHERE {JOHN}", level="world")
 case("agent-state-known-shape", "state: known", f"UPDATE agents SET state = json_set(state, '$.known', json('[1]')) WHERE {JOHN}", level="world")
 case("agent-state-intention-time", "state: intentions", f"UPDATE agents SET state = json_set(state, '$.intentions', "
