@@ -228,7 +228,7 @@ def test_a_schema_2_save_is_migrated_and_gets_its_first_snapshot_when_opened(tin
     sim = resume(path, ScriptedBackend(world.seed))
     expected = sim.save.digest()
     sim.close()
-    assert query(path, "select value from meta where key='schema_version'") == [("4",)]
+    assert query(path, "select value from meta where key='schema_version'") == [("5",)]
     assert [t for (t,) in query(path, "select tick from snapshots")] == [50]
     assert digest(fork(path, 50, tmp_path / "f.sqlite").path) == expected
 

@@ -58,6 +58,6 @@ def test_a_schema_1_save_is_migrated_and_continues(tmp_path):
     assert query(old, "select count(*) from memories where embedding is null")[0][0] > 0
     cli("run", "--headless", old, "--until", "+1h", "--backend", "scripted", check=True)
     info = save_info(old)
-    assert info["schema_version"] == 4 and info["game_time"] == "2023-02-13 08:00:00"
+    assert info["schema_version"] == 5 and info["game_time"] == "2023-02-13 08:00:00"
     assert query(old, "select count(*) from memories where embedding is null or importance is null")[0][0] == 0
     assert query(old, "select count(*) from llm_calls where task='decompose'")[0][0] > 0  # the mind took over
