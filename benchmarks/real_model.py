@@ -27,6 +27,7 @@ sys.path.insert(0, str(ROOT))
 from smalltown.llm.llama import LlamaBackend  # noqa: E402
 from smalltown.scripted import ScriptedBackend  # noqa: E402
 from smalltown.sim.open import create  # noqa: E402
+from smalltown.store.packing import unpack_text  # noqa: E402
 from smalltown.store.save import Save  # noqa: E402
 from smalltown.world.load import load_world  # noqa: E402
 
@@ -65,8 +66,8 @@ def main() -> int:
         wall = time.perf_counter() - t0
         sim.close()
         save = Save.open(path, readonly=True)
-        calls = list(save.conn.execute(  # the benchmark reads its own save's call log
-            "SELECT task, prompt, prompt_tokens, completion_tokens, ms, fallback, note FROM llm_calls ORDER BY id"))
+        calls = [(t, unpack_text(p), *rest) for t, p, *rest in save.conn.execute(  # its own save's call log
+            "SELECT task, prompt, prompt_tokens, completion_tokens, ms, fallback, note FROM llm_calls ORDER BY id")]
         save.close()
     print(f"model          {model.name}, context {args.ctx}, loaded in {loaded:.1f} s")
     print(f"run            {args.hours:g} game hour(s) of {world.name}, {len(world.agents)} agents, {wall:.0f} s")

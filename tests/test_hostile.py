@@ -21,6 +21,7 @@ from helpers import file_sha
 from smalltown.cli.main import main
 from smalltown.llm.render import PLAIN, quote
 from smalltown.llm.tasks import TASKS, Persona
+from smalltown.store.packing import unpack_text
 
 ROOT = Path(__file__).resolve().parents[1]
 _spec = importlib.util.spec_from_file_location("hostile_make", ROOT / "tests" / "hostile" / "make.py")
@@ -216,7 +217,7 @@ def test_a_day_with_an_injected_persona_keeps_it_quoted_in_every_recorded_prompt
     sim.run_until(sim.now.replace(hour=9))
     sim.close()
     conn = sqlite3.connect(tmp_path / "s.sqlite")
-    prompts = [r[0] for r in conn.execute("SELECT prompt FROM llm_calls WHERE agent = 'John Lin'")]
+    prompts = [unpack_text(r[0]) for r in conn.execute("SELECT prompt FROM llm_calls WHERE agent = 'John Lin'")]
     conn.close()
     assert len(prompts) > 10
     seen = sum(assert_quoted(p) for p in prompts)

@@ -68,7 +68,7 @@ def test_accesses_and_completions_update_memories_already_saved(hand: HandSave):
     hand.save.commit(TickChanges(2, T, accessed=(Access(1, later),), completed=((rated, b"\3" * 4),)))
     (back,) = Reader(hand.save.conn).memories()
     assert (back.last_accessed, back.importance) == (later, 4)
-    assert next(hand.save.memories())[7] == b"\3" * 4
+    assert next(hand.save.memories())[7].tobytes() == b"\3" * 4  # the completed vector, read as float32
 
 
 def test_a_commit_that_fails_writes_nothing(hand: HandSave):

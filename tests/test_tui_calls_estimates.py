@@ -13,6 +13,7 @@ from textual.widgets import Static
 from helpers import tiny_sim
 from smalltown.llm.backend import estimate_prompt
 from smalltown.llm.fit import estimate
+from smalltown.store.packing import unpack_text
 from smalltown.tui.reader import SaveReader
 from smalltown.tui.screens.calls import ESTIMATED, CallDetailScreen, CallsScreen
 from smalltown.tui.widgets.row_table import RowTable
@@ -33,7 +34,8 @@ class _Host(App[None]):
 def _newest_call(path: Path) -> tuple[str, str]:
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
-        return conn.execute("SELECT prompt, raw_answer FROM llm_calls ORDER BY id DESC LIMIT 1").fetchone()
+        p, r = conn.execute("SELECT prompt, raw_answer FROM llm_calls ORDER BY id DESC LIMIT 1").fetchone()
+        return unpack_text(p), unpack_text(r)  # (kept compressed: store/packing.py)
     finally:
         conn.close()
 

@@ -11,6 +11,7 @@ import pytest
 
 from helpers import query
 from helpers import tiny_sim
+from smalltown.store.packing import unpack_text
 from smalltown.tui.reader import SaveReader
 
 
@@ -65,7 +66,7 @@ def test_one_call_and_its_detail(path: Path, reader: SaveReader) -> None:
     assert reader.call(first.id) == first and isinstance(first.note, str)
     detail = reader.call_detail(first.id)
     (prompt, model), = query(path, "SELECT prompt, model FROM llm_calls WHERE id = ?", first.id)
-    assert (detail["prompt"], detail["model"]) == (prompt, model)
+    assert (detail["prompt"], detail["model"]) == (unpack_text(prompt), model)
     assert reader.call(10**9) is None and reader.call_detail(10**9) == {}
 
 

@@ -32,6 +32,7 @@ from helpers import run_until_after
 from smalltown.scripted import ScriptedBackend
 from smalltown.sim.open import create
 from smalltown.sim.simulation import Simulation
+from smalltown.store.packing import unpack_text
 from smalltown.tui.screens.calls import CallDetailScreen, CallsScreen
 from smalltown.tui.widgets.row_table import RowTable
 from smalltown.tui.reader import SaveReader
@@ -229,8 +230,8 @@ async def test_enter_opens_the_call_with_its_prompt_and_answers(save: Path) -> N
 
         prompt, raw, parsed = query(save, "SELECT prompt, raw_answer, parsed_answer FROM llm_calls WHERE id = ?",
                                     chosen.id)[0]
-        assert content(detail, "#prompt") == prompt
-        assert content(detail, "#raw") == raw
+        assert content(detail, "#prompt") == unpack_text(prompt)
+        assert content(detail, "#raw") == unpack_text(raw)
         assert content(detail, "#parsed") == json.dumps(json.loads(parsed), indent=2)
         title = content(detail, "#title")
         assert f"Call {chosen.id}" in title and chosen.task in title and chosen.agent in title
@@ -240,8 +241,8 @@ async def test_enter_opens_the_call_with_its_prompt_and_answers(save: Path) -> N
 
         await pilot.press("full_stop")  # the next older call
         assert detail.call_id == table.items[row + 1].id
-        assert content(detail, "#prompt") == query(
-            save, "SELECT prompt FROM llm_calls WHERE id = ?", table.items[row + 1].id)[0][0]
+        assert content(detail, "#prompt") == unpack_text(query(
+            save, "SELECT prompt FROM llm_calls WHERE id = ?", table.items[row + 1].id)[0][0])
 
         await pilot.press("escape")
         assert isinstance(app.screen, CallsScreen)

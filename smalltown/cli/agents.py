@@ -16,9 +16,11 @@ from smalltown.sim.backends import make_backend, make_embedder, make_fallback
 from smalltown.lang import hhmm
 from smalltown.mind.agent import Mind
 from smalltown.mind.plan import minute_of
+from smalltown.mind.state import AgentState
 from smalltown.mind.memory import Retrieval
 from smalltown.shown import shown, shown_text
 from smalltown.sim.commands import EditObject, Interview, Whisper
+from smalltown.sim.look import look
 from smalltown.sim.open import peek_seed, resume
 from smalltown.sim.simulation import TIME_FMT, Simulation
 from smalltown.world.model import pretty
@@ -64,7 +66,7 @@ def find_agent(sim: Simulation, name: str) -> str:
     return agent_named(name, [a.name for a in sim.agents])
 
 
-def plan_json(mind: Mind, now: datetime) -> dict:
+def plan_json(mind: Mind | AgentState, now: datetime) -> dict:
     plan = mind.plan
     if plan is None:
         return {"daily": [], "blocks": [], "actions": []}
@@ -88,35 +90,38 @@ def retrieval_json(r: Retrieval) -> dict:
 
 
 def inspect(args: argparse.Namespace) -> int:
+    if args.retrieve is not None:
+        return inspect_retrieval(args)
+    seen = look(args.save, args.agent, args.memories)  # one agent's rows, not the whole run
+    state = seen.state
+    info = {
+        "agent": seen.spec.name, "game_time": seen.now.strftime(TIME_FMT),
+        "summary": state.summary or seen.spec.description,
+        "action": state.action.describe() if state.action else None,
+        "plan": plan_json(state, seen.now),
+        "memories": [{"id": m.id, "kind": m.kind, "created": m.created.strftime(TIME_FMT),
+                      "importance": m.importance or 0, "description": m.description,
+                      "evidence": list(m.evidence)} for m in seen.memories],
+        "memory_count": seen.memory_count,
+    }
+    if args.json:
+        print(json.dumps(info))
+    else:
+        show_inspect(info)
+    return 0
+
+
+def inspect_retrieval(args: argparse.Namespace) -> int:
+    """A retrieval scores the agent's whole stream with the run's embedder: the run is opened."""
     sim = open_sim(args, readonly=True)
     try:
-        name = find_agent(sim, args.agent)
-        agent = sim.agent(name)
-        mind = agent.mind
-        if args.retrieve is not None:
-            # an inspection is read-only: the retrieval's last-access updates are not committed
-            r = mind.memory.retrieve(args.retrieve, sim.now, args.k, purpose="inspect")
-            out = retrieval_json(r)
-            if args.json:
-                print(json.dumps(out))
-            else:
-                show_retrieval(out)
-            return 0
-        memories = list(mind.memory)[-args.memories:][::-1]
-        info = {
-            "agent": name, "game_time": sim.now.strftime(TIME_FMT),
-            "summary": mind.persona.summary or mind.persona.description,
-            "action": agent.action.describe() if agent.action else None,
-            "plan": plan_json(mind, sim.now),
-            "memories": [{"id": m.id, "kind": m.kind, "created": m.created.strftime(TIME_FMT),
-                          "importance": m.importance, "description": m.description,
-                          "evidence": list(m.evidence)} for m in memories],
-            "memory_count": len(mind.memory),
-        }
+        mind = sim.agent(find_agent(sim, args.agent)).mind
+        # an inspection is read-only: the retrieval's last-access updates are not committed
+        out = retrieval_json(mind.memory.retrieve(args.retrieve, sim.now, args.k, purpose="inspect"))
         if args.json:
-            print(json.dumps(info))
+            print(json.dumps(out))
         else:
-            show_inspect(info)
+            show_retrieval(out)
         return 0
     finally:
         sim.close()

@@ -201,9 +201,9 @@ def _check_rows(save: Save, p: _Problems, counts: dict[str, int]) -> World | Non
 def _check_embeddings(save: Save, p: _Problems) -> None:
     """The vectors are as long as the save's embedder makes them (a retrieval multiplies them)."""
     m = re.fullmatch(r"hash-ngram-(\d+)-v\d+", str(save.meta("embedder")))
-    sizes = validate.embedding_sizes(save.conn)
-    if m and sizes and sizes[0][0] != int(m[1]) * 4:
-        p.add("embeddings", f"memories: embedding: vectors of {sizes[0][0] // 4} numbers; the save's "
+    dims = validate.embedding_dims(save.conn)
+    if m and dims and dims[0][0] != int(m[1]):
+        p.add("embeddings", f"memories: embedding: vectors of {dims[0][0]} numbers; the save's "
                             f"embedder {save.meta('embedder')} makes {m[1]}")
 
 

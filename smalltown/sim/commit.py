@@ -17,6 +17,7 @@ from smalltown.sim.changes import Changes
 from smalltown.store.conversations import Conversation
 from smalltown.store.records import (Access, AgentRow, Call, Embedding, Memory, Move, ObjectState, Retrieval,
                                      TickChanges)
+from smalltown.store.packing import pack_vector
 from smalltown.store.schema import TIME_FMT
 
 
@@ -49,7 +50,7 @@ def nothing(rows: TickChanges) -> bool:
 
 
 def _blob(vec: np.ndarray) -> bytes:
-    return vec.astype(np.float32).tobytes()
+    return pack_vector(vec)
 
 
 def agent_row(a: Agent) -> AgentRow:

@@ -35,6 +35,7 @@ from smalltown.sim.files import require_folder
 from smalltown.sim.simulation import Simulation
 from smalltown.store.records import TickChanges
 from smalltown.store.copy import copy_save, remove_db
+from smalltown.store.packing import pack_vector
 from smalltown.store.schema import TIME_FMT
 from smalltown.store.save import Save, SaveError, is_save, take_lock
 from smalltown.world.load import load_world, load_world_text, parse_toml
@@ -296,7 +297,7 @@ def resume(path: str | Path, backend: Backend, settings: Settings | None = None,
                         f"embeddings of two embedders cannot be mixed in one save ({hint})")
     sim = Simulation(world, save, backend, settings, tick=save.meta("tick"), embedder=embedder, fallback=fallback)
     sim.objects.update(save.objects())
-    embedder.preload((text, np.frombuffer(vec, dtype=np.float32)) for text, vec in save.embeddings())
+    embedder.preload(save.embeddings())
     streams: dict[str, tuple[list[Memory], list[np.ndarray]]] = {}
     last_id = 0
     legacy: dict[str, list[int]] = {}  # records a schema-1 save kept without importance or vector
@@ -308,7 +309,7 @@ def resume(path: str | Path, backend: Backend, settings: Settings | None = None,
             legacy.setdefault(agent_name, []).append(len(mems) - 1)
             embs.append(None)
         else:
-            vec = np.frombuffer(emb, dtype=np.float32)
+            vec = emb
             embs.append(vec)
             embedder.preload([(desc, vec)])
             sim.importance.setdefault(agent_name, {}).setdefault(desc, importance)
@@ -369,5 +370,5 @@ def _complete_legacy(sim: Simulation, mind: Mind, mems: list[Memory], embs: list
         m = mems[i]
         mems[i] = Memory(m.id, m.agent, m.kind, m.description, m.created, m.last_accessed, rating, m.evidence)
         embs[i] = vec
-        rows.append((mems[i], vec.astype(np.float32).tobytes()))
+        rows.append((mems[i], pack_vector(vec)))
     sim.save.commit(TickChanges(completed=tuple(rows)))

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import sqlite3
 
+from smalltown.store.packing import unpack_text
+
 OLD_FALLBACK = "invalid"  # what a fallback an older smalltown only noted counts as
 TOO_LONG = "too long"  # the prompt could not fit the model's window
 _OLD_REASON = f"CASE WHEN note LIKE 'fallback%' THEN '{OLD_FALLBACK}' ELSE '' END"
@@ -80,4 +82,5 @@ def recorded(conn: sqlite3.Connection) -> list[tuple]:
     """(id, tick, task, key, prompt, parsed answer) of every call, in order: what a cassette
     replays. `key` is None in a save from before schema 4."""
     key = "key" if any(r[1] == "key" for r in conn.execute("PRAGMA table_info(llm_calls)")) else "NULL"
-    return conn.execute(f"SELECT id, tick, task, {key}, prompt, parsed_answer FROM llm_calls ORDER BY id").fetchall()
+    return [(*r[:4], unpack_text(r[4], f"llm_calls row {r[0]}"), r[5]) for r in conn.execute(
+        f"SELECT id, tick, task, {key}, prompt, parsed_answer FROM llm_calls ORDER BY id")]

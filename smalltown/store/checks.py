@@ -97,10 +97,10 @@ def row_problems(conn: sqlite3.Connection, version: int, limit: int = 20) -> Ite
         yield problem
     for problem in _validate.problems(conn, version, limit):
         yield str(problem)
-    sizes = _validate.embedding_sizes(conn)
-    if len(sizes) > 1:
+    dims = _validate.embedding_dims(conn)
+    if len(dims) > 1:
         yield "memories and embeddings: vectors of different lengths: " + ", ".join(
-            f"{n // 4} numbers ({k:,})" for n, k in sizes)
+            f"{n} numbers ({k:,})" for n, k in dims)
 
 
 def check_rows(conn: sqlite3.Connection, path: Path, version: int) -> None:

@@ -20,6 +20,7 @@ from smalltown.store import conversations as _conversations
 from smalltown.store import day as _day
 from smalltown.store import plans as _plans
 from smalltown.store.conversations import Conversation
+from smalltown.store.packing import unpack_text, unpack_vector
 from smalltown.store.query import Where, limited
 from smalltown.store.records import AgentRow, CallRow, CallSums, CallTotals, EventRow, Memory
 from smalltown.store.schema import TIME_FMT
@@ -39,6 +40,19 @@ _CALL = ("SELECT id, tick, time, agent, task, prompt_tokens, cached_tokens, comp
 
 def _memory(r: tuple) -> Memory:
     return Memory(r[0], r[1], r[2], r[3], _time(r[4]), _time(r[5]), r[6], tuple(json.loads(r[7] or "[]")))
+
+
+_SIZE = "CASE WHEN typeof({0}) = 'blob' THEN {0} ELSE length(coalesce({0}, '')) END"  # a packed text, or its length
+
+
+def _chars(size: int | bytes, call_id: int) -> int:
+    return size if isinstance(size, int) else len(unpack_text(size, f"llm_calls row {call_id}") or "")
+
+
+def _vector_hex(blob: bytes | None) -> str:
+    """A vector as SQLite's hex() wrote its float32 bytes before schema 6 packed them: the digest
+    is of the numbers, so packing (or migrating) a save leaves it as it was."""
+    return "" if blob is None else unpack_vector(blob, "memories: embedding").tobytes().hex().upper()
 
 
 def _time(text: str) -> datetime:
@@ -112,13 +126,15 @@ class Reader:
             "SELECT key, value FROM meta WHERE key IN ('tick', 'game_time') ORDER BY key",
             None,  # the agents rows, each state whole (whether its plan is kept apart or not)
             "SELECT address, state FROM objects ORDER BY address",
-            "SELECT agent, kind, description, created, last_accessed, importance, hex(embedding), "
-            "evidence FROM memories ORDER BY id",
         )
         for q in queries:
             for row in self.conn.execute(q) if q else _plans.agent_rows(self.conn, "name"):
                 h.update(json.dumps(row).encode())
                 h.update(b"\n")
+        for row in self.conn.execute("SELECT agent, kind, description, created, last_accessed, importance, "
+                                     "embedding, evidence FROM memories ORDER BY id"):
+            h.update(json.dumps((*row[:6], _vector_hex(row[6]), row[7])).encode())
+            h.update(b"\n")
         return h.hexdigest()
 
     # --- agents and objects -------------------------------------------------------------------
@@ -279,7 +295,9 @@ class Reader:
         """The full prompt, the raw answer and the parsed answer of one call, and the model's name."""
         r = self.conn.execute("SELECT prompt, raw_answer, parsed_answer, model FROM llm_calls WHERE id=?",
                               (call_id,)).fetchone()
-        return {"prompt": r[0], "raw_answer": r[1], "parsed_answer": r[2], "model": r[3]} if r else {}
+        where = f"llm_calls row {call_id}"
+        return {"prompt": unpack_text(r[0], where), "raw_answer": unpack_text(r[1], where), "parsed_answer": r[2],
+                "model": r[3]} if r else {}
 
     def call_totals(self, after_tick: int) -> CallTotals:
         """The calls logged at ticks after `after_tick`, in figures (0 for none)."""
@@ -300,15 +318,15 @@ class Reader:
 
     def call_sizes(self, ids: Iterable[int]) -> dict[int, tuple[int, int]]:
         """{id: (characters of the prompt, characters of the raw answer)}: what a token estimate
-        is made from, without reading the texts themselves."""
+        is made from, reading only the texts kept compressed."""
         ids = list(ids)
         found: dict[int, tuple[int, int]] = {}
         for start in range(0, len(ids), 500):  # (SQLite's bound on a statement's parameters)
             part = ids[start:start + 500]
             marks = ", ".join("?" * len(part))
-            for i, p, r in self.conn.execute("SELECT id, length(coalesce(prompt, '')), length(coalesce(raw_answer, ''))"
-                                             f" FROM llm_calls WHERE id IN ({marks})", part):
-                found[i] = (p, r)
+            for i, p, r in self.conn.execute(f"SELECT id, {_SIZE.format('prompt')}, {_SIZE.format('raw_answer')} "
+                                             f"FROM llm_calls WHERE id IN ({marks})", part):
+                found[i] = (_chars(p, i), _chars(r, i))
         return found
 
     def recorded_calls(self) -> list[tuple]:

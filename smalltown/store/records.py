@@ -106,7 +106,7 @@ class Access:
 
 @dataclass(frozen=True)
 class Embedding:
-    """A text's vector (float32 bytes), kept once per text."""
+    """A text's vector (as store/packing.py packs it), kept once per text."""
 
     text: str
     vector: bytes

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+import numpy as np
 import sqlite_utils
 
 from smalltown.store import calls as _calls
@@ -22,6 +23,7 @@ from smalltown.store.conversations import Conversation
 from smalltown.store.copy import Aside, take_lock
 from smalltown.store.errors import SaveError, explain, read_only, read_only_message
 from smalltown.store.lock import WriterLock
+from smalltown.store.packing import unpack_vector
 from smalltown.store.reader import Reader
 from smalltown.store.records import TickChanges
 from smalltown.store.reading import connect_reader
@@ -269,17 +271,22 @@ class Save:
         return dict(self.conn.execute("SELECT address, state FROM objects"))
 
     def memories(self) -> Iterator[tuple]:
-        """(id, agent, kind, description, created, last_accessed, importance, embedding, evidence)"""
-        yield from self.conn.execute(
-            "SELECT id, agent, kind, description, created, last_accessed, importance, embedding, "
-            "evidence FROM memories ORDER BY id")
+        """(id, agent, kind, description, created, last_accessed, importance, embedding, evidence),
+        the embedding as float32 (None for a schema-1 record not yet embedded)."""
+        for r in self.conn.execute(
+                "SELECT id, agent, kind, description, created, last_accessed, importance, embedding, "
+                "evidence FROM memories ORDER BY id"):
+            emb = None if r[7] is None else unpack_vector(r[7], f"memories row {r[0]}: embedding")
+            yield (*r[:7], emb, r[8])
 
     def memory_owners(self) -> dict[int, str]:
         """Memory id -> the agent whose memory it is."""
         return dict(self.conn.execute("SELECT id, agent FROM memories"))
 
-    def embeddings(self) -> Iterator[tuple[str, bytes]]:
-        yield from self.conn.execute("SELECT text, vector FROM embeddings")
+    def embeddings(self) -> Iterator[tuple[str, np.ndarray]]:
+        """The embedding cache: (text, its float32 vector)."""
+        for text, vec in self.conn.execute("SELECT text, vector FROM embeddings"):
+            yield text, unpack_vector(vec, "embeddings: vector")
 
     def events_since(self, tick: int, kinds: Iterable[str]) -> list[tuple[str, str | None, str, dict]]:
         """(time, agent, kind, data) of the events of these kinds at ticks after `tick`, oldest first."""

@@ -15,9 +15,10 @@ import sqlite_utils
 
 from smalltown.store import calls as _calls
 from smalltown.store import conversations as _conversations
+from smalltown.store import packing as _packing
 from smalltown.store import plans as _plans
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 TIME_FMT = "%Y-%m-%d %H:%M:%S"  # how a save writes game times
 
 
@@ -83,7 +84,24 @@ def _create_v5(db: sqlite_utils.Database) -> None:
     _plans.create_table(db.conn)
 
 
-MIGRATIONS = {1: _create_v2, 2: _create_v3, 3: _create_v4, 4: _create_v5}  # from version N to N + 1
+def _pack_v6(db: sqlite_utils.Database) -> None:
+    """Schema 6: vectors packed (sparse when shorter, exact either way) and prompts and raw answers
+    compressed when that is shorter (store/packing.py). Nothing is added: a new save has nothing to pack."""
+    conn = db.conn
+    conn.executemany("UPDATE memories SET embedding=? WHERE id=?",
+                     [(_packing.pack_vector(_packing.unpack_vector(v, f"memories row {i}")), i) for i, v in
+                      conn.execute("SELECT id, embedding FROM memories WHERE typeof(embedding) = 'blob'")])
+    if "embeddings" in db.table_names():
+        conn.executemany("UPDATE embeddings SET vector=? WHERE rowid=?",
+                         [(_packing.pack_vector(_packing.unpack_vector(v, "embeddings")), i) for i, v in
+                          conn.execute("SELECT rowid, vector FROM embeddings WHERE typeof(vector) = 'blob'")])
+    conn.executemany("UPDATE llm_calls SET prompt=?, raw_answer=? WHERE id=?",
+                     ((_packing.pack_text(p), _packing.pack_text(r), i) for i, p, r in conn.execute(
+                         "SELECT id, prompt, raw_answer FROM llm_calls WHERE typeof(prompt) = 'text' "
+                         "OR typeof(raw_answer) = 'text'").fetchall()))
+
+
+MIGRATIONS = {1: _create_v2, 2: _create_v3, 3: _create_v4, 4: _create_v5, 5: _pack_v6}  # from version N to N + 1
 
 
 @cache

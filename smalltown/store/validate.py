@@ -64,6 +64,14 @@ def _tile(col: str, path: str = "$") -> str:
             f"json_type({col}, '{path}[0]') != 'integer' OR json_type({col}, '{path}[1]') != 'integer'")
 
 
+def _not_vector(col: str) -> str:
+    """True when `col` is neither bare float32 (schema 4) nor a packed vector (store/packing.py;
+    its indices are checked as it is read)."""
+    n = f"length({col})"
+    return (f"NOT (({n} % 4 = 0 AND {n} > 0) OR (substr({col}, 1, 1) = X'44' AND {n} % 4 = 1 AND {n} > 1) "
+            f"OR (substr({col}, 1, 1) = X'53' AND {n} % 6 = 3))")
+
+
 _EVENT_DATA = " OR ".join((  # the events a replay reads back (sim/history.py), by kind
     f"(kind = 'moved' AND ({_tile('data', '$.src')} OR {_tile('data', '$.dst')}))",
     f"(kind = 'arrived' AND json_type(data, '$.tile') IS NOT NULL AND ({_tile('data', '$.tile')}))",
@@ -88,8 +96,7 @@ TABLES: dict[str, tuple[str, tuple[Col, ...]]] = {
             says=f"not a kind of memory ({', '.join(MEMORY_KINDS)})"),
         text("description", 64 * KB), when("created"), when("last_accessed"),
         count("importance", 0, 10, null=True),
-        Col("embedding", (BLOB, NULL), 64 * KB, rule="length(embedding) % 4 != 0 OR length(embedding) = 0",
-            says="not a vector of float32"),
+        Col("embedding", (BLOB, NULL), 64 * KB, rule=_not_vector("embedding"), says="not a vector of float32"),
         Col("evidence", (TEXT, NULL), 64 * KB, json="array", rule=_all("evidence", "type != 'integer'"),
             says="not a list of memory ids"),
     )),
@@ -98,16 +105,15 @@ TABLES: dict[str, tuple[str, tuple[Col, ...]]] = {
         Col("data", (TEXT, NULL), 1 * MB, json="object", rule=_EVENT_DATA, says="not what an event of its kind holds"),
     )),
     "llm_calls": ("id", (
-        count("tick"), when("time"), name("agent", null=True), text("task", 200), text("prompt", 4 * MB),
-        text("raw_answer", 4 * MB, null=True), text("parsed_answer", 4 * MB, null=True),
+        count("tick"), when("time"), name("agent", null=True), text("task", 200), Col("prompt", (TEXT, BLOB), 4 * MB),
+        Col("raw_answer", (TEXT, BLOB, NULL), 4 * MB), text("parsed_answer", 4 * MB, null=True),
         count("prompt_tokens", null=True), count("completion_tokens", null=True), count("cached_tokens", null=True),
         Col("ms", (REAL, INT, NULL)), text("backend", 1 * KB, null=True), text("model", 4 * KB, null=True),
         text("note", 64 * KB, null=True), text("key", 200, null=True), text("fallback", 200, null=True),
     )),
     "embeddings": ("text", (
         text("text", 64 * KB),
-        Col("vector", (BLOB,), 64 * KB, rule="length(vector) % 4 != 0 OR length(vector) = 0",
-            says="not a vector of float32"),
+        Col("vector", (BLOB,), 64 * KB, rule=_not_vector("vector"), says="not a vector of float32"),
     )),
     "retrievals": ("id", (
         count("tick"), when("time"), name("agent"), text("purpose", 1 * KB), text("query", 64 * KB),
@@ -235,13 +241,20 @@ def depth(text: str) -> int:
     return deepest
 
 
-def embedding_sizes(conn: sqlite3.Connection) -> list[tuple[int, int]]:
-    """(bytes, how many) of the vectors in memories and the embedding cache: one size in a save."""
+def embedding_dims(conn: sqlite3.Connection) -> list[tuple[int, int]]:
+    """(numbers, how many) of the vectors in memories and the embedding cache: one size in a save.
+    Read from each vector's length or header (store/packing.py), grouped in SQL."""
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    cache = " UNION ALL SELECT length(vector) FROM embeddings WHERE typeof(vector) = 'blob'" \
-        if "embeddings" in tables else ""
-    return conn.execute("SELECT n, count(*) FROM (SELECT length(embedding) AS n FROM memories "
-                        f"WHERE typeof(embedding) = 'blob'{cache}) GROUP BY n ORDER BY n").fetchall()
+    cache = " UNION ALL SELECT vector FROM embeddings WHERE typeof(vector) = 'blob'" if "embeddings" in tables else ""
+    dims: dict[int, int] = {}
+    for head, n in conn.execute(
+            "SELECT CASE WHEN length(v) % 4 = 0 OR substr(v, 1, 1) != X'53' THEN length(v) ELSE substr(v, 1, 3) END "
+            "AS head, count(*) FROM (SELECT embedding AS v FROM memories WHERE typeof(embedding) = 'blob'"
+            f"{cache}) GROUP BY head"):
+        dim = (head // 4 if head % 4 == 0 else (head - 1) // 4) if isinstance(head, int) else \
+            int.from_bytes(head[1:3], "little")
+        dims[dim] = dims.get(dim, 0) + n
+    return sorted(dims.items())
 
 
 META_TEXTS = ("world_source", "world_text", "map_source", "map_text")  # the world a save was started from

@@ -1,0 +1,212 @@
+"""A lighter save (issue 15): vectors packed exactly, the call log's texts compressed, both read
+back through the store; a schema-4 save upgraded on opening with its digest unchanged; `inspect`
+reading one agent's rows instead of resuming the run, and printing what the run would."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import sqlite3
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from helpers import TINY, cli, query, save_info
+from smalltown.cli.agents import plan_json
+from smalltown.llm.embed import HashEmbedder
+from smalltown.scripted import ScriptedBackend
+from smalltown.sim.open import resume
+from smalltown.store.errors import SaveError
+from smalltown.store.packing import MAX_TEXT, pack_text, pack_vector, unpack_text, unpack_vector
+from smalltown.store.reader import Reader
+from smalltown.store.save import Save
+from smalltown.store.schema import SCHEMA_VERSION, TIME_FMT
+from smalltown.world.load import load_world
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("compact") / "tiny.sqlite"
+    cli("run", "--headless", TINY, "--until", "+6h", "--save", path, check=True)
+    return path
+
+
+def _as_schema_4(src: Path, dst: Path) -> None:
+    """The save as smalltown wrote it before schema 6: bare float32 vectors, texts as text."""
+    shutil.copy(src, dst)
+    conn = sqlite3.connect(dst)
+    with conn:
+        conn.executemany("UPDATE memories SET embedding=? WHERE id=?", [
+            (unpack_vector(v).tobytes(), i) for i, v in conn.execute("SELECT id, embedding FROM memories")])
+        conn.executemany("UPDATE embeddings SET vector=? WHERE text=?", [
+            (unpack_vector(v).tobytes(), t) for t, v in conn.execute("SELECT text, vector FROM embeddings")])
+        conn.executemany("UPDATE llm_calls SET prompt=?, raw_answer=? WHERE id=?", [
+            (unpack_text(p), unpack_text(r), i) for i, p, r in conn.execute("SELECT id, prompt, raw_answer FROM llm_calls")])
+        conn.execute("UPDATE meta SET value='4' WHERE key='schema_version'")
+    conn.close()
+
+
+def _schema_4_digest(path: Path) -> str:
+    """Reader.digest as schema 4 computed it, in SQL over the stored bytes."""
+    h = hashlib.sha256()
+    for q in ("SELECT key, value FROM meta WHERE key IN ('tick', 'game_time') ORDER BY key",
+              "SELECT name, x, y, dest, action, address, state FROM agents ORDER BY name",
+              "SELECT address, state FROM objects ORDER BY address",
+              "SELECT agent, kind, description, created, last_accessed, importance, hex(embedding), "
+              "evidence FROM memories ORDER BY id"):
+        for row in query(path, q):
+            h.update(json.dumps(row).encode())
+            h.update(b"\n")
+    return h.hexdigest()
+
+
+# --- vectors ---------------------------------------------------------------------------------------
+
+
+def test_a_hashed_vector_is_kept_sparse_and_reads_back_exactly():
+    vec = HashEmbedder().embed(["Isabella is planning a Valentine's Day party at the cafe"])[0]
+    blob = pack_vector(vec)
+    assert blob[:1] == b"S" and len(blob) < len(vec.tobytes()) / 3  # ~43 of 256 values set
+    back = unpack_vector(blob)
+    assert back.dtype == np.float32 and back.tobytes() == vec.tobytes()
+
+
+def test_a_dense_vector_is_kept_whole_and_exact():
+    vec = np.random.default_rng(1).standard_normal(384).astype(np.float32)
+    blob = pack_vector(vec)
+    assert blob[:1] == b"D" and len(blob) == 1 + 4 * 384
+    assert unpack_vector(blob).tobytes() == vec.tobytes()
+    assert unpack_vector(pack_vector(np.zeros(256, np.float32))).tobytes() == bytes(1024)  # a text with no features
+
+
+def test_a_schema_4_vector_still_reads():
+    vec = np.arange(8, dtype=np.float32)
+    assert unpack_vector(vec.tobytes()).tobytes() == vec.tobytes()
+
+
+@pytest.mark.parametrize("blob", [
+    b"", b"S", b"X" + bytes(8), b"S" + (4).to_bytes(2, "little") + (9).to_bytes(2, "little") + bytes(4),  # index past dim
+    b"S" + (8).to_bytes(2, "little") + b"\2\0\1\0" + bytes(8),  # indices out of order
+    b"S" + (8).to_bytes(2, "little") + b"\2\0\2\0" + bytes(8),  # one index twice
+    b"S" + bytes(2) + b"\0\0" + bytes(4),  # no numbers at all
+])
+def test_a_crafted_vector_is_refused(blob: bytes):
+    with pytest.raises(SaveError, match="not a vector"):
+        unpack_vector(blob, "memories row 1: embedding")
+
+
+def test_the_save_keeps_the_embedders_very_numbers(run: Path):
+    save = Save.open(run, readonly=True)
+    try:
+        rows = [(r[3], r[7]) for r in save.memories()]
+    finally:
+        save.close()
+    vectors = HashEmbedder().embed([d for d, _ in rows])
+    assert rows and all(v.tobytes() == w.tobytes() for (_, v), w in zip(rows, vectors))
+    stored, n = query(run, "SELECT sum(length(embedding)), count(*) FROM memories")[0]
+    assert stored < n * 256 * 4 / 3  # a third of float32's or less
+
+
+# --- the call log's texts ----------------------------------------------------------------------------
+
+
+def test_a_long_text_is_compressed_a_short_one_kept():
+    prompt = "You are Isabella Rodriguez. " * 40
+    assert isinstance(pack_text(prompt), bytes) and unpack_text(pack_text(prompt)) == prompt
+    assert pack_text("ok") == "ok" and pack_text(None) is None and unpack_text(None) is None
+
+
+def test_a_compressed_text_too_large_to_unpack_is_refused():
+    bomb = zlib.compress(b"a" * (MAX_TEXT + 10))
+    with pytest.raises(SaveError, match="more than"):
+        unpack_text(bomb, "llm_calls row 3")
+    with pytest.raises(SaveError, match="not a compressed text"):
+        unpack_text(b"\x00garbage", "llm_calls row 3")
+
+
+def test_prompts_are_stored_compressed_and_read_as_text(run: Path):
+    blobs, calls = query(run, "SELECT sum(typeof(prompt) = 'blob'), count(*) FROM llm_calls")[0]
+    assert calls and blobs == calls  # every prompt is longer than its compressed bytes
+    reader = Save.open(run, readonly=True)
+    try:
+        r = Reader(reader.conn)
+        call_id = 1
+        detail = r.call_detail(call_id)
+        assert isinstance(detail["prompt"], str) and len(detail["prompt"]) > 100
+        assert r.call_sizes([call_id])[call_id][0] == len(detail["prompt"])
+        assert all(isinstance(row[4], str) for row in r.recorded_calls())
+    finally:
+        reader.close()
+
+
+# --- upgrading a schema-4 save -------------------------------------------------------------------------
+
+
+def test_a_schema_4_save_reads_as_it_is_and_upgrades_with_the_same_digest(run: Path, tmp_path: Path):
+    old = tmp_path / "v4.sqlite"
+    _as_schema_4(run, old)
+    before = _schema_4_digest(old)
+    assert save_info(old)["digest"] == before == save_info(run)["digest"]  # read as it is (read-only)
+    assert query(old, "SELECT value FROM meta WHERE key='schema_version'") == [("4",)]
+    save = Save.open(old)  # opened to write: upgraded
+    try:
+        assert save.meta("schema_version") == SCHEMA_VERSION == 6
+        detail = Reader(save.conn).call_detail(1)
+    finally:
+        save.close()
+    assert query(old, "SELECT count(*) FROM memories WHERE length(embedding) % 4 = 0") == [(0,)]
+    assert query(old, "SELECT count(*) FROM llm_calls WHERE typeof(prompt) = 'text'") == [(0,)]
+    assert detail["prompt"] == unpack_text(query(run, "SELECT prompt FROM llm_calls WHERE id=1")[0][0])
+    assert save_info(old)["digest"] == before
+    assert cli("save", "check", old).returncode == 0
+
+
+def test_an_upgraded_save_runs_on_as_the_packed_one_does(run: Path, tmp_path: Path):
+    old, new = tmp_path / "v4.sqlite", tmp_path / "v5.sqlite"
+    _as_schema_4(run, old)
+    shutil.copy(run, new)
+    for path in (old, new):
+        cli("run", "--headless", path, "--until", "+1h", check=True)
+    assert save_info(old)["digest"] == save_info(new)["digest"]
+    q = "SELECT agent, query, results FROM retrievals ORDER BY id"
+    assert query(old, q) == query(new, q)  # the same memories, scored the same
+
+
+# --- inspect ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("agent", ["Isabella Rodriguez", "Klaus Mueller", "Maria Lopez"])
+def test_inspect_prints_what_the_resumed_run_holds(run: Path, agent: str):
+    world = load_world(TINY)
+    sim = resume(run, ScriptedBackend(world.seed), readonly=True)
+    try:
+        a = sim.agent(agent)
+        mind = a.mind
+        mems = list(mind.memory)[-5:][::-1]
+        expected = {
+            "agent": agent, "game_time": sim.now.strftime(TIME_FMT),
+            "summary": mind.persona.summary or mind.persona.description,
+            "action": a.action.describe() if a.action else None, "plan": plan_json(mind, sim.now),
+            "memories": [{"id": m.id, "kind": m.kind, "created": m.created.strftime(TIME_FMT),
+                          "importance": m.importance, "description": m.description,
+                          "evidence": list(m.evidence)} for m in mems],
+            "memory_count": len(mind.memory),
+        }
+    finally:
+        sim.close()
+    got = json.loads(cli("inspect", run, agent.split()[0], "--memories", "5", "--json", check=True).stdout)
+    assert got == expected and got["plan"]["blocks"] and got["memories"]
+
+
+def test_inspect_reads_no_vector(run: Path, monkeypatch):
+    import smalltown.store.packing as packing
+
+    def refuse(*a, **k):
+        raise AssertionError("inspect unpacked a vector")
+
+    monkeypatch.setattr(packing, "unpack_vector", refuse)
+    monkeypatch.setattr("smalltown.store.save.unpack_vector", refuse)
+    assert cli("inspect", run, "Klaus", "--json", check=True).returncode == 0
