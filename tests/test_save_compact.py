@@ -21,6 +21,7 @@ from smalltown.scripted import ScriptedBackend
 from smalltown.sim.open import resume
 from smalltown.store.errors import SaveError
 from smalltown.store.packing import MAX_TEXT, pack_text, pack_vector, unpack_text, unpack_vector
+from smalltown.store.plans import joined
 from smalltown.store.reader import Reader
 from smalltown.store.save import Save
 from smalltown.store.schema import SCHEMA_VERSION, TIME_FMT
@@ -35,7 +36,7 @@ def run(tmp_path_factory) -> Path:
 
 
 def _as_schema_4(src: Path, dst: Path) -> None:
-    """The save as smalltown wrote it before schema 6: bare float32 vectors, texts as text."""
+    """The save as smalltown wrote it at schema 4: bare float32 vectors, texts as text, plans in states."""
     shutil.copy(src, dst)
     conn = sqlite3.connect(dst)
     with conn:
@@ -45,6 +46,11 @@ def _as_schema_4(src: Path, dst: Path) -> None:
             (unpack_vector(v).tobytes(), t) for t, v in conn.execute("SELECT text, vector FROM embeddings")])
         conn.executemany("UPDATE llm_calls SET prompt=?, raw_answer=? WHERE id=?", [
             (unpack_text(p), unpack_text(r), i) for i, p, r in conn.execute("SELECT id, prompt, raw_answer FROM llm_calls")])
+        # (and no plans apart, schema 5: each state holds its plan)
+        conn.executemany("UPDATE agents SET state=? WHERE name=?", [
+            (joined(st, plan), n) for n, st, plan in conn.execute(
+                "SELECT a.name, a.state, p.plan FROM agents a LEFT JOIN plans p ON p.agent = a.name")])
+        conn.execute("DROP TABLE plans")
         conn.execute("UPDATE meta SET value='4' WHERE key='schema_version'")
     conn.close()
 
