@@ -307,7 +307,10 @@ def test_the_interview_answers_the_papers_plan_questions_from_the_plan(world, tm
     mind = sim.agent("Isabella Rodriguez").mind
     block = next(s for s in mind.plan.spans() if s[0].start <= hour * 60 < s[-1].end)
     answer, _ = sim.interview("Isabella Rodriguez", question, "a news reporter")
-    prompt = sim.save.conn.execute("select prompt from llm_calls where task='interview' order by id desc").fetchone()[0]
+    from smalltown.store.packing import unpack_text
+
+    prompt = unpack_text(sim.save.conn.execute("select prompt from llm_calls where task='interview' order by id desc")
+                         .fetchone()[0])  # (the call log keeps texts compressed when that is shorter)
     sim.close()
     assert "It is Monday February 13, 2023, 08:00." in prompt
     assert f'{block[0].start // 60:02d}:{block[0].start % 60:02d}-' in prompt and block[0].activity in prompt
