@@ -162,3 +162,25 @@ def test_checking_a_schema_3_save_does_not_migrate_it(tmp_path: Path, capsys):
     assert report.ok and report.counts["schema_version"] == 3 and "conversations" not in report.counts
     assert hashlib.sha256(h.path.read_bytes()).hexdigest() == before
 
+
+
+def test_a_meta_text_within_its_limit_opens_however_long_its_json(tmp_path):
+    """The meta texts' limits are on the text, not its JSON: a world text full of quotes and line
+    ends (two characters each in JSON) at the world file's limit is no reason to refuse a save."""
+    from helpers import tiny_sim
+    from smalltown.store.checks import META_MAX_CHARS, check_contents
+    from smalltown.store.errors import SaveError
+
+    sim = tiny_sim(tmp_path)
+    path = sim.save.path
+    sim.close()
+    conn = sqlite3.connect(path)
+    text = '"\n' * (META_MAX_CHARS["world_text"] // 2)
+    with conn:
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'world_text'", (json.dumps(text),))
+    check_contents(conn, path)  # 1,000,000 characters: as long as a world file may be
+    with conn:
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'world_text'", (json.dumps(text + "x"),))
+    with pytest.raises(SaveError, match=r"meta 'world_text' is 1,000,001 characters \(at most 1,000,000\)"):
+        check_contents(conn, path)
+    conn.close()

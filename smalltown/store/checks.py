@@ -31,8 +31,11 @@ def is_save(path: str | Path) -> bool:
 
 # A save from a stranger is data. Its meta values are bounded (the world and map texts as their
 # files are, see world/load.py), and it may hold only the tables and indexes smalltown makes.
+# The limits are on a text itself; its JSON in the meta row may be longer (a quote or a newline
+# is two characters there, a control character six), so the row is bounded at JSON_SPREAD times.
 META_MAX_CHARS = {"world_text": 1_000_000, "map_text": 4_000_000}
 META_MAX_OTHER = 1_000_000
+JSON_SPREAD = 6
 META_MAX_ROWS = 10_000
 
 
@@ -77,13 +80,16 @@ def check_contents(conn: sqlite3.Connection, path: Path) -> None:
         limit = META_MAX_CHARS.get(key, META_MAX_OTHER)
         if not isinstance(key, str) or not isinstance(value, str):
             raise SaveError(f"{path}: meta {key!r}: not text")
-        if len(value) > limit:
+        if len(value) > limit * JSON_SPREAD:
             raise SaveError(f"{path}: refusing to open: meta {key!r} is {len(value):,} characters "
                             f"(at most {limit:,})")
         try:
-            json.loads(value)
+            decoded = json.loads(value)
         except (ValueError, RecursionError):
             raise SaveError(f"{path}: meta {key!r} is not valid JSON (or nested too deep)") from None
+        size = len(decoded) if isinstance(decoded, str) else len(value)
+        if size > limit:
+            raise SaveError(f"{path}: refusing to open: meta {key!r} is {size:,} characters (at most {limit:,})")
 
 
 def meta_values(conn: sqlite3.Connection) -> dict[str, Any]:

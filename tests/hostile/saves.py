@@ -70,6 +70,8 @@ case("settings-unknown", "no_such_setting", "UPDATE meta SET value = '{\"no_such
 case("meta-deep", "nested too deep", "UPDATE meta SET value = printf('%.100000c', '[') || printf('%.100000c', ']') "
      "WHERE key = 'created_with'")
 case("world-not-text", "meta world_text: not text", "UPDATE meta SET value = '42' WHERE key = 'world_text'")
+case("meta-text-too-long", "characters (at most 1,000,000)",
+     "UPDATE meta SET value = '\"' || printf('%.1000001c', 'x') || '\"' WHERE key = 'created_with'")
 
 # --- schema ------------------------------------------------------------------------------------
 case("extra-unique-index", "that smalltown does not make",
