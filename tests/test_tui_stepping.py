@@ -136,7 +136,7 @@ async def test_a_breakpoint_pauses_a_run_until_that_shows_its_progress_and_space
 async def test_space_or_esc_gives_up_a_run_until_and_pauses(tmp_path: Path) -> None:
     app = SmalltownApp(tiny_sim(tmp_path))
     async with app.run_test(size=(160, 40)) as pilot:
-        for given_up, key in enumerate(("space", "escape"), 1):
+        for key in ("space", "escape"):
             until = app.frame.now + timedelta(days=2)
             await pilot.press("g", *"+2d", "enter")
             await wait_until(pilot, lambda: app.frame.chase is not None and app.frame.running)
@@ -144,8 +144,10 @@ async def test_space_or_esc_gives_up_a_run_until_and_pauses(tmp_path: Path) -> N
             await wait_until(pilot, lambda: not app.frame.running)
             assert app.frame.chase is None and app.frame.stopped is None  # given up, not reached
             assert app.frame.now < until
+            # said once, and last (the log keeps a bounded number of lines: a long run pushes the
+            # first give-up's line out, so earlier ones are not counted)
             assert log_text(app).count(f"Stopped short of {until:%a %H:%M} at ") == 1
-            assert log_text(app).count("Stopped short of") == given_up
+            assert log_text(app).rindex("Stopped short of") == log_text(app).index(f"Stopped short of {until:%a %H:%M} at ")
             assert app.frame.speed == DISPLAY_SPEED
         stopped_at = app.frame.tick
         await pilot.press("escape")  # nothing under way: it changes nothing
