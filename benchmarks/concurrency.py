@@ -25,7 +25,7 @@ from datetime import timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from benchmarks.promptserver import (PromptServer, Telling, in_flight_average, longest_chain,  # noqa: E402
                                      max_in_flight)

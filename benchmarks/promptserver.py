@@ -23,12 +23,10 @@ import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from fakes import schema_value  # (tests/ is on the path: pytest puts it there, benchmarks/concurrency.py too)
 from smalltown.llm.backend import Answer, Backend
 from smalltown.llm.openai_compat import OpenAIBackend
 from smalltown.llm.tasks import Task
-
-WORDS = ("reading", "the", "morning", "paper", "walking", "to", "work", "a", "cup", "of", "tea", "talking",
-         "with", "friends", "cooking", "lunch", "writing", "notes", "resting", "at", "home", "on", "garden")
 
 
 @dataclass(frozen=True)
@@ -42,31 +40,9 @@ class Request:
 
 
 def instance(schema: dict, rng: random.Random) -> object:
-    """A small JSON value valid under `schema` (as `schema.request_schema` writes them)."""
-    return _value(schema, schema.get("$defs", {}), rng)
-
-
-def _value(node: dict, defs: dict, rng: random.Random) -> object:
-    if "$ref" in node:
-        node = defs[node["$ref"].rsplit("/", 1)[-1]]
-    if "enum" in node:
-        return rng.choice(node["enum"])
-    kind = node.get("type")
-    if kind == "object":
-        return {k: _value(v, defs, rng) for k, v in node.get("properties", {}).items()}
-    if kind == "array":
-        lo = node.get("minItems", 0)
-        n = rng.randint(lo, min(node.get("maxItems", lo + 2), lo + 2))
-        return [_value(node.get("items", {}), defs, rng) for _ in range(n)]
-    if kind == "integer":
-        lo = node.get("minimum", 0)
-        return rng.randint(lo, max(lo, min(node.get("maximum", lo + 10), lo + 120)))
-    if kind == "boolean":
-        return rng.random() < 0.25  # a model mostly goes on with its plan
-    if "pattern" in node:  # the only pattern the tasks use: a time of day, HH:MM
-        return f"{rng.randint(6, 22):02d}:{rng.choice((0, 15, 30, 45)):02d}"
-    text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(2, 5)))
-    return text[:node.get("maxLength", len(text))].strip() or "x"
+    """A JSON value of the shape `schema` asks (as `schema.request_schema` writes them): the tests'
+    own generator (tests/fakes.py), which keeps to lengths, bounds and enums."""
+    return schema_value(rng, schema, schema.get("$defs", {}))
 
 
 def _schema(body: dict) -> dict:

@@ -56,17 +56,19 @@ class QueueBackend:
         return [p for t, p in self.asked if t.name == name][i]
 
 
-def _value(rng: random.Random, node: dict, defs: dict) -> object:
+def schema_value(rng: random.Random, node: dict, defs: dict) -> object:
+    """A JSON value of the shape `node` asks (its `$defs` in `defs`), drawn from `rng`: a backend's
+    answer before its task's own checks (RandomBackend, benchmarks/promptserver.py)."""
     if "$ref" in node:
         node = defs[node["$ref"].rsplit("/", 1)[-1]]
     if "enum" in node:
         return rng.choice(node["enum"])
     kind = node.get("type")
     if kind == "object":
-        return {k: _value(rng, v, defs) for k, v in node.get("properties", {}).items()}
+        return {k: schema_value(rng, v, defs) for k, v in node.get("properties", {}).items()}
     if kind == "array":
         lo, hi = node.get("minItems", 0), node.get("maxItems", 4)
-        return [_value(rng, node.get("items", {}), defs) for _ in range(rng.randint(lo, min(hi, lo + 4)))]
+        return [schema_value(rng, node.get("items", {}), defs) for _ in range(rng.randint(lo, min(hi, lo + 4)))]
     if kind == "integer":
         return rng.randint(node.get("minimum", 0), min(node.get("maximum", 100), node.get("minimum", 0) + 200))
     if kind == "boolean":
@@ -88,7 +90,7 @@ class RandomBackend:
     def answer(self, task: Task, prompt: str) -> Answer:
         schema = request_schema(task)
         for _ in range(50):
-            data = _value(self.rng, schema, schema.get("$defs", {}))
+            data = schema_value(self.rng, schema, schema.get("$defs", {}))
             try:
                 out = task.output.model_validate(data)
             except ValueError:
