@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from fakes import FakeServer, _value
+from fakes import FakeServer, schema_value
 from helpers import TINY, cli
 from smalltown.eval.conditions import SCRIPTED
 from smalltown.eval.report import ablate_doc
@@ -41,7 +41,7 @@ def model():
 
     def respond(body: dict) -> str:
         schema = body["response_format"]["json_schema"]["schema"]
-        return json.dumps(_value(rng, schema, schema.get("$defs", {})))
+        return json.dumps(schema_value(rng, schema, schema.get("$defs", {})))
 
     server.respond = respond
     yield server
