@@ -22,6 +22,9 @@ from dripserver import DripServer
 from helpers import ROOT, TINY, wait_until
 
 EXIT_WITHIN = 5.0  # seconds from the signal to the process's end (on a busy 2-core machine)
+# llama.cpp checks the stop between batches: one batch of a prompt (up to 512 tokens on one thread) cannot be cut,
+# and on a 2-core machine shared with other work it alone took ~4 s (CI measured 5.004 s to the end)
+LLAMA_EXIT_WITHIN = 8.0
 
 
 @pytest.fixture(scope="module")
@@ -128,7 +131,7 @@ def test_sigterm_stops_a_llama_generation(morning: Path, tmp_path: Path):
     took = stop_and_time(proc, (signal.SIGTERM,))
     err = (tmp_path / "err.txt").read_text()
     assert proc.returncode == 143, err
-    assert took <= EXIT_WITHIN, err
+    assert took <= LLAMA_EXIT_WITHIN, err
     assert query(save, "SELECT count(*) FROM llm_calls WHERE backend = 'llama'") == [(0,)]  # cut off
     assert_continuable(save, before)
 
