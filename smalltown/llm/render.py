@@ -23,7 +23,7 @@ _UNSAFE = re.compile("[\u007f-\u009f\u2028\u2029]")  # line breaks json.dumps le
 NONE = "(none)"
 
 
-@lru_cache(maxsize=65536)  # the same memories, names and plans are quoted prompt after prompt
+@lru_cache(maxsize=16384)  # the same memories, names and plans are quoted prompt after prompt
 def quote(text: str) -> str:
     """Text as a JSON string literal: its line breaks and quotes escaped, so that text from a
     world file, a user or a model cannot pose as part of the prompt around it (an injected
