@@ -13,7 +13,7 @@ import json
 import re
 import string
 from datetime import date, datetime
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 
 from smalltown.llm import tasks as T
@@ -23,6 +23,7 @@ _UNSAFE = re.compile("[\u007f-\u009f\u2028\u2029]")  # line breaks json.dumps le
 NONE = "(none)"
 
 
+@lru_cache(maxsize=16384)  # the same memories, names and plans are quoted prompt after prompt
 def quote(text: str) -> str:
     """Text as a JSON string literal: its line breaks and quotes escaped, so that text from a
     world file, a user or a model cannot pose as part of the prompt around it (an injected
@@ -73,6 +74,7 @@ def block(b: T.Block) -> str:
     return f"{b.start}-{hhmm_end(b.start, b.minutes)} {quote(b.activity)}{where}"
 
 
+@lru_cache(maxsize=1024)  # an agent's routine, shown in each of its prompts
 def routine(items: tuple[RoutineItem, ...], home: str) -> str:
     return "\n".join(f"- {i.start}-{hhmm_end(i.start, i.minutes)} {quote(i.activity)} at {i.place or home}"
                      for i in items) or NONE
@@ -87,6 +89,7 @@ def last_talk(t: T.LastTalk | None, today: date | None = None) -> str:
     return f"{stamp(t.time, today)}: {quote(t.summary)}" if t else "none before"
 
 
+@lru_cache(maxsize=1024)
 def card(p: T.Persona) -> str:
     """Who "the person" of the task's instructions is (stable through a day): it follows the
     instructions, which are the same for every agent, so both stay evaluated in a model's cache."""

@@ -17,6 +17,7 @@ from smalltown.llm.tasks import Task
 _CLASSES = {r"\d": "[0-9]", r"\w": "[A-Za-z0-9_]", r"\s": "[ \\t\\n]"}
 MAX_ENUM_RANGE = 200  # an integer range up to this many values is spelled out in the grammar
 MAX_GRAMMAR_LENGTH = 600  # llama.cpp refuses a grammar repeating `char` (much) more often
+_DROPPED = ("default", "title")  # keys the request schema leaves out
 
 
 def request_schema(task: Task) -> dict:
@@ -29,7 +30,7 @@ def _required(node: object) -> object:
         return [_required(v) for v in node]
     if not isinstance(node, dict):
         return node
-    out = {k: _required(v) for k, v in node.items() if k not in ("default", "title")}
+    out = {k: _required(v) for k, v in node.items() if k not in _DROPPED}
     if out.get("type") == "object" and "properties" in out:
         out["required"] = list(out["properties"])
         out["additionalProperties"] = False
@@ -89,7 +90,8 @@ def _worst(node: dict, defs: dict) -> int:
     kind = node.get("type")
     if kind == "object":
         props = node.get("properties", {})
-        return 2 + sum(len(json.dumps(k).encode()) + 3 + _worst(v, defs) for k, v in props.items())
+        return 2 + sum(len(json.dumps(k).encode()) + 3 + _worst(v, defs) for k, v in props.items()
+                       if k not in _DROPPED)  # (as `request_schema` drops them)
     if kind == "array":
         return 2 + node.get("maxItems", 64) * (_worst(node.get("items", {}), defs) + 2)
     if kind == "string":
@@ -106,5 +108,5 @@ def _worst(node: dict, defs: dict) -> int:
 
 def max_answer_tokens(task: Task) -> int:
     """An upper bound on the answer's tokens for this question (its budget in the window)."""
-    schema = request_schema(task)
+    schema = task.schema()  # read as `request_schema` writes it, without building that copy
     return _worst(schema, schema.get("$defs", {})) + 8  # and the end-of-turn token(s)

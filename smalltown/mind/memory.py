@@ -258,6 +258,8 @@ class MemoryStream:
     def drain(self) -> tuple[list[tuple[Memory, np.ndarray]], list[tuple[int, datetime]], list[Retrieval]]:
         """What changed since the last drain: new memories with their embeddings, (id,
         last_accessed) updates (the latest per id), and the retrievals made. Empties the queues."""
+        if not (self._new or self._touched or self._retrievals):  # most ticks, for most agents
+            return [], [], []
         out = (self._new, list(self._touched.items()), self._retrievals)
         self._new, self._touched, self._retrievals = [], {}, []
         return out

@@ -133,7 +133,8 @@ def spans(day: list[Label | None], start: int = 0, end: int = DAY) -> list[Span]
         lab = day[m]
         if lab is None:
             continue
-        if out and out[-1].label == lab and out[-1].end == m:
+        # (a run of minutes mostly holds the one Label: `is` spares comparing its fields)
+        if out and out[-1].end == m and (out[-1].label is lab or out[-1].label == lab):
             out[-1].minutes += 1
         else:
             out.append(Span(m, 1, lab))

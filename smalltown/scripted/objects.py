@@ -9,6 +9,9 @@ is in while used (`ObjectState`).
 
 from __future__ import annotations
 
+from functools import lru_cache
+from typing import Callable
+
 from smalltown.llm.tasks import SLEEPING, ChoosePlace, ChoosePlaceOut, ObjectState, ObjectStateOut, Persona
 from smalltown.scripted import day
 from smalltown.scripted.words import first_name, stem_set, words
@@ -59,16 +62,22 @@ GENERIC = frozenset({"room", "area", "space", "corner", "window", "main", "small
 
 def _ownership(option: str, p: Persona) -> float:
     """+ for one's own thing, strongly − for someone else's ("X's room")."""
+    return _owned(option, first_name(p.name).lower())
+
+
+@lru_cache(maxsize=8192)
+def _owned(option: str, first: str) -> float:
     low = option.lower().replace("’", "'")
     if "'s" not in low:
         return 0.0
-    mine = first_name(p.name).lower() in words(low)
-    return 1.5 if mine else -6.0
+    return 1.5 if first in words(low) else -6.0
 
 
-def match(step: set[str], option: str, arena_level: bool = False) -> float:
+@lru_cache(maxsize=16384)
+def match(step: frozenset[str], option: str, arena_level: bool = False) -> float:
     """How well an option ("arena: object", an arena or an object) fits an action's word stems:
-    0 when nothing in the lexicon or the names ties them."""
+    0 when nothing in the lexicon or the names ties them. Cached: a day asks the same steps
+    against the same few objects many times."""
     arena, _, obj = option.rpartition(": ")
     if arena_level:
         arena, obj = obj, ""
@@ -88,7 +97,7 @@ def match(step: set[str], option: str, arena_level: bool = False) -> float:
     return s + 2 * len(content & obj_s) + 0.5 * len(content & arena_s)
 
 
-def score(step: set[str], option: str, p: Persona, arena_level: bool = False) -> float:
+def score(step: frozenset[str], option: str, p: Persona, arena_level: bool = False) -> float:
     m = match(step, option, arena_level)
     own = _ownership(option, p)
     return m + (own if m > 0 or own < 0 else 0.0)
@@ -101,20 +110,25 @@ def choose_object(step: str, objects: list[str], p: Persona, prev: str = "", kin
     if step == SLEEPING:
         st |= {"sleep"}
 
-    def key(o: str, s: set[str]) -> tuple[float, bool, int]:
-        return score(s, o, p), o == prev, -(stable_int(p.name, step, o) % 997)
+    def best(key: Callable[[str], tuple]) -> str:
+        """`max(objects)` by `key`, then by a seeded draw: the draw (a hash) is made only
+        among the ties, the same pick as drawing it for every object."""
+        keyed = [(key(o), o) for o in objects]
+        top = max(k for k, _ in keyed)
+        tied = [o for k, o in keyed if k == top]
+        return tied[0] if len(tied) == 1 else max(tied, key=lambda o: -(stable_int(p.name, step, o) % 997))
 
-    best = max(objects, key=lambda o: key(o, st))
-    if match(st, best) > 0 and score(st, best, p) > 0:
-        return best
+    first = best(lambda o: (score(st, o, p), o == prev))
+    if match(st, first) > 0 and score(st, first, p) > 0:
+        return first
     if prev in objects:
         return prev
     if kind in KIND_WORDS:
         ks = stem_set(KIND_WORDS[kind])
-        kbest = max(objects, key=lambda o: key(o, ks))
+        kbest = best(lambda o: (score(ks, o, p), o == prev))
         if match(ks, kbest) > 0 and score(ks, kbest, p) > 0:
             return kbest
-    return max(objects, key=lambda o: (_ownership(o, p), -(stable_int(p.name, step, o) % 997)))
+    return best(lambda o: (_ownership(o, p),))
 
 
 def choose_place(task: ChoosePlace) -> ChoosePlaceOut:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
+from functools import lru_cache
 from typing import Sequence, TypeVar
 
 from smalltown.lang import gerund
@@ -144,11 +145,14 @@ def words(text: str) -> list[str]:
     return [w.removesuffix("'s") for w in _WORD.findall(text.lower().replace("’", "'")) if w not in STOP]
 
 
-def stem_set(text: str) -> set[str]:
+@lru_cache(maxsize=8192)
+def stem_set(text: str) -> frozenset[str]:
+    """The stems of a text's words; cached, since the same object names and steps are matched
+    again and again (frozen, as the cache shares it)."""
     out: set[str] = set()
     for w in words(text):
         out |= stems(w)
-    return out
+    return frozenset(out)
 
 
 def names_person(text: str, name: str) -> bool:

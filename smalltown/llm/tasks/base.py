@@ -3,7 +3,6 @@ and the schema narrowing every task uses."""
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
@@ -126,7 +125,8 @@ class Task(BaseModel):
     `budgets`: tokens each of those lists may take at most (k fitted to a budget, not fixed): what
     a question is shown of a memory stream is bounded whatever the stream's size.
     `numbered`: list fields shown "1. ...", counted on across them in this order (an answer
-    cites them by number). `schema()` is the output's JSON schema narrowed to this question;
+    cites them by number). `schema()` is the output's JSON schema narrowed to this question (read
+    it only: it shares what narrowing leaves alone with every question of its kind);
     `check()` says what an otherwise valid answer breaks of it."""
 
     model_config = ConfigDict(extra="forbid")
@@ -166,17 +166,28 @@ def _class_schema(output: type[Output]) -> dict:
 
 
 def _schema(output: type[Output]) -> dict:
-    return copy.deepcopy(_class_schema(output))
+    """The output's schema, shared with every question of its kind: read it, never change it
+    (narrowing copies what it changes; `request_schema` builds a schema of its own)."""
+    return _class_schema(output)
+
+
+def _copied_path(schema: dict, path: tuple[str, ...]) -> tuple[dict, dict]:
+    """(a copy of `schema`, its node at `path`): only the dicts on the way (through `$defs`
+    for a `$ref`) are copied, the rest is shared; so the node can be changed in the copy."""
+    out = dict(schema)
+    node = out
+    for key in path:
+        node[key] = node = dict(node[key])
+        if "$ref" in node:
+            defs = out["$defs"] = dict(out["$defs"])
+            name = node["$ref"].rsplit("/", 1)[-1]
+            defs[name] = node = dict(defs[name])
+    return out, node
 
 
 def _enum(schema: dict, path: tuple[str, ...], values: list) -> dict:
     """A copy of `schema` whose property at `path` (through `items` and `$defs`) allows only `values`."""
-    out = copy.deepcopy(schema)
-    node = out
-    for key in path:
-        node = node[key]
-        if "$ref" in node:
-            node = out["$defs"][node["$ref"].rsplit("/", 1)[-1]]
+    out, node = _copied_path(schema, path)
     for k in ("type", "minimum", "maximum", "minLength", "maxLength", "pattern", "default"):
         node.pop(k, None)
     node["enum"] = list(values)
@@ -184,10 +195,10 @@ def _enum(schema: dict, path: tuple[str, ...], values: list) -> dict:
 
 
 def _count(schema: dict, path: tuple[str, ...], lo: int, hi: int) -> dict:
-    out = copy.deepcopy(schema)
+    out = dict(schema)
     node = out
     for key in path:
-        node = node[key]
+        node[key] = node = dict(node[key])
     node["minItems"], node["maxItems"] = lo, hi
     node.pop("default", None)
     return out
