@@ -6,7 +6,8 @@ the current RSS (/proc/self/statm), the day's wall time and the bytes the proces
     python benchmarks/week.py [WORLD] [--days N] [--trace N]
 
 `--trace N` also takes a tracemalloc snapshot at the end of each day and prints the N allocation
-sites that grew most since the day before (slow: tracing costs ~2x).
+sites that grew most since the day before (slow: tracing costs ~2x); with `--since D`, since the
+end of day D instead (what keeps growing stands out over several days).
 
 Target (issue 15): the RSS at the end of day 7 within 1.2x of the RSS at the end of day 1.
 """
@@ -50,6 +51,8 @@ def main() -> None:
     p.add_argument("world", nargs="?", default=str(ROOT / "worlds" / "smallville.toml"))
     p.add_argument("--days", type=int, default=7)
     p.add_argument("--trace", type=int, default=0, metavar="N", help="top N growing allocation sites per day")
+    p.add_argument("--since", type=int, default=0, metavar="D",
+                   help="with --trace: compare each later day with day D's snapshot (not the day before)")
     args = p.parse_args()
 
     world = load_world(args.world)
@@ -72,9 +75,11 @@ def main() -> None:
             if args.trace:
                 after = tracemalloc.take_snapshot()
                 for stat in after.compare_to(before, "traceback")[:args.trace]:
+                    # a traceback runs from the oldest frame: shown from the allocation outwards
                     print(f"    {stat.size_diff / 1024:+9.0f} KiB {stat.count_diff:+8d}  "
-                          + " <- ".join(f"{Path(f.filename).name}:{f.lineno}" for f in stat.traceback[:4]))
-                before = after
+                          + " <- ".join(f"{Path(f.filename).name}:{f.lineno}" for f in list(stat.traceback)[::-1][:5]))
+                if not args.since or day <= args.since:
+                    before = after
         sim.close()
     print(f"rss day {args.days} / day 1: {rss / first:.2f}x (target <= 1.2x)")
 
