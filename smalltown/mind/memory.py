@@ -8,6 +8,7 @@ observation many times a week): a record's relevance is its text's. The simulati
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Callable, Collection, Iterator, Sequence
@@ -73,6 +74,7 @@ class MemoryStream:
         self._tid = np.zeros(cap, np.int64)  # which distinct text each row holds
         self._texts: dict[str, int] = {}  # description -> text id
         self._text_kinds = bytearray()  # text id -> the kinds it was stored as (bit per KINDS code)
+        self._text_row = array("q")  # text id -> its first row (whose importance is the text's rating)
         # What changed since the last drain().
         self._new: list[tuple[Memory, np.ndarray]] = []
         self._touched: dict[int, datetime] = {}
@@ -104,6 +106,7 @@ class MemoryStream:
         if tid is None:
             tid = self._texts[mem.description] = len(self._texts)
             self._text_kinds.append(0)
+            self._text_row.append(i)
             if tid == len(self._emb):  # grown by a quarter, not doubled: most of a stream's bytes
                 emb = np.zeros((tid + max(64, tid // 4), self.embedder.dim), np.float32)
                 emb[:tid] = self._emb
@@ -153,6 +156,12 @@ class MemoryStream:
         if tid is None or kind is None:
             return tid is not None
         return kind in _KIND_CODE and bool(self._text_kinds[tid] & (1 << _KIND_CODE[kind]))
+
+    def rating(self, text: str) -> int | None:
+        """The importance this text was filed with (its first record's; None: not in the stream,
+        or a schema-1 seed not rated yet)."""
+        tid = self._texts.get(text)
+        return int(self._imp[self._text_row[tid]]) or None if tid is not None else None
 
     def retrieve(self, query: str, now: datetime, k: int, purpose: str = "",
                  kinds: Collection[str] | None = None, exclude: Collection[int] = ()) -> Retrieval:
