@@ -47,8 +47,8 @@ class Paths:
         self._cost = walkable.astype(np.int8)
         self._searches: OrderedDict[Tile, tcod.path.Pathfinder] = OrderedDict()
         # each search holds 12 bytes a tile (distance and step arrays): bound the cache by memory.
-        # A lazy search costs little (~0.3 ms on Smallville), so a small cache: 128 MB held 48 MB
-        # of Smallville's RSS for ~20 fewer searches a day (benchmarks/RESULTS.md, "A week")
+        # A lazy search costs little (~0.3 ms on a 25-agent town's map), so a small cache: 128 MB
+        # held 48 MB of its RSS for ~20 fewer searches a day (benchmarks/RESULTS.md, "A week")
         self._cache_size = max(8, min(cache_size, cache_bytes // (12 * max(1, walkable.size))))
 
     def path(self, start: Tile, goal: Tile) -> list[Tile]:
