@@ -66,4 +66,5 @@ def test_a_search_stops_at_the_start_and_is_reused():
 
 def test_the_cache_is_bounded_by_memory_on_large_maps():
     assert Paths(np.ones((400, 600), bool))._cache_size < Paths(np.ones((92, 136), bool))._cache_size
-    assert Paths(np.ones((92, 136), bool))._cache_size == 512
+    assert Paths(np.ones((92, 136), bool))._cache_size == (32 << 20) // (12 * 92 * 136)  # 223 searches, 32 MB
+    assert Paths(np.ones((10, 10), bool))._cache_size == 512  # a small map: bounded by count

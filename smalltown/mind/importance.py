@@ -1,8 +1,10 @@
 """Importance (SPEC 1): what the agent notes waits, unrated, until its memory is about to be used;
 then everything waiting is rated in one task and filed in the stream at the times it was noted.
 
-A text is rated once per agent (its ratings are kept by text), and ratings packed into another
-answer (a decomposition, a conversation's summary, a reflection) cost no call of their own.
+A text is rated once per agent, and ratings packed into another answer (a decomposition, a
+conversation's summary, a reflection) cost no call of their own. A filed text's rating is the one
+its records in the memory stream carry; the state keeps only the ratings of texts still waiting
+(so what is kept by text does not grow with every text ever rated, over a week).
 """
 
 from __future__ import annotations
@@ -27,10 +29,33 @@ def waiting(lore: Lore, p: Pending) -> Record:
     return pending(lore, p.kind, p.text, p.time)
 
 
+def rating(mind: "Mind", text: str) -> int | None:
+    """This agent's rating of a text: given while it waits, or the one it was filed with."""
+    r = mind.state.ratings.get(text)
+    return r if r is not None else mind.memory.rating(text)
+
+
+def queue(mind: "Mind", p: Pending) -> None:
+    """A record waits for the next settle; a text filed before keeps its rating beside it (the
+    save keeps the ratings of what waits)."""
+    mind.state.pending.append(p)
+    if p.text not in mind.state.ratings and (r := mind.memory.rating(p.text)) is not None:
+        mind.state.ratings[p.text] = r
+
+
+def _forget_filed(mind: "Mind") -> None:
+    """Let go of the ratings of texts no longer waiting: the stream holds them now."""
+    ratings = mind.state.ratings
+    if len(ratings) > len(mind.state.pending):
+        waiting_texts = {p.text for p in mind.state.pending}
+        for text in [t for t in ratings if t not in waiting_texts]:
+            del ratings[text]
+
+
 def note(mind: "Mind", kind: str, text: str, now: datetime, evidence: list[int] | None = None) -> None:
     """Note a record to be rated and filed at the next settle; what it says is known at once."""
     p = Pending(kind, text, now, evidence if evidence is not None else [])
-    mind.state.pending.append(p)
+    queue(mind, p)
     mind.learn(waiting(mind.lore, p))
 
 
@@ -38,7 +63,7 @@ def rate(mind: "Mind", records: list[Record]) -> list[int]:
     """Ratings for new records: this agent's earlier rating of the same text, the rest asked
     in one task."""
     known = mind.state.ratings
-    todo = list({r.text: r for r in records if r.text not in known}.values())
+    todo = list({r.text: r for r in records if rating(mind, r.text) is None}.values())
     while todo:
         batch = todo[:RATE_BATCH]
         ratings = mind.ask(RateImportance(persona=mind.persona, now=max(r.time for r in batch),
@@ -52,7 +77,7 @@ def rate(mind: "Mind", records: list[Record]) -> list[int]:
         for i, r in enumerate(asked):
             known[r.text] = max(1, min(10, ratings[i])) if i < len(ratings) else 3
         todo = [r for r in todo if r.text not in known]
-    return [known[r.text] for r in records]
+    return [rating(mind, r.text) for r in records]
 
 
 def remember(mind: "Mind", kind: str, texts: list[str], now: datetime, evidence: list[int] = (),
@@ -62,17 +87,21 @@ def remember(mind: "Mind", kind: str, texts: list[str], now: datetime, evidence:
     answer that made the records) no call is made, and unrated waiting records keep waiting."""
     if not texts:
         return []
-    known = mind.state.ratings
     if ratings is not None and len(ratings) == len(texts) and all(1 <= r <= 10 for r in ratings):
-        known.update((t, r) for t, r in zip(texts, ratings) if t not in known)
+        for t, r in zip(texts, ratings):
+            if rating(mind, t) is None:
+                mind.state.ratings[t] = r
+        rated = [rating(mind, t) for t in texts]  # before the settle lets go of what is not waiting
         settle(mind, rated_only=True)
     else:
         if ratings is not None:
             mind.note(f"{len(ratings)} packed ratings for {len(texts)} records: asked separately")
         rate(mind, [*(waiting(mind.lore, p) for p in mind.state.pending),
                     *(pending(mind.lore, kind, t, now) for t in texts)])
+        rated = [rating(mind, t) for t in texts]
         settle(mind)
-    out = [mind.memory.add(kind, t, now, known[t], evidence) for t in texts]
+    out = [mind.memory.add(kind, t, now, r, evidence) for t, r in zip(texts, rated)]
+    _forget_filed(mind)
     for m in out:
         mind.learn(record(mind.lore, m))
     if kind in COUNTED:
@@ -87,7 +116,7 @@ def settle(mind: "Mind", rated_only: bool = False) -> list[Memory]:
     records whose rating is already known (no call) and leaves the rest waiting."""
     state = mind.state
     if rated_only:
-        cut = next((i for i, p in enumerate(state.pending) if p.text not in state.ratings), len(state.pending))
+        cut = next((i for i, p in enumerate(state.pending) if rating(mind, p.text) is None), len(state.pending))
         batch, rest = state.pending[:cut], state.pending[cut:]  # keep the order: ids follow time
     else:
         batch, rest = state.pending, []
@@ -96,12 +125,13 @@ def settle(mind: "Mind", rated_only: bool = False) -> list[Memory]:
     rate(mind, [waiting(mind.lore, p) for p in batch])
     out = []
     for p in batch:
-        m = mind.memory.add(p.kind, p.text, p.time, state.ratings[p.text], p.evidence)
+        m = mind.memory.add(p.kind, p.text, p.time, rating(mind, p.text), p.evidence)
         out.append(m)
         mind.learn(record(mind.lore, m))
         if p.kind == "observation":
             state.since_reflection += m.importance
     state.pending = rest
+    _forget_filed(mind)
     return out
 
 
@@ -119,7 +149,7 @@ def unrated(mind: "Mind", limit: int = RATE_BATCH) -> list[Record]:
     answer; the rest wait for the next settle)."""
     out: dict[str, Record] = {}
     for p in mind.state.pending:
-        if p.text not in mind.state.ratings and p.text not in out:
+        if p.text not in out and rating(mind, p.text) is None:
             out[p.text] = waiting(mind.lore, p)
             if len(out) == limit:
                 break

@@ -1,12 +1,14 @@
 """One agent's memory stream and its retrieval (SPEC §1–§2).
 
 The stream keeps its records twice: as `Memory` objects (what callers read) and as column arrays
-(embeddings, importance, last access, kind, id) that retrieval scores in one vectorised pass, with
-no Python loop per record. The simulation owns persistence: `drain()` hands it what changed.
+(importance, last access, kind, id, text) that retrieval scores in one vectorised pass, with no
+Python loop per record. Embeddings are kept once per distinct text (an agent notes the same
+observation many times a week): a record's relevance is its text's. The simulation owns persistence: `drain()` hands it what changed.
 """
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Callable, Collection, Iterator, Sequence
@@ -59,19 +61,20 @@ class MemoryStream:
         self.weights = weights
         self._reset(0)
 
-    def _reset(self, capacity: int) -> None:
+    def _reset(self, capacity: int, texts: int = 0) -> None:
         self._mems: list[Memory] = []
         self._row: dict[int, int] = {}  # memory id -> row
         self._n = 0
         cap = max(capacity, 64)
-        self._emb = np.zeros((cap, self.embedder.dim), np.float32)
+        self._emb = np.zeros((max(texts, 64), self.embedder.dim), np.float32)  # by text id
         self._imp = np.zeros(cap, np.float64)
         self._acc = np.zeros(cap, np.float64)  # last access, game_hours()
         self._ids = np.zeros(cap, np.int64)
         self._kind = np.zeros(cap, np.int8)
         self._tid = np.zeros(cap, np.int64)  # which distinct text each row holds
         self._texts: dict[str, int] = {}  # description -> text id
-        self._kinds_of: dict[int, set[str]] = {}  # text id -> the kinds it was stored as
+        self._text_kinds = bytearray()  # text id -> the kinds it was stored as (bit per KINDS code)
+        self._text_row = array("q")  # text id -> its first row (whose importance is the text's rating)
         # What changed since the last drain().
         self._new: list[tuple[Memory, np.ndarray]] = []
         self._touched: dict[int, datetime] = {}
@@ -84,9 +87,6 @@ class MemoryStream:
         while cap < needed:
             cap *= 2
         n = self._n
-        emb = np.zeros((cap, self.embedder.dim), np.float32)
-        emb[:n] = self._emb[:n]
-        self._emb = emb
         for name in ("_imp", "_acc", "_ids", "_kind", "_tid"):
             old = getattr(self, name)
             new = np.zeros(cap, old.dtype)
@@ -102,14 +102,22 @@ class MemoryStream:
             raise ValueError(f"memory ids must increase: {mem.id} after {self._mems[-1].id}")
         self._reserve(self._n + 1)
         i = self._n
-        self._emb[i] = vec
+        tid = self._texts.get(mem.description)
+        if tid is None:
+            tid = self._texts[mem.description] = len(self._texts)
+            self._text_kinds.append(0)
+            self._text_row.append(i)
+            if tid == len(self._emb):  # grown by a quarter, not doubled: most of a stream's bytes
+                emb = np.zeros((tid + max(64, tid // 4), self.embedder.dim), np.float32)
+                emb[:tid] = self._emb
+                self._emb = emb
+            self._emb[tid] = vec
         self._imp[i] = mem.importance
         self._acc[i] = game_hours(mem.last_accessed)
         self._ids[i] = mem.id
         self._kind[i] = _KIND_CODE[mem.kind]
-        tid = self._texts.setdefault(mem.description, len(self._texts))
         self._tid[i] = tid
-        self._kinds_of.setdefault(tid, set()).add(mem.kind)
+        self._text_kinds[tid] |= 1 << _KIND_CODE[mem.kind]
         self._mems.append(mem)
         self._row[mem.id] = i
         self._n += 1
@@ -138,14 +146,22 @@ class MemoryStream:
         if embeddings.shape != (len(memories), self.embedder.dim):
             raise ValueError(f"embeddings have shape {embeddings.shape}, expected "
                              f"({len(memories)}, {self.embedder.dim})")
-        self._reset(len(memories))
+        self._reset(len(memories), len({m.description for m in memories}))
         for mem, vec in zip(memories, embeddings):
             self._append(mem, vec)
 
     def has(self, text: str, kind: str | None = None) -> bool:
         """Whether a record with exactly this text (of this kind, if given) is in the stream."""
         tid = self._texts.get(text)
-        return tid is not None and (kind is None or kind in self._kinds_of[tid])
+        if tid is None or kind is None:
+            return tid is not None
+        return kind in _KIND_CODE and bool(self._text_kinds[tid] & (1 << _KIND_CODE[kind]))
+
+    def rating(self, text: str) -> int | None:
+        """The importance this text was filed with (its first record's; None: not in the stream,
+        or a schema-1 seed not rated yet)."""
+        tid = self._texts.get(text)
+        return int(self._imp[self._text_row[tid]]) or None if tid is not None else None
 
     def retrieve(self, query: str, now: datetime, k: int, purpose: str = "",
                  kinds: Collection[str] | None = None, exclude: Collection[int] = ()) -> Retrieval:
@@ -181,13 +197,14 @@ class MemoryStream:
     def _score(self, query: str, now: datetime, k: int, rows: np.ndarray | None) -> list[Scored]:
         n, w, now_h = self._n, self.weights, game_hours(now)
         q = self.embedder.embed([query])[0]
-        emb, imp, acc, ids = self._emb[:n], self._imp[:n], self._acc[:n], self._ids[:n]
+        emb, imp, acc, ids = self._emb[:len(self._texts)], self._imp[:n], self._acc[:n], self._ids[:n]
         # einsum, not BLAS gemv: gemv may round identical rows differently depending on where
-        # they fall in its blocks, and identical texts must tie exactly (then the newer id wins).
-        if rows is not None and len(rows) < n // 2:  # a small subset: score only its rows
-            rel = np.einsum("ij,j->i", emb[rows], q)
+        # they fall in its blocks, and identical texts must tie exactly (then the newer id wins);
+        # einsum gives a row the same sum wherever it sits, so a text's score is its records'.
+        if rows is not None and len(rows) < n // 2:  # a small subset: score only its texts
+            rel = np.einsum("ij,j->i", emb[self._tid[rows]], q)
         else:
-            rel = np.einsum("ij,j->i", emb, q)
+            rel = np.einsum("ij,j->i", emb, q)[self._tid[:n]]
             if rows is not None:
                 rel = rel[rows]
         rel = rel.astype(np.float64)
@@ -253,7 +270,7 @@ class MemoryStream:
         return iter(list(self._mems))
 
     def embedding(self, memory_id: int) -> np.ndarray:
-        return self._emb[self._row[memory_id]].copy()
+        return self._emb[self._tid[self._row[memory_id]]].copy()
 
     def drain(self) -> tuple[list[tuple[Memory, np.ndarray]], list[tuple[int, datetime]], list[Retrieval]]:
         """What changed since the last drain: new memories with their embeddings, (id,

@@ -244,8 +244,8 @@ def _decompose(mind: "Mind", block: PlanItem, now: datetime, current: str) -> No
     steps = "; ".join(f"{a.activity} ({a.minutes} min)" for a in actions)
     # rated with the next batch: nothing cites this record at once
     # (its facts are not learned before it is filed: a plan is not news)
-    mind.state.pending.append(Pending("plan", f"From {hhmm(part.start)} to {hhmm(part.end)} {mind.name} will: {steps}",
-                                      now, [mind.state.schedule_memory] if mind.state.schedule_memory else []))
+    importance.queue(mind, Pending("plan", f"From {hhmm(part.start)} to {hhmm(part.end)} {mind.name} will: {steps}",
+                                   now, [mind.state.schedule_memory] if mind.state.schedule_memory else []))
 
 
 def _short(addr: str) -> str:

@@ -107,8 +107,8 @@ class AgentState:
     object_states: dict[str, str] = field(default_factory=dict)  # "object\x1factivity" -> state: answers that repeat
     place_answers: dict[str, str] = field(default_factory=dict)  # a place question -> its answer
     pending: list[Pending] = field(default_factory=list)
-    # this agent's importance ratings by text (rated once, per agent); the save keeps only those
-    # of the pending records (rated in an earlier answer, filed at the next settle)
+    # this agent's importance ratings of the texts still pending (rated in an earlier answer, or
+    # filed before: filed at the next settle); a filed text's rating is its records' in the stream
     ratings: dict[str, int] = field(default_factory=dict)
     schedule_memory: int | None = None  # the memory holding today's schedule
 

@@ -311,8 +311,7 @@ def resume(path: str | Path, backend: Backend, settings: Settings | None = None,
         else:
             vec = emb
             embs.append(vec)
-            embedder.preload([(desc, vec)])
-            sim.importance.setdefault(agent_name, {}).setdefault(desc, importance)
+            embedder.preload([(desc, vec)])  # (a filed text's rating: its records' in the stream)
         last_id = max(last_id, mid)
     sim._memory_counts = _restore_counts(world, streams, last_id)
     if legacy:  # what the migration could not know (it has no model): now rated and embedded

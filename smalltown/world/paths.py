@@ -43,10 +43,12 @@ class Paths:
     tile's step towards the destination is fixed when the search first reaches it. Resuming a
     search would reorder tcod's queue and change tie-breaks, so a farther start gets a new one."""
 
-    def __init__(self, walkable: np.ndarray, cache_bytes: int = 128 << 20, cache_size: int = 512):
+    def __init__(self, walkable: np.ndarray, cache_bytes: int = 32 << 20, cache_size: int = 512):
         self._cost = walkable.astype(np.int8)
         self._searches: OrderedDict[Tile, tcod.path.Pathfinder] = OrderedDict()
-        # each search holds 12 bytes a tile (distance and step arrays): bound the cache by memory
+        # each search holds 12 bytes a tile (distance and step arrays): bound the cache by memory.
+        # A lazy search costs little (~0.3 ms on a 25-agent town's map), so a small cache: 128 MB
+        # held 48 MB of its RSS for ~20 fewer searches a day (benchmarks/RESULTS.md, "A week")
         self._cache_size = max(8, min(cache_size, cache_bytes // (12 * max(1, walkable.size))))
 
     def path(self, start: Tile, goal: Tile) -> list[Tile]:
