@@ -3,8 +3,9 @@ every body and every object of the town. Gives the same percepts as `perception.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from itertools import count
+from operator import itemgetter
 
 from smalltown.world.model import Object, Tile, World
 from smalltown.world.perception import Body, Seen
@@ -22,10 +23,11 @@ class Sight:
     def __init__(self, world: World):
         self.world = world
         self._near: dict[tuple[int, int, Tile], list[tuple[int, Object]]] = {}
-        self._rows: dict[tuple[int, int, Tile], _Near] = {}
+        self._rows: dict[tuple[int, int, Tile], tuple[_Near, Callable[[dict[str, str]], tuple]]] = {}
         self._address = {id(o): o.address for o in world.objects.values()}  # a property: built once
-        # name -> (the crowd's serial, me, radius, bandwidth, objects' states, the look)
-        self._last: dict[str, tuple[int, Body, int, int, tuple[str, ...], list[Seen]]] = {}
+        # name -> (the crowd's serial, me, radius, bandwidth, cells, objects and their reader, the
+        # objects' states, the look): what its last look saw, and where
+        self._last: dict[str, tuple] = {}
         self._crowd: Crowd | None = None
 
     def objects_near(self, arena: int, tile: Tile, radius: int) -> list[tuple[int, Object]]:
@@ -43,29 +45,38 @@ class Sight:
             self._near[key] = near
         return near
 
-    def _objects(self, arena: int, tile: Tile, radius: int) -> _Near:
+    def _objects(self, arena: int, tile: Tile, radius: int) -> tuple[_Near, Callable[[dict[str, str]], tuple]]:
+        """The objects in sight as rows, and what reads their states out of the states (at C speed)."""
         key = (radius, arena, tile)
-        rows = self._rows.get(key)
-        if rows is None:
-            rows = self._rows[key] = tuple((d, self._address[id(o)], o.name, o.initial_state)
-                                           for d, o in self.objects_near(arena, tile, radius))
-        return rows
+        got = self._rows.get(key)
+        if got is None:
+            rows = tuple((d, self._address[id(o)], o.name, o.initial_state)
+                         for d, o in self.objects_near(arena, tile, radius)) if arena >= 0 else ()
+            addrs = [addr for _, addr, _, _ in rows]
+            read = (itemgetter(*addrs) if len(addrs) > 1 else
+                    (lambda states, a=addrs[0]: (states[a],)) if addrs else (lambda states: ()))
+            got = self._rows[key] = (rows, read)
+        return got
 
     def perceive(self, me: Body, crowd: Crowd, object_states: dict[str, str],
                  radius: int, bandwidth: int) -> list[Seen]:
         """What `perceive` would give, looking only at nearby bodies and precomputed objects. The
         list returned may be the one returned for `me` last time: callers do not change it."""
-        cells = crowd.cells(me.arena, me.tile, radius)
-        objects = self._objects(me.arena, me.tile, radius) if me.arena >= 0 else ()
-        states = tuple(object_states[addr] for _, addr, _, _ in objects)
         last = self._last.get(me.name)
         if (last is not None and last[1] == me and last[2] == radius and last[3] == bandwidth
-                and last[4] == states
-                and (last[0] == crowd.serial or (last[0] == crowd.since and crowd.dirty.isdisjoint(cells)))):
-            look = last[5]  # nothing it could see has changed since its last look
+                and (last[0] == crowd.serial or last[0] == crowd.since)):
+            cells, objects, read = last[4], last[5], last[6]  # the same place in the same crowd
+            states = read(object_states)
+            if states == last[7] and (last[0] == crowd.serial or crowd.dirty.isdisjoint(cells)):
+                look = last[8]  # nothing it could see has changed since its last look
+            else:
+                look = self._look(me, crowd, cells, objects, states, radius, bandwidth)
         else:
+            cells = crowd.cells(me.arena, me.tile, radius)
+            objects, read = self._objects(me.arena, me.tile, radius)
+            states = read(object_states)
             look = self._look(me, crowd, cells, objects, states, radius, bandwidth)
-        self._last[me.name] = (crowd.serial, me, radius, bandwidth, states, look)
+        self._last[me.name] = (crowd.serial, me, radius, bandwidth, cells, objects, read, states, look)
         return look
 
     def crowd(self, bodies: list[Body], size: int) -> Crowd:
