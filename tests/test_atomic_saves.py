@@ -105,8 +105,8 @@ def test_a_disk_that_fills_while_the_save_is_made_leaves_nothing(tmp_path: Path,
 
     connect = save_module.Save._connect
 
-    def small_disk(p, readonly=False):
-        conn = connect(p, readonly)
+    def small_disk(p, readonly=False, **kw):
+        conn = connect(p, readonly, **kw)
         if not readonly:
             conn.execute("PRAGMA max_page_count = 12")  # the schema fits, the town does not
         return conn

@@ -87,3 +87,38 @@ def test_objects_in_sight_are_worked_out_once_per_tile():
     assert first and sight.objects_near(arena.index, tile, 4) is first
     assert all(d <= 4 for d, _ in first)
     assert sight.objects_near(arena.index, tile, 0) == [(d, o) for d, o in first if d == 0]
+
+
+@pytest.mark.parametrize("path", [SMALLVILLE, GULLHAVEN], ids=["smallville", "gullhaven"])
+def test_looks_kept_from_tick_to_tick_equal_brute_force_as_bodies_move_and_things_change(path):
+    """The run's crowd is updated tick by tick and a body's last look is reused when nothing it
+    could see changed: over ticks where a few walk, start doing something else, leave, or an
+    object changes state, every look still equals the brute-force one."""
+    world = load_world(path)
+    sight, rng = Sight(world), random.Random(7)
+    bodies, states = _bodies(world, rng, 60), _states(world, rng)
+    ys, xs = np.nonzero(world.map.walkable)
+    kept = 0
+    for tick in range(30):
+        for i in rng.sample(range(len(bodies)), 4):  # a few walk a step or jump elsewhere
+            b = bodies[i]
+            if rng.random() < 0.5:
+                tile = (b.tile[0] + rng.choice([-1, 1]), b.tile[1])
+                tile = tile if world.map.is_walkable(tile) else b.tile
+            else:
+                j = rng.randrange(len(xs))
+                tile = (int(xs[j]), int(ys[j]))
+            bodies[i] = Body(b.name, tile, int(world.map.arena_at[tile[1], tile[0]]), b.doing)
+        for i in rng.sample(range(len(bodies)), 2):  # and some start doing something else
+            bodies[i] = Body(bodies[i].name, bodies[i].tile, bodies[i].arena, rng.choice(["idle", "dancing"]))
+        if tick % 7 == 3:
+            bodies.pop(rng.randrange(len(bodies)))  # one leaves the town
+        for addr in rng.sample(sorted(states), 40):
+            states[addr] = rng.choice(["in use", world.objects[addr].initial_state])
+        crowd = sight.crowd(bodies, 8)
+        for me in bodies:
+            last = sight._last.get(me.name)
+            look = sight.perceive(me, crowd, states, 4, 3)
+            kept += last is not None and look is last[-1]
+            assert look == perceive(world, me, bodies, states, 4, 3), (tick, me)
+    assert kept > 30 * 50 // 2  # most looks were kept: the comparison covered the reuse

@@ -29,6 +29,16 @@ def test_a_generated_world_passes_world_check_and_loads(tmp_path, args):
     assert doc["facts"] and doc["gatherings"]  # on by default
 
 
+def test_a_surname_that_starts_with_the_towns_event_does_not_make_the_world_fail_its_check(tmp_path):
+    # seed 1, two towns of 50: a Fairbairn household in the town whose event is a fair; the fact's
+    # keywords were [town, "fair"], which their descriptions matched without their knowing it
+    out, doc = generate(tmp_path, "w", "--towns", 2, "--agents", 50, "--seed", 1)
+    assert any("Fairbairn" in a["name"] for a in doc["agents"])
+    assert any(f["name"].endswith(" fair") for f in doc["facts"])
+    r = cli("world", "check", out)
+    assert r.returncode == 0, r.stderr
+
+
 def test_every_agent_has_a_bed_at_home_a_routine_and_a_workplace_or_is_retired(tmp_path):
     out, doc = generate(tmp_path, "w", "--towns", 3, "--agents", 10, "--rural", 4, "--seed", 5)
     world = load_world(out)

@@ -6,7 +6,7 @@ from smalltown.config import Settings
 from smalltown.sim.agent import Agent
 from smalltown.sim.changes import Changes
 from smalltown.world.perception import Body, Seen
-from smalltown.world.sight import Crowd, Sight
+from smalltown.world.sight import Sight
 
 
 def perceive_all(sight: Sight, agents: list[Agent], objects: dict[str, str], settings: Settings,
@@ -14,7 +14,7 @@ def perceive_all(sight: Sight, agents: list[Agent], objects: dict[str, str], set
     """Per agent, what it sees that is not among its latest percepts (retention)."""
     s = settings
     bodies = [Body(a.name, a.tile, a.arena, a.doing) for a in agents]
-    crowd = Crowd(bodies, 2 * s.vision_radius)  # this tick's bodies, indexed once for every agent
+    crowd = sight.crowd(bodies, 2 * s.vision_radius)  # this tick's bodies, indexed once for every agent
     new: dict[str, list[Seen]] = {}
     for agent, body in zip(agents, bodies):
         if agent.asleep:

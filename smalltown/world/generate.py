@@ -167,10 +167,11 @@ def _news(opts: Options, people: list[Person], owners: dict[str, str], hosts: di
     facts: list[dict] = []
     gatherings: list[dict] = []
     day = START + timedelta(days=1)
-    for host, (gname, at, event) in hosts.items():
-        town = gname[: -len(event) - 1]
+    for host, (gname, at, _) in hosts.items():
         text = f"{host} is holding the {gname} at {at} on {day:%B} {day.day}, 5-7 pm"
-        fact = {"name": gname, "text": text, "keywords": [town, event], "known_by": [host]} if opts.facts else None
+        # the whole name, not [town, event]: "fair" alone starts "Fairbairn", and a Fairbairn of the
+        # town would match the fact without knowing it (world check refuses that)
+        fact = {"name": gname, "text": text, "keywords": [gname], "known_by": [host]} if opts.facts else None
         if fact:
             facts.append(fact)
         gatherings.append({"name": gname, "place": at, "start": day.replace(hour=17), "end": day.replace(hour=19),

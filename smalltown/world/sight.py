@@ -3,22 +3,32 @@ every body and every object of the town. Gives the same percepts as `perception.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections.abc import Callable, Iterable
+from itertools import count
+from operator import itemgetter
 
 from smalltown.world.model import Object, Tile, World
-from smalltown.world.perception import Body, Seen, attend
+from smalltown.world.perception import Body, Seen
 
 Cell = tuple[int, int, int]  # (arena, column // size, row // size)
+_Near = tuple[tuple[int, str, str, str], ...]  # (distance, address, name, initial state) of objects in sight
+_serials = count(1)  # every state of every crowd has its own number: a remembered look names the one it saw
 
 
 class Sight:
     """Objects in sight of a tile, worked out once per (radius, arena, tile) for the whole run:
-    objects never move, and agents stand on the same few tiles all day."""
+    objects never move, and agents stand on the same few tiles all day. And each body's last look:
+    most bodies stand still among others who do, so the next tick's look is the same one again."""
 
     def __init__(self, world: World):
         self.world = world
         self._near: dict[tuple[int, int, Tile], list[tuple[int, Object]]] = {}
+        self._rows: dict[tuple[int, int, Tile], tuple[_Near, Callable[[dict[str, str]], tuple]]] = {}
         self._address = {id(o): o.address for o in world.objects.values()}  # a property: built once
+        # name -> (the crowd's serial, me, radius, bandwidth, cells, objects and their reader, the
+        # objects' states, the look): what its last look saw, and where
+        self._last: dict[str, tuple] = {}
+        self._crowd: Crowd | None = None
 
     def objects_near(self, arena: int, tile: Tile, radius: int) -> list[tuple[int, Object]]:
         """(distance, object) of the arena's objects within `radius` of the tile, in the arena's
@@ -35,47 +45,114 @@ class Sight:
             self._near[key] = near
         return near
 
+    def _objects(self, arena: int, tile: Tile, radius: int) -> tuple[_Near, Callable[[dict[str, str]], tuple]]:
+        """The objects in sight as rows, and what reads their states out of the states (at C speed)."""
+        key = (radius, arena, tile)
+        got = self._rows.get(key)
+        if got is None:
+            rows = tuple((d, self._address[id(o)], o.name, o.initial_state)
+                         for d, o in self.objects_near(arena, tile, radius)) if arena >= 0 else ()
+            addrs = [addr for _, addr, _, _ in rows]
+            read = (itemgetter(*addrs) if len(addrs) > 1 else
+                    (lambda states, a=addrs[0]: (states[a],)) if addrs else (lambda states: ()))
+            got = self._rows[key] = (rows, read)
+        return got
+
     def perceive(self, me: Body, crowd: Crowd, object_states: dict[str, str],
                  radius: int, bandwidth: int) -> list[Seen]:
-        """What `perceive` would give, looking only at nearby bodies and precomputed objects."""
+        """What `perceive` would give, looking only at nearby bodies and precomputed objects. The
+        list returned may be the one returned for `me` last time: callers do not change it."""
+        last = self._last.get(me.name)
+        if (last is not None and last[1] == me and last[2] == radius and last[3] == bandwidth
+                and (last[0] == crowd.serial or last[0] == crowd.since)):
+            cells, objects, read = last[4], last[5], last[6]  # the same place in the same crowd
+            states = read(object_states)
+            if states == last[7] and (last[0] == crowd.serial or crowd.dirty.isdisjoint(cells)):
+                look = last[8]  # nothing it could see has changed since its last look
+            else:
+                look = self._look(me, crowd, cells, objects, states, radius, bandwidth)
+        else:
+            cells = crowd.cells(me.arena, me.tile, radius)
+            objects, read = self._objects(me.arena, me.tile, radius)
+            states = read(object_states)
+            look = self._look(me, crowd, cells, objects, states, radius, bandwidth)
+        self._last[me.name] = (crowd.serial, me, radius, bandwidth, cells, objects, read, states, look)
+        return look
+
+    def crowd(self, bodies: list[Body], size: int) -> Crowd:
+        """The run's crowd brought to this tick's bodies (new when the cell size changed)."""
+        if self._crowd is None or self._crowd.size != max(1, size):
+            self._crowd = Crowd(bodies, size)
+        else:
+            self._crowd.update(bodies)
+        return self._crowd
+
+    @staticmethod
+    def _look(me: Body, crowd: Crowd, cells: tuple[Cell, ...], objects: _Near, states: tuple[str, ...],
+              radius: int, bandwidth: int) -> list[Seen]:
+        # (idle, distance, subject, description): sorted as `attend` sorts (subjects are unique)
         x, y = me.tile
-        seen: list[Seen] = []
-        for b in crowd.near(me.arena, me.tile, radius):
-            if b.name == me.name:
-                continue
-            d = max(abs(b.tile[0] - x), abs(b.tile[1] - y))
-            if d <= radius:
-                seen.append(Seen(b.name, f"{b.name} is {b.doing}", d))
-        idle: set[str] = set()
-        if me.arena >= 0:
-            for d, obj in self.objects_near(me.arena, me.tile, radius):
-                addr = self._address[id(obj)]
-                state = object_states[addr]
-                seen.append(Seen(addr, f"{obj.name} is {state}", d))
-                if state == obj.initial_state:
-                    idle.add(addr)
-        return attend(seen, idle, bandwidth)
+        seen: list[tuple[bool, int, str, str]] = []
+        for cell in cells:
+            for b in crowd.in_cell(cell):
+                if b.name == me.name:
+                    continue
+                d = max(abs(b.tile[0] - x), abs(b.tile[1] - y))
+                if d <= radius:
+                    seen.append((False, d, b.name, f"{b.name} is {b.doing}"))
+        for (d, addr, name, initial), state in zip(objects, states):
+            seen.append((state == initial, d, addr, f"{name} is {state}"))
+        seen.sort()
+        return [Seen(subject, text, d, idle) for idle, d, subject, text in seen[:bandwidth]]
 
 
 class Crowd:
-    """This tick's bodies by arena (outdoors is arena -1) and by grid cell of `size` tiles. Cells
-    twice the vision radius wide: a square of sight overlaps at most four of them."""
+    """The bodies by arena (outdoors is arena -1) and by grid cell of `size` tiles. Cells twice the
+    vision radius wide: a square of sight overlaps at most four of them. `update` brings it to the
+    next tick's bodies, noting the cells where anyone came, went or changed (`dirty`)."""
 
     def __init__(self, bodies: list[Body], size: int):
         self.size = max(1, size)
-        self._cells: dict[Cell, list[Body]] = defaultdict(list)
+        self._cells: dict[Cell, dict[str, Body]] = {}
+        self._where: dict[str, tuple[Body, Cell]] = {}
+        self.serial, self.since = next(_serials), 0  # since: the serial `dirty` is counted from
+        self.dirty: set[Cell] = set()
+        self.update(bodies)
+
+    def update(self, bodies: list[Body]) -> None:
+        self.dirty = dirty = set()
+        gone = set(self._where)
         for b in bodies:
-            self._cells[self._cell(b.arena, b.tile)].append(b)
+            gone.discard(b.name)
+            was = self._where.get(b.name)
+            if was is not None and was[0] == b:
+                continue
+            cell = self._cell(b.arena, b.tile)
+            if was is not None:
+                del self._cells[was[1]][b.name]
+                dirty.add(was[1])
+            self._cells.setdefault(cell, {})[b.name] = b
+            self._where[b.name] = (b, cell)
+            dirty.add(cell)
+        for name in gone:
+            _, cell = self._where.pop(name)
+            del self._cells[cell][name]
+            dirty.add(cell)
+        self.serial, self.since = next(_serials), self.serial
 
     def _cell(self, arena: int, tile: Tile) -> Cell:
         return arena, tile[0] // self.size, tile[1] // self.size
 
+    def cells(self, arena: int, tile: Tile, radius: int) -> tuple[Cell, ...]:
+        """The cells the square of sight around the tile overlaps."""
+        x, y, size = tile[0], tile[1], self.size
+        return tuple((arena, gx, gy) for gx in range((x - radius) // size, (x + radius) // size + 1)
+                     for gy in range((y - radius) // size, (y + radius) // size + 1))
+
+    def in_cell(self, cell: Cell) -> Iterable[Body]:
+        return self._cells.get(cell, {}).values()
+
     def near(self, arena: int, tile: Tile, radius: int) -> list[Body]:
         """Bodies of the arena that may be within `radius` of the tile (a superset: callers
         measure the distance): those in the cells the square of sight overlaps."""
-        x, y, size = tile[0], tile[1], self.size
-        out: list[Body] = []
-        for gx in range((x - radius) // size, (x + radius) // size + 1):
-            for gy in range((y - radius) // size, (y + radius) // size + 1):
-                out.extend(self._cells.get((arena, gx, gy), ()))
-        return out
+        return [b for cell in self.cells(arena, tile, radius) for b in self.in_cell(cell)]
