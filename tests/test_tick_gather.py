@@ -10,7 +10,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from benchmarks.promptserver import PromptServer, max_in_flight
-from helpers import TINY, query
+from helpers import SMALLVILLE, TINY, query
 from smalltown.llm.backend import question_seed
 from smalltown.sim.backends import BackendOptions, make_backend, make_fallback
 from smalltown.sim.open import create
@@ -56,3 +56,39 @@ def test_a_tick_asks_every_agents_reactions_reflections_and_talk_at_once_and_the
     assert together[("react", "react")] > 0
     assert together[("reflection_questions", "reflection_questions")] > 0
     assert together[("summarize_conversation", "summarize_conversation")] > 0  # both sides of a talk
+
+
+def test_a_decision_to_talk_is_carried_out_only_when_both_are_still_free_and_its_call_says_why_not(tmp_path):
+    """Every agent weighs its observation from the town as the phase began; in agent order, the
+    first talk pulls its two in, and a later decision of either is not carried out (its call says so)."""
+    from smalltown.llm.tasks import Answer, ReactOut
+    from smalltown.scripted import ScriptedBackend
+
+    class Talkative(ScriptedBackend):  # the stand-in, but everyone seen is talked to at once
+        def answer(self, task, prompt=""):
+            if task.name != "react":
+                return super().answer(task, prompt)
+            out = ReactOut(context_summary="", react=True, talk=True, opening="Good morning!")
+            return Answer(output=out, raw=out.model_dump_json())
+
+    world = load_world(SMALLVILLE)  # (households wake together: several talks at the first tick)
+    sim = create(world, tmp_path / "talk.sqlite", Talkative(world.seed))
+    try:
+        sim.run_until(sim.now + timedelta(minutes=30))
+    finally:
+        sim.close()
+    path = tmp_path / "talk.sqlite"
+    skipped = query(path, "SELECT tick, agent, note FROM llm_calls WHERE task = 'react' AND note LIKE 'not carried out%'")
+    talks = query(path, "SELECT tick, initiator, other FROM conversations")
+    assert skipped and talks
+    for tick, agent, note in skipped:
+        busy, other = note.split("not carried out: ")[1].split(" was already talking with ")
+        # the one already talking is the agent itself or whom it wanted to talk to, in a talk of that tick
+        assert (tick, busy, other) in {(t, a, b) for t, a, b in talks} | {(t, b, a) for t, a, b in talks}
+    # an agent pulled into an earlier agent's talk: its own decision waits
+    assert any(note.startswith(f"not carried out: {agent} was") for _, agent, note in skipped)
+    ticks = [t for t, _, _ in talks]
+    assert len(ticks) > len(set(ticks))  # several talks begun in one tick, held together
+    for tick in set(ticks):  # nobody is in two talks at once
+        names = [n for t, a, b in talks if t == tick for n in (a, b)]
+        assert len(names) == len(set(names))
