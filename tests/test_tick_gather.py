@@ -92,3 +92,15 @@ def test_a_decision_to_talk_is_carried_out_only_when_both_are_still_free_and_its
     for tick in set(ticks):  # nobody is in two talks at once
         names = [n for t, a, b in talks if t == tick for n in (a, b)]
         assert len(names) == len(set(names))
+
+
+def test_a_replan_at_midnight_whose_first_block_starts_later_still_covers_the_whole_day():
+    """(Found by a gathered day with hash answers: a reaction at 00:00, whose new schedule began at
+    08:15, left the night uncovered and the next action had no block.) Asleep until it, as a day's plan."""
+    from smalltown.mind.plan import normalise_blocks
+
+    blocks = normalise_blocks([(8 * 60 + 15, 60, "x", "Home")], 0, before=[], home="Home")
+    assert blocks[0].start == 0 and blocks[0].activity == "sleeping" and blocks[0].end == 8 * 60 + 15
+    for prev, nxt in zip(blocks, blocks[1:]):
+        assert prev.end == nxt.start
+    assert blocks[-1].end == 24 * 60
