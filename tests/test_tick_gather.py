@@ -104,3 +104,42 @@ def test_a_replan_at_midnight_whose_first_block_starts_later_still_covers_the_wh
     for prev, nxt in zip(blocks, blocks[1:]):
         assert prev.end == nxt.start
     assert blocks[-1].end == 24 * 60
+
+
+def test_a_reflection_rates_what_is_waiting_in_its_questions_answer_and_files_it_before_retrieving():
+    """One call fewer on a reflection's chain: the records noted since the last rating are shown
+    among the questions' statements, rated in the same answer, and filed before the retrievals."""
+    from datetime import datetime
+
+    from fakes import QueueBackend
+    from smalltown.config import Settings
+    from smalltown.llm.asker import Asker
+    from smalltown.llm.embed import HashEmbedder
+    from smalltown.mind import importance
+    from smalltown.mind.agent import Mind
+    from smalltown.mind.memory import MemoryStream
+    from smalltown.scripted import ScriptedBackend
+
+    world = load_world(TINY)
+    spec = world.agents[0]
+    q = QueueBackend(default=ScriptedBackend(1))
+    calls = []
+    counter = iter(range(1, 10**6))
+    mind = Mind(spec, world, Asker(q, calls.append), MemoryStream(spec.name, HashEmbedder(), lambda: next(counter)),
+                {}, Settings())
+    now = datetime(2023, 2, 13, 9)
+    mind.remember("observation", ["the kettle is boiling", "a letter came"], now, ratings=[2, 4])
+    for text in ("a stranger is at the door", "the stranger asks for directions"):
+        importance.note(mind, "observation", text, now)
+    q.push("reflection_questions", {"questions": ["Who is at the door?", "What came?", "What boils?"],
+                                    "ratings": [9, 6]})
+    before = len(calls)
+    mind.reflect(now)
+    tasks = [c.task for c in calls[before:]]
+    assert tasks[0] == "reflection_questions" and "rate_importance" not in tasks
+    asked = q.of("reflection_questions")[-1]
+    assert [r.text for r in asked.rate] == ["a stranger is at the door", "the stranger asks for directions"]
+    assert "Newest memories (to rate):" in q.prompt("reflection_questions")
+    filed = {m.description: m.importance for m in mind.memory}
+    assert filed["a stranger is at the door"] == 9 and filed["the stranger asks for directions"] == 6
+    assert not mind.state.pending and mind.state.since_reflection == 0
