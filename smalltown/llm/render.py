@@ -125,7 +125,7 @@ EXAMPLES: dict[str, dict] = {
     "reflection_questions": {"questions": [
         "What does the person care about most in their work?",
         "How does the person feel about their neighbour?",
-        "What is the person looking forward to?"]},
+        "What is the person looking forward to?"], "ratings": [3, 5]},
     "reflection_insights": {"insights": [
         {"insight": "The person takes pride in doing their work well", "because": [1, 4], "importance": 5}]},
     "summary_description": {"core": "A patient, cheerful person who likes to help.",

@@ -156,6 +156,8 @@ def normalise_blocks(raw: list[Raw], start: int, before: list[PlanItem] | None =
             continue
         if b_start > t and blocks:  # a gap: the previous activity goes on over it
             _extend_last(blocks, b_start)
+        elif b_start > t:  # nothing before it (a re-plan at midnight): asleep until it, as a day's plan is
+            blocks.append(PlanItem(t, b_start - t, SLEEPING, place=home))
         blocks.extend(_hours(b_start, end, activity, place))
         if activity != SLEEPING and b_start + minutes > DAY:
             blocks[-1].runs_on = b_start + minutes - DAY  # a night's work: it goes on tomorrow

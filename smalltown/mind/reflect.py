@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from smalltown.llm.tasks import Record, ReflectionInsights, ReflectionQuestions
+from smalltown.mind import importance
 from smalltown.mind.memory import Memory
 from smalltown.mind.records import record
 
@@ -20,14 +21,26 @@ def due(mind: "Mind") -> bool:
 
 
 def reflect(mind: "Mind", now: datetime) -> list[Memory]:
-    """Everything waiting is filed first; the count towards the next reflection starts again."""
-    mind.settle()
-    mind.state.since_reflection = 0
+    """The statements are the most recent records, those still waiting among them: the ones not
+    rated yet are rated in the questions' answer (packed), then everything waiting is filed
+    before the retrievals; the count towards the next reflection starts again."""
     s = mind.settings
-    recent = mind.memory.recent(s.reflection_recent)
+    rate = importance.unrated(mind)
+    unrated = {r.text for r in rate}
+    waiting = [importance.waiting(mind.lore, p) for p in mind.state.pending]
+    known = [r.model_copy(update={"importance": mind.state.ratings.get(r.text, 0)})
+             for r in waiting if r.text not in unrated]  # waiting, rated before (the same text)
+    filed = mind.memory.recent(max(0, s.reflection_recent - len(known) - len(rate)))
+    recent = [record(mind.lore, m) for m in filed] + known
     # the most recent first to stay when a window is small: the score is the recency order
-    statements = [record(mind.lore, m, i / len(recent)) for i, m in enumerate(recent, 1)]
-    questions = mind.ask(ReflectionQuestions(persona=mind.persona, now=now, statements=statements)).questions
+    statements = [r.model_copy(update={"score": round(i / len(recent), 6)}) for i, r in enumerate(recent, 1)]
+    out = mind.ask(ReflectionQuestions(persona=mind.persona, now=now, statements=statements, rate=rate))
+    asked = mind.asker.last_task.rate  # those the prompt had room for
+    if not importance.packed(mind, asked, out.ratings) and asked:
+        mind.note(f"{len(out.ratings)} ratings for {len(asked)} memories; they are asked again")
+    mind.settle()  # (asks only for what the answer did not rate)
+    mind.state.since_reflection = 0
+    questions = out.questions
     cited: dict[int, Record] = {}
     for q in questions:
         for r in mind.retrieve(q, now, s.reflection_k, "reflection"):

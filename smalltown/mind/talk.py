@@ -42,6 +42,10 @@ class Conversation:
     relationships: dict[str, str] = field(default_factory=dict)  # each side's view of the other
     plan_changes: dict[str, bool] = field(default_factory=dict)
     replanned: dict[str, bool] = field(default_factory=dict)  # whose day was planned again after it
+    # while it is held (mind/talk.py's steps): what each was doing, the facts each knew, whether it goes on
+    doing: dict[str, str] = field(default_factory=dict, repr=False)
+    knew: dict[str, set[str]] = field(default_factory=dict, repr=False)
+    going: bool = field(default=True, repr=False)
 
     @property
     def minutes(self) -> int:
@@ -84,66 +88,101 @@ def own(doing: str, name: str) -> str:
     return doing.replace(f"{name}'s", "my").replace(name, "myself")
 
 
-# --- a conversation ------------------------------------------------------------------------------
+# --- a conversation, in steps: the engine runs every conversation of a tick in lockstep -----------
 
 
 def hold_conversation(a: "Mind", b: "Mind", now: datetime, place: str, reason: str, doing: dict[str, str],
              opening: str = "", relationship: str = "") -> Conversation:
     """`a` starts the talk on noticing `reason`; `opening` is its first line when it came packed
-    with the decision to talk, `relationship` its view of `b` from that decision."""
-    s = a.settings
+    with the decision to talk, `relationship` its view of `b` from that decision. One conversation
+    whole, one step after another (the engine takes the same steps for all of a tick's at once)."""
     a.settle()
     b.settle()
-    conv = Conversation(a.name, b.name, place, reason, now)
-    if relationship:
-        conv.relationships[a.name] = relationship
-    knew = {a.name: a.known_facts(), b.name: b.known_facts()}
-    speakers = (a, b)
-    if opening.strip():
-        conv.lines.append(Line(a.name, opening.strip()))
-    for turn in range(len(conv.lines), 2 * s.conversation_rounds):
-        speaker, listener = speakers[turn % 2], speakers[1 - turn % 2]
-        news = news_for(speaker, listener.name)
-        queries = [listener.name] + ([conv.lines[-1].text] if conv.lines else [])
-        memories: dict[int, Record] = {}
-        skip = {r.id for r in news}
-        for q in queries:
-            for r in speaker.retrieve(q, now, s.conversation_k, "conversation"):
-                if r.id not in skip and (r.id not in memories or memories[r.id].score < r.score):
-                    memories[r.id] = r
-        out = speaker.ask(Utterance(
-            persona=speaker.persona, now=now, listener=listener.name, place=place, initiator=a.name, reason=reason,
-            speaker_doing=own(doing.get(speaker.name, "nothing in particular"), speaker.name),
-            listener_doing=doing.get(listener.name, "nothing in particular"),
-            relationship=conv.relationships.get(speaker.name, ""), last_talk=speaker.state.talks.get(listener.name),
-            already_told=already_told(speaker, listener.name), news=news,
-            facts=(facts := facts_of(speaker, news, conv.lines)),
-            gatherings=[g for f in facts for g in speaker.lore.announced(f.name)],
-            memories=list(memories.values()),
-            transcript=[tasks.Line(speaker=x.speaker, text=x.text, facts=x.facts) for x in conv.lines]))
-        asked = speaker.asker.last_task  # numbered as its prompt showed them
-        items = [*asked.news, *asked.memories]
-        told = [items[i - 1] for i in dict.fromkeys(out.tells) if 1 <= i <= len(items)]
-        facts = tuple(dict.fromkeys(f for r in told for f in r.facts))
-        for f in facts:
-            speaker.state.told.setdefault(listener.name, {})[f] = now
-        if speaker.name not in conv.relationships and out.relationship.strip():
-            conv.relationships[speaker.name] = out.relationship.strip()
-        conv.lines.append(Line(speaker.name, out.utterance.strip(), tuple(r.id for r in told if r.id), tuple(facts)))
-        if out.end:
-            break
-    lines = [tasks.Line(speaker=x.speaker, text=x.text, facts=x.facts) for x in conv.lines]
+    conv = begin(a, b, now, place, reason, doing, opening, relationship)
+    while say(conv, a, b):
+        pass
     for me, other in ((a, b), (b, a)):
-        _remember(me, other, conv, lines, knew[me.name], now)
+        settle_memory(conv, me.name, remember(me, other, conv))
     for me, other in ((a, b), (b, a)):
-        _carry_on(me, other, conv, now)
+        conv.replanned[me.name] = carry_on(me, other, conv)
     return conv
 
 
-def _remember(me: "Mind", other: "Mind", conv: Conversation, lines: list[tasks.Line], knew: set[str],
-              now: datetime) -> None:
+def begin(a: "Mind", b: "Mind", now: datetime, place: str, reason: str, doing: dict[str, str],
+          opening: str = "", relationship: str = "") -> Conversation:
+    """The talk, once both sides have settled what they noted: no question asked."""
+    conv = Conversation(a.name, b.name, place, reason, now)
+    conv.doing = dict(doing)
+    conv.knew = {a.name: a.known_facts(), b.name: b.known_facts()}
+    if relationship:
+        conv.relationships[a.name] = relationship
+    if opening.strip():
+        conv.lines.append(Line(a.name, opening.strip()))
+    conv.going = len(conv.lines) < 2 * a.settings.conversation_rounds
+    return conv
+
+
+def say(conv: Conversation, a: "Mind", b: "Mind") -> bool:
+    """The next line (its speaker's question; touches the speaker's mind only). True while the
+    talk goes on."""
+    if not conv.going:
+        return False
+    s, now, doing = a.settings, conv.start, conv.doing
+    turn = len(conv.lines)
+    speaker, listener = (a, b) if turn % 2 == 0 else (b, a)
+    news = news_for(speaker, listener.name)
+    queries = [listener.name] + ([conv.lines[-1].text] if conv.lines else [])
+    memories: dict[int, Record] = {}
+    skip = {r.id for r in news}
+    for q in queries:
+        for r in speaker.retrieve(q, now, s.conversation_k, "conversation"):
+            if r.id not in skip and (r.id not in memories or memories[r.id].score < r.score):
+                memories[r.id] = r
+    out = speaker.ask(Utterance(
+        persona=speaker.persona, now=now, listener=listener.name, place=conv.place, initiator=a.name,
+        reason=conv.reason, speaker_doing=own(doing.get(speaker.name, "nothing in particular"), speaker.name),
+        listener_doing=doing.get(listener.name, "nothing in particular"),
+        relationship=conv.relationships.get(speaker.name, ""), last_talk=speaker.state.talks.get(listener.name),
+        already_told=already_told(speaker, listener.name), news=news,
+        facts=(facts := facts_of(speaker, news, conv.lines)),
+        gatherings=[g for f in facts for g in speaker.lore.announced(f.name)],
+        memories=list(memories.values()),
+        transcript=[tasks.Line(speaker=x.speaker, text=x.text, facts=x.facts) for x in conv.lines]))
+    asked = speaker.asker.last_task  # numbered as its prompt showed them
+    items = [*asked.news, *asked.memories]
+    told = [items[i - 1] for i in dict.fromkeys(out.tells) if 1 <= i <= len(items)]
+    facts = tuple(dict.fromkeys(f for r in told for f in r.facts))
+    for f in facts:
+        speaker.state.told.setdefault(listener.name, {})[f] = now
+    if speaker.name not in conv.relationships and out.relationship.strip():
+        conv.relationships[speaker.name] = out.relationship.strip()
+    conv.lines.append(Line(speaker.name, out.utterance.strip(), tuple(r.id for r in told if r.id), tuple(facts)))
+    conv.going = not out.end and len(conv.lines) < 2 * s.conversation_rounds
+    return conv.going
+
+
+@dataclass
+class Remembered:
+    """One side's memory of a talk (see `remember`)."""
+
+    chat: Memory
+    learned: list[Memory]
+    plan_changes: bool
+
+
+def settle_memory(conv: Conversation, name: str, got: Remembered) -> None:
+    """What `remember` returned, kept on the conversation (by the engine's thread, in order)."""
+    conv.chats[name] = got.chat
+    conv.learned[name] = got.learned
+    conv.plan_changes[name] = got.plan_changes
+
+
+def remember(me: "Mind", other: "Mind", conv: Conversation) -> Remembered:
     """One side's memory of the talk: its summary (a chat record), what it learned (records
-    citing the chat), who told it what, and whether its day changes."""
+    citing the chat), who told it what, and whether its day changes. Touches `me` only."""
+    now = conv.start
+    lines = [tasks.Line(speaker=x.speaker, text=x.text, facts=x.facts) for x in conv.lines]
+    knew = conv.knew.get(me.name, set())
     passed = list(dict.fromkeys(f for x in conv.lines if x.speaker == other.name for f in x.facts))
     facts = [me.lore.fact(f) for f in passed if f in me.lore.facts]
     gatherings = [g for f in passed for g in me.lore.announced(f)]
@@ -151,7 +190,6 @@ def _remember(me: "Mind", other: "Mind", conv: Conversation, lines: list[tasks.L
                                        lines=lines, facts=facts, known_facts=[f for f in passed if f in knew],
                                        gatherings=gatherings))
     chat = me.remember("chat", [out.summary.strip()], now, ratings=[out.importance])[0]
-    conv.chats[me.name] = chat
     learned = [(x.fact.strip(), x.importance) for x in out.learned if x.fact.strip()]
     learned = [(t, r) for t, r in dict(learned).items() if not me.memory.has(t)]
     heard = me.remember("observation", [t for t, _ in learned], now, evidence=[chat.id],
@@ -159,20 +197,21 @@ def _remember(me: "Mind", other: "Mind", conv: Conversation, lines: list[tasks.L
     for m in heard:
         for f in me.lore.tags(m.description)[1]:
             me.state.heard.setdefault(f, other.name)
-    conv.learned[me.name] = heard
-    conv.plan_changes[me.name] = out.plan_changes
     me.state.talks[other.name] = LastTalk(time=now, summary=out.summary.strip())
+    return Remembered(chat, heard, out.plan_changes)
 
 
-def _carry_on(me: "Mind", other: "Mind", conv: Conversation, now: datetime) -> None:
+def carry_on(me: "Mind", other: "Mind", conv: Conversation) -> bool:
     """After the talk: the day planned again from here if what was said changes it, and the two
-    stand talking for as long as the lines took (the plan picks up again when that ends)."""
+    stand talking for as long as the lines took (the plan picks up again when that ends). True
+    when the day was planned again. Touches `me` only."""
+    now = conv.start
     replanned = False
     if conv.plan_changes.get(me.name):
         reason = [record(me.lore, m, 1.0) for m in [conv.chats[me.name], *conv.learned[me.name]]]
         replanned = me.replan(now, reason)
-    conv.replanned[me.name] = replanned
     state = me.state
     state.last_chat[other.name] = now
     state.action = Action(talking_with(other.name), state.action.address if state.action else "", now,
                           now + timedelta(minutes=conv.minutes))
+    return replanned

@@ -100,11 +100,12 @@ def _work(p: Persona) -> list[str]:
 
 def reflection_questions(task: ReflectionQuestions) -> ReflectionQuestionsOut:
     me = task.persona.name
-    people = _people(task.statements, me)
+    statements = [*task.statements, *task.rate]  # the newest are statements too
+    people = _people(statements, me)
     qs: list[str] = []
     if people:
         qs.append(f"What is {me}'s relationship with {people[0]}?")
-    if any(r.facts for r in task.statements):
+    if any(r.facts for r in statements):
         qs.append(f"What news has {me} heard lately, and from whom?")
     work = _work(task.persona)
     if work:
@@ -113,7 +114,7 @@ def reflection_questions(task: ReflectionQuestions) -> ReflectionQuestionsOut:
     qs += [f"What is {me} most focused on lately?", f"How has {me}'s day been going?",
            f"What does {me} care about most?"]
     out = list(dict.fromkeys(fit(q, 120) for q in qs))[:3]
-    return ReflectionQuestionsOut(questions=out)
+    return ReflectionQuestionsOut(questions=out, ratings=[rate(r, task.persona) for r in task.rate])
 
 
 def reflection_insights(task: ReflectionInsights) -> ReflectionInsightsOut:

@@ -1,15 +1,26 @@
 """The encounters system: an agent that sees someone, or something amiss, may react: talk (a
-conversation, which both then spend their time in) or change its plans."""
+conversation, which both then spend their time in) or change its plans.
+
+Every agent's reaction is weighed at once (the crowd), from the town as it was when the phase
+began; the decisions are then carried out in agent order. A decision to talk is carried out
+when both are still free: an agent already pulled into an earlier agent's talk this tick does
+not carry out its own decision, and its call says so. The tick's conversations are then held
+together, a step at a time: both sides settle, every conversation's next line at once, each
+side's summary, the re-plans after."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 
-from smalltown.mind.react import act_on, consider, may_consider, may_talk_to
+from smalltown.llm.backend import CallRecord
+from smalltown.mind import talk
+from smalltown.mind.agent import Mind
+from smalltown.mind.react import Reaction, act_on, consider, may_consider, may_talk_to
 from smalltown.mind.records import Lore
-from smalltown.mind.talk import hold_conversation
 from smalltown.sim.agent import Agent
 from smalltown.sim.changes import Changes
+from smalltown.sim.crowd import Crowd
 from smalltown.sim.movement import Movement
 from smalltown.sim.objects import Objects
 from smalltown.store.schema import TIME_FMT
@@ -17,30 +28,49 @@ from smalltown.world.model import World, pretty
 from smalltown.world.perception import Seen
 
 
+@dataclass
+class Candidate:
+    """The one observation an agent weighs this tick."""
+
+    agent: Agent
+    seen: Seen
+    other: Agent | None  # the agent seen, if it is one
+    state: str  # what the other is doing, or the object's state
+
+
+@dataclass
+class Talk:
+    a: Agent  # who starts it
+    b: Agent
+    reason: str
+    opening: str
+    relationship: str
+
+
 class Encounters:
     def __init__(self, world: World, lore: Lore, agents: list[Agent], by_name: dict[str, Agent],
-                 objects: Objects, movement: Movement):
+                 objects: Objects, movement: Movement, crowd: Crowd):
         self.world = world
         self.lore = lore
         self.agents = agents
         self.by_name = by_name
         self.objects = objects
         self.movement = movement
+        self.crowd = crowd
 
-    def react(self, seen: dict[str, list[Seen]], now: datetime, changes: Changes) -> None:
-        """Each awake agent may react to one new observation: another agent it may talk to, or an
-        object doing something with nobody tending it (a burning stove)."""
-        talked: set[str] = set()
+    def candidates(self, seen: dict[str, list[Seen]], now: datetime) -> list[Candidate]:
+        """Each awake agent's one new observation to weigh: another agent it may talk to, or an
+        object doing something with nobody tending it (a burning stove). No question asked."""
+        out = []
         for agent in self.agents:
             # not before its first action: an agent that has not woken into its day does not react
-            if agent.action is None or agent.asleep or agent.name in talked or agent.action.talking:
+            if agent.action is None or agent.asleep or agent.action.talking:
                 continue
             # something going on with nobody tending it (a burning stove) comes before people
-            new = sorted(seen.get(agent.name, []), key=lambda s: s.subject in self.by_name)
-            for s in new:
+            for s in sorted(seen.get(agent.name, []), key=lambda s: s.subject in self.by_name):
                 other = self.by_name.get(s.subject)
                 if other is not None:
-                    if (other.action is None or other.asleep or other.name in talked or other.action.talking
+                    if (other.action is None or other.asleep or other.action.talking
                             or not may_talk_to(agent.mind, other.name, now)):
                         continue
                 elif not self.objects.unusual(s.subject, self.agents):
@@ -48,37 +78,76 @@ class Encounters:
                 if not may_consider(agent.mind, s.subject, now):
                     continue
                 state = other.doing if other is not None else self.objects.states[s.subject]
-                reaction = consider(agent.mind, s, other is not None, now, self.place(agent), state)
-                changes.changed.add(agent.name)
-                answer = reaction.answer
-                if reaction.talks and other is not None:
-                    self.hold_conversation(agent, other, now, changes, s.description, answer.opening,
-                                  answer.context_summary)
-                    talked |= {agent.name, other.name}
-                elif reaction.acts:
-                    changes.emit(agent.name, "reacted", f"{agent.name} reacts to {s.description}: {answer.reaction}",
-                                 observed=s.subject, reaction=answer.reaction)
-                    if act_on(agent.mind, reaction, now):
-                        changes.emit(agent.name, "replanned", f"{agent.name} re-plans the rest of the day",
-                                     reason=answer.reaction)
+                out.append(Candidate(agent, s, other, state))
                 break  # one observation considered per tick
+        return out
+
+    def react(self, seen: dict[str, list[Seen]], now: datetime, changes: Changes) -> None:
+        """Every agent weighs its observation at once; the decisions are carried out in agent order."""
+        def weigh(c: Candidate) -> tuple[Reaction, CallRecord]:
+            reaction = consider(c.agent.mind, c.seen, c.other is not None, now, self.place(c.agent), c.state)
+            return reaction, c.agent.mind.asker.last  # this thread's call: a note may follow
+
+        found = self.candidates(seen, now)
+        talks: list[Talk] = []
+        acts: list[tuple[Agent, Reaction]] = []
+        partner: dict[str, str] = {}  # who talks with whom this tick
+        for c, (reaction, call) in zip(found, self.crowd.each(found, weigh)):
+            agent, answer = c.agent, reaction.answer
+            changes.changed.add(agent.name)
+            if not (reaction.talks or reaction.acts):
+                continue
+            busy = next((n for n in (agent.name, c.other.name if reaction.talks else "") if n in partner), None)
+            if busy is not None:  # decided on the town as the phase began: an earlier talk came first
+                _note(call, f"not carried out: {busy} was already talking with {partner[busy]}")
+                continue
+            if reaction.talks:
+                talks.append(Talk(agent, c.other, c.seen.description, answer.opening, answer.context_summary))
+                partner[agent.name], partner[c.other.name] = c.other.name, agent.name
+            else:
+                changes.emit(agent.name, "reacted", f"{agent.name} reacts to {c.seen.description}: {answer.reaction}",
+                             observed=c.seen.subject, reaction=answer.reaction)
+                acts.append((agent, reaction))
+        for (agent, reaction), replanned in zip(acts, self.crowd.each(acts, lambda x: act_on(x[0].mind, x[1], now))):
+            if replanned:
+                changes.emit(agent.name, "replanned", f"{agent.name} re-plans the rest of the day",
+                             reason=reaction.answer.reaction)
+        self.converse(talks, now, changes)
 
     def place(self, agent: Agent) -> str:
         arena = self.world.arena_at(agent.tile)
         return pretty(arena.address) if arena else "the street"
 
-    def hold_conversation(self, a: Agent, b: Agent, now: datetime, changes: Changes, reason: str,
-                 opening: str = "", relationship: str = "") -> None:
-        place = self.place(a)
-        doing = {a.name: a.doing, b.name: b.doing}
-        conv = hold_conversation(a.mind, b.mind, now, place, reason, doing, opening, relationship)
+    def converse(self, talks: list[Talk], now: datetime, changes: Changes) -> None:
+        """The tick's conversations, held together (mind/talk.py's steps, each over all of them at
+        once); each touches only its own two minds, and no agent is in two."""
+        if not talks:
+            return
+        # (conversation, me, the other): the initiators first, then the others
+        sides: list[tuple[int, Mind, Mind]] = ([(i, t.a.mind, t.b.mind) for i, t in enumerate(talks)]
+                                               + [(i, t.b.mind, t.a.mind) for i, t in enumerate(talks)])
+        self.crowd.each(sides, lambda s: s[1].settle())
+        convs = [talk.begin(t.a.mind, t.b.mind, now, self.place(t.a), t.reason, {t.a.name: t.a.doing, t.b.name: t.b.doing},
+                            t.opening, t.relationship) for t in talks]
+        going = [i for i, c in enumerate(convs) if c.going]
+        while going:  # line k of every conversation still going, at once
+            said = self.crowd.each(going, lambda i: talk.say(convs[i], talks[i].a.mind, talks[i].b.mind))
+            going = [i for i, on in zip(going, said) if on]
+        for (i, me, _), got in zip(sides, self.crowd.each(sides, lambda s: talk.remember(s[1], s[2], convs[s[0]]))):
+            talk.settle_memory(convs[i], me.name, got)
+        for (i, me, _), again in zip(sides, self.crowd.each(sides, lambda s: talk.carry_on(s[1], s[2], convs[s[0]]))):
+            convs[i].replanned[me.name] = again
+        for t, conv in zip(talks, convs):
+            self._emit(t, conv, changes)
+
+    def _emit(self, t: Talk, conv: talk.Conversation, changes: Changes) -> None:
         changes.conversations.append(conv)
         index = len(changes.conversations) - 1  # the row id is known when the tick is written
         for line in conv.lines:
-            listener = b.name if line.speaker == a.name else a.name
-            changes.emit(line.speaker, "said", f"{line.speaker}: {line.text}", to=listener, place=place,
+            listener = t.b.name if line.speaker == t.a.name else t.a.name
+            changes.emit(line.speaker, "said", f"{line.speaker}: {line.text}", to=listener, place=conv.place,
                          conversation=index, tells=line.tells)
-        for me in (a, b):
+        for me in (t.a, t.b):
             if conv.replanned[me.name]:  # what was said changed the day: planned again from here
                 changes.emit(me.name, "replanned", f"{me.name} re-plans the rest of the day",
                              reason=conv.chats[me.name].description)
@@ -87,3 +156,7 @@ class Encounters:
             changes.emit(me.name, "started", f"{me.name}: {action.activity}", activity=action.activity,
                          address=action.address, end=action.end.strftime(TIME_FMT))
             changes.changed.add(me.name)
+
+
+def _note(call: CallRecord, text: str) -> None:
+    call.note = f"{call.note}; {text}" if call.note else text

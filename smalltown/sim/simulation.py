@@ -1,8 +1,10 @@
 """The Simulation: the engine that owns the clock, runs the tick loop over its systems, applies
 the user's commands between ticks, and commits each tick to the save.
 
-A tick: perception → memory and reflection → encounters (reactions, conversations) → thinking
-(each due agent's next action) → movement (and the objects used on arrival) → one commit.
+A tick, in phases: perception and memory → reflection → encounters (reactions, the re-plans
+after them, conversations) → thinking (each due agent's next action) → movement (and the objects
+used on arrival) → one commit. Each phase that asks the model gathers every agent's question and
+asks them at once (sim/crowd.py), then applies the answers in agent order.
 Creating and opening a run (its save, its agents' minds) is `sim/open.py`, which builds the
 Simulation; the engine knows nothing of how it was opened."""
 
@@ -21,6 +23,7 @@ from smalltown.mind.records import Lore
 from smalltown.sim import commit
 from smalltown.sim.agent import Agent
 from smalltown.sim.changes import Changes
+from smalltown.sim.crowd import Crowd
 from smalltown.sim.encounters import Encounters
 from smalltown.store.records import Event
 from smalltown.sim.movement import Movement
@@ -65,8 +68,11 @@ class Simulation:
         self.paths = Paths(world.map.walkable)
         self.sight = Sight(world)
         self.embedder = embedder
-        self._calls: list[tuple[int, CallRecord]] = []
-        self.asker = Asker(backend, lambda rec: self._calls.append((self.tick, rec)), fallback, tick=lambda: self.tick)
+        self.crowd = Crowd(backend, lambda: self.stopping)
+        # (tick, the crowd's phase, call): written in the order of phase and agent (see _flush)
+        self._calls: list[tuple[int, int, CallRecord]] = []
+        self.asker = Asker(backend, lambda rec: self._calls.append((self.tick, self.crowd.phase, rec)), fallback,
+                           tick=lambda: self.tick)
         self.lore = Lore(world)
         self.agents: list[Agent] = []
         self._by_name: dict[str, Agent] = {}
@@ -79,8 +85,9 @@ class Simulation:
         self.objects: dict[str, str] = self.things.states  # address -> state (what callers read)
         self.users: dict[str, set[str]] = self.things.users
         self.movement = Movement(world, self.paths, self.things)
-        self.encounters = Encounters(world, self.lore, self.agents, self._by_name, self.things, self.movement)
-        self.thinking = Thinking(world, backend, lambda: self.stopping)
+        self.encounters = Encounters(world, self.lore, self.agents, self._by_name, self.things, self.movement,
+                                     self.crowd)
+        self.thinking = Thinking(world, self.crowd)
 
     def _new_id(self, index: int) -> int:
         """Memory ids interleaved by agent (agent i of n gets i+1, i+1+n, i+1+2n, …): unique, and
@@ -111,7 +118,7 @@ class Simulation:
         return self.asker.stopping.is_set()
 
     def close(self) -> None:
-        self.thinking.close()
+        self.crowd.close()
         try:
             self.write_clock()
         except SaveError:
@@ -154,12 +161,11 @@ class Simulation:
         for agent in self.agents:
             if seen.get(agent.name):
                 agent.mind.observe(seen[agent.name], now, self.objects)
-            if agent.mind.should_reflect():
-                insights = agent.mind.reflect(now)
-                changes.emit(agent.name, "reflected",
-                             f"{agent.name} reflects: " + " / ".join(m.description for m in insights),
-                             memories=[m.id for m in insights])
-                changes.changed.add(agent.name)
+        due = [a for a in self.agents if a.mind.should_reflect()]
+        for agent, insights in zip(due, self.crowd.each(due, lambda a: a.mind.reflect(now))):
+            changes.emit(agent.name, "reflected", f"{agent.name} reflects: " + " / ".join(m.description for m in insights),
+                         memories=[m.id for m in insights])
+            changes.changed.add(agent.name)
         self.encounters.react(seen, now, changes)
         due = [a for a in self.agents if a.mind.due(now)]
         for agent, (action, new) in zip(due, self.thinking.next_actions(due, now)):
@@ -186,11 +192,16 @@ class Simulation:
             retrievals += r
         # memories carry their own vectors; the cache table keeps the other texts (queries)
         described = {m.description for m, _ in new_memories}
-        fresh = [(t, v) for t, v in self.embedder.take_fresh() if t not in described]
+        # (sorted: minds asking at once embed new texts in whatever order they run)
+        fresh = sorted({t: v for t, v in self.embedder.take_fresh() if t not in described}.items())
         if self.dropped:  # the state after a cut-off tick is half of one: never written
             raise Stopped
+        # the call log in the order of phase, then agent: each agent asks one after another within a
+        # phase, so the log is the same whatever order the answers came back in
+        order = {a.name: i for i, a in enumerate(self.agents)}
+        calls = [(t, c) for t, _, c in sorted(self._calls, key=lambda x: (x[1], order.get(x[2].agent, -1)))]
         records = commit.records(changes, self.agents, self.objects, new_memories, touched, retrievals, fresh,
-                                 self._calls)
+                                 calls)
         self._calls.clear()
         if commit.nothing(records) and not snapshot:
             # A tick that changed nothing writes nothing (42% of a scripted day): the save stays at the

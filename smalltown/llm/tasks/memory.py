@@ -35,14 +35,27 @@ class RateImportance(Task):
 
 class ReflectionQuestionsOut(Output):
     questions: list[Annotated[str, Field(min_length=1, max_length=120)]] = Field(min_length=3, max_length=3)
+    ratings: list[Rating] = Field(default=[], description="one importance rating per memory to rate, in order")
 
 
 class ReflectionQuestions(Task):
+    """The same call rates the records noted since the last rating, which are among the
+    statements too (packed: one call instead of two)."""
+
     name: ClassVar[str] = "reflection_questions"
     output: ClassVar[type[Output]] = ReflectionQuestionsOut
-    trim: ClassVar[tuple[str, ...]] = ("statements",)
-    budgets: ClassVar[dict[str, int]] = {"statements": 950}
+    numbered: ClassVar[tuple[str, ...]] = ("rate",)
+    trim: ClassVar[tuple[str, ...]] = ("statements", "rate")  # what is not rated here is asked on its own
+    budgets: ClassVar[dict[str, int]] = {"statements": 950, "rate": 300}
     statements: list[Record]  # the most recent records (scored by recency: the oldest go first)
+    rate: list[Record] = []  # the newest, not rated yet: memories to rate on SPEC 2's scale
+
+    def schema(self) -> dict:
+        return _count(super().schema(), ("properties", "ratings"), len(self.rate), len(self.rate))
+
+    def check(self, out: Output) -> str:
+        n = len(self.rate)
+        return "" if len(out.ratings) == n else f"{len(out.ratings)} ratings for {n} memories"
 
 
 class Insight(BaseModel):
