@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date, datetime
+from typing import ClassVar
 
 from smalltown.world.model import DAY, SLEEPING
 
@@ -63,7 +64,8 @@ class DayPlan:
     carried: list[PlanItem] = field(default_factory=list)
     # how many times it was changed in place (mind/planning.py says so): its encoding is kept
     # while this holds still, so an agent whose action changes does not re-encode its plan
-    edits: int = field(default=0, compare=False, repr=False)
+    # (a class default, not a field: the plan's fields are what its JSON holds)
+    edits: ClassVar[int] = 0
 
     def edited(self) -> None:
         """Say the plan was changed in place (a block decomposed, the day re-planned)."""
