@@ -140,7 +140,7 @@ def test_every_task_answered_is_logged_with_prompt_and_answer(tiny_sim):
     tasks = {r[1] for r in rows}
     assert {"daily_plan", "hourly_schedule", "choose_place"} <= tasks
     for agent, task, prompt, parsed, backend in rows:
-        assert agent and backend == "scripted" and agent.split()[0] in unpack_text(prompt) and json.loads(parsed)
+        assert agent and backend == "scripted" and agent.split()[0] in unpack_text(prompt) and json.loads(unpack_text(parsed))
 
 
 def test_using_an_object_sets_its_state_and_leaving_resets_it(tiny_sim):

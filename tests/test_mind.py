@@ -265,13 +265,13 @@ def test_an_interview_answers_from_memory_and_is_remembered_without_advancing_ti
 
 def test_retrievals_are_recorded_with_their_scores(tmp_path):
     sim = run_tiny(tmp_path, 2)
-    rows = sim.save.conn.execute("select agent, purpose, query, results from retrievals").fetchall()
-    assert rows
-    import json
+    from smalltown.store.reader import Reader
 
-    agent, purpose, query, results = rows[-1]
-    for r in json.loads(results):
-        assert set(r) == {"id", "recency", "importance", "relevance", "total"}
+    (agent,) = sim.save.conn.execute("select agent from retrievals order by id desc limit 1").fetchone()
+    results = Reader(sim.save.conn).retrievals(agent, limit=1)[0]["results"]  # as the store gives them
+    assert results
+    for r in results:
+        assert set(r) == {"id", "recency", "importance", "relevance", "total", "description", "kind"}
         assert 0 <= r["recency"] <= 1 and 0 <= r["relevance"] <= 1
         assert abs(r["total"] - (r["recency"] + r["importance"] + r["relevance"])) < 1e-3
     sim.close()

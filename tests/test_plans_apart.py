@@ -118,3 +118,34 @@ def test_an_older_save_is_migrated_and_its_states_read_whole_then_split(tmp_path
                 assert json.loads(r.state)["plan"] == json.loads(split[r.name])
     finally:
         sim.close()
+
+
+def test_a_kept_plan_text_is_the_plan_as_it_is_after_every_tick(tmp_path):
+    """The plan's JSON is kept between writes (sim/agent.py) and made again only when the plan is
+    another or says it was edited (mind/planning.py): over a morning of decompositions, the kept
+    text is always the plan's encoding now, and most writes reuse it."""
+    from smalltown.mind.plan import DayPlan
+
+    sim = tiny_sim(tmp_path, "06:00")
+    encoded = 0
+    real = DayPlan.to_json
+
+    def counting(plan):
+        nonlocal encoded
+        encoded += 1
+        return real(plan)
+
+    try:
+        DayPlan.to_json = counting
+        asked = 0
+        for _ in range(6 * 60 * 3):  # three game hours of 10-second ticks
+            sim.step()
+            for agent in sim.agents:
+                plan = agent.mind.state.plan
+                kept = agent.plan_text()
+                asked += 1
+                assert kept == (json.dumps(real(plan)) if plan is not None else None), agent.name
+        assert 0 < encoded < asked / 20  # re-encoded only when it changed
+    finally:
+        DayPlan.to_json = real
+        sim.close()

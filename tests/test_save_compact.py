@@ -20,7 +20,7 @@ from smalltown.llm.embed import HashEmbedder
 from smalltown.scripted import ScriptedBackend
 from smalltown.sim.open import resume
 from smalltown.store.errors import SaveError
-from smalltown.store.packing import MAX_TEXT, pack_text, pack_vector, unpack_text, unpack_vector
+from smalltown.store.packing import MAX_TEXT, pack_text, pack_vector, unpack_scores, unpack_text, unpack_vector
 from smalltown.store.plans import joined
 from smalltown.store.reader import Reader
 from smalltown.store.save import PAGE_SIZE, Save
@@ -46,6 +46,7 @@ def _as_schema_4(src: Path, dst: Path) -> None:
             (unpack_vector(v).tobytes(), t) for t, v in conn.execute("SELECT text, vector FROM embeddings")])
         conn.executemany("UPDATE llm_calls SET prompt=?, raw_answer=? WHERE id=?", [
             (unpack_text(p), unpack_text(r), i) for i, p, r in conn.execute("SELECT id, prompt, raw_answer FROM llm_calls")])
+        _unpack_v7(conn)
         # (and no plans apart, schema 5: each state holds its plan)
         conn.executemany("UPDATE agents SET state=? WHERE name=?", [
             (joined(st, plan), n) for n, st, plan in conn.execute(
@@ -53,6 +54,14 @@ def _as_schema_4(src: Path, dst: Path) -> None:
         conn.execute("DROP TABLE plans")
         conn.execute("UPDATE meta SET value='4' WHERE key='schema_version'")
     conn.close()
+
+
+def _unpack_v7(conn: sqlite3.Connection) -> None:
+    """Parsed answers as text and retrievals' results as JSON, as schemas before 7 kept them."""
+    conn.executemany("UPDATE llm_calls SET parsed_answer=? WHERE id=?", [
+        (unpack_text(p), i) for i, p in conn.execute("SELECT id, parsed_answer FROM llm_calls")])
+    conn.executemany("UPDATE retrievals SET results=? WHERE id=?", [
+        (json.dumps(unpack_scores(r)), i) for i, r in conn.execute("SELECT id, results FROM retrievals")])
 
 
 def _schema_4_digest(path: Path) -> str:
@@ -159,7 +168,7 @@ def test_a_schema_4_save_reads_as_it_is_and_upgrades_with_the_same_digest(run: P
     assert query(old, "SELECT value FROM meta WHERE key='schema_version'") == [("4",)]
     save = Save.open(old)  # opened to write: upgraded
     try:
-        assert save.meta("schema_version") == SCHEMA_VERSION == 6
+        assert save.meta("schema_version") == SCHEMA_VERSION == 7
         detail = Reader(save.conn).call_detail(1)
     finally:
         save.close()
@@ -236,3 +245,54 @@ def test_inspect_reads_no_vector(run: Path, monkeypatch):
     monkeypatch.setattr(packing, "unpack_vector", refuse)
     monkeypatch.setattr("smalltown.store.save.unpack_vector", refuse)
     assert cli("inspect", run, "Klaus", "--json", check=True).returncode == 0
+
+
+# --- schema 7: parsed answers compressed, retrievals' scores packed ---------------------------------------
+
+
+def test_a_schema_6_save_upgrades_to_packed_answers_and_scores_that_read_the_same(run: Path, tmp_path: Path):
+    old = tmp_path / "v6.sqlite"
+    shutil.copy(run, old)
+    conn = sqlite3.connect(old)
+    with conn:
+        _unpack_v7(conn)
+        conn.execute("UPDATE meta SET value='6' WHERE key='schema_version'")
+    conn.close()
+    agents = [n for (n,) in query(run, "SELECT name FROM agents")]
+
+    def seen(path: Path) -> tuple:
+        reader = Save.open(path, readonly=True)
+        try:
+            r = Reader(reader.conn)
+            return ([r.retrievals(a, limit=10 ** 6) for a in agents], [r.last_access_until(a, 10 ** 9) for a in agents],
+                    [r.call_detail(i) for i in range(1, 40)], r.recorded_calls(), r.digest())
+        finally:
+            reader.close()
+
+    before = seen(old)
+    assert before == seen(run)  # the packed forms read as the JSON ones
+    assert any(rows for rows in before[0]) and any(before[1])
+    assert query(old, "SELECT count(*) FROM retrievals WHERE typeof(results) = 'blob'") == [(0,)]
+    Save.open(old).close()  # opened to write: upgraded
+    assert query(old, "SELECT value FROM meta WHERE key='schema_version'") == [("7",)]
+    assert query(old, "SELECT count(*) FROM retrievals WHERE typeof(results) = 'text'") == [(0,)]
+    assert query(old, "SELECT count(*) FROM llm_calls WHERE typeof(parsed_answer) = 'blob'")[0][0] > 0
+    assert seen(old) == before
+    assert cli("save", "check", old).returncode == 0
+    packed = query(run, "SELECT sum(length(results)) FROM retrievals")[0][0]
+    unpacked = sum(len(json.dumps(unpack_scores(r))) for (r,) in query(run, "SELECT results FROM retrievals"))
+    assert packed * 3 < unpacked
+
+
+def test_a_packed_score_list_reads_back_as_its_json_and_odd_ones_stay_json():
+    from smalltown.store.packing import pack_scores
+
+    rows = [{"id": 7, "recency": 0.5, "importance": 1.0, "relevance": 0.2169, "total": 1.7169},
+            {"id": 2 ** 40, "recency": 0.0, "importance": 0.0001, "relevance": 0.9999, "total": 3.1}]
+    packed = pack_scores(rows)
+    assert isinstance(packed, bytes) and len(packed) == 1 + 24 * 2
+    assert json.dumps(unpack_scores(packed)) == json.dumps(rows)
+    for odd in ({**rows[0], "total": -0.0}, {**rows[0], "total": 1e9}, {**rows[0], "total": float("nan")}):
+        assert isinstance(pack_scores([odd]), str)
+    with pytest.raises(SaveError):
+        unpack_scores(b"R" + b"\0" * 23)

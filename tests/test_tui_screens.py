@@ -232,7 +232,7 @@ async def test_enter_opens_the_call_with_its_prompt_and_answers(save: Path) -> N
                                     chosen.id)[0]
         assert content(detail, "#prompt") == unpack_text(prompt)
         assert content(detail, "#raw") == unpack_text(raw)
-        assert content(detail, "#parsed") == json.dumps(json.loads(parsed), indent=2)
+        assert content(detail, "#parsed") == json.dumps(json.loads(unpack_text(parsed)), indent=2)
         title = content(detail, "#title")
         assert f"Call {chosen.id}" in title and chosen.task in title and chosen.agent in title
         meta = content(detail, "#meta")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date, datetime
+from typing import ClassVar
 
 from smalltown.world.model import DAY, SLEEPING
 
@@ -61,6 +62,14 @@ class DayPlan:
     # yesterday's last activity, when it ran to midnight and today's first block goes on with it
     # (a night's work): its blocks, their minutes counted back from midnight (negative)
     carried: list[PlanItem] = field(default_factory=list)
+    # how many times it was changed in place (mind/planning.py says so): its encoding is kept
+    # while this holds still, so an agent whose action changes does not re-encode its plan
+    # (a class default, not a field: the plan's fields are what its JSON holds)
+    edits: ClassVar[int] = 0
+
+    def edited(self) -> None:
+        """Say the plan was changed in place (a block decomposed, the day re-planned)."""
+        self.edits += 1
 
     def block_at(self, minute: int) -> PlanItem | None:
         for b in self.blocks:

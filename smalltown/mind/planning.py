@@ -152,6 +152,7 @@ def action_at(mind: "Mind", now: datetime, current: str) -> tuple[str, str, date
         if block.activity == SLEEPING or block.minutes <= 15 or block.address:
             where = block.address or _object_for(mind, block, current)
             block.actions = [PlanItem(block.start, block.minutes, block.activity, where)]
+            plan.edited()
             if was is not block:
                 importance.settle_if_due(mind, now)
         else:
@@ -196,6 +197,7 @@ def _decompose(mind: "Mind", block: PlanItem, now: datetime, current: str) -> No
                               mind.state.place_answers, levels=("sector",), now=now)
         for b in plan.span(block):
             b.place = sector
+        plan.edited()
     span = plan.span(block)
     first, last = span[0], span[-1]
     done: list[Done] = []
@@ -241,6 +243,7 @@ def _decompose(mind: "Mind", block: PlanItem, now: datetime, current: str) -> No
     for b in window:  # each block gets the actions in its time; one crossing the hour is cut in two
         b.actions = [PlanItem(max(a.start, b.start), min(a.end, b.end) - max(a.start, b.start), a.activity, a.address)
                      for a in actions if a.start < b.end and b.start < a.end]
+    plan.edited()
     steps = "; ".join(f"{a.activity} ({a.minutes} min)" for a in actions)
     # rated with the next batch: nothing cites this record at once
     # (its facts are not learned before it is filed: a plan is not news)
@@ -300,6 +303,7 @@ def replan(mind: "Mind", now: datetime, reason: list[Record], reaction: str = ""
         if nxt is not None and nxt.start == minute:
             nxt.address, nxt.place = first_address, first_address.split(":")[0]
             nxt.actions = [PlanItem(nxt.start, nxt.minutes, nxt.activity, first_address)]
+    plan.edited()
     _remember_schedule(mind, plan, f"{mind.name}'s revised schedule from {hhmm(minute)}", now,
                        [r.id for r in reason if r.id] + ([schedule] if (schedule := mind.state.schedule_memory) else []),
                        minute)

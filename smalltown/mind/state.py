@@ -112,10 +112,11 @@ class AgentState:
     ratings: dict[str, int] = field(default_factory=dict)
     schedule_memory: int | None = None  # the memory holding today's schedule
 
-    def to_json(self) -> dict:
+    def to_json(self, plan: bool = True) -> dict:
+        """The state as JSON's data; `plan` False leaves "plan" None (the save keeps it apart)."""
         return {
             "known": self.known.tree, "states": self.known.states,
-            "plan": self.plan.to_json() if self.plan else None,
+            "plan": self.plan.to_json() if plan and self.plan else None,
             "action": self.action.to_json() if self.action else None,
             "summary": self.summary,
             "summary_date": self.summary_date.isoformat() if self.summary_date else "",

@@ -82,5 +82,5 @@ def recorded(conn: sqlite3.Connection) -> list[tuple]:
     """(id, tick, task, key, prompt, parsed answer) of every call, in order: what a cassette
     replays. `key` is None in a save from before schema 4."""
     key = "key" if any(r[1] == "key" for r in conn.execute("PRAGMA table_info(llm_calls)")) else "NULL"
-    return [(*r[:4], unpack_text(r[4], f"llm_calls row {r[0]}"), r[5]) for r in conn.execute(
-        f"SELECT id, tick, task, {key}, prompt, parsed_answer FROM llm_calls ORDER BY id")]
+    return [(*r[:4], unpack_text(r[4], f"llm_calls row {r[0]}"), unpack_text(r[5], f"llm_calls row {r[0]}"))
+            for r in conn.execute(f"SELECT id, tick, task, {key}, prompt, parsed_answer FROM llm_calls ORDER BY id")]

@@ -1,4 +1,5 @@
-"""How a save packs its two bulkiest things (schema 6): embedding vectors and the call log's texts.
+"""How a save packs its bulkiest things: embedding vectors and the call log's texts (schema 6), the
+call log's parsed answers and the retrieval log's scores (schema 7).
 
 Vectors. The hashed n-gram embedder's rows are mostly zeros (about 43 of 256 values set), so a
 vector is kept as its set values with their positions when that is shorter, and as all its values
@@ -10,20 +11,31 @@ float32) a multiple of four, so each reads as what it is whatever the save's ver
     b"D" + float32 * dim                                   dense
     b"S" + uint16 dim + uint16 index * n + float32 * n     sparse, indices increasing
 
-Texts. A prompt or raw answer is kept zlib-compressed (a BLOB) when that is shorter, as text
-otherwise; a reader tells them apart by SQLite's type. Only store/ packs or unpacks: every reader
-gets text and float32 rows.
+Texts. A prompt, raw answer or parsed answer is kept zlib-compressed (a BLOB) when that is
+shorter, as text otherwise; a reader tells them apart by SQLite's type.
+
+Scores. A retrieval's results were JSON, [{"id", "recency", "importance", "relevance", "total"}]
+with each score rounded to 4 places (~95 bytes a memory); they are kept as b"R" and, for each,
+the id as int64 and the four scores as int32 ten-thousandths (24 bytes), which read back as the
+very floats the JSON held. A list that does not fit (a score past +-214,748) stays JSON text.
+
+Only store/ packs or unpacks: every reader gets text, float32 rows and lists of dicts.
 """
 
 from __future__ import annotations
 
+import json
+import math
+import struct
 import zlib
 
 import numpy as np
 
 from smalltown.store.errors import SaveError
 
-DENSE, SPARSE = b"D", b"S"
+DENSE, SPARSE, SCORES = b"D", b"S", b"R"
+SCORE_KEYS = ("recency", "importance", "relevance", "total")
+_SCORE = struct.Struct("<qiiii")  # a memory's id and its four scores in ten-thousandths
 MAX_TEXT = 4 * 1024 * 1024  # what a prompt may unpack to (validate.py bounds the text form alike)
 _F32, _U16 = np.dtype("<f4"), np.dtype("<u2")
 
@@ -76,3 +88,27 @@ def unpack_text(value: str | bytes | None, where: str = "a text") -> str | None:
         return raw.decode()
     except (zlib.error, UnicodeDecodeError):
         raise SaveError(f"{where}: not a compressed text") from None
+
+
+def pack_scores(results: list[dict]) -> str | bytes:
+    """A retrieval's results ({"id", and SCORE_KEYS rounded to 4 places}) packed, or as JSON when a
+    value does not fit the packed form."""
+    if any(r[k] == 0 and math.copysign(1, r[k]) < 0 for r in results for k in SCORE_KEYS):
+        return json.dumps(results)  # -0.0 would read back as 0.0
+    try:
+        return SCORES + b"".join(_SCORE.pack(r["id"], *(round(r[k] * 10000) for k in SCORE_KEYS)) for r in results)
+    except (struct.error, OverflowError, ValueError, TypeError):
+        return json.dumps(results)
+
+
+def unpack_scores(value: str | bytes, where: str = "a retrieval") -> list[dict]:
+    """A retrieval's results as the JSON form gives them; SaveError for what is neither form."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except (ValueError, RecursionError):
+            raise SaveError(f"{where}: results are not JSON") from None
+    if not isinstance(value, bytes) or value[:1] != SCORES or len(value) % _SCORE.size != 1:
+        raise SaveError(f"{where}: results are not packed scores")
+    return [{"id": i, **{k: n / 10000 for k, n in zip(SCORE_KEYS, scores)}}
+            for i, *scores in _SCORE.iter_unpack(value[1:])]

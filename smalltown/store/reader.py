@@ -20,7 +20,7 @@ from smalltown.store import conversations as _conversations
 from smalltown.store import day as _day
 from smalltown.store import plans as _plans
 from smalltown.store.conversations import Conversation
-from smalltown.store.packing import unpack_text, unpack_vector
+from smalltown.store.packing import unpack_scores, unpack_text, unpack_vector
 from smalltown.store.query import Where, limited
 from smalltown.store.records import AgentRow, CallRow, CallSums, CallTotals, EventRow, Memory
 from smalltown.store.schema import TIME_FMT
@@ -210,9 +210,13 @@ class Reader:
         record is accessed only by retrievals); empty for a save without a retrieval log."""
         if not has_table(self.conn, "retrievals"):
             return {}
-        return dict(self.conn.execute(
-            "SELECT json_extract(j.value, '$.id'), max(r.time) FROM retrievals r, json_each(r.results) j "
-            "WHERE r.agent = ? AND r.tick <= ? GROUP BY 1", (agent, tick)))
+        last: dict[int, str] = {}
+        for rid, time, results in self.conn.execute(
+                "SELECT id, time, results FROM retrievals WHERE agent = ? AND tick <= ?", (agent, tick)):
+            for r in unpack_scores(results, f"retrievals row {rid}"):
+                if r["id"] not in last or last[r["id"]] < time:
+                    last[r["id"]] = time
+        return dict(sorted(last.items()))  # by id, as the SQL that grouped them gave them
 
     def retrievals(self, agent: str, limit: int = 20, until: int | None = None) -> list[dict]:
         """Newest first (of ticks up to `until`): {id, tick, time, purpose, query, results: [{id,
@@ -222,7 +226,7 @@ class Reader:
         for rid, tick, time, purpose, query, results in self.conn.execute(
                 f"SELECT id, tick, time, purpose, query, results FROM retrievals{where.sql} "
                 "ORDER BY id DESC LIMIT ?", (*where.args, limit)):
-            rows = json.loads(results)
+            rows = unpack_scores(results, f"retrievals row {rid}")
             for r in rows:
                 m = self.memory(r["id"])
                 r["description"], r["kind"] = (m.description, m.kind) if m else ("(not saved)", "")
@@ -296,8 +300,7 @@ class Reader:
         r = self.conn.execute("SELECT prompt, raw_answer, parsed_answer, model FROM llm_calls WHERE id=?",
                               (call_id,)).fetchone()
         where = f"llm_calls row {call_id}"
-        return {"prompt": unpack_text(r[0], where), "raw_answer": unpack_text(r[1], where), "parsed_answer": r[2],
-                "model": r[3]} if r else {}
+        return {"prompt": unpack_text(r[0], where), "raw_answer": unpack_text(r[1], where), "parsed_answer": unpack_text(r[2], where), "model": r[3]} if r else {}
 
     def call_totals(self, after_tick: int) -> CallTotals:
         """The calls logged at ticks after `after_tick`, in figures (0 for none)."""

@@ -18,7 +18,7 @@ from smalltown.store import conversations as _conversations
 from smalltown.store import packing as _packing
 from smalltown.store import plans as _plans
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 TIME_FMT = "%Y-%m-%d %H:%M:%S"  # how a save writes game times
 
 
@@ -101,7 +101,20 @@ def _pack_v6(db: sqlite_utils.Database) -> None:
                          "OR typeof(raw_answer) = 'text'").fetchall()))
 
 
-MIGRATIONS = {1: _create_v2, 2: _create_v3, 3: _create_v4, 4: _create_v5, 5: _pack_v6}  # from version N to N + 1
+def _pack_v7(db: sqlite_utils.Database) -> None:
+    """Schema 7: parsed answers compressed as prompts are, and retrievals' scores packed
+    (store/packing.py). Nothing is added: a new save has nothing to pack."""
+    conn = db.conn
+    conn.executemany("UPDATE llm_calls SET parsed_answer=? WHERE id=?",
+                     ((_packing.pack_text(p), i) for i, p in conn.execute(
+                         "SELECT id, parsed_answer FROM llm_calls WHERE typeof(parsed_answer) = 'text'").fetchall()))
+    if "retrievals" in db.table_names():
+        conn.executemany("UPDATE retrievals SET results=? WHERE id=?",
+                         ((_packing.pack_scores(_packing.unpack_scores(r, f"retrievals row {i}")), i) for i, r in
+                          conn.execute("SELECT id, results FROM retrievals WHERE typeof(results) = 'text'").fetchall()))
+
+
+MIGRATIONS = {1: _create_v2, 2: _create_v3, 3: _create_v4, 4: _create_v5, 5: _pack_v6, 6: _pack_v7}  # from version N to N + 1
 
 
 @cache

@@ -106,7 +106,7 @@ TABLES: dict[str, tuple[str, tuple[Col, ...]]] = {
     )),
     "llm_calls": ("id", (
         count("tick"), when("time"), name("agent", null=True), text("task", 200), Col("prompt", (TEXT, BLOB), 4 * MB),
-        Col("raw_answer", (TEXT, BLOB, NULL), 4 * MB), text("parsed_answer", 4 * MB, null=True),
+        Col("raw_answer", (TEXT, BLOB, NULL), 4 * MB), Col("parsed_answer", (TEXT, BLOB, NULL), 4 * MB),
         count("prompt_tokens", null=True), count("completion_tokens", null=True), count("cached_tokens", null=True),
         Col("ms", (REAL, INT, NULL)), text("backend", 1 * KB, null=True), text("model", 4 * KB, null=True),
         text("note", 64 * KB, null=True), text("key", 200, null=True), text("fallback", 200, null=True),
@@ -117,8 +117,9 @@ TABLES: dict[str, tuple[str, tuple[Col, ...]]] = {
     )),
     "retrievals": ("id", (
         count("tick"), when("time"), name("agent"), text("purpose", 1 * KB), text("query", 64 * KB),
-        Col("results", (TEXT,), 4 * MB, json="array",
-            rule=_all("results", "type != 'object' OR json_type(value, '$.id') IS NOT 'integer'"),
+        Col("results", (TEXT, BLOB), 4 * MB, json="array",  # JSON text, or packed (store/packing.py)
+            rule="CASE WHEN typeof(results) = 'blob' THEN substr(results, 1, 1) != X'52' OR length(results) % 24 != 1 "
+                 "ELSE " + _all("results", "type != 'object' OR json_type(value, '$.id') IS NOT 'integer'") + " END",
             says="not a list of scored memories ({\"id\": ...})"),
     )),
     "snapshots": ("tick", (when("time"), Col("state", (BLOB,), 64 * MB))),
@@ -148,8 +149,9 @@ def _checks(col: Col) -> list[tuple[str, str]]:
         out.append((f"NOT ({c} GLOB '{TIME_GLOB}' AND datetime({c}) IS {c} AND {c} >= '1000')",
                     "not a game time (YYYY-MM-DD HH:MM:SS)"))
     if col.json:
-        out.append((f"{c} IS NOT NULL AND NOT json_valid({c})", "not valid JSON (or nested too deep)"))
-        out.append((f"{c} IS NOT NULL AND json_type({c}) != '{col.json}'", f"not a JSON {col.json}"))
+        # text only: a column that may also be a blob holds its packed form there (its rule judges it)
+        out.append((f"typeof({c}) = 'text' AND NOT json_valid({c})", "not valid JSON (or nested too deep)"))
+        out.append((f"typeof({c}) = 'text' AND json_type({c}) != '{col.json}'", f"not a JSON {col.json}"))
     if col.rule:
         out.append((f"{c} IS NOT NULL AND ({col.rule})", col.says))
     return out

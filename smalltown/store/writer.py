@@ -12,7 +12,7 @@ import sqlite3
 
 from smalltown.store import conversations as _conversations
 from smalltown.store import plans as _plans
-from smalltown.store.packing import pack_text
+from smalltown.store.packing import pack_scores, pack_text
 from smalltown.store.records import Memory, TickChanges
 from smalltown.store.schema import TIME_FMT
 
@@ -46,7 +46,7 @@ def write(conn: sqlite3.Connection, changes: TickChanges) -> list[int]:
                      ((a.time.strftime(TIME_FMT), a.memory) for a in changes.accessed))
     conn.executemany(
         "INSERT INTO retrievals(tick, time, agent, purpose, query, results) VALUES (?,?,?,?,?,?)",
-        ((changes.tick, r.time.strftime(TIME_FMT), r.agent, r.purpose, r.query, json.dumps([
+        ((changes.tick, r.time.strftime(TIME_FMT), r.agent, r.purpose, r.query, pack_scores([
             {"id": s.memory.id, "recency": round(s.recency, 4), "importance": round(s.importance, 4),
              "relevance": round(s.relevance, 4), "total": round(s.total, 4)} for s in r.results]))
          for r in changes.retrievals))
@@ -56,7 +56,7 @@ def write(conn: sqlite3.Connection, changes: TickChanges) -> list[int]:
         "INSERT INTO llm_calls(tick, time, agent, task, prompt, raw_answer, parsed_answer, prompt_tokens, "
         "completion_tokens, cached_tokens, ms, backend, model, note, key, fallback) "
         "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-        ((c.tick, c.time, r.agent, r.task, pack_text(r.prompt), pack_text(r.raw_answer), r.parsed_answer, r.prompt_tokens,
+        ((c.tick, c.time, r.agent, r.task, pack_text(r.prompt), pack_text(r.raw_answer), pack_text(r.parsed_answer), r.prompt_tokens,
           r.completion_tokens, r.cached_tokens, r.ms, r.backend, r.model, r.note, r.key, r.fallback)
          for c in changes.calls for r in (c.record,)))
     conn.executemany("UPDATE memories SET importance=?, embedding=? WHERE id=?",
