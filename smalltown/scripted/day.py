@@ -61,7 +61,12 @@ class Span:
 
 
 def routine(p: Persona) -> tuple[RoutineItem, ...]:
-    return p.routine or DEFAULT_ROUTINE
+    return routine_of(p.routine)
+
+
+def routine_of(items: tuple[RoutineItem, ...]) -> tuple[RoutineItem, ...]:
+    """A persona's routine as the day is laid out from it: the default day if it gives none."""
+    return items or DEFAULT_ROUTINE
 
 
 def act(text: str) -> str:
@@ -81,13 +86,15 @@ def item_for(p: Persona, activity: str) -> RoutineItem | None:
 def routine_minutes(p: Persona) -> list[Label | None]:
     """The routine laid over the day's 1440 minutes (an item past midnight wraps round; a later
     item overwrites an earlier one where they overlap; gaps are filled). A fresh list each call."""
-    return list(_routine_minutes(p))
+    return list(_routine_minutes(routine(p)))
 
 
-@lru_cache(maxsize=512)
-def _routine_minutes(p: Persona) -> tuple[Label | None, ...]:
+# keyed by the routine (world data), not the persona, whose summary changes every day: one
+# entry per distinct routine, so a town of 500 does not evict its own days
+@lru_cache(maxsize=4096)
+def _routine_minutes(routine_items: tuple[RoutineItem, ...]) -> tuple[Label | None, ...]:
     day: list[Label | None] = [None] * DAY
-    items = sorted(routine(p), key=lambda it: (it.kind != "sleep", minute(it.start)))
+    items = sorted(routine_items, key=lambda it: (it.kind != "sleep", minute(it.start)))
     if not any(it.kind == "sleep" or it.activity == SLEEPING for it in items):
         items = [DEFAULT_ROUTINE[0], *items]
     for it in items:
@@ -114,7 +121,7 @@ def _routine_minutes(p: Persona) -> tuple[Label | None, ...]:
 
 def wake_minute(p: Persona) -> int:
     """When the routine's night sleep ends (the sleep that covers the small hours)."""
-    day = _routine_minutes(p)
+    day = _routine_minutes(routine(p))
     if day[0] is None or day[0].activity != SLEEPING:
         first_sleep = next((m for m in range(DAY) if day[m] and day[m].activity == SLEEPING), None)
         if first_sleep is None or first_sleep > 12 * 60:

@@ -31,6 +31,7 @@ from smalltown.llm.tasks import (
 from smalltown.scripted import day
 from smalltown.scripted.steps import routine_sights
 from smalltown.scripted.words import clip, first_name, fit, ing, pick, words
+from smalltown.world.model import RoutineItem
 
 DANGER = frozenset("fire fires burning burnt burned smoke smoking flames flame flood flooded flooding leak leaking "
                    "overflowing broken emergency explosion accident injured bleeding collapsed".split())
@@ -40,10 +41,16 @@ WARM = frozenset("love loves loved romance romantic kiss dating date".split())
 AT_REST = frozenset({"idle"})
 
 
-@lru_cache(maxsize=256)
 def _sights(p: Persona) -> frozenset[str]:
     """What the agent is seen doing on an ordinary day, worded as the engine words a sight."""
-    return frozenset(f"{p.name} is {gerund(s)}" for s in routine_sights(p))
+    return _sights_of(p.name, p.home, p.routine)
+
+
+# keyed by what the sights read, not the persona, whose summary changes every day: a town of
+# 500 keeps all its agents' sights
+@lru_cache(maxsize=4096)
+def _sights_of(name: str, home: str, routine: tuple[RoutineItem, ...]) -> frozenset[str]:
+    return frozenset(f"{name} is {gerund(s)}" for s in routine_sights(day.routine_of(routine), home))
 
 
 def rate(r: Record, p: Persona) -> int:

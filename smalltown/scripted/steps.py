@@ -59,8 +59,9 @@ def meal_word(start: int) -> str:
     return "breakfast" if start < 10 * 60 + 30 else "lunch" if start < 15 * 60 + 30 else "dinner"
 
 
-def of_item(item: RoutineItem, p: Persona, activity: str, start: int, at_home: bool) -> Steps:
-    """A routine item's own steps (the first opens, the last closes), else its kind's."""
+def of_item(item: RoutineItem, items: tuple[RoutineItem, ...], activity: str, start: int, at_home: bool) -> Steps:
+    """A routine item's own steps (the first opens, the last closes), else its kind's (`items`:
+    the whole routine, which numbers the item among those of its kind)."""
     if item.steps:
         s = tuple(fit(x, 60) for x in item.steps if x.strip())
         if len(s) == 1:
@@ -68,7 +69,7 @@ def of_item(item: RoutineItem, p: Persona, activity: str, start: int, at_home: b
         if len(s) == 2:
             return Steps(s[:1], s[1:], (), item.kind)
         return Steps(s[:1], s[1:-1], s[-1:], item.kind)
-    same = [it for it in sorted(day.routine(p), key=lambda it: minute(it.start)) if it.kind == item.kind]
+    same = [it for it in sorted(items, key=lambda it: minute(it.start)) if it.kind == item.kind]
     i = same.index(item) if item in same else 0
     k = item.kind
     if k == "sleep" or activity == SLEEPING:
@@ -90,19 +91,24 @@ def of_item(item: RoutineItem, p: Persona, activity: str, start: int, at_home: b
     return Steps((), (activity,), (), k)
 
 
-@lru_cache(maxsize=256)
 def day_steps(p: Persona) -> dict[int, Steps]:
     """Each routine item's steps (by its index), named so that no step of the day repeats an
     earlier one: a step the routine gives twice (the dishes after each meal, a second session of
     the same work) is said for what it is ("... after lunch", "get back to ...")."""
-    items = day.routine(p)
+    return _day_steps(day.routine(p), p.home)
+
+
+# keyed by what the steps read (routine and home), not the persona, whose summary changes daily:
+# a town of 500 keeps all its days
+@lru_cache(maxsize=4096)
+def _day_steps(items: tuple[RoutineItem, ...], home: str) -> dict[int, Steps]:
     order = sorted(range(len(items)), key=lambda i: minute(items[i].start))
     seen: set[str] = set()
     out: dict[int, Steps] = {}
     for i in order:
         it = items[i]
         activity = day.act(it.activity)
-        st = of_item(it, p, activity, minute(it.start), it.place in ("", p.home))
+        st = of_item(it, items, activity, minute(it.start), it.place in ("", home))
         if st.kind == "sleep":
             out[i] = st
             continue
@@ -140,7 +146,7 @@ def steps_for(task: Decompose, start: int, at_home: bool) -> Steps:
         return day_steps(p)[i]
     item = day.item_for(p, activity)
     if item is not None:
-        return of_item(item, p, activity, start, at_home)
+        return of_item(item, day.routine(p), activity, start, at_home)
     for g in task.gatherings:
         for _, _, label in day.gathering_labels(p, g):
             if label.activity == activity:
@@ -229,12 +235,12 @@ def decompose(task: Decompose, rate) -> DecomposeOut:
     return DecomposeOut(actions=actions, ratings=[rate(r, p) for r in task.rate])
 
 
-def routine_sights(p: Persona) -> set[str]:
-    """The steps the agent's own routine is made of, as activities: what it is seen doing on an
-    ordinary day (an observation equal to "<name> is <one of these>" is its routine)."""
+def routine_sights(items: tuple[RoutineItem, ...], home: str) -> set[str]:
+    """The steps a routine (`day.routine`) is made of, as activities: what its agent is seen
+    doing on an ordinary day (an observation equal to "<name> is <one of these>" is its routine)."""
     out: set[str] = set()
-    for it in day.routine(p):
-        st = of_item(it, p, day.act(it.activity), minute(it.start), not it.place or it.place == p.home)
+    for it in items:
+        st = of_item(it, items, day.act(it.activity), minute(it.start), not it.place or it.place == home)
         out |= set(st.opening + st.core + st.closing)
         out.add(day.act(SLEEPING if it.kind == "sleep" else it.activity))
     return out
