@@ -47,8 +47,8 @@ def main() -> None:
         by_task = sim.save.conn.execute(
             "select task, count(*) from llm_calls group by task order by count(*) desc").fetchall()
         memories = dict(sim.save.conn.execute("select kind, count(*) from memories group by kind"))
-        size = (Path(d) / "bench.sqlite").stat().st_size + (Path(d) / "bench.sqlite-wal").stat().st_size
-        sim.close()
+        sim.close()  # (the write-ahead log is folded into the file on close)
+        size = (Path(d) / "bench.sqlite").stat().st_size
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"world            {world.name} ({len(world.agents)} agents, {world.map.width}x{world.map.height})")
     print(f"load             {load_s * 1000:.0f} ms")

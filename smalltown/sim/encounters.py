@@ -63,11 +63,14 @@ class Encounters:
         object doing something with nobody tending it (a burning stove). No question asked."""
         out = []
         for agent in self.agents:
+            new = seen.get(agent.name)
+            if not new:  # (most agents most ticks: nothing new to weigh)
+                continue
             # not before its first action: an agent that has not woken into its day does not react
             if agent.action is None or agent.asleep or agent.action.talking:
                 continue
             # something going on with nobody tending it (a burning stove) comes before people
-            for s in sorted(seen.get(agent.name, []), key=lambda s: s.subject in self.by_name):
+            for s in sorted(new, key=lambda s: s.subject in self.by_name):
                 other = self.by_name.get(s.subject)
                 if other is not None:
                     if (other.action is None or other.asleep or other.action.talking
