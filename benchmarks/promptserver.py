@@ -21,9 +21,9 @@ import random
 import threading
 import time
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
-from fakes import schema_value  # (tests/ is on the path: pytest puts it there, benchmarks/concurrency.py too)
+from fakes import Loopback, completion, schema_value, send_json  # (tests/ is on the path: pytest puts it there, benchmarks/concurrency.py too)
 from smalltown.llm.backend import Answer, Backend
 from smalltown.llm.openai_compat import OpenAIBackend
 from smalltown.llm.tasks import Task
@@ -75,7 +75,7 @@ class Telling(OpenAIBackend):
         return super().answer(task, prompt, **kw)
 
 
-class PromptServer:
+class PromptServer(Loopback):
     """The server, in a thread: `url` is its base URL (…/v1); `close()` stops it. With `stand_in`
     (a scripted backend) it answers each prompt as the stand-in answers its task, which a
     `Telling` client puts in `tasks`; else from the hash of the prompt (`answer_for`)."""
@@ -109,30 +109,14 @@ class PromptServer:
                 with server.lock:
                     server.requests.append(Request(start, time.monotonic(), seed if isinstance(seed, int) else None,
                                                    digest))
-                reply = {"id": f"chatcmpl-{digest[:12]}", "object": "chat.completion", "model": "prompt-hash",
-                         "choices": [{"index": 0, "finish_reason": "stop",
-                                      "message": {"role": "assistant", "content": content}}],
-                         "usage": {"prompt_tokens": len(json.dumps(body["messages"])) // 4,
-                                   "completion_tokens": len(content) // 4, "total_tokens": 0}}
-                self.send(json.dumps(reply).encode())
+                reply = completion(content, {"prompt_tokens": len(json.dumps(body["messages"])) // 4,
+                                             "completion_tokens": len(content) // 4, "total_tokens": 0})
+                self.send(json.dumps({**reply, "id": f"chatcmpl-{digest[:12]}", "model": "prompt-hash"}).encode())
 
             def send(self, data: bytes) -> None:
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                send_json(self, 200, data)
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-        self.thread.start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-        self.thread.join(5)
+        self.serve(Handler)
 
     def __enter__(self) -> "PromptServer":
         return self

@@ -109,7 +109,35 @@ def completion(content: str | None, usage: dict | None = None, finish: str = "st
     return reply
 
 
-class FakeServer:
+def send_json(handler: BaseHTTPRequestHandler, code: int, data: bytes, headers: dict | None = None) -> None:
+    """Write a JSON response from a request handler."""
+    handler.send_response(code)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(data)))
+    for k, v in (headers or {}).items():
+        handler.send_header(k, v)
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
+class Loopback:
+    """An HTTP server on 127.0.0.1 in a thread of its own: `url` is its base URL (…/v1), `close()`
+    stops it."""
+
+    def serve(self, handler: type[BaseHTTPRequestHandler]) -> None:
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join(5)
+
+
+class FakeServer(Loopback):
     """An OpenAI-compatible chat endpoint. Each request takes the next scripted step, if any:
     ("status", code), ("error", (code, body)), ("sleep", seconds), ("content", text), ("reply", dict)
     or ("raw", bytes);
@@ -172,24 +200,9 @@ class FakeServer:
 
             def send(self, code: int, data: bytes, headers: dict | None = None):
                 self.done()
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for k, v in (headers or {}).items():
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(data)
+                send_json(self, code, data, headers)
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-        self.thread.start()
+        self.serve(Handler)
 
     def script(self, *steps: tuple[str, object]) -> None:
         self.steps.extend(steps)
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-        self.thread.join(5)

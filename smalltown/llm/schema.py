@@ -11,6 +11,7 @@ budget does.
 from __future__ import annotations
 
 import json
+from typing import Callable
 
 from smalltown.llm.tasks import Task
 
@@ -42,13 +43,11 @@ def grammar_schema(node: object) -> object:
     - `\\d` in a pattern would reach the grammar as an escape llama.cpp rejects: spelled out;
     - integer bounds are ignored by the converter: a small range becomes an enum of its values;
     - a very long maxLength unrolls into more rules than llama.cpp accepts: left to validation."""
-    if isinstance(node, list):
-        return [grammar_schema(v) for v in node]
-    if not isinstance(node, dict):
-        return node
-    out = {k: grammar_schema(v) for k, v in node.items()}
-    if isinstance(out.get("pattern"), str):
-        out["pattern"] = _spelled(out["pattern"])
+    return _rebuilt(node, _for_grammar)
+
+
+def _for_grammar(out: dict) -> dict:
+    out = _spelled_in(out)
     lo, hi = out.get("minimum"), out.get("maximum")
     if out.get("type") == "integer" and isinstance(lo, int) and isinstance(hi, int) and 0 <= hi - lo < MAX_ENUM_RANGE:
         out = {k: v for k, v in out.items() if k not in ("type", "minimum", "maximum")}
@@ -62,11 +61,19 @@ def spelled_patterns(node: object) -> object:
     """The schema with `\\d`, `\\w` and `\\s` in its patterns spelled out as character classes:
     what a server's schema converter can take (llama-cpp-python's writes `\\d` into its grammar,
     fails to parse it, and its server dies). The same strings match."""
+    return _rebuilt(node, _spelled_in)
+
+
+def _rebuilt(node: object, fix: Callable[[dict], dict]) -> object:
+    """A copy of a schema with `fix` applied to every object in it, innermost first."""
     if isinstance(node, list):
-        return [spelled_patterns(v) for v in node]
+        return [_rebuilt(v, fix) for v in node]
     if not isinstance(node, dict):
         return node
-    out = {k: spelled_patterns(v) for k, v in node.items()}
+    return fix({k: _rebuilt(v, fix) for k, v in node.items()})
+
+
+def _spelled_in(out: dict) -> dict:
     if isinstance(out.get("pattern"), str):
         out["pattern"] = _spelled(out["pattern"])
     return out

@@ -14,7 +14,7 @@ from functools import cached_property
 
 from smalltown.llm.tasks import Record
 from smalltown.mind.memory import Memory, Scored
-from smalltown.world.model import Fact, Gathering, World
+from smalltown.world.model import Fact, Gathering, World, alternatives
 
 
 class Lore:
@@ -88,8 +88,8 @@ class Lore:
 
 
 def _alternatives(keyword: str) -> tuple[str, ...]:
-    """A keyword's alternatives as `Fact.about` reads them ("a|b"), in lower case."""
-    return tuple(a.strip().lower() for a in keyword.split("|") if a.strip())
+    """A keyword's alternatives as `Fact.about` reads them, in lower case."""
+    return tuple(a.lower() for a in alternatives(keyword))
 
 
 def record(lore: Lore, m: Memory, score: float = 0.0) -> Record:

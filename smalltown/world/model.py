@@ -150,10 +150,14 @@ class Fact:
         return all(_pattern(k).search(text) for k in self.keywords)
 
 
+def alternatives(keyword: str) -> tuple[str, ...]:
+    """A fact keyword's alternatives ("council|councillors")."""
+    return tuple(a.strip() for a in keyword.split("|") if a.strip())
+
+
 @lru_cache(maxsize=1024)
 def _pattern(keyword: str) -> re.Pattern[str]:
-    alts = [a.strip() for a in keyword.split("|") if a.strip()]
-    return re.compile(r"\b(?:" + "|".join(re.escape(a) for a in alts) + ")", re.IGNORECASE)
+    return re.compile(r"\b(?:" + "|".join(re.escape(a) for a in alternatives(keyword)) + ")", re.IGNORECASE)
 
 
 @dataclass(frozen=True)

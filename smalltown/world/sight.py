@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from itertools import count
 from operator import itemgetter
+from typing import NamedTuple
 
 from smalltown.world.model import Object, Tile, World
 from smalltown.world.perception import Body, Seen
@@ -13,6 +14,20 @@ from smalltown.world.perception import Body, Seen
 Cell = tuple[int, int, int]  # (arena, column // size, row // size)
 _Near = tuple[tuple[int, str, str, str], ...]  # (distance, address, name, initial state) of objects in sight
 _serials = count(1)  # every state of every crowd has its own number: a remembered look names the one it saw
+
+
+class _Look(NamedTuple):
+    """A body's last look, and what it was taken from."""
+
+    serial: int  # the crowd's state it saw
+    me: Body
+    radius: int
+    bandwidth: int
+    cells: tuple[Cell, ...]
+    objects: _Near
+    read: Callable[[dict[str, str]], tuple]  # the objects' states out of all states
+    states: tuple[str, ...]
+    seen: list[Seen]
 
 
 class Sight:
@@ -25,9 +40,7 @@ class Sight:
         self._near: dict[tuple[int, int, Tile], list[tuple[int, Object]]] = {}
         self._rows: dict[tuple[int, int, Tile], tuple[_Near, Callable[[dict[str, str]], tuple]]] = {}
         self._address = {id(o): o.address for o in world.objects.values()}  # a property: built once
-        # name -> (the crowd's serial, me, radius, bandwidth, cells, objects and their reader, the
-        # objects' states, the look): what its last look saw, and where
-        self._last: dict[str, tuple] = {}
+        self._last: dict[str, _Look] = {}  # by name
         self._crowd: Crowd | None = None
 
     def objects_near(self, arena: int, tile: Tile, radius: int) -> list[tuple[int, Object]]:
@@ -63,12 +76,12 @@ class Sight:
         """What `perceive` would give, looking only at nearby bodies and precomputed objects. The
         list returned may be the one returned for `me` last time: callers do not change it."""
         last = self._last.get(me.name)
-        if (last is not None and last[1] == me and last[2] == radius and last[3] == bandwidth
-                and (last[0] == crowd.serial or last[0] == crowd.since)):
-            cells, objects, read = last[4], last[5], last[6]  # the same place in the same crowd
+        if (last is not None and last.me == me and last.radius == radius and last.bandwidth == bandwidth
+                and (last.serial == crowd.serial or last.serial == crowd.since)):
+            cells, objects, read = last.cells, last.objects, last.read  # the same place in the same crowd
             states = read(object_states)
-            if states == last[7] and (last[0] == crowd.serial or crowd.dirty.isdisjoint(cells)):
-                look = last[8]  # nothing it could see has changed since its last look
+            if states == last.states and (last.serial == crowd.serial or crowd.dirty.isdisjoint(cells)):
+                look = last.seen  # nothing it could see has changed since its last look
             else:
                 look = self._look(me, crowd, cells, objects, states, radius, bandwidth)
         else:
@@ -76,7 +89,7 @@ class Sight:
             objects, read = self._objects(me.arena, me.tile, radius)
             states = read(object_states)
             look = self._look(me, crowd, cells, objects, states, radius, bandwidth)
-        self._last[me.name] = (crowd.serial, me, radius, bandwidth, cells, objects, read, states, look)
+        self._last[me.name] = _Look(crowd.serial, me, radius, bandwidth, cells, objects, read, states, look)
         return look
 
     def crowd(self, bodies: list[Body], size: int) -> Crowd:
