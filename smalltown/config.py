@@ -56,6 +56,8 @@ class Settings:
     reflection: bool = True
     planning: bool = True
     observation_memory: bool = True
+    # issue 16 (Sid's PIANO): each action's outcome checked against what was expected (mind/awareness.py)
+    action_awareness: bool = False
 
     def __post_init__(self) -> None:
         """Every Settings is whole: each value of its setting's type and inside its range (so an

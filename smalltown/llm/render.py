@@ -248,9 +248,16 @@ def _hourly(t: T.HourlySchedule) -> dict[str, str]:
 
 
 def _decompose(t: T.Decompose) -> dict[str, str]:
-    return {"before_line": f"before: {block(t.before)}" if t.before else "before: (the start of the day)",
+    return {**_unavailable(t),
+            "before_line": f"before: {block(t.before)}" if t.before else "before: (the start of the day)",
             "after_line": f"after: {block(t.after)}" if t.after else "after: (the end of the day)",
             "activity_end": hhmm_end(t.activity_start, t.activity_minutes)}
+
+
+def _unavailable(t: T.ChoosePlace | T.Decompose) -> dict[str, str]:
+    """Places found closed or taken: a line only when there are some (else the prompt is as before)."""
+    return {"unavailable_line": "Found closed or taken just now (unavailable for a while):\n"
+            + bullets(t.unavailable, plain=True) if t.unavailable else ""}
 
 
 def _utterance(t: T.Utterance) -> dict[str, str]:
@@ -278,7 +285,7 @@ def _insights(t: T.ReflectionInsights) -> dict[str, str]:
 
 
 _EXTRA = {"hourly_schedule": _hourly, "decompose": _decompose, "utterance": _utterance, "react": _react,
-          "interview": _interview, "reflection_insights": _insights}
+          "interview": _interview, "reflection_insights": _insights, "choose_place": _unavailable}
 
 
 @cache

@@ -40,31 +40,35 @@ class KnownTree:
 
 def choose_place(asker: Asker, agent: str, persona: Persona, tree: KnownTree, activity: str,
                  current: str, answers: dict[str, str] | None = None, sector: str = "",
-                 levels: tuple[str, ...] = ("sector", "arena", "object"), now: datetime | None = None) -> str:
+                 levels: tuple[str, ...] = ("sector", "arena", "object"), now: datetime | None = None,
+                 unavailable: frozenset[str] = frozenset()) -> str:
     """Sector, then arena, then object: each level one task over what the agent knows there
     (`sector` given: from the arena on). With `levels=("sector",)` only the sector is chosen.
 
     An answer outside the options is not trusted: the fallback (stay in the current area if it
     is known, else home, else the first option) is used and noted in the call log.
+    `unavailable`: addresses found closed or taken (mind/awareness.py); the options wholly inside
+    them are given to the task as such (the choice is the chooser's: elsewhere, or there later).
     """
 
-    def pick(level: str, within: str, options: list[str], prefer: str) -> str:
+    def pick(level: str, within: str, options: list[str], prefer: str, parts: tuple[str, ...] = ()) -> str:
         if len(options) == 1:
             return options[0]  # nothing to choose: no question asked
         # the same question (activity, options, and where the agent stands when that is an
         # option) gets the answer it got before: routines repeat every day
         here = prefer if prefer in options else ""
-        key = "\x1f".join([level, within, activity, here, *options])
+        out = [o for o in options if covered(tree, unavailable, *parts, o)] if unavailable else []
+        key = "\x1f".join([level, within, activity, here, *options] + (["\x1e", *out] if out else []))
         if answers is not None and key in answers:
             return answers[key]
-        choice = ask(level, within, options, prefer)
+        choice = ask(level, within, options, prefer, out)
         if answers is not None:
             answers[key] = choice
         return choice
 
-    def ask(level: str, within: str, options: list[str], prefer: str) -> str:
+    def ask(level: str, within: str, options: list[str], prefer: str, out: list[str]) -> str:
         task = ChoosePlace(persona=persona, now=now or datetime(2000, 1, 1), activity=activity, level=level,
-                           within=within, current=pretty(current) or "the street", options=options)
+                           within=within, current=pretty(current) or "the street", options=options, unavailable=out)
         choice = asker.ask(agent, task).choice.strip()
         if choice in options:
             return choice
@@ -75,13 +79,27 @@ def choose_place(asker: Asker, agent: str, persona: Persona, tree: KnownTree, ac
     cur = current.split(":") + ["", ""]
     if not sector:
         options = [s for s in tree.tree if any(tree.tree[s].values())]  # somewhere to act on
-        sector = pick("sector", "", options, cur[0] if cur[0] in options else persona.home)
+        sector = pick("sector", "", options, cur[0] if cur[0] in options else persona.home, ())
     if levels == ("sector",):
         return sector
     arenas = [a for a, objs in tree.tree[sector].items() if objs]
-    arena = pick("arena", f"in {sector}", arenas, cur[1] if cur[0] == sector else "")
-    obj = pick("object", f"in {sector}: {arena}", tree.tree[sector][arena], "")
+    arena = pick("arena", f"in {sector}", arenas, cur[1] if cur[0] == sector else "", (sector,))
+    obj = pick("object", f"in {sector}: {arena}", tree.tree[sector][arena], "", (sector, arena))
     return address(sector, arena, obj)
+
+
+def covered(tree: KnownTree, unavailable: frozenset[str], *parts: str) -> bool:
+    """The place (sector, arena or object, by its parts) is unavailable: every object the agent
+    knows in it is inside an unavailable address (an arena found closed, an object taken)."""
+    def out(addr: str) -> bool:
+        return any(addr == u or addr.startswith(u + ":") for u in unavailable)
+
+    if len(parts) == 3:
+        return out(address(*parts))
+    arenas = tree.tree.get(parts[0], {})
+    inside = {a: arenas.get(a, []) for a in (parts[1:] or arenas)}
+    objects = [address(parts[0], a, o) for a, objs in inside.items() for o in objs]
+    return bool(objects) and all(out(o) for o in objects)
 
 
 def gatherings_on(mind: "Mind", day: date) -> list[Gathering]:

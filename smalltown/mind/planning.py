@@ -24,7 +24,8 @@ from smalltown.llm.tasks import (
     Record,
 )
 from smalltown.mind import importance
-from smalltown.mind.places import choose_place, gatherings_on
+from smalltown.mind.awareness import unavailable_now
+from smalltown.mind.places import choose_place, covered, gatherings_on
 from smalltown.mind.plan import DayPlan, PlanItem, fit_actions, minute_of, normalise_blocks
 from smalltown.mind.records import record
 from smalltown.mind.state import Action, Pending
@@ -178,7 +179,7 @@ def _object_for(mind: "Mind", block: PlanItem, current: str) -> str:
         return a.address
     return choose_place(mind.asker, mind.name, mind.persona, mind.state.known, block.activity, current,
                         mind.state.place_answers, sector=block.place if block.place in mind.state.known.tree else "",
-                        now=block_time(mind, block))
+                        now=block_time(mind, block), unavailable=unavailable_now(mind, block_time(mind, block)))
 
 
 def block_time(mind: "Mind", block: PlanItem) -> datetime:
@@ -194,7 +195,8 @@ def _decompose(mind: "Mind", block: PlanItem, now: datetime, current: str) -> No
     assert plan is not None
     if block.place not in mind.state.known.tree:
         sector = choose_place(mind.asker, mind.name, mind.persona, mind.state.known, block.activity, current,
-                              mind.state.place_answers, levels=("sector",), now=now)
+                              mind.state.place_answers, levels=("sector",), now=now,
+                              unavailable=unavailable_now(mind, now))
         for b in plan.span(block):
             b.place = sector
         plan.edited()
@@ -212,6 +214,9 @@ def _decompose(mind: "Mind", block: PlanItem, now: datetime, current: str) -> No
     after = as_block(plan.span(plan.blocks[j + 1])) if j + 1 < len(plan.blocks) else None
     objects = [f"{arena}: {obj}" for arena, objs in mind.state.known.tree[block.place].items() for obj in objs]
     rate = importance.unrated(mind, RATE_PACKED)
+    out_now = unavailable_now(mind, now)
+    unavailable = [o for o in objects if covered(mind.state.known, out_now, block.place, *o.split(": ", 1))] \
+        if out_now else []
     window = [block]  # this block, and the next of the same activity while they fit WINDOW
     for b in span:
         if b.start == window[-1].end and b.actions is None and b.end - block.start <= WINDOW:
@@ -222,7 +227,7 @@ def _decompose(mind: "Mind", block: PlanItem, now: datetime, current: str) -> No
                              activity_start=hhmm(first.start), activity_minutes=last.end - first.start + last.runs_on,
                              done=done, minutes_left=last.end - part.end + last.runs_on, before=before, after=after,
                              gatherings=gatherings_on(mind, now.date()), intentions=standing_intentions(mind, now),
-                             rate=rate))
+                             rate=rate, unavailable=unavailable))
     rated = mind.asker.last_task.rate  # those the prompt had room for
     if not importance.packed(mind, rated, out.ratings) and rated:
         mind.note(f"{len(out.ratings)} ratings for {len(rated)} memories; they are asked again")
@@ -331,5 +336,5 @@ def unplanned(mind: "Mind", now: datetime, current: str) -> tuple[Action, bool]:
         mind.state.action.end = end
         return mind.state.action, False
     where = choose_place(mind.asker, mind.name, mind.persona, mind.state.known, out.activity, current,
-                         mind.state.place_answers, now=now)
+                         mind.state.place_answers, now=now, unavailable=unavailable_now(mind, now))
     return mind.start(out.activity, where, now, end), True

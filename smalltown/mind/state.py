@@ -111,10 +111,12 @@ class AgentState:
     # filed before: filed at the next settle); a filed text's rating is its records' in the stream
     ratings: dict[str, int] = field(default_factory=dict)
     schedule_memory: int | None = None  # the memory holding today's schedule
+    # places found closed or taken (an arena's or object's address) -> until when (mind/awareness.py)
+    unavailable: dict[str, datetime] = field(default_factory=dict)
 
     def to_json(self, plan: bool = True) -> dict:
         """The state as JSON's data; `plan` False leaves "plan" None (the save keeps it apart)."""
-        return {
+        out = {
             "known": self.known.tree, "states": self.known.states,
             "plan": self.plan.to_json() if plan and self.plan else None,
             "action": self.action.to_json() if self.action else None,
@@ -133,6 +135,9 @@ class AgentState:
             "pending_ratings": {p.text: self.ratings[p.text] for p in self.pending if p.text in self.ratings},
             "schedule_memory": self.schedule_memory,
         }
+        if self.unavailable:  # (written only when some: older saves' JSON stays as it was)
+            out["unavailable"] = {k: stamp(t) for k, t in self.unavailable.items()}
+        return out
 
     @classmethod
     def from_json(cls, d: dict, known: KnownTree | None = None) -> "AgentState":
@@ -157,4 +162,5 @@ class AgentState:
             pending=[Pending(k, t, when(w), list(e)) for k, t, w, e in d.get("pending", [])],
             ratings=dict(d.get("pending_ratings", {})),
             schedule_memory=d.get("schedule_memory"),
+            unavailable={k: when(t) for k, t in d.get("unavailable", {}).items()},
         )

@@ -134,8 +134,9 @@ def choose_object(step: str, objects: list[str], p: Persona, prev: str = "", kin
 def choose_place(task: ChoosePlace) -> ChoosePlaceOut:
     """One level of the recursive choice (SPEC 7). Sectors: the routine's place for a routine
     activity, home for sleep, else stay where one is. Arenas and objects: by the words of the
-    activity, staying in the current arena when nothing fits better."""
-    p, opts = task.persona, task.options
+    activity, staying in the current arena when nothing fits better. What was found closed or
+    taken (`unavailable`) is not chosen while there is something else."""
+    p, opts = task.persona, [o for o in task.options if o not in task.unavailable] or task.options
     if not opts:
         return ChoosePlaceOut(choice=p.home or "home")
     current = [x.strip() for x in task.current.split(":")]

@@ -225,10 +225,12 @@ def decompose(task: Decompose, rate) -> DecomposeOut:
     st = steps_for(task, start, at_home)
     parts = layout(st, total, offset, max(5, task.minutes), first=offset == 0 and not task.done,
                    last=task.minutes_left <= 0)
-    prev = task.done[-1].object if task.done and task.done[-1].object in task.objects else ""
+    # what was found closed or taken is not used while there is something else
+    objects = [o for o in task.objects if o not in task.unavailable] or task.objects
+    prev = task.done[-1].object if task.done and task.done[-1].object in objects else ""
     actions = []
     for step, m in parts:
-        obj = choose_object(step, task.objects, p, prev, st.kind) if task.objects else ""
+        obj = choose_object(step, objects, p, prev, st.kind) if objects else ""
         actions.append(SubAction(activity=fit(step, 60) or "-", minutes=m, object=obj,
                                  state=state_of(obj, step, own_step=True)))
         prev = obj or prev

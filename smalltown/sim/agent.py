@@ -9,6 +9,7 @@ from functools import lru_cache
 
 from smalltown.lang import doing
 from smalltown.mind.agent import Mind
+from smalltown.mind.awareness import Outcome
 from smalltown.mind.state import Action
 from smalltown.world.model import Persona, Tile
 
@@ -28,6 +29,8 @@ class Agent:
     # the plan last encoded, its edit count then, and its JSON: most state writes are action
     # changes with the plan as it was (93% at 25 agents), so its text is kept, not made again
     _plan_seen: tuple = field(default=(None, -1, None), init=False, repr=False, compare=False)
+    # what stopped its action this tick (a closed arena, a taken object), for action awareness
+    outcome: Outcome | None = field(default=None, repr=False, compare=False)
 
     @property
     def name(self) -> str:

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from collections import deque
 
+from smalltown.mind.awareness import Outcome
 from smalltown.mind.state import Action
 from smalltown.seeded import stable_int
 from smalltown.sim.agent import Agent
 from smalltown.sim.changes import Changes
 from smalltown.sim.objects import Objects
 from smalltown.store.schema import TIME_FMT
-from smalltown.world.model import Tile, World, pretty
+from smalltown.world.model import Arena, Tile, World, pretty
 from smalltown.world.paths import Paths
 
 
@@ -52,7 +53,10 @@ class Movement:
         return tiles[stable_int(self.world.seed, agent.name, address) % len(tiles)]
 
     def walk(self, agent: Agent, changes: Changes) -> None:
-        """One step along its path."""
+        """One step along its path (none into the arena it is going to, when that is closed)."""
+        ahead = self.world.arena_at(agent.path[0])
+        if ahead is not None and ahead.index != agent.arena and self._closed(agent, ahead, changes):
+            return
         agent.tile = agent.path.popleft()
         arena = self.world.arena_at(agent.tile)
         index = arena.index if arena else -1
@@ -72,4 +76,24 @@ class Movement:
         agent.dest = None
         changes.emit(agent.name, "arrived", f"{agent.name} arrives at {pretty(action.address)}",
                      address=action.address, activity=action.activity, tile=list(agent.tile))
-        self.objects.use(agent, action.address, changes)
+        if not self.objects.use(agent, action.address, changes):
+            changes.emit(agent.name, "blocked", f"{agent.name} finds {pretty(action.address)} taken",
+                         address=action.address, reason="taken", place=action.address)
+            agent.outcome = Outcome(action.address, action.address, taken=True)
+
+    def _closed(self, agent: Agent, arena: Arena, changes: Changes) -> bool:
+        """The agent is about to enter a closed arena of the sector it is going to: it stops at the
+        edge. (Other sectors' arenas it passes through are not checked: paths do not know hours.)
+        What was closed is the sector when its hours closed it, else the arena."""
+        action = agent.action
+        if action is None or action.address.split(":")[0] != arena.sector:
+            return False
+        until = self.world.closed_until(arena, changes.time)
+        if until is None:
+            return False
+        self.halt(agent)
+        place = arena.sector if arena.hours is None else arena.address
+        changes.emit(agent.name, "blocked", f"{agent.name} finds {pretty(place)} closed",
+                     address=action.address, reason="closed", place=place, until=until.strftime(TIME_FMT))
+        agent.outcome = Outcome(action.address, place, closed=True, until=until)
+        return True

@@ -32,11 +32,16 @@ class Objects:
             raise ValueError(f"the state {str(state)[:60]!r}: {problem}")
         self.set(address, state, None, changes)
 
-    def use(self, agent: Agent, address: str, changes: Changes) -> None:
-        """An agent arrived at `address`: the object takes the state its mind expects of its use."""
+    def use(self, agent: Agent, address: str, changes: Changes) -> bool:
+        """An agent arrived at `address`: the object takes the state its mind expects of its use.
+        False when it holds no more users (its capacity): it is not used."""
+        capacity = self.world.objects[address].capacity
+        if capacity is not None and len(self.users.get(address, set()) - {agent.name}) >= capacity:
+            return False
         agent.using = address
         self.users.setdefault(address, set()).add(agent.name)
         self.set(address, agent.mind.object_state(self.world.objects[address].name), agent.name, changes)
+        return True
 
     def release(self, agent: Agent, changes: Changes) -> None:
         """The agent leaves what it used; an object nobody uses goes back to rest."""

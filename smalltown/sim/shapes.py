@@ -106,6 +106,7 @@ class AgentStateShape(_Shape):
     schedule_memory: Optional[Id] = None
     using: Optional[str] = None
     recent: list[str] = []
+    unavailable: dict[str, Stamp] = {}
 
 
 def state_problem(text: str) -> str | None:

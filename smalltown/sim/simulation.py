@@ -20,7 +20,7 @@ from smalltown.llm.embed import Embedder
 from smalltown.mind.agent import Mind
 from smalltown.mind.memory import Memory, MemoryStream, Retrieval, RetrievalWeights
 from smalltown.mind.records import Lore
-from smalltown.sim import commit
+from smalltown.sim import aware, commit
 from smalltown.sim.agent import Agent
 from smalltown.sim.changes import Changes
 from smalltown.sim.crowd import Crowd
@@ -177,6 +177,7 @@ class Simulation:
                 changes.moved.add(agent.name)
                 if not agent.path:
                     changes.changed.add(agent.name)
+        aware.notice_all(self.agents, now, changes, self.settings.action_awareness)
         self._flush(changes, snapshot=self._snapshot_due())
         self.finished = self.tick
         return changes.events

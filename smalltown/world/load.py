@@ -20,6 +20,7 @@ from smalltown.world.model import (
     Object,
     RoutineItem,
     Sector,
+    parse_hours,
     TileMap,
     World,
 )
@@ -118,13 +119,13 @@ def build_world(
     objects: dict[str, Object] = {}
     object_lines: dict[str, int | None] = {}
     for sname, sdoc in doc.sectors.items():
-        sector = Sector(sname)
+        sector = Sector(sname, hours=parse_hours(sdoc.hours) if sdoc.hours else None)
         sectors[sname] = sector
         for aname, adoc in sdoc.arenas.items():
             apath = ("sectors", sname, "arenas", aname)
             if ":" in sname or ":" in aname:
                 problems.append(Problem(source, wline(apath), "names cannot contain ':'"))
-            arena = Arena(sname, aname, adoc.code, len(arenas))
+            arena = Arena(sname, aname, adoc.code, len(arenas), hours=parse_hours(adoc.hours) if adoc.hours else None)
             if adoc.code in by_code:
                 duplicates.add(arena.index)
                 other = by_code[adoc.code]
@@ -145,7 +146,7 @@ def build_world(
                 first_line[odoc.name] = wline(opath)
                 if ":" in odoc.name:
                     problems.append(Problem(source, wline(opath), "names cannot contain ':'"))
-                obj = Object(sname, aname, odoc.name, [tuple(t) for t in odoc.tiles], odoc.state)
+                obj = Object(sname, aname, odoc.name, [tuple(t) for t in odoc.tiles], odoc.state, odoc.capacity)
                 arena.objects[odoc.name] = obj
                 objects[obj.address] = obj
                 object_lines[obj.address] = wline(opath)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import lru_cache
 
 import numpy as np
@@ -31,6 +31,38 @@ def address(*parts: str) -> str:
 def pretty(addr: str) -> str:
     """The address as shown to people and models: `sector: arena: object`."""
     return ": ".join(addr.split(":"))
+
+
+Hours = tuple[int, int]  # open from, to: minutes from midnight (to < from: open past midnight)
+
+
+def parse_hours(text: str) -> Hours:
+    """"07:00-20:00" as minutes; ValueError says what is wrong."""
+    parts = text.split("-")
+    if len(parts) != 2:
+        raise ValueError(f"{text!r} is not opening hours \"HH:MM-HH:MM\" (e.g. \"07:00-20:00\")")
+    out = []
+    for p in parts:
+        h, sep, m = p.strip().partition(":")
+        if not (sep and len(h) == 2 and len(m) == 2 and h.isdigit() and m.isdigit() and h.isascii()
+                and m.isascii() and int(h) < 24 and int(m) < 60):
+            raise ValueError(f"{p.strip()!r} is not a 24-hour time \"HH:MM\" (in {text!r})")
+        out.append(int(h) * 60 + int(m))
+    if out[0] == out[1]:
+        raise ValueError(f"{text!r} opens and closes at the same time (leave hours out: always open)")
+    return out[0], out[1]
+
+
+def closed_until(hours: Hours | None, now: datetime) -> datetime | None:
+    """None when open at `now`; else when it next opens."""
+    if hours is None:
+        return None
+    start, end = hours
+    minute = now.hour * 60 + now.minute
+    if (start <= minute < end) if start < end else (minute >= start or minute < end):
+        return None
+    opens = now.replace(hour=start // 60, minute=start % 60, second=0, microsecond=0)
+    return opens if opens > now else opens + timedelta(days=1)
 
 
 @dataclass
@@ -64,6 +96,7 @@ class Object:
     name: str
     tiles: list[Tile]
     initial_state: str = "idle"
+    capacity: int | None = None  # agents using it at once (None: any number)
 
     @property
     def address(self) -> str:
@@ -78,6 +111,7 @@ class Arena:
     index: int
     tiles: list[Tile] = field(default_factory=list)
     objects: dict[str, Object] = field(default_factory=dict)
+    hours: Hours | None = None  # open (minutes from midnight, from-to); None: always
 
     @property
     def address(self) -> str:
@@ -88,6 +122,7 @@ class Arena:
 class Sector:
     name: str
     arenas: dict[str, Arena] = field(default_factory=dict)
+    hours: Hours | None = None  # its arenas' opening hours, where an arena gives none
 
 
 SLEEPING = "sleeping"  # the activity of sleep: every day's schedule ends with it; never decomposed
@@ -206,6 +241,10 @@ class World:
         sector, _, name = addr.partition(":")
         s = self.sectors.get(sector)
         return s.arenas.get(name.split(":")[0]) if s else None
+
+    def closed_until(self, arena: Arena, now: datetime) -> datetime | None:
+        """None when the arena is open at `now` (its hours, else its sector's); else when it opens."""
+        return closed_until(arena.hours or self.sectors[arena.sector].hours, now)
 
     def agent(self, name: str) -> Persona:
         for a in self.agents:

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
-from smalltown.world.model import ROUTINE_KINDS, START_MAX, START_MIN, TILE_KINDS
+from smalltown.world.model import ROUTINE_KINDS, START_MAX, START_MIN, TILE_KINDS, parse_hours
 
 Name = Field(min_length=1, max_length=120)
 
@@ -103,11 +103,21 @@ class ObjectIn(_Strict):
     name: NameStr
     tiles: list[TileIn] = Field(min_length=1, max_length=1000)
     state: StateStr = "idle"
+    capacity: int | None = Field(default=None, ge=1, le=1000)  # agents at once; absent: any number
+
+
+def _hours(v: str) -> str:
+    parse_hours(v)  # (raises what is wrong)
+    return v
+
+
+HoursStr = Annotated[str, AfterValidator(_hours)]
 
 
 class ArenaIn(_Strict):
     code: str = Field(min_length=1, max_length=1)
     objects: list[ObjectIn] = Field(default_factory=list, max_length=1000)
+    hours: HoursStr | None = None  # "07:00-20:00"; absent: always open (or its sector's hours)
 
     @field_validator("code")
     @classmethod
@@ -119,6 +129,7 @@ class ArenaIn(_Strict):
 
 class SectorIn(_Strict):
     arenas: dict[NameStr, ArenaIn] = Field(min_length=1, max_length=1000)
+    hours: HoursStr | None = None  # its arenas' opening hours; absent: always open
 
 
 def _hhmm(v: str) -> str:

@@ -102,6 +102,8 @@ class Decompose(Task):
     gatherings: list[Gathering] = []  # events today the agent knows of (as the schedule was given)
     intentions: list[Record] = []  # inner voices that still stand (as the schedule was given)
     rate: list[Record] = []  # memories to rate on SPEC 2's scale
+    unavailable: list[str] = []  # of `objects`: found closed or taken (mind/awareness.py)
+    optional: ClassVar[tuple[str, ...]] = ("unavailable",)  # (see llm/backend.task_key)
 
     def schema(self) -> dict:
         s = super().schema()
@@ -150,6 +152,8 @@ class ChoosePlace(Task):
     within: str  # "" for sectors; the sector (or sector: arena) being chosen inside
     current: str  # where the agent is now, "sector: arena"
     options: list[str]
+    unavailable: list[str] = []  # of `options`: found closed or taken (mind/awareness.py)
+    optional: ClassVar[tuple[str, ...]] = ("unavailable",)  # (see llm/backend.task_key)
 
     def schema(self) -> dict:
         return _enum(super().schema(), ("properties", "choice"), self.options) if self.options else super().schema()

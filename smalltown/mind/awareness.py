@@ -1,0 +1,104 @@
+"""Action awareness (issue 16, Project Sid's PIANO §2): each action's expected outcome (the agent
+at its place, using its object) against what happened (the arena was closed, the object taken).
+A mismatch is noted as the agent's own observation, the place is remembered as unavailable for a
+while, and the controller is entered again: the rest of the block is planned anew now, with the
+unavailable places given to the place choice and the decomposition as typed inputs.
+
+CLOCK: every tick, model-free. The engine reports an `Outcome` when an agent is stopped on the
+way to or at its action's place (sim/aware.py); nothing is asked here (the re-plan's questions
+are asked when the agent next decides, as any decision is).
+READS: the current action, today's plan, the known tree, `unavailable`.
+WRITES: `unavailable` (address -> until when), one pending observation, the plan's current block
+(cut at now; its rest undecomposed, in another sector when all of this one is unavailable), and
+the action's end (now: decide again).
+Setting: `action_awareness` (off: nothing is noticed; the agent stands there till its action ends).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
+
+from smalltown.mind import importance
+from smalltown.mind.places import choose_place, covered
+from smalltown.mind.plan import SLEEPING, PlanItem, minute_of
+from smalltown.world.model import pretty
+
+if TYPE_CHECKING:
+    from smalltown.mind.agent import Mind
+
+TAKEN_MINUTES = 30  # an object found taken is left alone this long (its user's end is not seen)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What happened to an action, as the engine saw it."""
+
+    address: str  # the action's object
+    place: str  # what stopped it: the closed arena's address, or the taken object's
+    closed: bool = False  # the arena was closed
+    taken: bool = False  # the object was in use by as many as it holds
+    until: datetime | None = None  # when it opens again (closed), if known
+
+
+def expected(outcome: Outcome) -> bool:
+    """The action went as expected: arrived, the place open, the object free."""
+    return not (outcome.closed or outcome.taken)
+
+
+def unavailable_now(mind: "Mind", now: datetime) -> frozenset[str]:
+    """The places the agent found closed or taken that it still holds so (empty: none)."""
+    return frozenset(k for k, t in mind.state.unavailable.items() if t > now)
+
+
+def notice(mind: "Mind", outcome: Outcome, now: datetime) -> str:
+    """Compare and, on a mismatch, remember and decide again. Returns the observation ("" when
+    nothing is noticed: as expected, another action's outcome, or a place already known to be
+    unavailable that the agent chose anyway)."""
+    action = mind.state.action
+    if expected(outcome) or action is None or action.address != outcome.address:
+        return ""
+    known = mind.state.unavailable
+    for k in [k for k, t in known.items() if t <= now]:
+        del known[k]  # (expired: the place may be open again)
+    if outcome.place in known:
+        return ""
+    known[outcome.place] = outcome.until or now + timedelta(minutes=TAKEN_MINUTES)
+    what = "closed" if outcome.closed else "taken"
+    text = f"{mind.name} found {pretty(outcome.place)} {what} at {now:%H:%M}"
+    if outcome.closed and outcome.until is not None:
+        text += f" (it opens at {outcome.until:%H:%M})"
+    importance.note(mind, "observation", text, now)  # rated with the re-plan's decomposition
+    _again(mind, now)
+    return text
+
+
+def _again(mind: "Mind", now: datetime) -> None:
+    """Re-enter the controller: the rest of the current block is planned again from now."""
+    action = mind.state.action
+    assert action is not None
+    action.end = now  # decide again now
+    plan = mind.state.plan
+    if plan is None or plan.date != now.date():
+        return  # (no plan: the next decision chooses its place afresh)
+    minute = minute_of(now)
+    block = plan.block_at(minute)
+    if block is None or block.activity == SLEEPING:
+        return
+    rest = PlanItem(minute, block.end - minute, block.activity, "", None, block.place, block.runs_on)
+    if block.start < minute:  # what was lived of the block stays; the rest is its own block
+        block.minutes, block.runs_on = minute - block.start, 0
+        if block.actions is not None:
+            block.actions = [PlanItem(a.start, min(a.end, minute) - a.start, a.activity, a.address)
+                             for a in block.actions if a.start < minute]
+        plan.blocks.insert(plan.index(block) + 1, rest)
+    else:
+        plan.blocks[plan.index(block)] = rest
+    out = unavailable_now(mind, now)
+    if rest.place and covered(mind.state.known, out, rest.place):
+        # nothing left to do it at there: choose the sector again (elsewhere, or there later)
+        rest.place = choose_place(mind.asker, mind.name, mind.persona, mind.state.known, rest.activity,
+                                  action.address, mind.state.place_answers, levels=("sector",), now=now,
+                                  unavailable=out)
+    plan.edited()
