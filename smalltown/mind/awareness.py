@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from smalltown.mind import importance
 from smalltown.mind.places import choose_place, covered
-from smalltown.mind.plan import SLEEPING, PlanItem, minute_of
+from smalltown.mind.plan import DAY, SLEEPING, PlanItem, minute_of
 from smalltown.world.model import pretty
 
 if TYPE_CHECKING:
@@ -70,11 +70,11 @@ def notice(mind: "Mind", outcome: Outcome, now: datetime) -> str:
     if outcome.closed and outcome.until is not None:
         text += f" (it opens at {outcome.until:%H:%M})"
     importance.note(mind, "observation", text, now)  # rated with the re-plan's decomposition
-    _again(mind, now)
+    _again(mind, now, known[outcome.place])
     return text
 
 
-def _again(mind: "Mind", now: datetime) -> None:
+def _again(mind: "Mind", now: datetime, until: datetime) -> None:
     """Re-enter the controller: the rest of the current block is planned again from now."""
     action = mind.state.action
     assert action is not None
@@ -95,6 +95,14 @@ def _again(mind: "Mind", now: datetime) -> None:
         plan.blocks.insert(plan.index(block) + 1, rest)
     else:
         plan.blocks[plan.index(block)] = rest
+    # the activity's next blocks already decomposed (a decomposition takes two hours at a time)
+    # were laid out with the place open: they are laid out again when due
+    last = (until.date() - now.date()).days * DAY + minute_of(until)
+    i = plan.index(rest)
+    for b in plan.blocks[i + 1:]:
+        if b.activity != rest.activity or b.place != rest.place or b.start >= last:
+            break
+        b.actions, b.address = None, ""
     out = unavailable_now(mind, now)
     if rest.place and covered(mind.state.known, out, rest.place):
         # nothing left to do it at there: choose the sector again (elsewhere, or there later)

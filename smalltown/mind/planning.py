@@ -177,9 +177,11 @@ def _object_for(mind: "Mind", block: PlanItem, current: str) -> str:
     a = mind.state.action
     if block.activity == SLEEPING and a is not None and a.asleep and a.address:
         return a.address
+    out = unavailable_now(mind, block_time(mind, block))
+    known = block.place in mind.state.known.tree and not (out and covered(mind.state.known, out, block.place))
     return choose_place(mind.asker, mind.name, mind.persona, mind.state.known, block.activity, current,
-                        mind.state.place_answers, sector=block.place if block.place in mind.state.known.tree else "",
-                        now=block_time(mind, block), unavailable=unavailable_now(mind, block_time(mind, block)))
+                        mind.state.place_answers, sector=block.place if known else "",
+                        now=block_time(mind, block), unavailable=out)
 
 
 def block_time(mind: "Mind", block: PlanItem) -> datetime:
@@ -193,11 +195,12 @@ def _decompose(mind: "Mind", block: PlanItem, now: datetime, current: str) -> No
     seeing the day around the activity and what is already done of it."""
     plan = mind.state.plan
     assert plan is not None
-    if block.place not in mind.state.known.tree:
+    out_now = unavailable_now(mind, now)
+    closed = bool(out_now) and block.place in mind.state.known.tree and covered(mind.state.known, out_now, block.place)
+    if block.place not in mind.state.known.tree or closed:
         sector = choose_place(mind.asker, mind.name, mind.persona, mind.state.known, block.activity, current,
-                              mind.state.place_answers, levels=("sector",), now=now,
-                              unavailable=unavailable_now(mind, now))
-        for b in plan.span(block):
+                              mind.state.place_answers, levels=("sector",), now=now, unavailable=out_now)
+        for b in [block] if closed else plan.span(block):  # (closed: this block only; later, it may be open)
             b.place = sector
         plan.edited()
     span = plan.span(block)
@@ -214,7 +217,6 @@ def _decompose(mind: "Mind", block: PlanItem, now: datetime, current: str) -> No
     after = as_block(plan.span(plan.blocks[j + 1])) if j + 1 < len(plan.blocks) else None
     objects = [f"{arena}: {obj}" for arena, objs in mind.state.known.tree[block.place].items() for obj in objs]
     rate = importance.unrated(mind, RATE_PACKED)
-    out_now = unavailable_now(mind, now)
     unavailable = [o for o in objects if covered(mind.state.known, out_now, block.place, *o.split(": ", 1))] \
         if out_now else []
     window = [block]  # this block, and the next of the same activity while they fit WINDOW
