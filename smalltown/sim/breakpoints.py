@@ -20,6 +20,9 @@ BREAK_KINDS: dict[str, str] = {
     "enter": "enters a place",
     "memory": "gets a memory matching a text",
     "event": "does anything",  # its next event, as a step to it (`next_event`) waits for
+    "committed": "promises something in a conversation",
+    "kept": "keeps a promise",
+    "broken": "breaks a promise",
 }
 # what `text` means for each kind (empty text: anything)
 TEXT_MEANS = {"call": "task", "enter": "place", "memory": "text"}
@@ -111,5 +114,7 @@ def _first_hit(bp: Breakpoint, events: list[Event], calls: list[tuple[str, str]]
             if not bp.text or _contains(e.text, bp.text):
                 return Hit(bp, e.agent, e.text)
         elif bp.kind == "event" and e.kind not in QUIET_KINDS and _mine(bp, e.agent):
+            return Hit(bp, e.agent, e.text)
+        elif bp.kind in ("committed", "kept", "broken") and e.kind == bp.kind and _mine(bp, e.agent):
             return Hit(bp, e.agent, e.text)
     return None

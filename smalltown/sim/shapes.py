@@ -85,6 +85,21 @@ class IntentionShape(_Shape):
     text: str
 
 
+class DecisionShape(_Shape):
+    intent: str
+    target: str = ""
+    reason: str = ""
+    time: Stamp
+
+
+class CommitmentShape(_Shape):
+    what: str
+    to: str
+    by: Stamp
+    where: str
+    made: Stamp
+
+
 class AgentStateShape(_Shape):
     known: dict[str, dict[str, list[str]]] = {}
     states: dict[str, str] = {}
@@ -106,6 +121,8 @@ class AgentStateShape(_Shape):
     schedule_memory: Optional[Id] = None
     using: Optional[str] = None
     recent: list[str] = []
+    decision: Optional[DecisionShape] = None
+    commitments: list[CommitmentShape] = []
 
 
 def state_problem(text: str) -> str | None:

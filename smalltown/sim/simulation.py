@@ -20,7 +20,7 @@ from smalltown.llm.embed import Embedder
 from smalltown.mind.agent import Mind
 from smalltown.mind.memory import Memory, MemoryStream, Retrieval, RetrievalWeights
 from smalltown.mind.records import Lore
-from smalltown.sim import commit
+from smalltown.sim import commit, commitments
 from smalltown.sim.agent import Agent
 from smalltown.sim.changes import Changes
 from smalltown.sim.crowd import Crowd
@@ -177,6 +177,8 @@ class Simulation:
                 changes.moved.add(agent.name)
                 if not agent.path:
                     changes.changed.add(agent.name)
+        commitments.emit_outboxes(self.agents, changes)  # the controllers' decisions and promises
+        commitments.check(self.agents, self.world, now, self.settings.commitment_window_minutes, changes)
         self._flush(changes, snapshot=self._snapshot_due())
         self.finished = self.tick
         return changes.events
