@@ -25,6 +25,12 @@ def _in(default: int | float, low: int | float, high: int | float):
     return field(default=default, metadata={"range": (low, high)})
 
 
+# what may reach the controller's prompts (`controller_inputs`): react's status, place, retrieved
+# context, last talk and news; the plan tasks' gatherings and intentions (default: all, as today)
+CONTROLLER_INPUTS = ("status", "place", "context", "last_talk", "news", "gatherings", "intentions")
+NAMES = "tuple[str, ...]"  # the type of a list-of-names setting
+
+
 @dataclass(frozen=True)
 class Settings:
     # perception (SPEC 1; the authors' code used 4-8 tiles, 3-8 things, 5-8 memories)
@@ -58,12 +64,21 @@ class Settings:
     observation_memory: bool = True
     # issue 16 (Sid's PIANO): each action's outcome checked against what was expected (mind/awareness.py)
     action_awareness: bool = False
+    # the cognitive controller (issue 16, mind/controller.py): its decision given to the talking and
+    # acting prompts; the parts of the state its prompts see; promises made in talk, kept or broken
+    controller_broadcast: bool = False
+    controller_inputs: tuple[str, ...] = field(default=CONTROLLER_INPUTS, metadata={"names": CONTROLLER_INPUTS})
+    commitments: bool = False
+    commitment_window_minutes: int = _in(30, 0, 720)  # a promise is kept within this of its time
 
     def __post_init__(self) -> None:
         """Every Settings is whole: each value of its setting's type and inside its range (so an
         infinite cooldown or a NaN weight never reaches the clock arithmetic)."""
         for f in fields(self):
-            _check(f.name, str(f.type), f.metadata.get("range"), getattr(self, f.name))
+            if str(f.type) == NAMES:
+                _check_names(f.name, f.metadata["names"], getattr(self, f.name))
+            else:
+                _check(f.name, str(f.type), f.metadata.get("range"), getattr(self, f.name))
 
     def override(self, **changes: object) -> "Settings":
         """A copy with `changes`, each converted to the setting's type (so "6" sets an int) and
@@ -130,9 +145,20 @@ def _check(name: str, type_name: str, bounds: tuple | None, value: object) -> No
         raise SettingsError(f"setting {name}: {_shown(value)} is out of range ({_bounds(name)})")
 
 
+def _check_names(name: str, known: tuple[str, ...], value: object) -> None:
+    if not isinstance(value, tuple) or not all(isinstance(x, str) for x in value):
+        raise SettingsError(f"setting {name}: {_shown(value)} is not a list of names")
+    bad = [x for x in value if x not in known]
+    if bad:
+        raise SettingsError(f"setting {name}: {_shown(bad[0])} is not one of {', '.join(known)}")
+
+
 def _convert(name: str, type_name: object, value: object) -> object:
     """`value` as the setting's type: text (from `--set`) is read, other values must already be
     of the type (a TOML or JSON int for an int, a number for a float, true or false for a bool)."""
+    if str(type_name) == NAMES:  # "a,b" from `--set`, a list from TOML or a save; order kept, once each
+        items = [x.strip() for x in value.split(",") if x.strip()] if isinstance(value, str) else value
+        return tuple(dict.fromkeys(items)) if isinstance(items, (list, tuple)) else items
     kind = {"int": int, "float": float, "bool": bool}[str(type_name)]
     if isinstance(value, str):
         text = value.strip().lower()

@@ -29,6 +29,8 @@ from smalltown.llm.tasks import (
     SummaryDescription,
     Task,
     Utterance,
+    CommittingUtterance,
+    Block as _Block,
 )
 from smalltown.world.model import Fact, Gathering, RoutineItem
 
@@ -144,6 +146,13 @@ def realistic_tasks() -> dict[str, Task]:
                   speaker_doing="serving customers at the counter", listener_doing="reading a book",
                   relationship="", last_talk=None, news=[rec(PARTY.text, 60 * 24, i=60, facts=("party",))],
                   facts=[PARTY], gatherings=[GATHERING], memories=context[:3], transcript=transcript),
+        CommittingUtterance(persona=ISABELLA, now=NOW, listener="Klaus Mueller", place="Hobbs Cafe: cafe",
+                            initiator="Isabella Rodriguez", reason="Klaus Mueller is sitting at the cafe",
+                            speaker_doing="serving customers at the counter", listener_doing="reading a book",
+                            gatherings=[GATHERING], memories=context[:3], transcript=transcript,
+                            known_places=["Hobbs Cafe", "Johnson Park"],
+                            plan_next=_Block(start="17:00", minutes=60, activity="go for a walk",
+                                             place="Johnson Park")),
         SummarizeConversation(persona=KLAUS, now=NOW, other="Isabella Rodriguez", place="Hobbs Cafe: cafe",
                               lines=transcript + [Line(speaker="Isabella Rodriguez", facts=("party",),
                                                        text="I'm hosting a Valentine's Day party here tomorrow "

@@ -45,6 +45,7 @@ from smalltown.llm.tasks import (
     SummaryDescription,
     Task,
     Utterance,
+    CommittingUtterance,
 )
 from smalltown.scripted import ScriptedBackend
 from smalltown.world.model import ROUTINE_KINDS, Fact, Gathering, RoutineItem
@@ -202,6 +203,14 @@ def any_task(draw) -> Task:
                          relationship=draw(st.just("") | texts), last_talk=draw(last_talks), already_told=draw(recs),
                          news=draw(recs), facts=draw(facts), memories=draw(recs),
                          transcript=draw(st.lists(lines, max_size=9)))
+    if name == "utterance_commit":  # (issue 16) may carry a promise: at one of the places listed, later today
+        return CommittingUtterance(**c, listener=draw(st.sampled_from(NAMES)),
+                                   place=draw(st.sampled_from([f"{p}: kitchen" for p in PLACES]) | texts),
+                                   initiator=draw(st.sampled_from(NAMES)), reason=draw(texts),
+                                   speaker_doing=draw(texts), listener_doing=draw(texts), news=draw(recs),
+                                   facts=draw(facts), gatherings=draw(gathered), memories=draw(recs),
+                                   transcript=draw(st.lists(lines, max_size=9)), known_places=places,
+                                   plan_next=draw(st.none() | blocks))
     if name == "summarize_conversation":
         return SummarizeConversation(**c, other=draw(st.sampled_from(NAMES)), place=draw(texts),
                                      lines=draw(st.lists(lines, max_size=9)), facts=draw(facts),

@@ -36,6 +36,8 @@ VALID: dict[str, dict] = {
     "summary_description": {"core": "Klaus is kind.", "occupation": "He is a student.", "feeling": "Hopeful."},
     "react": {"context_summary": "Maria is having coffee.", "react": True, "talk": True, "reaction": ""},
     "utterance": {"utterance": "Hi Maria, how is your day going?", "end": False},
+    "utterance_commit": {"utterance": "I'll walk in the park at five.", "end": False,
+                         "commitment": {"what": "go for a walk", "by": "17:00", "where": "Johnson Park"}},
     "summarize_conversation": {"summary": "They talked about the party.",
                                "learned": [{"fact": "The party is at 5 pm", "importance": 6}]},
     "interview": {"answer": "I am a student at Oak Hill College."},

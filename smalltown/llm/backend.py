@@ -96,9 +96,7 @@ def estimate_sent(chars: int) -> int:
 
 def task_key(task: Task) -> str:
     """A question's identity: its typed inputs before fitting (what a cassette replays by)."""
-    # inputs a task gained later are left out while empty: an older question keeps its key
-    empty = {n for n in getattr(task, "optional", ()) if not getattr(task, n)}
-    return hashlib.sha256(f"{task.name}\n{task.model_dump_json(exclude=empty or None)}".encode()).hexdigest()[:32]
+    return hashlib.sha256(f"{task.name}\n{task.model_dump_json()}".encode()).hexdigest()[:32]
 
 
 

@@ -136,6 +136,9 @@ EXAMPLES: dict[str, dict] = {
               "opening": "Hello! I haven't seen you all week. How are you?"},
     "utterance": {"relationship": "", "utterance": "That sounds wonderful. I'd love to hear how it goes!",
                   "end": False, "tells": []},
+    "utterance_commit": {"relationship": "", "utterance": "I'll be at the market by ten, come and find me!",
+                         "end": False, "tells": [], "commitment": {"what": "sell bread at the market",
+                                                                   "by": "10:00", "where": "<a place>"}},
     "summarize_conversation": {"summary": "Caught up with the neighbour, who mentioned the farmers' market on Sunday.",
                                "importance": 4,
                                "learned": [{"fact": "There is a farmers' market in the square on Sunday morning",
@@ -232,6 +235,7 @@ def _values(task: T.Task) -> dict[str, str]:
         else:
             v[name] = str(value)
     v.update(_EXTRA.get(task.name, lambda t: {})(task))
+    v["broadcast_part"] = broadcast(task)
     return v
 
 
@@ -284,8 +288,31 @@ def _insights(t: T.ReflectionInsights) -> dict[str, str]:
     return {"questions": "\n".join(f"- {quote(q)}" for q in t.questions) or NONE}
 
 
+def broadcast(t: T.Task) -> str:
+    """The controller's broadcast, as a paragraph of its own (none when it is off: the prompt is
+    then what it was): its decision, the open promises, and for an utterance that may promise,
+    what is planned next and the places a promise may name."""
+    name, parts = t.persona.name, []
+    d = getattr(t, "decision", None)
+    if d is not None:
+        target = f" ({d.target})" if d.target else ""
+        parts.append(f"What {name} has decided to do (at {d.time}): {quote(d.intent)}{target}, because: {quote(d.reason)}")
+    promises = getattr(t, "promises", [])
+    if promises:
+        parts.append(f"What {name} has promised to do today (keep these):\n" + "\n".join(
+            f"- by {p.by} at {p.where}: {quote(p.what)} (promised to {p.to})" for p in promises))
+    if isinstance(t, T.CommittingUtterance):
+        if t.plan_next is not None:
+            parts.append(f"What {name} plans to do next: {block(t.plan_next)}")
+        parts.append(f'If {name} promises {t.listener} to do something later today, give it as "commitment" '
+                     f"(what, by HH:MM, where: one of these places), else null:\n"
+                     + bullets(t.known_places, plain=True))
+    return "\n\n".join(parts)
+
+
 _EXTRA = {"hourly_schedule": _hourly, "decompose": _decompose, "utterance": _utterance, "react": _react,
-          "interview": _interview, "reflection_insights": _insights, "choose_place": _unavailable}
+          "interview": _interview, "reflection_insights": _insights, "choose_place": _unavailable,
+          "utterance_commit": _utterance}
 
 
 @cache
@@ -295,5 +322,5 @@ def template(name: str) -> string.Template:
 
 def render(task: T.Task) -> str:
     """The prompt (no code is executed: `$name` placeholders are filled, text values quoted)."""
-    text = template(task.name).safe_substitute(_values(task))
+    text = template(getattr(type(task), "template_name", task.name)).safe_substitute(_values(task))
     return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"

@@ -25,6 +25,7 @@ from smalltown.llm.tasks import (
 )
 from smalltown.mind import importance
 from smalltown.mind.awareness import unavailable_now
+from smalltown.mind.commitments import decision_input, narrowed, promise_inputs
 from smalltown.mind.places import choose_place, covered, gatherings_on
 from smalltown.mind.plan import DayPlan, PlanItem, fit_actions, minute_of, normalise_blocks
 from smalltown.mind.records import record
@@ -104,9 +105,10 @@ def plan_day(mind: "Mind", now: datetime) -> DayPlan:
     items = [(s.time, s.activity) for s in daily.items]
     level1 = mind.remember("plan", [f"{mind.name}'s plan for {date_text}: wake up at {daily.wake_up_hour}:00, "
                                     "then " + "; ".join(f"{t} {a}" for t, a in items)], now)
-    hourly = mind.ask(HourlySchedule(persona=mind.persona, now=now, wake_up_hour=daily.wake_up_hour,
-                                     daily_plan=daily.items, known_places=places, gatherings=gatherings,
-                                     intentions=intentions))
+    hourly = mind.ask(narrowed(mind, HourlySchedule(
+        persona=mind.persona, now=now, wake_up_hour=daily.wake_up_hour, daily_plan=daily.items, known_places=places,
+        gatherings=gatherings, intentions=intentions, decision=decision_input(mind),
+        promises=promise_inputs(mind, now))))
     raw = _raw(mind, hourly.blocks, 0)
     # the day from midnight: sleep (or a night's work) as the schedule gives it; before its first
     # block, asleep
@@ -224,12 +226,13 @@ def _decompose(mind: "Mind", block: PlanItem, now: datetime, current: str) -> No
         if b.start == window[-1].end and b.actions is None and b.end - block.start <= WINDOW:
             window.append(b)
     part = PlanItem(block.start, window[-1].end - block.start, block.activity, place=block.place)
-    out = mind.ask(Decompose(persona=mind.persona, now=now, activity=block.activity, start=hhmm(block.start),
+    out = mind.ask(narrowed(mind, Decompose(persona=mind.persona, now=now, activity=block.activity, start=hhmm(block.start),
                              minutes=part.minutes, place=block.place, objects=objects,
                              activity_start=hhmm(first.start), activity_minutes=last.end - first.start + last.runs_on,
                              done=done, minutes_left=last.end - part.end + last.runs_on, before=before, after=after,
                              gatherings=gatherings_on(mind, now.date()), intentions=standing_intentions(mind, now),
-                             rate=rate, unavailable=unavailable))
+                             rate=rate, unavailable=unavailable, decision=decision_input(mind),
+                             promises=promise_inputs(mind, now))))
     rated = mind.asker.last_task.rate  # those the prompt had room for
     if not importance.packed(mind, rated, out.ratings) and rated:
         mind.note(f"{len(out.ratings)} ratings for {len(rated)} memories; they are asked again")
@@ -297,13 +300,14 @@ def replan(mind: "Mind", now: datetime, reason: list[Record], reaction: str = ""
     done = [as_block(s) for s in DayPlan(plan.date, plan.wake_up_hour, [], lived).spans()]
     places = list(mind.state.known.tree)
     doing = mind.state.action
-    hourly = mind.ask(HourlySchedule(
+    hourly = mind.ask(narrowed(mind, HourlySchedule(
         persona=mind.persona, now=now, wake_up_hour=plan.wake_up_hour,
         daily_plan=[PlanStep(time=t if _hhmm_ok(t) else f"{plan.wake_up_hour:02d}:00", activity=a[:60] or "-")
                     for t, a in plan.items],
         known_places=places, gatherings=gatherings_on(mind, now.date()), intentions=standing_intentions(mind, now),
         from_time=hhmm(minute), done=done, reason=reason, reaction=reaction[:200],
-        place=pretty(":".join(doing.address.split(":")[:2])) if doing and doing.address else ""))
+        place=pretty(":".join(doing.address.split(":")[:2])) if doing and doing.address else "",
+        decision=decision_input(mind), promises=promise_inputs(mind, now))))
     plan.blocks = normalise_blocks(_raw(mind, hourly.blocks, minute), minute, before=lived, home=mind.persona.home)
     if first_address:  # a reaction to an object: done at that object
         nxt = plan.block_at(minute)

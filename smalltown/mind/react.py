@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from smalltown.lang import gerund
 from smalltown.llm.tasks import React, ReactOut, Record
+from smalltown.mind.commitments import narrowed
 from smalltown.mind.talk import facts_of, news_for
 from smalltown.world.perception import Seen
 
@@ -66,11 +67,11 @@ def consider(mind: "Mind", seen: Seen, is_agent: bool, now: datetime, place: str
     news = news_for(mind, seen.subject) if is_agent else []
     action = mind.state.action
     status = gerund(action.activity) if action else "nothing in particular"
-    answer = mind.ask(React(persona=mind.persona, now=now, status=status, place=place,
+    answer = mind.ask(narrowed(mind, React(persona=mind.persona, now=now, status=status, place=place,
                             observation=seen.description, observed=seen.subject, observed_is_agent=is_agent,
                             observed_state=state, context=list(context.values()),
                             last_talk=mind.state.talks.get(seen.subject) if is_agent else None,
-                            news=news, facts=facts_of(mind, news)))
+                            news=news, facts=facts_of(mind, news))))
     if not answer.react:
         mind.state.declined[seen.subject] = now
     return Reaction(seen.subject, is_agent, answer)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 
 from smalltown.llm.tasks import LastTalk
+from smalltown.mind.commitments import Commitment, Decision
 from smalltown.mind.places import KnownTree
 from smalltown.mind.plan import DayPlan
 from smalltown.world.model import SLEEPING, pretty
@@ -113,6 +114,12 @@ class AgentState:
     schedule_memory: int | None = None  # the memory holding today's schedule
     # places found closed or taken (an arena's or object's address) -> until when (mind/awareness.py)
     unavailable: dict[str, datetime] = field(default_factory=dict)
+    # the controller's (mind/controller.py): its latest decision (broadcast on) and the promises
+    # still open; each kept in the JSON only when there is one (a run without them is unchanged)
+    decision: Decision | None = None
+    commitments: list[Commitment] = field(default_factory=list)
+    # (kind, text, data) of what the controller did, for the engine to emit: never saved
+    outbox: list[tuple[str, str, dict]] = field(default_factory=list, repr=False, compare=False)
 
     def to_json(self, plan: bool = True) -> dict:
         """The state as JSON's data; `plan` False leaves "plan" None (the save keeps it apart)."""
@@ -134,6 +141,8 @@ class AgentState:
             "place_answers": self.place_answers,
             "pending_ratings": {p.text: self.ratings[p.text] for p in self.pending if p.text in self.ratings},
             "schedule_memory": self.schedule_memory,
+            **({"decision": self.decision.to_json()} if self.decision else {}),
+            **({"commitments": [c.to_json() for c in self.commitments]} if self.commitments else {}),
         }
         if self.unavailable:  # (written only when some: older saves' JSON stays as it was)
             out["unavailable"] = {k: stamp(t) for k, t in self.unavailable.items()}
@@ -163,4 +172,6 @@ class AgentState:
             ratings=dict(d.get("pending_ratings", {})),
             schedule_memory=d.get("schedule_memory"),
             unavailable={k: when(t) for k, t in d.get("unavailable", {}).items()},
+            decision=Decision.from_json(d["decision"]) if d.get("decision") else None,
+            commitments=[Commitment.from_json(c) for c in d.get("commitments", [])],
         )

@@ -17,7 +17,8 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from smalltown.llm import tasks
-from smalltown.llm.tasks import LastTalk, Record, SummarizeConversation, Utterance
+from smalltown.llm.tasks import CommittingUtterance, LastTalk, Record, SummarizeConversation, Utterance
+from smalltown.mind import commitments
 from smalltown.mind.memory import Memory
 from smalltown.mind.records import record
 from smalltown.mind.state import Action, talking_with
@@ -138,7 +139,13 @@ def say(conv: Conversation, a: "Mind", b: "Mind") -> bool:
         for r in speaker.retrieve(q, now, s.conversation_k, "conversation"):
             if r.id not in skip and (r.id not in memories or memories[r.id].score < r.score):
                 memories[r.id] = r
-    out = speaker.ask(Utterance(
+    committing = commitments.asks_commitment(speaker, listener.name, now)
+    # the broadcast (empty when off): the speaker's decision and open promises; with `commitments`
+    # on, the places a promise may name and what the speaker has planned next
+    extra = dict(decision=commitments.decision_input(speaker), promises=commitments.promise_inputs(speaker, now))
+    if committing:
+        extra.update(known_places=list(speaker.state.known.tree), plan_next=commitments.plan_next(speaker, now))
+    out = speaker.ask((CommittingUtterance if committing else Utterance)(
         persona=speaker.persona, now=now, listener=listener.name, place=conv.place, initiator=a.name,
         reason=conv.reason, speaker_doing=own(doing.get(speaker.name, "nothing in particular"), speaker.name),
         listener_doing=doing.get(listener.name, "nothing in particular"),
@@ -147,7 +154,9 @@ def say(conv: Conversation, a: "Mind", b: "Mind") -> bool:
         facts=(facts := facts_of(speaker, news, conv.lines)),
         gatherings=[g for f in facts for g in speaker.lore.announced(f.name)],
         memories=list(memories.values()),
-        transcript=[tasks.Line(speaker=x.speaker, text=x.text, facts=x.facts) for x in conv.lines]))
+        transcript=[tasks.Line(speaker=x.speaker, text=x.text, facts=x.facts) for x in conv.lines], **extra))
+    if committing:
+        commitments.commit(speaker, listener.name, out, now)
     asked = speaker.asker.last_task  # numbered as its prompt showed them
     items = [*asked.news, *asked.memories]
     told = [items[i - 1] for i in dict.fromkeys(out.tells) if 1 <= i <= len(items)]
@@ -207,7 +216,7 @@ def carry_on(me: "Mind", other: "Mind", conv: Conversation) -> bool:
     when the day was planned again. Touches `me` only."""
     now = conv.start
     replanned = False
-    if conv.plan_changes.get(me.name):
+    if conv.plan_changes.get(me.name) or commitments.unplanned_promises(me, now):
         reason = [record(me.lore, m, 1.0) for m in [conv.chats[me.name], *conv.learned[me.name]]]
         replanned = me.replan(now, reason)
     state = me.state

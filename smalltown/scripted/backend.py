@@ -15,6 +15,7 @@ from typing import Callable
 from smalltown.llm.tasks import (
     Answer,
     ChoosePlace,
+    CommittingUtterance,
     DailyPlan,
     Decompose,
     HourlySchedule,
@@ -31,7 +32,7 @@ from smalltown.llm.tasks import (
     Task,
     Utterance,
 )
-from smalltown.scripted import interview, memory, objects, plan, steps, talk
+from smalltown.scripted import commit, interview, memory, objects, plan, steps, talk
 
 
 class ScriptedBackend:
@@ -60,6 +61,7 @@ class ScriptedBackend:
             Utterance: lambda t: talk.utterance(s, t),
             SummarizeConversation: lambda t: talk.summarize(s, t),
             Interview: lambda t: interview.interview(s, t),
+            CommittingUtterance: lambda t: commit.with_promise(t, talk.utterance(s, t)),
         }
 
     def answer(self, task: Task, prompt: str = "") -> Answer:

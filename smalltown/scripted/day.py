@@ -238,7 +238,7 @@ class Bent:
 
 def plan(seed: int, p: Persona, now: datetime, known_places: list[str], gatherings: list[Gathering],
          intentions: list[Record], from_min: int | None = None, reaction: str = "",
-         here: str = "") -> Bent:
+         here: str = "", promises: list[tuple[int, int, str, str]] = ()) -> Bent:
     """The routine day bent by today's gatherings, the inner voices and a reaction (in that order
     of precedence: a reaction first, then gatherings at their time, then intentions in the free
     hours, then the routine)."""
@@ -275,6 +275,10 @@ def plan(seed: int, p: Persona, now: datetime, known_places: list[str], gatherin
         for m in range(slot, slot + 60):
             day[m] = label
             blocked[m] = True
+
+    for s, e, activity, where in promises:  # promises made (given with the broadcast): kept
+        for m in range(s, e):
+            day[m] = Label(act(activity), where, "promise", "")
 
     if reaction.strip() and from_min is not None:
         minutes = (15, 20, 25, 30)[stable_int(seed, p.name, from_min, "reaction") % 4]  # not by its words

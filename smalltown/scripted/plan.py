@@ -16,6 +16,7 @@ from smalltown.llm.tasks import (
     PlanStep,
 )
 from smalltown.scripted import day
+from smalltown.scripted.commit import promise_labels
 from smalltown.scripted.words import minute, minute_of
 from smalltown.world.model import DAY
 
@@ -67,7 +68,8 @@ def hourly_schedule(seed: int, task: HourlySchedule) -> HourlyScheduleOut:
         here = task.done[-1].place
     elif here not in known:
         here = ""
-    bent = day.plan(seed, p, task.now, known, task.gatherings, task.intentions, from_min, task.reaction, here)
+    bent = day.plan(seed, p, task.now, known, task.gatherings, task.intentions, from_min, task.reaction, here,
+                    promise_labels(task.promises, from_min))
     start = from_min if from_min is not None else 0
     blocks = day.to_blocks(day.spans(bent.day, start, DAY), p, known)
     # an activity that runs past midnight (a night's work) is given its whole length

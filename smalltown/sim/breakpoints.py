@@ -21,6 +21,9 @@ BREAK_KINDS: dict[str, str] = {
     "memory": "gets a memory matching a text",
     "event": "does anything",  # its next event, as a step to it (`next_event`) waits for
     "unexpected": "finds its action's place closed or taken",  # action awareness (mind/awareness.py)
+    "committed": "promises something in a conversation",
+    "kept": "keeps a promise",
+    "broken": "breaks a promise",
 }
 # what `text` means for each kind (empty text: anything)
 TEXT_MEANS = {"call": "task", "enter": "place", "memory": "text"}
@@ -114,5 +117,6 @@ def _first_hit(bp: Breakpoint, events: list[Event], calls: list[tuple[str, str]]
         elif bp.kind == "event" and e.kind not in QUIET_KINDS and _mine(bp, e.agent):
             return Hit(bp, e.agent, e.text)
         elif bp.kind == "unexpected" and e.kind == "unexpected" and _mine(bp, e.agent):
+        elif bp.kind in ("committed", "kept", "broken") and e.kind == bp.kind and _mine(bp, e.agent):
             return Hit(bp, e.agent, e.text)
     return None

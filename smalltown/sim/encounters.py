@@ -16,7 +16,8 @@ from datetime import datetime
 from smalltown.llm.backend import CallRecord
 from smalltown.mind import talk
 from smalltown.mind.agent import Mind
-from smalltown.mind.react import Reaction, act_on, consider, may_consider, may_talk_to
+from smalltown.mind.controller import weigh as consider
+from smalltown.mind.react import Reaction, act_on, may_consider, may_talk_to
 from smalltown.mind.records import Lore
 from smalltown.sim.agent import Agent
 from smalltown.sim.changes import Changes

@@ -85,6 +85,21 @@ class IntentionShape(_Shape):
     text: str
 
 
+class DecisionShape(_Shape):
+    intent: str
+    target: str = ""
+    reason: str = ""
+    time: Stamp
+
+
+class CommitmentShape(_Shape):
+    what: str
+    to: str
+    by: Stamp
+    where: str
+    made: Stamp
+
+
 class AgentStateShape(_Shape):
     known: dict[str, dict[str, list[str]]] = {}
     states: dict[str, str] = {}
@@ -107,6 +122,8 @@ class AgentStateShape(_Shape):
     using: Optional[str] = None
     recent: list[str] = []
     unavailable: dict[str, Stamp] = {}
+    decision: Optional[DecisionShape] = None
+    commitments: list[CommitmentShape] = []
 
 
 def state_problem(text: str) -> str | None:

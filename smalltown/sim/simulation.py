@@ -21,6 +21,7 @@ from smalltown.mind.agent import Mind
 from smalltown.mind.memory import Memory, MemoryStream, Retrieval, RetrievalWeights
 from smalltown.mind.records import Lore
 from smalltown.sim import aware, commit
+from smalltown.sim import commit, commitments
 from smalltown.sim.agent import Agent
 from smalltown.sim.changes import Changes
 from smalltown.sim.crowd import Crowd
@@ -178,6 +179,8 @@ class Simulation:
                 if not agent.path:
                     changes.changed.add(agent.name)
         aware.notice_all(self.agents, now, changes, self.settings.action_awareness)
+        commitments.emit_outboxes(self.agents, changes)  # the controllers' decisions and promises
+        commitments.check(self.agents, self.world, now, self.settings.commitment_window_minutes, changes)
         self._flush(changes, snapshot=self._snapshot_due())
         self.finished = self.tick
         return changes.events

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from smalltown.mind import controller
 from smalltown.mind.state import Action
 from smalltown.sim.agent import Agent
 from smalltown.sim.crowd import Crowd
@@ -19,6 +20,6 @@ class Thinking:
     def next_actions(self, agents: list[Agent], now: datetime) -> list[tuple[Action, bool]]:
         def think(agent: Agent) -> tuple[Action, bool]:
             here = self.world.arena_at(agent.tile)
-            return agent.mind.next_action(now, here.address if here else "")
+            return controller.next_action(agent.mind, now, here.address if here else "")
 
         return self.crowd.each(agents, think)

@@ -22,16 +22,18 @@ from smalltown.llm.tasks.plan import (
 )
 from smalltown.llm.tasks.talk import (
     ConversationOut, Interview, InterviewOut, LearnedFact, React, ReactOut, SummarizeConversation, Utterance,
-    UtteranceOut,
+    UtteranceOut, CommittingUtterance, CommittingUtteranceOut,
 )
+from smalltown.llm.tasks.broadcast import Decided, Promise, PromiseOut
 from smalltown.world.model import SLEEPING  # the seam names the activity of sleep
 
 TASKS: dict[str, type[Task]] = {t.name: t for t in (
     DailyPlan, HourlySchedule, Decompose, NextAction, ChoosePlace, ObjectState, RateImportance,
     ReflectionQuestions, ReflectionInsights, SummaryDescription, React, Utterance,
-    SummarizeConversation, Interview)}
+    SummarizeConversation, Interview, CommittingUtterance)}
 
 __all__ = [
+    "CommittingUtterance", "CommittingUtteranceOut", "Decided", "Promise", "PromiseOut",
     "Answer",
     "Block",
     "ChoosePlace",

@@ -8,6 +8,7 @@ from typing import ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from smalltown.llm.tasks.base import Record, PlanStep, Block, Done, Output, Task, Rating, _enum, _count
+from smalltown.llm.tasks.broadcast import Decided, Promise, Quiet
 from smalltown.world.model import Gathering
 
 
@@ -37,7 +38,7 @@ class HourlyScheduleOut(Output):
     blocks: list[Block] = Field(min_length=1, max_length=14)
 
 
-class HourlySchedule(Task):
+class HourlySchedule(Quiet, Task):
     """The waking day as blocks (one activity each, an hour or longer, with its place); after a
     reaction, a conversation or an inner voice, the rest of the day from `from_time`."""
 
@@ -55,6 +56,9 @@ class HourlySchedule(Task):
     reason: list[Record] = []  # what prompts a re-plan: a conversation and what was learned
     reaction: str = ""  # a reaction to do first, from `from_time`
     place: str = ""  # where the agent is now ("sector: arena"), when re-planning
+    quiet: ClassVar[tuple[str, ...]] = ("decision", "promises")
+    decision: Decided | None = None  # the controller's decision (broadcast on)
+    promises: list[Promise] = []  # the agent's open commitments, to keep (broadcast on)
 
     def schema(self) -> dict:
         return _enum(super().schema(), ("$defs", "Block", "properties", "place"), self.known_places) \
@@ -78,7 +82,7 @@ class DecomposeOut(Output):
     ratings: list[Rating] = Field(default=[], description="one importance rating per memory to rate, in order")
 
 
-class Decompose(Task):
+class Decompose(Quiet, Task):
     """Just in time: the next part (at most two hours) of an activity into 5-15 minute actions, each
     with the object it is done at, seeing the day around it and what is already done of it. The
     same call rates the records noted since the last rating (packed: one call instead of two)."""
@@ -103,7 +107,9 @@ class Decompose(Task):
     intentions: list[Record] = []  # inner voices that still stand (as the schedule was given)
     rate: list[Record] = []  # memories to rate on SPEC 2's scale
     unavailable: list[str] = []  # of `objects`: found closed or taken (mind/awareness.py)
-    optional: ClassVar[tuple[str, ...]] = ("unavailable",)  # (see llm/backend.task_key)
+    quiet: ClassVar[tuple[str, ...]] = ("unavailable", "decision", "promises")
+    decision: Decided | None = None  # the controller's decision (broadcast on)
+    promises: list[Promise] = []  # the agent's open commitments (broadcast on)
 
     def schema(self) -> dict:
         s = super().schema()
@@ -142,7 +148,7 @@ class ChoosePlaceOut(Output):
     choice: str = Field(min_length=1, max_length=200)
 
 
-class ChoosePlace(Task):
+class ChoosePlace(Quiet, Task):
     """One level of the recursive choice over the agent's known tree (SPEC 7)."""
 
     name: ClassVar[str] = "choose_place"
@@ -153,7 +159,7 @@ class ChoosePlace(Task):
     current: str  # where the agent is now, "sector: arena"
     options: list[str]
     unavailable: list[str] = []  # of `options`: found closed or taken (mind/awareness.py)
-    optional: ClassVar[tuple[str, ...]] = ("unavailable",)  # (see llm/backend.task_key)
+    quiet: ClassVar[tuple[str, ...]] = ("unavailable",)
 
     def schema(self) -> dict:
         return _enum(super().schema(), ("properties", "choice"), self.options) if self.options else super().schema()

@@ -7,6 +7,7 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from smalltown.llm.tasks.base import Record, Block, Line, LastTalk, Output, Task, Rating, _enum, _count
+from smalltown.llm.tasks.broadcast import Decided, Promise, PromiseOut, Quiet
 from smalltown.world.model import Fact, Gathering
 
 
@@ -47,7 +48,7 @@ class UtteranceOut(Output):
     tells: list[int] = Field(default=[], max_length=3, description="numbers of the remembered items this line passes on")
 
 
-class Utterance(Task):
+class Utterance(Quiet, Task):
     """SPEC 5: the next line of a conversation, with its situation: what both are doing, why
     they are talking, the speaker's view of the listener, their last talk, what the speaker
     already told the listener, what it remembers, and what was said so far."""
@@ -71,6 +72,9 @@ class Utterance(Task):
     gatherings: list[Gathering] = []  # events those facts announce
     memories: list[Record] = []  # retrieved about the listener and the last line
     transcript: list[Line] = []  # the conversation so far
+    quiet: ClassVar[tuple[str, ...]] = ("decision", "promises")
+    decision: Decided | None = None  # the controller's decision (broadcast on)
+    promises: list[Promise] = []  # the speaker's open commitments (broadcast on)
 
     def schema(self) -> dict:
         n = len(self.news) + len(self.memories)
@@ -82,6 +86,33 @@ class Utterance(Task):
         n = len(self.news) + len(self.memories)
         bad = [i for i in out.tells if not 1 <= i <= n]
         return f"item {bad[0]} does not exist (there are {n})" if bad else ""
+
+
+class CommittingUtteranceOut(UtteranceOut):
+    commitment: PromiseOut | None = Field(default=None, description="only when the line promises something: what, when and where (else null)")
+
+
+class CommittingUtterance(Utterance):
+    """An utterance that may carry a commitment (`commitments` on): the places it may name, and
+    with the broadcast what the speaker has planned next."""
+
+    name: ClassVar[str] = "utterance_commit"
+    template_name: ClassVar[str] = "utterance"  # the utterance's template, with its parts for a promise
+    output: ClassVar[type[Output]] = CommittingUtteranceOut
+    known_places: list[str] = []
+    plan_next: Block | None = None  # the speaker's next planned block (broadcast on)
+
+    def schema(self) -> dict:
+        s = super().schema()
+        if self.known_places:
+            s = _enum(s, ("$defs", "PromiseOut", "properties", "where"), self.known_places)
+        return s
+
+    def check(self, out: Output) -> str:
+        c = getattr(out, "commitment", None)
+        if c is not None and self.known_places and c.where not in self.known_places:
+            return f"place {c.where!r} is not a place the person knows"
+        return super().check(out)
 
 
 class LearnedFact(BaseModel):

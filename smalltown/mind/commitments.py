@@ -1,0 +1,152 @@
+"""The controller's record in an agent's state (issue 16): its current Decision and the agent's
+open Commitments (promises made in conversations), as plain data with their JSON, and how they
+are shown to prompts as typed inputs when the broadcast is on.
+
+Written by mind/controller.py (decisions, at action boundaries and on observations weighed) and
+mind/talk.py (a line's commitment); read by the talking and planning prompts (broadcast on) and
+by sim/commitments.py, the model-free checker that marks each kept or broken by its deadline.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, time
+from typing import TYPE_CHECKING
+
+from smalltown.llm.tasks import Block, Decided, Promise
+
+if TYPE_CHECKING:
+    from smalltown.mind.agent import Mind
+
+
+@dataclass
+class Decision:
+    intent: str  # what the agent does next: an activity, "talk with X", a reaction
+    target: str  # an address, or the agent observed
+    reason: str  # the plan's block, or what was observed
+    time: datetime
+
+    def to_json(self) -> dict:
+        return {"intent": self.intent, "target": self.target, "reason": self.reason, "time": self.time.isoformat(" ")}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Decision":
+        return cls(d["intent"], d.get("target", ""), d.get("reason", ""), datetime.fromisoformat(d["time"]))
+
+
+@dataclass
+class Commitment:
+    what: str
+    to: str  # to whom it was promised
+    by: datetime  # when, today
+    where: str  # a sector the agent knows
+    made: datetime  # when it was said
+
+    def to_json(self) -> dict:
+        return {"what": self.what, "to": self.to, "by": self.by.isoformat(" "), "where": self.where,
+                "made": self.made.isoformat(" ")}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Commitment":
+        return cls(d["what"], d["to"], datetime.fromisoformat(d["by"]), d["where"], datetime.fromisoformat(d["made"]))
+
+
+# --- shown to prompts (broadcast on) ---------------------------------------------------------------
+
+
+def decision_input(mind: "Mind") -> Decided | None:
+    """The current decision as a prompt's input: only with the broadcast on."""
+    d = mind.state.decision
+    if not mind.settings.controller_broadcast or d is None:
+        return None
+    return Decided(intent=d.intent[:120], target=d.target, reason=d.reason[:200], time=d.time.strftime("%H:%M"))
+
+
+def promise_inputs(mind: "Mind", now: datetime) -> list[Promise]:
+    """The agent's open commitments of today, as the planning and talking prompts get them: only
+    with the broadcast on (off, what is said and what is planned do not share them)."""
+    if not mind.settings.controller_broadcast:
+        return []
+    return [Promise(what=c.what, to=c.to, by=c.by.strftime("%H:%M"), where=c.where)
+            for c in mind.state.commitments if c.by.date() == now.date()]
+
+
+def plan_next(mind: "Mind", now: datetime) -> Block | None:
+    """The next activity of today's plan after the one under way (starting at least 15 minutes
+    from now, at a place): what a speaker who hears the broadcast knows it will do."""
+    plan = mind.state.plan
+    if not mind.settings.controller_broadcast or plan is None or plan.date != now.date():
+        return None
+    minute = now.hour * 60 + now.minute
+    for span in plan.spans():
+        b = span[0]
+        if b.start >= minute + 15 and b.place and b.start < 23 * 60:
+            return Block(start=f"{b.start // 60:02d}:{b.start % 60:02d}",
+                         minutes=max(5, min(1440, span[-1].end - b.start)), activity=b.activity[:60] or "-",
+                         place=b.place)
+    return None
+
+
+def planned(mind: "Mind", c: Commitment) -> bool:
+    """Whether today's plan already has the agent at the promised place around its time."""
+    plan = mind.state.plan
+    if plan is None or plan.date != c.by.date():
+        return False
+    minute = c.by.hour * 60 + c.by.minute
+    b = plan.block_at(minute)
+    return b is not None and b.place == c.where
+
+
+def today_at(now: datetime, hhmm: str) -> datetime:
+    h, m = map(int, hhmm.split(":"))
+    return datetime.combine(now.date(), time(h, m))
+
+
+# --- the bottleneck: what reaches the controller's prompts ------------------------------------------
+
+_EMPTY = {"status": "nothing in particular", "place": "", "context": [], "last_talk": None, "news": [],
+          "gatherings": [], "intentions": []}
+
+
+def narrowed(mind: "Mind", task):
+    """`task` with the inputs `controller_inputs` leaves out emptied (the default keeps them all:
+    the task itself, unchanged). A left-out news list takes its facts with it."""
+    keep = mind.settings.controller_inputs
+    drop = {n: v for n, v in _EMPTY.items() if n not in keep and n in type(task).model_fields}
+    if not drop:
+        return task
+    if "news" in drop and "facts" in type(task).model_fields:
+        drop["facts"] = []
+    return task.model_copy(update=drop)
+
+
+# --- a commitment said -------------------------------------------------------------------------------
+
+
+def asks_commitment(mind: "Mind", listener: str, since: datetime) -> bool:
+    """A line may carry a promise (`commitments` on): one per speaker per conversation."""
+    return mind.settings.commitments and not any(c.to == listener and c.made == since for c in mind.state.commitments)
+
+
+def commit(mind: "Mind", listener: str, out, now: datetime) -> Commitment | None:
+    """Keep the commitment a line carried, if it is one the agent can keep today (later than now,
+    at a place it knows); the engine emits it as "committed"."""
+    c = getattr(out, "commitment", None)
+    if c is None:
+        return None
+    by = today_at(now, c.by)
+    if by <= now or c.where not in mind.state.known.tree:
+        mind.note(f"commitment {c.what!r} by {c.by} at {c.where!r} dropped: not later today at a known place")
+        return None
+    made = Commitment(c.what.strip(), listener, by, c.where, now)
+    mind.state.commitments.append(made)
+    mind.state.outbox.append(("committed", f"{mind.name} promises {listener}: {made.what} at {made.where} by {c.by}",
+                              {"to": listener, "what": made.what, "where": made.where, "by": c.by}))
+    return made
+
+
+def unplanned_promises(mind: "Mind", since: datetime) -> bool:
+    """After a talk, with the broadcast on: whether a promise made in it is not in today's plan yet
+    (the day is then planned again with it)."""
+    return mind.settings.controller_broadcast and any(
+        c.made == since and not planned(mind, c) for c in mind.state.commitments)
