@@ -56,6 +56,8 @@ class Settings:
     reflection: bool = True
     planning: bool = True
     observation_memory: bool = True
+    # PIANO modules (issue 16), off by default this round
+    social_awareness: bool = False  # mind/social.py: sentiment toward others, after each conversation
 
     def __post_init__(self) -> None:
         """Every Settings is whole: each value of its setting's type and inside its range (so an

@@ -15,6 +15,7 @@ from datetime import date, datetime
 from smalltown.llm.tasks import LastTalk
 from smalltown.mind.places import KnownTree
 from smalltown.mind.plan import DayPlan
+from smalltown.mind.social import Bond
 from smalltown.world.model import SLEEPING, pretty
 
 _TALKING = "talking with "  # how a conversation is spelt as an activity; read back only here
@@ -111,6 +112,7 @@ class AgentState:
     # filed before: filed at the next settle); a filed text's rating is its records' in the stream
     ratings: dict[str, int] = field(default_factory=dict)
     schedule_memory: int | None = None  # the memory holding today's schedule
+    social: dict[str, Bond] = field(default_factory=dict)  # other -> feeling (mind/social.py; when on)
 
     def to_json(self, plan: bool = True) -> dict:
         """The state as JSON's data; `plan` False leaves "plan" None (the save keeps it apart)."""
@@ -132,6 +134,7 @@ class AgentState:
             "place_answers": self.place_answers,
             "pending_ratings": {p.text: self.ratings[p.text] for p in self.pending if p.text in self.ratings},
             "schedule_memory": self.schedule_memory,
+            **({"social": {k: b.to_json() for k, b in self.social.items()}} if self.social else {}),
         }
 
     @classmethod
@@ -157,4 +160,5 @@ class AgentState:
             pending=[Pending(k, t, when(w), list(e)) for k, t, w, e in d.get("pending", [])],
             ratings=dict(d.get("pending_ratings", {})),
             schedule_memory=d.get("schedule_memory"),
+            social={k: Bond.from_json(b) for k, b in d.get("social", {}).items()},
         )

@@ -31,7 +31,8 @@ from smalltown.llm.tasks import (
     Task,
     Utterance,
 )
-from smalltown.scripted import interview, memory, objects, plan, steps, talk
+from smalltown.llm.tasks.social import SummarizeConversationSocial
+from smalltown.scripted import interview, memory, objects, plan, social, steps, talk
 
 
 class ScriptedBackend:
@@ -60,6 +61,7 @@ class ScriptedBackend:
             Utterance: lambda t: talk.utterance(s, t),
             SummarizeConversation: lambda t: talk.summarize(s, t),
             Interview: lambda t: interview.interview(s, t),
+            SummarizeConversationSocial: lambda t: social.summarize_social(t, talk.summarize(s, t)),
         }
 
     def answer(self, task: Task, prompt: str = "") -> Answer:

@@ -20,9 +20,10 @@ BREAK_KINDS: dict[str, str] = {
     "enter": "enters a place",
     "memory": "gets a memory matching a text",
     "event": "does anything",  # its next event, as a step to it (`next_event`) waits for
+    "sentiment": "changes its feeling toward someone",  # social awareness (mind/social.py)
 }
 # what `text` means for each kind (empty text: anything)
-TEXT_MEANS = {"call": "task", "enter": "place", "memory": "text"}
+TEXT_MEANS = {"call": "task", "enter": "place", "memory": "text", "sentiment": "toward"}
 QUIET_KINDS = frozenset({"perceived"})  # every agent perceives every tick: not "an event" to stop at
 
 
@@ -112,4 +113,7 @@ def _first_hit(bp: Breakpoint, events: list[Event], calls: list[tuple[str, str]]
                 return Hit(bp, e.agent, e.text)
         elif bp.kind == "event" and e.kind not in QUIET_KINDS and _mine(bp, e.agent):
             return Hit(bp, e.agent, e.text)
+        elif bp.kind == "sentiment" and e.kind == "sentiment" and _mine(bp, e.agent):
+            if not bp.text or _contains(str(e.data.get("other", "")), bp.text):
+                return Hit(bp, e.agent, e.text)
     return None

@@ -85,6 +85,12 @@ class IntentionShape(_Shape):
     text: str
 
 
+class BondShape(_Shape):
+    sentiment: Annotated[int, Field(ge=0, le=10)]
+    summary: str = ""
+    time: Stamp
+
+
 class AgentStateShape(_Shape):
     known: dict[str, dict[str, list[str]]] = {}
     states: dict[str, str] = {}
@@ -106,6 +112,7 @@ class AgentStateShape(_Shape):
     schedule_memory: Optional[Id] = None
     using: Optional[str] = None
     recent: list[str] = []
+    social: dict[str, BondShape] = {}
 
 
 def state_problem(text: str) -> str | None:

@@ -205,3 +205,18 @@ def _count(schema: dict, path: tuple[str, ...], lo: int, hi: int) -> dict:
 
 
 Rating = Annotated[int, Field(ge=1, le=10)]  # SPEC 2: 1 mundane .. 10 poignant
+
+
+class Feeling(_Data):
+    """Social awareness (mind/social.py): how one agent feels toward another, 0 hate .. 10 love,
+    and the relationship in a sentence, as last updated after a conversation."""
+
+    other: str
+    sentiment: int = Field(default=5, ge=0, le=10)
+    summary: str = ""
+
+
+def without_none(data: dict, *names: str) -> dict:
+    """A task's dump without the optional inputs `names` while they are None: a question asked with
+    a module off keeps the identity (task_key) it had before the module existed."""
+    return {k: v for k, v in data.items() if not (k in names and v is None)}

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
-from smalltown.llm.tasks.base import Record, Block, Line, LastTalk, Output, Task, Rating, _enum, _count
+from smalltown.llm.tasks.base import (Record, Block, Feeling, Line, LastTalk, Output, Task, Rating, _enum, _count,
+                                      without_none)
 from smalltown.world.model import Fact, Gathering
 
 
@@ -38,6 +39,11 @@ class React(Task):
     last_talk: LastTalk | None = None  # with the agent seen
     news: list[Record] = []  # the world's news the agent knows and has not told the one seen
     facts: list[Fact] = []  # the declared facts the news is about
+    feeling: Feeling | None = None  # social awareness: toward the agent seen (None: off, or an object)
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler):
+        return without_none(handler(self), "feeling")
 
 
 class UtteranceOut(Output):
@@ -71,6 +77,11 @@ class Utterance(Task):
     gatherings: list[Gathering] = []  # events those facts announce
     memories: list[Record] = []  # retrieved about the listener and the last line
     transcript: list[Line] = []  # the conversation so far
+    feeling: Feeling | None = None  # social awareness: the speaker's toward the listener (None: off)
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler):
+        return without_none(handler(self), "feeling")
 
     def schema(self) -> dict:
         n = len(self.news) + len(self.memories)
