@@ -46,20 +46,20 @@ def state(save: Path, agent: str) -> dict:
 
 def test_lila_kind_rude_kind_from_the_save(tmp_path):
     on = run(tmp_path / "on", LILA, "+12h", "social_awareness=true")
-    lila = feelings(on, "Nora Vance", "Lila Hart")
+    lila = feelings(on, "Nora Vance", "Lilah Hart")
     values = [v for _, v in lila]
     assert len(values) == 3, lila  # the three scripted talks, and no other
     assert values[0] > 5 and values[1] < values[0] and values[2] > values[1], values
     assert all(v > 5 for _, v in feelings(on, "Nora Vance", "Ben Okafor"))  # steadily kind
-    assert all(v < 5 for _, v in feelings(on, "Nora Vance", "Viktor Crane"))  # steadily rude
-    bond = state(on, "Nora Vance")["social"]["Lila Hart"]
+    assert all(v < 5 for _, v in feelings(on, "Nora Vance", "Victor Crane"))  # steadily rude
+    bond = state(on, "Nora Vance")["social"]["Lilah Hart"]
     assert bond["sentiment"] == values[-1] and bond["summary"]
-    said = query(on, "SELECT text FROM events WHERE kind = 'said' AND agent = 'Lila Hart'")
+    said = query(on, "SELECT text FROM events WHERE kind = 'said' AND agent = 'Lilah Hart'")
     assert any("sorry about earlier" in t for (t,) in said)  # the world file's line, as written
     off = run(tmp_path / "off", LILA, "+12h")
-    assert feelings(off, "Nora Vance", "Lila Hart") == []
+    assert feelings(off, "Nora Vance", "Lilah Hart") == []
     assert "social" not in state(off, "Nora Vance")
-    said = query(off, "SELECT text FROM events WHERE kind = 'said' AND agent = 'Lila Hart'")
+    said = query(off, "SELECT text FROM events WHERE kind = 'said' AND agent = 'Lilah Hart'")
     assert any("sorry about earlier" in t for (t,) in said)  # the lines are the world's, on or off
 
 
@@ -81,16 +81,16 @@ def test_off_digest_unchanged(tmp_path):
 
 
 def test_prompts_show_the_feeling_only_when_given():
-    f = Feeling(other="Lila Hart", sentiment=7, summary="Lila was kind to me.")
-    react = dict(persona=ME, now=NOW, status="working", place="Hobbs Cafe: cafe", observation="Lila is baking",
-                 observed="Lila Hart", observed_is_agent=True, context=[])
+    f = Feeling(other="Lilah Hart", sentiment=7, summary="Lilah was kind to me.")
+    react = dict(persona=ME, now=NOW, status="working", place="Hobbs Cafe: cafe", observation="Lilah is baking",
+                 observed="Lilah Hart", observed_is_agent=True, context=[])
     assert "feeling toward" not in React(**react).render()
-    assert "Nora Vance's feeling toward Lila Hart: 7/10" in React(**react, feeling=f).render()
+    assert "Nora Vance's feeling toward Lilah Hart: 7/10" in React(**react, feeling=f).render()
     assert "feeling" not in React(**react).model_dump_json()  # off: the question's identity is as before
-    talk = dict(persona=ME, now=NOW, listener="Lila Hart", place="Hobbs Cafe: cafe", initiator="Nora Vance",
-                reason="Lila is baking", speaker_doing="working", listener_doing="baking")
+    talk = dict(persona=ME, now=NOW, listener="Lilah Hart", place="Hobbs Cafe: cafe", initiator="Nora Vance",
+                reason="Lilah is baking", speaker_doing="working", listener_doing="baking")
     assert "feeling toward" not in Utterance(**talk).render()
-    assert '7/10 (0 hate .. 10 love) — "Lila was kind to me."' in Utterance(**talk, feeling=f).render()
+    assert '7/10 (0 hate .. 10 love) — "Lilah was kind to me."' in Utterance(**talk, feeling=f).render()
 
 
 def test_stand_in_sentiment_from_typed_inputs():
@@ -106,13 +106,13 @@ def test_stand_in_sentiment_from_typed_inputs():
 def test_state_keeps_social_only_when_non_empty():
     s = AgentState()
     assert "social" not in s.to_json()
-    s.social["Lila Hart"] = Bond(3, "She was rude to me.", NOW)
+    s.social["Lilah Hart"] = Bond(3, "She was rude to me.", NOW)
     d = s.to_json()
-    assert d["social"]["Lila Hart"]["sentiment"] == 3
-    assert AgentState.from_json(d).social["Lila Hart"] == s.social["Lila Hart"]
+    assert d["social"]["Lilah Hart"]["sentiment"] == 3
+    assert AgentState.from_json(d).social["Lilah Hart"] == s.social["Lilah Hart"]
     assert state_problem(json.dumps(d)) is None
-    d["social"]["Lila Hart"]["sentiment"] = 11
-    assert "social.Lila Hart.sentiment" in state_problem(json.dumps(d))
+    d["social"]["Lilah Hart"]["sentiment"] = 11
+    assert "social.Lilah Hart.sentiment" in state_problem(json.dumps(d))
 
 
 @pytest.mark.parametrize("bad, says", [
