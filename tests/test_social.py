@@ -136,3 +136,17 @@ def test_lines_errors_name_the_line(tmp_path, bad, says):
         load_world(sub / "lila.toml")
     line = broken[:start].count("\n") + 1
     assert says in str(e.value) and f":{line}" in str(e.value), str(e.value)
+
+
+def test_sentiment_breakpoint():
+    from smalltown.sim.breakpoints import Breakpoint, check
+    from smalltown.sim.changes import Changes
+
+    changes = Changes(1, NOW)
+    changes.emit("Nora Vance", "said", "Nora Vance: hello", to="Lilah Hart")
+    assert check([Breakpoint(1, "sentiment")], changes.events, [], []) == []
+    changes.emit("Nora Vance", "sentiment", "Nora Vance feels 3/10 toward Lilah Hart (was 7)",
+                 other="Lilah Hart", value=3, previous=7, summary="", conversation=0)
+    assert check([Breakpoint(1, "sentiment", text="Ben")], changes.events, [], []) == []
+    (hit,) = check([Breakpoint(1, "sentiment", text="lilah")], changes.events, [], [])
+    assert hit.agent == "Nora Vance"
