@@ -27,7 +27,8 @@ def _in(default: int | float, low: int | float, high: int | float):
 
 # what may reach the controller's prompts (`controller_inputs`): react's status, place, retrieved
 # context, last talk and news; the plan tasks' gatherings and intentions (default: all, as today)
-CONTROLLER_INPUTS = ("status", "place", "context", "last_talk", "news", "gatherings", "intentions")
+CONTROLLER_INPUTS = ("status", "place", "context", "last_talk", "news", "gatherings", "intentions", "feeling",
+                     "unavailable")
 NAMES = "tuple[str, ...]"  # the type of a list-of-names setting
 
 
@@ -70,6 +71,8 @@ class Settings:
     controller_inputs: tuple[str, ...] = field(default=CONTROLLER_INPUTS, metadata={"names": CONTROLLER_INPUTS})
     commitments: bool = False
     commitment_window_minutes: int = _in(30, 0, 720)  # a promise is kept within this of its time
+    # PIANO modules (issue 16), off by default this round
+    social_awareness: bool = False  # mind/social.py: sentiment toward others, after each conversation
 
     def __post_init__(self) -> None:
         """Every Settings is whole: each value of its setting's type and inside its range (so an

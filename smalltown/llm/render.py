@@ -144,6 +144,11 @@ EXAMPLES: dict[str, dict] = {
                                "learned": [{"fact": "There is a farmers' market in the square on Sunday morning",
                                             "importance": 5}],
                                "plan_changes": False},
+    "summarize_conversation_social": {
+        "summary": "Caught up with the neighbour, who mentioned the farmers' market on Sunday.", "importance": 4,
+        "learned": [{"fact": "There is a farmers' market in the square on Sunday morning", "importance": 5}],
+        "plan_changes": False, "sentiment": 6,
+        "relationship": "A friendly neighbour I chat with now and then; I like them more each time."},
     "interview": {"answer": "I'm a baker, so most mornings I'm at the bakery by seven."},
     "choose_place": {"choice": "<one of the options, spelled exactly>"},
     "object_state": {"state": "baking bread"},
@@ -270,14 +275,15 @@ def _utterance(t: T.Utterance) -> dict[str, str]:
     return {"relationship_ask": ask,
             "relationship": quote(t.relationship) if t.relationship else "(to be said in this answer)",
             "transcript": "\n".join(f"{line.speaker}: {quote(line.text)}" for line in t.transcript)
-            or "(nothing yet: this is the first line)"}
+            or "(nothing yet: this is the first line)",
+            "feeling_line": feeling_line(t.persona.name, t.feeling)}
 
 
 def _react(t: T.React) -> dict[str, str]:
     talk = (f"Last conversation with {t.observed}: {last_talk(t.last_talk, t.now.date())}" if t.observed_is_agent else "")
     news = (f"News {t.persona.name} has not told {t.observed} yet:\n{records(t.news, today=t.now.date())}"
             if t.observed_is_agent and t.news else "")
-    return {"last_talk_line": talk, "news_line": news}
+    return {"last_talk_line": talk, "news_line": news, "feeling_line": feeling_line(t.persona.name, t.feeling)}
 
 
 def _interview(t: T.Interview) -> dict[str, str]:
@@ -286,6 +292,24 @@ def _interview(t: T.Interview) -> dict[str, str]:
 
 def _insights(t: T.ReflectionInsights) -> dict[str, str]:
     return {"questions": "\n".join(f"- {quote(q)}" for q in t.questions) or NONE}
+
+
+def feeling_line(name: str, f: T.Feeling | None) -> str:
+    """Social awareness: the feeling toward the other, when the setting is on ("" when off)."""
+    if f is None:
+        return ""
+    about = f" — {quote(f.summary)}" if f.summary else ""
+    return f"{name}'s feeling toward {f.other}: {f.sentiment}/10 (0 hate .. 10 love){about}"
+
+
+def _summary_social(t: T.Task) -> dict[str, str]:
+    """The summary's social part: filled in only for the social variant (mind/social.py)."""
+    f = getattr(t, "feeling", None)
+    if f is None:
+        return {"social_line": "", "social_ask": ""}
+    return {"social_line": "Before this conversation, " + feeling_line(t.persona.name, f),
+            "social_ask": f' Also give "sentiment": how {t.persona.name} feels toward {t.other} after it '
+                          f'(0 hate .. 10 love), and "relationship": their relationship, in one sentence.'}
 
 
 def broadcast(t: T.Task) -> str:
@@ -312,7 +336,8 @@ def broadcast(t: T.Task) -> str:
 
 _EXTRA = {"hourly_schedule": _hourly, "decompose": _decompose, "utterance": _utterance, "react": _react,
           "interview": _interview, "reflection_insights": _insights, "choose_place": _unavailable,
-          "utterance_commit": _utterance}
+          "utterance_commit": _utterance, "summarize_conversation": _summary_social,
+          "summarize_conversation_social": _summary_social}
 
 
 @cache

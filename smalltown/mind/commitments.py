@@ -105,7 +105,7 @@ def today_at(now: datetime, hhmm: str) -> datetime:
 # --- the bottleneck: what reaches the controller's prompts ------------------------------------------
 
 _EMPTY = {"status": "nothing in particular", "place": "", "context": [], "last_talk": None, "news": [],
-          "gatherings": [], "intentions": []}
+          "gatherings": [], "intentions": [], "feeling": None, "unavailable": []}
 
 
 def narrowed(mind: "Mind", task):

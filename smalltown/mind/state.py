@@ -16,6 +16,7 @@ from smalltown.llm.tasks import LastTalk
 from smalltown.mind.commitments import Commitment, Decision
 from smalltown.mind.places import KnownTree
 from smalltown.mind.plan import DayPlan
+from smalltown.mind.social import Bond
 from smalltown.world.model import SLEEPING, pretty
 
 _TALKING = "talking with "  # how a conversation is spelt as an activity; read back only here
@@ -120,6 +121,7 @@ class AgentState:
     commitments: list[Commitment] = field(default_factory=list)
     # (kind, text, data) of what the controller did, for the engine to emit: never saved
     outbox: list[tuple[str, str, dict]] = field(default_factory=list, repr=False, compare=False)
+    social: dict[str, Bond] = field(default_factory=dict)  # other -> feeling (mind/social.py; when on)
 
     def to_json(self, plan: bool = True) -> dict:
         """The state as JSON's data; `plan` False leaves "plan" None (the save keeps it apart)."""
@@ -143,6 +145,7 @@ class AgentState:
             "schedule_memory": self.schedule_memory,
             **({"decision": self.decision.to_json()} if self.decision else {}),
             **({"commitments": [c.to_json() for c in self.commitments]} if self.commitments else {}),
+            **({"social": {k: b.to_json() for k, b in self.social.items()}} if self.social else {}),
         }
         if self.unavailable:  # (written only when some: older saves' JSON stays as it was)
             out["unavailable"] = {k: stamp(t) for k, t in self.unavailable.items()}
@@ -174,4 +177,5 @@ class AgentState:
             unavailable={k: when(t) for k, t in d.get("unavailable", {}).items()},
             decision=Decision.from_json(d["decision"]) if d.get("decision") else None,
             commitments=[Commitment.from_json(c) for c in d.get("commitments", [])],
+            social={k: Bond.from_json(b) for k, b in d.get("social", {}).items()},
         )

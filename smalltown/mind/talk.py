@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from smalltown.llm import tasks
 from smalltown.llm.tasks import CommittingUtterance, LastTalk, Record, SummarizeConversation, Utterance
 from smalltown.mind import commitments
+from smalltown.mind import social
 from smalltown.mind.memory import Memory
 from smalltown.mind.records import record
 from smalltown.mind.state import Action, talking_with
@@ -47,6 +48,12 @@ class Conversation:
     doing: dict[str, str] = field(default_factory=dict, repr=False)
     knew: dict[str, set[str]] = field(default_factory=dict, repr=False)
     going: bool = field(default=True, repr=False)
+    # a conversation the world file scripts (sim/lines.py): the initiator's lines still to say, each
+    # with its tone; the tone of every scripted line said, by its index; at most this many lines (0: the setting's)
+    script: list[tuple[str, str]] = field(default_factory=list, repr=False)
+    tones: dict[int, str] = field(default_factory=dict, repr=False)
+    max_lines: int = 0
+    feelings: dict[str, social.Change] = field(default_factory=dict)  # how the talk moved each side's feeling (when on)
 
     @property
     def minutes(self) -> int:
@@ -131,6 +138,13 @@ def say(conv: Conversation, a: "Mind", b: "Mind") -> bool:
     s, now, doing = a.settings, conv.start, conv.doing
     turn = len(conv.lines)
     speaker, listener = (a, b) if turn % 2 == 0 else (b, a)
+    limit = conv.max_lines or 2 * s.conversation_rounds
+    if speaker is a and conv.script:  # the world file's line, said as written: no question asked
+        text, tone = conv.script.pop(0)
+        conv.tones[len(conv.lines)] = tone
+        conv.lines.append(Line(a.name, text))
+        conv.going = len(conv.lines) < limit
+        return conv.going
     news = news_for(speaker, listener.name)
     queries = [listener.name] + ([conv.lines[-1].text] if conv.lines else [])
     memories: dict[int, Record] = {}
@@ -154,7 +168,8 @@ def say(conv: Conversation, a: "Mind", b: "Mind") -> bool:
         facts=(facts := facts_of(speaker, news, conv.lines)),
         gatherings=[g for f in facts for g in speaker.lore.announced(f.name)],
         memories=list(memories.values()),
-        transcript=[tasks.Line(speaker=x.speaker, text=x.text, facts=x.facts) for x in conv.lines], **extra))
+        transcript=[tasks.Line(speaker=x.speaker, text=x.text, facts=x.facts) for x in conv.lines],
+        feeling=social.feeling(speaker, listener.name), **extra))
     if committing:
         commitments.commit(speaker, listener.name, out, now)
     asked = speaker.asker.last_task  # numbered as its prompt showed them
@@ -166,7 +181,7 @@ def say(conv: Conversation, a: "Mind", b: "Mind") -> bool:
     if speaker.name not in conv.relationships and out.relationship.strip():
         conv.relationships[speaker.name] = out.relationship.strip()
     conv.lines.append(Line(speaker.name, out.utterance.strip(), tuple(r.id for r in told if r.id), tuple(facts)))
-    conv.going = not out.end and len(conv.lines) < 2 * s.conversation_rounds
+    conv.going = not out.end and len(conv.lines) < limit
     return conv.going
 
 
@@ -177,6 +192,7 @@ class Remembered:
     chat: Memory
     learned: list[Memory]
     plan_changes: bool
+    feeling: social.Change | None = None  # how the talk moved the feeling toward the other (when on)
 
 
 def settle_memory(conv: Conversation, name: str, got: Remembered) -> None:
@@ -184,6 +200,8 @@ def settle_memory(conv: Conversation, name: str, got: Remembered) -> None:
     conv.chats[name] = got.chat
     conv.learned[name] = got.learned
     conv.plan_changes[name] = got.plan_changes
+    if got.feeling is not None:
+        conv.feelings[name] = got.feeling
 
 
 def remember(me: "Mind", other: "Mind", conv: Conversation) -> Remembered:
@@ -195,9 +213,10 @@ def remember(me: "Mind", other: "Mind", conv: Conversation) -> Remembered:
     passed = list(dict.fromkeys(f for x in conv.lines if x.speaker == other.name for f in x.facts))
     facts = [me.lore.fact(f) for f in passed if f in me.lore.facts]
     gatherings = [g for f in passed for g in me.lore.announced(f)]
-    out = me.ask(SummarizeConversation(persona=me.persona, now=now, other=other.name, place=conv.place,
-                                       lines=lines, facts=facts, known_facts=[f for f in passed if f in knew],
-                                       gatherings=gatherings))
+    tones = [t for i, t in sorted(conv.tones.items()) if conv.lines[i].speaker == other.name]
+    out = me.ask(social.summary_task(me, other, SummarizeConversation(
+        persona=me.persona, now=now, other=other.name, place=conv.place, lines=lines, facts=facts,
+        known_facts=[f for f in passed if f in knew], gatherings=gatherings), tones))
     chat = me.remember("chat", [out.summary.strip()], now, ratings=[out.importance])[0]
     learned = [(x.fact.strip(), x.importance) for x in out.learned if x.fact.strip()]
     learned = [(t, r) for t, r in dict(learned).items() if not me.memory.has(t)]
@@ -207,7 +226,7 @@ def remember(me: "Mind", other: "Mind", conv: Conversation) -> Remembered:
         for f in me.lore.tags(m.description)[1]:
             me.state.heard.setdefault(f, other.name)
     me.state.talks[other.name] = LastTalk(time=now, summary=out.summary.strip())
-    return Remembered(chat, heard, out.plan_changes)
+    return Remembered(chat, heard, out.plan_changes, social.update(me, other.name, out, now))
 
 
 def carry_on(me: "Mind", other: "Mind", conv: Conversation) -> bool:

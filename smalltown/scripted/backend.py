@@ -32,7 +32,8 @@ from smalltown.llm.tasks import (
     Task,
     Utterance,
 )
-from smalltown.scripted import commit, interview, memory, objects, plan, steps, talk
+from smalltown.llm.tasks.social import SummarizeConversationSocial
+from smalltown.scripted import commit, interview, memory, objects, plan, social, steps, talk
 
 
 class ScriptedBackend:
@@ -62,6 +63,7 @@ class ScriptedBackend:
             SummarizeConversation: lambda t: talk.summarize(s, t),
             Interview: lambda t: interview.interview(s, t),
             CommittingUtterance: lambda t: commit.with_promise(t, talk.utterance(s, t)),
+            SummarizeConversationSocial: lambda t: social.summarize_social(t, talk.summarize(s, t)),
         }
 
     def answer(self, task: Task, prompt: str = "") -> Answer:

@@ -28,6 +28,7 @@ from smalltown.llm.tasks import (
     Utterance,
     UtteranceOut,
 )
+from smalltown.scripted.social import lean
 from smalltown.scripted.words import (
     clip,
     first_name,
@@ -108,6 +109,7 @@ def react(seed: int, task: React) -> ReactOut:
     chance = P_STRANGER + (P_KNOWN if known else 0.0) + (P_NEWS if tellable else 0.0)
     if today:
         chance *= TALKED_TODAY
+    chance *= lean(task.feeling)  # social awareness: liking leans the decision (1.0 when off)
     talk = stable_int(seed, "talk", me, other, task.now.isoformat()) % 1000 < chance * 1000
     parts = [_view(me, other, known, None, task.now)]
     if last is not None:

@@ -24,9 +24,10 @@ BREAK_KINDS: dict[str, str] = {
     "committed": "promises something in a conversation",
     "kept": "keeps a promise",
     "broken": "breaks a promise",
+    "sentiment": "changes its feeling toward someone",  # social awareness (mind/social.py)
 }
 # what `text` means for each kind (empty text: anything)
-TEXT_MEANS = {"call": "task", "enter": "place", "memory": "text"}
+TEXT_MEANS = {"call": "task", "enter": "place", "memory": "text", "sentiment": "toward"}
 QUIET_KINDS = frozenset({"perceived"})  # every agent perceives every tick: not "an event" to stop at
 
 
@@ -119,4 +120,7 @@ def _first_hit(bp: Breakpoint, events: list[Event], calls: list[tuple[str, str]]
         elif bp.kind == "unexpected" and e.kind == "unexpected" and _mine(bp, e.agent):
         elif bp.kind in ("committed", "kept", "broken") and e.kind == bp.kind and _mine(bp, e.agent):
             return Hit(bp, e.agent, e.text)
+        elif bp.kind == "sentiment" and e.kind == "sentiment" and _mine(bp, e.agent):
+            if not bp.text or _contains(str(e.data.get("other", "")), bp.text):
+                return Hit(bp, e.agent, e.text)
     return None

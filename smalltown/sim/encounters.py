@@ -10,7 +10,7 @@ side's summary, the re-plans after."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from smalltown.llm.backend import CallRecord
@@ -21,6 +21,7 @@ from smalltown.mind.react import Reaction, act_on, may_consider, may_talk_to
 from smalltown.mind.records import Lore
 from smalltown.sim.agent import Agent
 from smalltown.sim.changes import Changes
+from smalltown.sim import lines
 from smalltown.sim.crowd import Crowd
 from smalltown.sim.movement import Movement
 from smalltown.sim.objects import Objects
@@ -46,6 +47,7 @@ class Talk:
     reason: str
     opening: str
     relationship: str
+    script: list[tuple[str, str]] = field(default_factory=list)  # the world file's lines (sim/lines.py)
 
 
 class Encounters:
@@ -96,6 +98,11 @@ class Encounters:
         talks: list[Talk] = []
         acts: list[tuple[Agent, Reaction]] = []
         partner: dict[str, str] = {}  # who talks with whom this tick
+        if self.world.lines:  # the world file's scripted lines come first; those in them weigh nothing else
+            for a, b, said in lines.due(self.world.lines, self.by_name, now, a_radius(self.agents), set()):
+                talks.append(Talk(a, b, f"{b.name} is nearby", said[0][0], "", said))
+                partner[a.name], partner[b.name] = b.name, a.name
+            found = [c for c in found if c.agent.name not in partner and (c.other is None or c.other.name not in partner)]
         for c, (reaction, call) in zip(found, self.crowd.each(found, weigh)):
             agent, answer = c.agent, reaction.answer
             changes.changed.add(agent.name)
@@ -133,6 +140,9 @@ class Encounters:
         self.crowd.each(sides, lambda s: s[1].settle())
         convs = [talk.begin(t.a.mind, t.b.mind, now, self.place(t.a), t.reason, {t.a.name: t.a.doing, t.b.name: t.b.doing},
                             t.opening, t.relationship) for t in talks]
+        for t, conv in zip(talks, convs):
+            if t.script:
+                lines.script(conv, t.script)
         going = [i for i, c in enumerate(convs) if c.going]
         while going:  # line k of every conversation still going, at once
             said = self.crowd.each(going, lambda i: talk.say(convs[i], talks[i].a.mind, talks[i].b.mind))
@@ -151,6 +161,9 @@ class Encounters:
             listener = t.b.name if line.speaker == t.a.name else t.a.name
             changes.emit(line.speaker, "said", f"{line.speaker}: {line.text}", to=listener, place=conv.place,
                          conversation=index, tells=line.tells)
+        for name, f in conv.feelings.items():  # social awareness: the feeling each side came away with
+            changes.emit(name, "sentiment", f"{name} feels {f.value}/10 toward {f.other} (was {f.previous})",
+                         other=f.other, value=f.value, previous=f.previous, summary=f.summary, conversation=index)
         for me in (t.a, t.b):
             if conv.replanned[me.name]:  # what was said changed the day: planned again from here
                 changes.emit(me.name, "replanned", f"{me.name} re-plans the rest of the day",
@@ -160,6 +173,11 @@ class Encounters:
             changes.emit(me.name, "started", f"{me.name}: {action.activity}", activity=action.activity,
                          address=action.address, end=action.end.strftime(TIME_FMT))
             changes.changed.add(me.name)
+
+
+def a_radius(agents: list[Agent]) -> int:
+    """How near two agents are for a scripted line: within sight (the town's one setting)."""
+    return agents[0].mind.settings.vision_radius if agents else 0
 
 
 def _note(call: CallRecord, text: str) -> None:

@@ -100,6 +100,12 @@ class CommitmentShape(_Shape):
     made: Stamp
 
 
+class BondShape(_Shape):
+    sentiment: Annotated[int, Field(ge=0, le=10)]
+    summary: str = ""
+    time: Stamp
+
+
 class AgentStateShape(_Shape):
     known: dict[str, dict[str, list[str]]] = {}
     states: dict[str, str] = {}
@@ -124,6 +130,7 @@ class AgentStateShape(_Shape):
     unavailable: dict[str, Stamp] = {}
     decision: Optional[DecisionShape] = None
     commitments: list[CommitmentShape] = []
+    social: dict[str, BondShape] = {}
 
 
 def state_problem(text: str) -> str | None:

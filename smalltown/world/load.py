@@ -10,7 +10,7 @@ import numpy as np
 
 from smalltown.config import Settings, SettingsError
 from smalltown.world.errors import Problem, WorldError
-from smalltown.world.load_news import news
+from smalltown.world.load_news import news, scripted_lines
 from smalltown.world.load_text import (MAP_MAX_BYTES, MAP_MAX_SIDE, WORLD_MAX_BYTES, check_size, grid, parse_text,
                                        parse_toml, read_text_capped)
 from smalltown.world.model import (
@@ -238,13 +238,14 @@ def build_world(
         agents.append(Persona(adoc.name, adoc.age, adoc.traits, adoc.description,
                                 adoc.home, spawn, knows, routine))
     facts, gatherings = news(source, doc, lines, agents, sectors, problems)
+    said = scripted_lines(source, doc, lines, agents, problems)
     if problems:
         raise WorldError(problems)
     return World(
         name=doc.name, source=source, text=text, map_source=map_source, map_text=map_text,
         map=tilemap, start=doc.start.replace(tzinfo=None), step_seconds=doc.step_seconds,
         seed=doc.seed, sectors=sectors, agents=agents, arenas=arenas, objects=objects,
-        settings=dict(doc.settings), facts=facts, gatherings=gatherings,
+        settings=dict(doc.settings), facts=facts, gatherings=gatherings, lines=said,
     )
 
 

@@ -1,9 +1,12 @@
-"""A world's news: its [[facts]] and [[gatherings]], checked against its agents and places."""
+"""A world's news: its [[facts]] and [[gatherings]], checked against its agents and places; and
+its scripted [[lines]]."""
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
+
 from smalltown.world.errors import Problem
-from smalltown.world.model import Persona, Fact, Gathering, Sector
+from smalltown.world.model import Persona, Fact, Gathering, ScriptedLine, Sector
 from smalltown.world.schema import WorldIn
 from smalltown.world.toml_lines import TomlLines
 
@@ -72,3 +75,30 @@ def news(source: str, doc: WorldIn, lines: TomlLines, agents: list[Persona], sec
             problems.append(Problem(source, wline(gpath + ("name",)), f"duplicate gathering name {gdoc.name!r}"))
         gatherings.append(Gathering(gdoc.name, place, start, end, gdoc.host, gdoc.fact))
     return facts, gatherings
+
+
+def scripted_lines(source: str, doc: WorldIn, lines: TomlLines, agents: list[Persona],
+                   problems: list[Problem]) -> list[ScriptedLine]:
+    """[[lines]]: what one agent says to another at a time the world file sets, in time order."""
+    names = {a.name for a in agents}
+    start = doc.start.replace(tzinfo=None)
+    out: list[ScriptedLine] = []
+    for k, ldoc in enumerate(doc.lines):
+        lpath = ("lines", k)
+        for key in ("speaker", "to"):
+            if getattr(ldoc, key) not in names:
+                problems.append(Problem(source, lines.line_of(lpath + (key,)),
+                    f"line {k + 1}: unknown {key} {getattr(ldoc, key)!r} (no such agent)"))
+        if ldoc.speaker == ldoc.to:
+            problems.append(Problem(source, lines.line_of(lpath + ("to",)),
+                f"line {k + 1}: {ldoc.speaker!r} cannot say a line to themselves"))
+        if isinstance(ldoc.at, datetime):
+            at = ldoc.at.replace(tzinfo=None)
+        else:
+            h, m = map(int, ldoc.at.split(":"))
+            at = datetime.combine(start.date(), datetime.min.time()) + timedelta(days=ldoc.day - 1, hours=h, minutes=m)
+        if at < start:
+            problems.append(Problem(source, lines.line_of(lpath + ("at",)),
+                f"line {k + 1}: {at:%Y-%m-%d %H:%M} is before the world starts ({start:%Y-%m-%d %H:%M})"))
+        out.append(ScriptedLine(at, ldoc.speaker, ldoc.to, ldoc.text, ldoc.tone))
+    return sorted(out, key=lambda x: x.at)  # (stable: lines of one time keep the file's order)

@@ -212,6 +212,18 @@ class Gathering:
                                               or arena_address.startswith(self.place + ":"))
 
 
+@dataclass(frozen=True)
+class ScriptedLine:
+    """A line the world file scripts: at `at` (or as soon after as both are free, within the
+    hour), `speaker` says `text` to `to`; `tone` is how it is meant (kind, neutral, rude)."""
+
+    at: datetime
+    speaker: str
+    to: str
+    text: str
+    tone: str = "neutral"
+
+
 @dataclass
 class World:
     name: str
@@ -230,6 +242,7 @@ class World:
     settings: dict[str, bool | int | float] = field(default_factory=dict)  # the file's [settings]
     facts: list[Fact] = field(default_factory=list)  # news eval follows (SPEC 9)
     gatherings: list[Gathering] = field(default_factory=list)
+    lines: list[ScriptedLine] = field(default_factory=list)  # scripted lines, in time order
 
     def arena_at(self, tile: Tile) -> Arena | None:
         if not self.map.in_bounds(tile):

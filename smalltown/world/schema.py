@@ -188,6 +188,17 @@ class GatheringIn(_Strict):
     fact: NameStr | None = None  # the fact announcing it: knowing it before the start is an invitation
 
 
+class LineIn(_Strict):
+    """A line the world file scripts: at its time, `speaker` says `text` to `to` (social awareness)."""
+
+    at: GameTime | Annotated[str, AfterValidator(_hhmm)]  # a date and time, or "HH:MM" on `day`
+    day: int = Field(default=1, ge=1, le=366)  # with an "HH:MM" `at`: the world's first day is 1
+    speaker: NameStr
+    to: NameStr
+    text: LineStr = Field(min_length=1, max_length=300)
+    tone: Literal["kind", "neutral", "rude"] = "neutral"
+
+
 class WorldIn(_Strict):
     name: NameStr
     map: Annotated[LineStr, AfterValidator(_map_file)] = Field(min_length=1, max_length=300)
@@ -199,6 +210,7 @@ class WorldIn(_Strict):
     agents: list[PersonaIn] = Field(min_length=1, max_length=1000)
     facts: list[FactIn] = Field(default_factory=list, max_length=100)  # what eval measures
     gatherings: list[GatheringIn] = Field(default_factory=list, max_length=100)
+    lines: list[LineIn] = Field(default_factory=list, max_length=1000)  # scripted lines (sim/lines.py)
 
 
 class LayersIn(_Strict):

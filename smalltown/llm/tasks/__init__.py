@@ -12,6 +12,7 @@ count of ratings asked for).
 from smalltown.llm.tasks.base import (
     HHMM, RULES, Answer, Block, Done, LastTalk, Line, Output, PlanStep, Persona, Rating, Record, Task,
 )
+from smalltown.llm.tasks.base import Feeling
 from smalltown.llm.tasks.memory import (
     Insight, RateImportance, RateImportanceOut, ReflectionInsights, ReflectionInsightsOut, ReflectionQuestions,
     ReflectionQuestionsOut, SummaryDescription, SummaryOut,
@@ -80,4 +81,5 @@ __all__ = [
     "Task",
     "Utterance",
     "UtteranceOut",
+    "Feeling",
 ]

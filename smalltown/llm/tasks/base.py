@@ -8,7 +8,7 @@ from datetime import datetime
 from functools import cache
 from typing import Annotated, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
 from smalltown.world.model import RoutineItem
 
@@ -205,3 +205,28 @@ def _count(schema: dict, path: tuple[str, ...], lo: int, hi: int) -> dict:
 
 
 Rating = Annotated[int, Field(ge=1, le=10)]  # SPEC 2: 1 mundane .. 10 poignant
+
+
+class Feeling(_Data):
+    """Social awareness (mind/social.py): how one agent feels toward another, 0 hate .. 10 love,
+    and the relationship in a sentence, as last updated after a conversation."""
+
+    other: str
+    sentiment: int = Field(default=5, ge=0, le=10)
+    summary: str = ""
+
+
+class Quiet(BaseModel):
+    """A task whose `quiet` inputs are left out of its JSON while empty: inputs a task gained with a
+    module (issue 16) that is off keep the question's identity (`task_key`, a cassette's key) and
+    prompt what they were before the module existed."""
+
+    quiet: ClassVar[tuple[str, ...]] = ()
+
+    @model_serializer(mode="wrap")
+    def _leave_out_empty(self, handler):
+        data = handler(self)
+        for name in self.quiet:
+            if not data.get(name):
+                data.pop(name, None)
+        return data

@@ -1,13 +1,13 @@
 """What the cognitive controller (mind/controller.py) broadcasts to the talking and acting prompts,
 as typed inputs: its current decision and the agent's open promises. Both are extra inputs of
-existing tasks, present only when their settings are on: `Quiet` leaves them out of a task's
-identity (`task_key`, the call log's key) while empty, so a run with them off is what it was."""
+existing tasks, present only when their settings are on: `Quiet` (tasks/base.py) leaves them out
+of a task's identity while empty, so a run with them off is what it was."""
 
 from __future__ import annotations
 
 from typing import ClassVar
 
-from pydantic import BaseModel, Field, model_serializer
+from pydantic import Field
 
 from smalltown.llm.tasks.base import HHMM, Output, _Data
 
@@ -34,17 +34,3 @@ class PromiseOut(Output):
     what: str = Field(min_length=1, max_length=60, description="what the speaker promises to do")
     by: str = Field(pattern=HHMM, description="when, today: HH:MM, later than now")
     where: str = Field(min_length=1, max_length=200, description="where: one of the places listed, spelled exactly")
-
-
-class Quiet(BaseModel):
-    """A task whose `quiet` inputs are left out of its JSON while empty (see the module's doc)."""
-
-    quiet: ClassVar[tuple[str, ...]] = ()
-
-    @model_serializer(mode="wrap")
-    def _leave_out_empty(self, handler):
-        data = handler(self)
-        for name in self.quiet:
-            if not data.get(name):
-                data.pop(name, None)
-        return data

@@ -7,8 +7,8 @@ from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from smalltown.llm.tasks.base import Record, PlanStep, Block, Done, Output, Task, Rating, _enum, _count
-from smalltown.llm.tasks.broadcast import Decided, Promise, Quiet
+from smalltown.llm.tasks.base import Record, PlanStep, Block, Done, Output, Quiet, Task, Rating, _enum, _count
+from smalltown.llm.tasks.broadcast import Decided, Promise
 from smalltown.world.model import Gathering
 
 

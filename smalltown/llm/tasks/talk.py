@@ -6,8 +6,8 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from smalltown.llm.tasks.base import Record, Block, Line, LastTalk, Output, Task, Rating, _enum, _count
-from smalltown.llm.tasks.broadcast import Decided, Promise, PromiseOut, Quiet
+from smalltown.llm.tasks.base import Record, Block, Feeling, Line, LastTalk, Output, Quiet, Task, Rating, _enum, _count
+from smalltown.llm.tasks.broadcast import Decided, Promise, PromiseOut
 from smalltown.world.model import Fact, Gathering
 
 
@@ -22,7 +22,7 @@ class ReactOut(Output):
     opening: str = Field(default="", max_length=200, description="when talking: the first thing said, in the first person")
 
 
-class React(Task):
+class React(Quiet, Task):
     """SPEC 5: go on with the plan, or react to an observation (talk, or do something else)."""
 
     name: ClassVar[str] = "react"
@@ -39,6 +39,8 @@ class React(Task):
     last_talk: LastTalk | None = None  # with the agent seen
     news: list[Record] = []  # the world's news the agent knows and has not told the one seen
     facts: list[Fact] = []  # the declared facts the news is about
+    feeling: Feeling | None = None  # social awareness: toward the agent seen (None: off, or an object)
+    quiet: ClassVar[tuple[str, ...]] = ("feeling",)
 
 
 class UtteranceOut(Output):
@@ -72,9 +74,10 @@ class Utterance(Quiet, Task):
     gatherings: list[Gathering] = []  # events those facts announce
     memories: list[Record] = []  # retrieved about the listener and the last line
     transcript: list[Line] = []  # the conversation so far
-    quiet: ClassVar[tuple[str, ...]] = ("decision", "promises")
+    quiet: ClassVar[tuple[str, ...]] = ("decision", "promises", "feeling")
     decision: Decided | None = None  # the controller's decision (broadcast on)
     promises: list[Promise] = []  # the speaker's open commitments (broadcast on)
+    feeling: Feeling | None = None  # social awareness: the speaker's toward the listener (None: off)
 
     def schema(self) -> dict:
         n = len(self.news) + len(self.memories)
