@@ -117,8 +117,7 @@ def _first_hit(bp: Breakpoint, events: list[Event], calls: list[tuple[str, str]]
                 return Hit(bp, e.agent, e.text)
         elif bp.kind == "event" and e.kind not in QUIET_KINDS and _mine(bp, e.agent):
             return Hit(bp, e.agent, e.text)
-        elif bp.kind == "unexpected" and e.kind == "unexpected" and _mine(bp, e.agent):
-        elif bp.kind in ("committed", "kept", "broken") and e.kind == bp.kind and _mine(bp, e.agent):
+        elif bp.kind in ("unexpected", "committed", "kept", "broken") and e.kind == bp.kind and _mine(bp, e.agent):
             return Hit(bp, e.agent, e.text)
         elif bp.kind == "sentiment" and e.kind == "sentiment" and _mine(bp, e.agent):
             if not bp.text or _contains(str(e.data.get("other", "")), bp.text):

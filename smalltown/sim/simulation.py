@@ -20,8 +20,7 @@ from smalltown.llm.embed import Embedder
 from smalltown.mind.agent import Mind
 from smalltown.mind.memory import Memory, MemoryStream, Retrieval, RetrievalWeights
 from smalltown.mind.records import Lore
-from smalltown.sim import aware, commit
-from smalltown.sim import commit, commitments
+from smalltown.sim import aware, commit, commitments
 from smalltown.sim.agent import Agent
 from smalltown.sim.changes import Changes
 from smalltown.sim.crowd import Crowd

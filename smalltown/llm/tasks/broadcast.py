@@ -5,8 +5,6 @@ of a task's identity while empty, so a run with them off is what it was."""
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from pydantic import Field
 
 from smalltown.llm.tasks.base import HHMM, Output, _Data
