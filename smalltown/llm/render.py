@@ -144,6 +144,7 @@ EXAMPLES: dict[str, dict] = {
     "interview": {"answer": "I'm a baker, so most mornings I'm at the bakery by seven."},
     "choose_place": {"choice": "<one of the options, spelled exactly>"},
     "object_state": {"state": "baking bread"},
+    "social_goal": {"goal": "gather apples from the orchard to share at the market", "need": "food"},
 }
 
 
@@ -279,6 +280,16 @@ def _insights(t: T.ReflectionInsights) -> dict[str, str]:
 
 _EXTRA = {"hourly_schedule": _hourly, "decompose": _decompose, "utterance": _utterance, "react": _react,
           "interview": _interview, "reflection_insights": _insights}
+
+
+def _social_goal(t: T.SocialGoal) -> dict[str, str]:
+    others = "\n".join(f"- {o.name}: {quote(o.activity)}" + (f" (working toward {quote(o.need)})" if o.need else "")
+                       for o in t.others)
+    return {"others": others or NONE, "community_goal": quote(t.community_goal) if t.community_goal else NONE,
+            "goal": quote(t.goal) if t.goal else "none yet"}
+
+
+_EXTRA["social_goal"] = _social_goal
 
 
 @cache

@@ -91,6 +91,22 @@ class Pending:
 
 
 @dataclass
+class Slow:
+    """A slow module's question asked but not yet applied (sim/later.py): its task's inputs as
+    JSON, fixed when it was asked, and the ticks it was asked at and is applied at; kept in the
+    state so a stop, a crash or a fork in between asks it again identically."""
+
+    module: str  # who applies the answer ("goal")
+    task: str  # the task's name (llm.tasks.TASKS)
+    inputs: dict
+    asked: int
+    due: int
+
+    def to_json(self) -> dict:
+        return {"module": self.module, "task": self.task, "inputs": self.inputs, "asked": self.asked, "due": self.due}
+
+
+@dataclass
 class AgentState:
     known: KnownTree = field(default_factory=lambda: KnownTree({}))  # places and objects' states as seen
     plan: DayPlan | None = None
@@ -111,6 +127,13 @@ class AgentState:
     # filed before: filed at the next settle); a filed text's rating is its records' in the stream
     ratings: dict[str, int] = field(default_factory=dict)
     schedule_memory: int | None = None  # the memory holding today's schedule
+    # goal generation (mind/goals.py): the current goal, the need it serves, the last goals (a
+    # rolling window, newest last) and when one was last asked; slow questions out (sim/later.py)
+    goal: str = ""
+    goal_need: str = ""
+    goals: list[str] = field(default_factory=list)
+    goal_asked: datetime | None = None
+    slow: list[Slow] = field(default_factory=list)
 
     def to_json(self, plan: bool = True) -> dict:
         """The state as JSON's data; `plan` False leaves "plan" None (the save keeps it apart)."""
@@ -132,7 +155,19 @@ class AgentState:
             "place_answers": self.place_answers,
             "pending_ratings": {p.text: self.ratings[p.text] for p in self.pending if p.text in self.ratings},
             "schedule_memory": self.schedule_memory,
+            **self._goal_json(),
         }
+
+    def _goal_json(self) -> dict:
+        """Goal generation's keys, written only when set (a run without it writes what it did before)."""
+        out: dict = {}
+        if self.goal:
+            out.update(goal=self.goal, goal_need=self.goal_need, goals=self.goals)
+        if self.goal_asked is not None:
+            out["goal_asked"] = stamp(self.goal_asked)
+        if self.slow:
+            out["slow"] = [q.to_json() for q in self.slow]
+        return out
 
     @classmethod
     def from_json(cls, d: dict, known: KnownTree | None = None) -> "AgentState":
@@ -157,4 +192,9 @@ class AgentState:
             pending=[Pending(k, t, when(w), list(e)) for k, t, w, e in d.get("pending", [])],
             ratings=dict(d.get("pending_ratings", {})),
             schedule_memory=d.get("schedule_memory"),
+            goal=d.get("goal", ""),
+            goal_need=d.get("goal_need", ""),
+            goals=list(d.get("goals", [])),
+            goal_asked=when(d["goal_asked"]) if d.get("goal_asked") else None,
+            slow=[Slow(q["module"], q["task"], dict(q["inputs"]), q["asked"], q["due"]) for q in d.get("slow", [])],
         )

@@ -32,6 +32,8 @@ from smalltown.llm.tasks import (
     Utterance,
 )
 from smalltown.scripted import interview, memory, objects, plan, steps, talk
+from smalltown.scripted import goals
+from smalltown.llm.tasks import SocialGoal
 
 
 class ScriptedBackend:
@@ -60,6 +62,7 @@ class ScriptedBackend:
             Utterance: lambda t: talk.utterance(s, t),
             SummarizeConversation: lambda t: talk.summarize(s, t),
             Interview: lambda t: interview.interview(s, t),
+            SocialGoal: lambda t: goals.social_goal(s, t),
         }
 
     def answer(self, task: Task, prompt: str = "") -> Answer:

@@ -20,6 +20,7 @@ BREAK_KINDS: dict[str, str] = {
     "enter": "enters a place",
     "memory": "gets a memory matching a text",
     "event": "does anything",  # its next event, as a step to it (`next_event`) waits for
+    "goal": "takes up a new goal",
 }
 # what `text` means for each kind (empty text: anything)
 TEXT_MEANS = {"call": "task", "enter": "place", "memory": "text"}
@@ -111,5 +112,7 @@ def _first_hit(bp: Breakpoint, events: list[Event], calls: list[tuple[str, str]]
             if not bp.text or _contains(e.text, bp.text):
                 return Hit(bp, e.agent, e.text)
         elif bp.kind == "event" and e.kind not in QUIET_KINDS and _mine(bp, e.agent):
+            return Hit(bp, e.agent, e.text)
+        elif bp.kind == "goal" and e.kind == "goal" and _mine(bp, e.agent):
             return Hit(bp, e.agent, e.text)
     return None

@@ -85,6 +85,14 @@ class IntentionShape(_Shape):
     text: str
 
 
+class SlowShape(_Shape):
+    module: str
+    task: str
+    inputs: dict
+    asked: Annotated[int, Field(ge=0)]
+    due: Annotated[int, Field(ge=0)]
+
+
 class AgentStateShape(_Shape):
     known: dict[str, dict[str, list[str]]] = {}
     states: dict[str, str] = {}
@@ -106,6 +114,11 @@ class AgentStateShape(_Shape):
     schedule_memory: Optional[Id] = None
     using: Optional[str] = None
     recent: list[str] = []
+    goal: str = ""
+    goal_need: str = ""
+    goals: list[str] = []
+    goal_asked: Optional[Stamp] = None
+    slow: list[SlowShape] = []
 
 
 def state_problem(text: str) -> str | None:

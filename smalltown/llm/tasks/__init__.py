@@ -24,12 +24,13 @@ from smalltown.llm.tasks.talk import (
     ConversationOut, Interview, InterviewOut, LearnedFact, React, ReactOut, SummarizeConversation, Utterance,
     UtteranceOut,
 )
+from smalltown.llm.tasks.goals import Other, SocialGoal, SocialGoalOut
 from smalltown.world.model import SLEEPING  # the seam names the activity of sleep
 
 TASKS: dict[str, type[Task]] = {t.name: t for t in (
     DailyPlan, HourlySchedule, Decompose, NextAction, ChoosePlace, ObjectState, RateImportance,
     ReflectionQuestions, ReflectionInsights, SummaryDescription, React, Utterance,
-    SummarizeConversation, Interview)}
+    SummarizeConversation, Interview, SocialGoal)}
 
 __all__ = [
     "Answer",
@@ -78,4 +79,7 @@ __all__ = [
     "Task",
     "Utterance",
     "UtteranceOut",
+    "Other",
+    "SocialGoal",
+    "SocialGoalOut",
 ]
