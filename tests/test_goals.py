@@ -165,3 +165,32 @@ def test_needs_are_checked_with_their_line(tmp_path):
         load_world(bad)
     line = next(i for i, t in enumerate(bad.read_text().splitlines(), 1) if t.startswith("needs ="))
     assert f":{line}" in str(e.value) and "listed twice" in str(e.value)
+
+
+def test_the_next_days_plan_is_asked_with_the_goal_and_without_one_the_prompt_is_as_before(tmp_path):
+    from smalltown.llm.tasks import DailyPlan, Persona
+    from smalltown.llm.backend import task_key
+
+    class Seen(ScriptedBackend):
+        plans: list = []
+
+        def answer(self, task, prompt=""):
+            if task.name in ("daily_plan", "hourly_schedule"):
+                self.plans.append((task, prompt))
+            return super().answer(task, prompt)
+
+    world = load_world(world_with_goal(tmp_path, TINY))
+    sim = create(world, tmp_path / "days.sqlite", Seen(world.seed), sets=GOAL_ON)
+    try:
+        sim.run_until(world.start + timedelta(hours=26))
+    finally:
+        sim.close()
+    with_goal = [(t, p) for t, p in Seen.plans if t.goal]
+    assert {t.name for t, _ in with_goal} == {"daily_plan", "hourly_schedule"}  # the second morning's
+    assert all(f"current goal: \"{t.goal}\"" in p for t, p in with_goal)
+    assert all("current goal" not in p for t, p in Seen.plans if not t.goal)
+    # an empty goal leaves the question's key and prompt as they were before goals
+    p = Persona(name="Ann Lee", age=30, traits="kind", description="Ann bakes", home="Home")
+    plain = DailyPlan(persona=p, now=world.start, known_places=["Home"])
+    assert "goal" not in plain.model_dump_json() and "\n\n\n" not in plain.render()
+    assert task_key(plain) != task_key(plain.model_copy(update={"goal": "bake for the fair"}))

@@ -233,6 +233,8 @@ def _values(task: T.Task) -> dict[str, str]:
         else:
             v[name] = str(value)
     v.update(_EXTRA.get(task.name, lambda t: {})(task))
+    goal = getattr(task, "goal", "") if task.name != "social_goal" else ""
+    v["goal_line"] = f"{p.name}'s current goal: {quote(goal)}" if goal else ""
     return v
 
 

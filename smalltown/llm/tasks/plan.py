@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
 from smalltown.llm.tasks.base import Record, PlanStep, Block, Done, Output, Task, Rating, _enum, _count
 from smalltown.world.model import Gathering
@@ -31,6 +31,17 @@ class DailyPlan(Task):
     context: list[Record] = []  # retrieved for today's plans
     gatherings: list[Gathering] = []  # events today the agent knows of
     intentions: list[Record] = []  # inner voices that still stand
+    goal: str = ""  # the person's current goal (goal generation), shown only when there is one
+
+    @model_serializer(mode="wrap")
+    def _no_empty_goal(self, handler):  # (the question's key is what it was before goals)
+        return _without_empty_goal(self, handler(self))
+
+
+def _without_empty_goal(task, data):
+    if isinstance(data, dict) and not task.goal:
+        data.pop("goal", None)
+    return data
 
 
 class HourlyScheduleOut(Output):
@@ -55,6 +66,11 @@ class HourlySchedule(Task):
     reason: list[Record] = []  # what prompts a re-plan: a conversation and what was learned
     reaction: str = ""  # a reaction to do first, from `from_time`
     place: str = ""  # where the agent is now ("sector: arena"), when re-planning
+    goal: str = ""  # the person's current goal (goal generation), shown only when there is one
+
+    @model_serializer(mode="wrap")
+    def _no_empty_goal(self, handler):
+        return _without_empty_goal(self, handler(self))
 
     def schema(self) -> dict:
         return _enum(super().schema(), ("$defs", "Block", "properties", "place"), self.known_places) \
