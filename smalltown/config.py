@@ -73,6 +73,11 @@ class Settings:
     commitment_window_minutes: int = _in(30, 0, 720)  # a promise is kept within this of its time
     # PIANO modules (issue 16), off by default this round
     social_awareness: bool = False  # mind/social.py: sentiment toward others, after each conversation
+    # goal generation (issue 16, mind/goals.py): a social goal asked every `goal_every_minutes` of game
+    # time as a slow module's question, applied `slow_lag_ticks` ticks after it was asked (sim/later.py)
+    goal_generation: bool = False
+    goal_every_minutes: int = _in(60, 5, 1440)
+    slow_lag_ticks: int = _in(6, 1, 1000)
 
     def __post_init__(self) -> None:
         """Every Settings is whole: each value of its setting's type and inside its range (so an

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+from smalltown.llm.tasks import Other, SocialGoal
 from smalltown.llm.tasks import (
     TASKS,
     Block,
@@ -161,6 +162,10 @@ def realistic_tasks() -> dict[str, Task]:
         Interview(persona=KLAUS, now=NOW, interviewer="a news reporter", question="What are you working on?",
                   doing="writing his research paper", schedule=schedule[:2],
                   memories=[rec("Klaus is writing a research paper on gentrification", 120, i=51)]),
+        SocialGoal(persona=ISABELLA, now=NOW, community_goal="make Smallville a friendly place to live",
+                   needs=["food", "company", "safety"], goal="",
+                   others=[Other(name="Klaus Mueller", activity="writing his research paper", need="company"),
+                           Other(name="Maria Lopez", activity="studying at the library")]),
     ]
     out = {t.name: t for t in tasks}
     assert set(out) == set(TASKS)

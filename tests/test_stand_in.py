@@ -47,6 +47,7 @@ from smalltown.llm.tasks import (
     Utterance,
     CommittingUtterance,
 )
+from smalltown.llm.tasks import Other, SocialGoal
 from smalltown.scripted import ScriptedBackend
 from smalltown.world.model import ROUTINE_KINDS, Fact, Gathering, RoutineItem
 
@@ -216,6 +217,11 @@ def any_task(draw) -> Task:
                                      lines=draw(st.lists(lines, max_size=9)), facts=draw(facts),
                                      known_facts=draw(st.lists(st.sampled_from(["party", "candidacy"]), unique=True)),
                                      gatherings=draw(gathered))
+    if name == "social_goal":
+        needs = draw(st.lists(st.sampled_from(["food", "company", "tools", "safety", "water"]), unique=True, max_size=4))
+        others = st.builds(Other, name=st.sampled_from(NAMES), activity=texts, need=st.sampled_from(["", *needs]))
+        return SocialGoal(**c, community_goal=draw(st.just("") | texts), needs=needs, goal=draw(st.just("") | texts),
+                          others=draw(st.lists(others, max_size=4)))
     assert name == "interview"
     return Interview(**c, interviewer=draw(texts), question=draw(st.sampled_from(QUESTIONS) | texts), doing=draw(texts),
                      schedule=draw(st.lists(blocks, max_size=8)), memories=draw(recs))
@@ -295,6 +301,10 @@ def scramble(task: Task, salt: int = 0) -> Task:
             update[field] = v.model_copy(update={"activity": g()[:60]})
         elif isinstance(v, LastTalk):
             update[field] = v.model_copy(update={"summary": g()})
+        elif isinstance(v, list) and v and isinstance(v[0], Other):  # what others do, as the engine says it
+            update[field] = [o.model_copy(update={"activity": g()}) for o in v]
+        elif field == "goal" and isinstance(task, SocialGoal):  # a model's earlier answer
+            update[field] = g()
     return task.model_copy(update=update)
 
 
@@ -312,12 +322,14 @@ def decisions(task: Task, seed: int):
         return out.learned, out.plan_changes, out.importance
     if isinstance(task, ReflectionInsights):
         return [i.because for i in out.insights]
+    if isinstance(task, SocialGoal):
+        return out.goal, out.need
     return None
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(any_task().filter(lambda t: t.name in ("react", "utterance", "hourly_schedule", "daily_plan", "decompose",
-                                               "summarize_conversation", "reflection_insights")),
+                                               "summarize_conversation", "reflection_insights", "social_goal")),
        st.integers(0, 3), st.integers(0, 7))
 def test_decisions_do_not_read_what_the_mind_wrote(task, seed, salt):
     assert decisions(task, seed) == decisions(scramble(task, salt), seed)

@@ -41,6 +41,7 @@ VALID: dict[str, dict] = {
     "summarize_conversation": {"summary": "They talked about the party.",
                                "learned": [{"fact": "The party is at 5 pm", "importance": 6}]},
     "interview": {"answer": "I am a student at Oak Hill College."},
+    "social_goal": {"goal": "bring neighbours together for a meal", "need": "company"},
 }
 
 QUESTIONS = realistic_tasks()

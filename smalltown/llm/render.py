@@ -152,6 +152,7 @@ EXAMPLES: dict[str, dict] = {
     "interview": {"answer": "I'm a baker, so most mornings I'm at the bakery by seven."},
     "choose_place": {"choice": "<one of the options, spelled exactly>"},
     "object_state": {"state": "baking bread"},
+    "social_goal": {"goal": "gather apples from the orchard to share at the market", "need": "food"},
 }
 
 
@@ -241,6 +242,8 @@ def _values(task: T.Task) -> dict[str, str]:
             v[name] = str(value)
     v.update(_EXTRA.get(task.name, lambda t: {})(task))
     v["broadcast_part"] = broadcast(task)
+    goal = getattr(task, "goal", "") if task.name != "social_goal" else ""
+    v["goal_line"] = f"{p.name}'s current goal: {quote(goal)}" if goal else ""
     return v
 
 
@@ -338,6 +341,16 @@ _EXTRA = {"hourly_schedule": _hourly, "decompose": _decompose, "utterance": _utt
           "interview": _interview, "reflection_insights": _insights, "choose_place": _unavailable,
           "utterance_commit": _utterance, "summarize_conversation": _summary_social,
           "summarize_conversation_social": _summary_social}
+
+
+def _social_goal(t: T.SocialGoal) -> dict[str, str]:
+    others = "\n".join(f"- {o.name}: {quote(o.activity)}" + (f" (working toward {quote(o.need)})" if o.need else "")
+                       for o in t.others)
+    return {"others": others or NONE, "community_goal": quote(t.community_goal) if t.community_goal else NONE,
+            "goal": quote(t.goal) if t.goal else "none yet"}
+
+
+_EXTRA["social_goal"] = _social_goal
 
 
 @cache

@@ -101,14 +101,15 @@ def plan_day(mind: "Mind", now: datetime) -> DayPlan:
     gatherings = gatherings_on(mind, now.date())
     intentions = standing_intentions(mind, now)
     daily = mind.ask(DailyPlan(persona=mind.persona, now=now, known_places=places, yesterday=yesterday(mind, now),
-                               context=context, gatherings=gatherings, intentions=intentions))
+                               context=context, gatherings=gatherings, intentions=intentions,
+                               goal=mind.state.goal))
     items = [(s.time, s.activity) for s in daily.items]
     level1 = mind.remember("plan", [f"{mind.name}'s plan for {date_text}: wake up at {daily.wake_up_hour}:00, "
                                     "then " + "; ".join(f"{t} {a}" for t, a in items)], now)
     hourly = mind.ask(narrowed(mind, HourlySchedule(
         persona=mind.persona, now=now, wake_up_hour=daily.wake_up_hour, daily_plan=daily.items, known_places=places,
         gatherings=gatherings, intentions=intentions, decision=decision_input(mind),
-        promises=promise_inputs(mind, now))))
+        promises=promise_inputs(mind, now), goal=mind.state.goal)))
     raw = _raw(mind, hourly.blocks, 0)
     # the day from midnight: sleep (or a night's work) as the schedule gives it; before its first
     # block, asleep
@@ -307,7 +308,7 @@ def replan(mind: "Mind", now: datetime, reason: list[Record], reaction: str = ""
         known_places=places, gatherings=gatherings_on(mind, now.date()), intentions=standing_intentions(mind, now),
         from_time=hhmm(minute), done=done, reason=reason, reaction=reaction[:200],
         place=pretty(":".join(doing.address.split(":")[:2])) if doing and doing.address else "",
-        decision=decision_input(mind), promises=promise_inputs(mind, now))))
+        decision=decision_input(mind), promises=promise_inputs(mind, now), goal=mind.state.goal)))
     plan.blocks = normalise_blocks(_raw(mind, hourly.blocks, minute), minute, before=lived, home=mind.persona.home)
     if first_address:  # a reaction to an object: done at that object
         nxt = plan.block_at(minute)

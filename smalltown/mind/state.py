@@ -93,6 +93,22 @@ class Pending:
 
 
 @dataclass
+class Slow:
+    """A slow module's question asked but not yet applied (sim/later.py): its task's inputs as
+    JSON, fixed when it was asked, and the ticks it was asked at and is applied at; kept in the
+    state so a stop, a crash or a fork in between asks it again identically."""
+
+    module: str  # who applies the answer ("goal")
+    task: str  # the task's name (llm.tasks.TASKS)
+    inputs: dict
+    asked: int
+    due: int
+
+    def to_json(self) -> dict:
+        return {"module": self.module, "task": self.task, "inputs": self.inputs, "asked": self.asked, "due": self.due}
+
+
+@dataclass
 class AgentState:
     known: KnownTree = field(default_factory=lambda: KnownTree({}))  # places and objects' states as seen
     plan: DayPlan | None = None
@@ -122,6 +138,13 @@ class AgentState:
     # (kind, text, data) of what the controller did, for the engine to emit: never saved
     outbox: list[tuple[str, str, dict]] = field(default_factory=list, repr=False, compare=False)
     social: dict[str, Bond] = field(default_factory=dict)  # other -> feeling (mind/social.py; when on)
+    # goal generation (mind/goals.py): the current goal, the need it serves, the last goals (a
+    # rolling window, newest last) and when one was last asked; slow questions out (sim/later.py)
+    goal: str = ""
+    goal_need: str = ""
+    goals: list[str] = field(default_factory=list)
+    goal_asked: datetime | None = None
+    slow: list[Slow] = field(default_factory=list)
 
     def to_json(self, plan: bool = True) -> dict:
         """The state as JSON's data; `plan` False leaves "plan" None (the save keeps it apart)."""
@@ -146,9 +169,21 @@ class AgentState:
             **({"decision": self.decision.to_json()} if self.decision else {}),
             **({"commitments": [c.to_json() for c in self.commitments]} if self.commitments else {}),
             **({"social": {k: b.to_json() for k, b in self.social.items()}} if self.social else {}),
+            **self._goal_json(),
         }
         if self.unavailable:  # (written only when some: older saves' JSON stays as it was)
             out["unavailable"] = {k: stamp(t) for k, t in self.unavailable.items()}
+        return out
+
+    def _goal_json(self) -> dict:
+        """Goal generation's keys, written only when set (a run without it writes what it did before)."""
+        out: dict = {}
+        if self.goal:
+            out.update(goal=self.goal, goal_need=self.goal_need, goals=self.goals)
+        if self.goal_asked is not None:
+            out["goal_asked"] = stamp(self.goal_asked)
+        if self.slow:
+            out["slow"] = [q.to_json() for q in self.slow]
         return out
 
     @classmethod
@@ -178,4 +213,9 @@ class AgentState:
             decision=Decision.from_json(d["decision"]) if d.get("decision") else None,
             commitments=[Commitment.from_json(c) for c in d.get("commitments", [])],
             social={k: Bond.from_json(b) for k, b in d.get("social", {}).items()},
+            goal=d.get("goal", ""),
+            goal_need=d.get("goal_need", ""),
+            goals=list(d.get("goals", [])),
+            goal_asked=when(d["goal_asked"]) if d.get("goal_asked") else None,
+            slow=[Slow(q["module"], q["task"], dict(q["inputs"]), q["asked"], q["due"]) for q in d.get("slow", [])],
         )

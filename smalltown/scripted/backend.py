@@ -32,8 +32,9 @@ from smalltown.llm.tasks import (
     Task,
     Utterance,
 )
+from smalltown.llm.tasks import SocialGoal
 from smalltown.llm.tasks.social import SummarizeConversationSocial
-from smalltown.scripted import commit, interview, memory, objects, plan, social, steps, talk
+from smalltown.scripted import commit, goals, interview, memory, objects, plan, social, steps, talk
 
 
 class ScriptedBackend:
@@ -64,6 +65,7 @@ class ScriptedBackend:
             Interview: lambda t: interview.interview(s, t),
             CommittingUtterance: lambda t: commit.with_promise(t, talk.utterance(s, t)),
             SummarizeConversationSocial: lambda t: social.summarize_social(t, talk.summarize(s, t)),
+            SocialGoal: lambda t: goals.social_goal(s, t),
         }
 
     def answer(self, task: Task, prompt: str = "") -> Answer:

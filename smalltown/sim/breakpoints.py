@@ -25,6 +25,7 @@ BREAK_KINDS: dict[str, str] = {
     "kept": "keeps a promise",
     "broken": "breaks a promise",
     "sentiment": "changes its feeling toward someone",  # social awareness (mind/social.py)
+    "goal": "takes up a new goal",
 }
 # what `text` means for each kind (empty text: anything)
 TEXT_MEANS = {"call": "task", "enter": "place", "memory": "text", "sentiment": "toward"}
@@ -122,4 +123,6 @@ def _first_hit(bp: Breakpoint, events: list[Event], calls: list[tuple[str, str]]
         elif bp.kind == "sentiment" and e.kind == "sentiment" and _mine(bp, e.agent):
             if not bp.text or _contains(str(e.data.get("other", "")), bp.text):
                 return Hit(bp, e.agent, e.text)
+        elif bp.kind == "goal" and e.kind == "goal" and _mine(bp, e.agent):
+            return Hit(bp, e.agent, e.text)
     return None

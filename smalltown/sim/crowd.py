@@ -6,7 +6,7 @@ order the answers come back in, and at concurrency 1 the same calls are made in 
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Callable, Sequence, TypeVar
 
 from smalltown.llm.backend import Backend, Stopped, capabilities
@@ -59,6 +59,30 @@ class Crowd:
         if failures:
             raise failures[0]
         return [f.result() for f in futures]
+
+    def submit(self, fn: Callable[[], R]) -> Future:
+        """fn() on a worker, its result taken later (`result`: sim/later.py); inline at
+        concurrency 1, where the same calls are made in the same order as on workers."""
+        if self.workers <= 1:
+            done: Future = Future()
+            try:
+                done.set_result(fn())
+            except BaseException as e:  # (Stopped too: raised when the result is taken)
+                done.set_exception(e)
+            return done
+        if self._pool is None or self._workers < self.workers:
+            if self._pool is not None:
+                self._pool.shutdown(wait=True)
+            self._workers = self.workers
+            self._pool = ThreadPoolExecutor(max_workers=self._workers, thread_name_prefix="mind")
+        return self._pool.submit(fn)
+
+    def result(self, future: Future) -> R:
+        """A submitted job's result, waited for without outwaiting a stop."""
+        while wait([future], timeout=0.1).not_done:
+            if self.stopping():
+                raise Stopped
+        return future.result()
 
     def close(self) -> None:
         if self._pool is not None:  # a stopped run does not wait on a worker stuck in a backend

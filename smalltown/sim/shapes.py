@@ -104,6 +104,12 @@ class BondShape(_Shape):
     sentiment: Annotated[int, Field(ge=0, le=10)]
     summary: str = ""
     time: Stamp
+class SlowShape(_Shape):
+    module: str
+    task: str
+    inputs: dict
+    asked: Annotated[int, Field(ge=0)]
+    due: Annotated[int, Field(ge=0)]
 
 
 class AgentStateShape(_Shape):
@@ -131,6 +137,11 @@ class AgentStateShape(_Shape):
     decision: Optional[DecisionShape] = None
     commitments: list[CommitmentShape] = []
     social: dict[str, BondShape] = {}
+    goal: str = ""
+    goal_need: str = ""
+    goals: list[str] = []
+    goal_asked: Optional[Stamp] = None
+    slow: list[SlowShape] = []
 
 
 def state_problem(text: str) -> str | None:

@@ -29,6 +29,7 @@ from smalltown.store.records import Event
 from smalltown.sim.movement import Movement
 from smalltown.sim.objects import Objects
 from smalltown.sim.perception import perceive_all
+from smalltown.sim.slow import SlowModules
 from smalltown.sim.thinking import Thinking
 from smalltown.store.records import TickChanges
 from smalltown.store.schema import TIME_FMT
@@ -71,8 +72,7 @@ class Simulation:
         self.crowd = Crowd(backend, lambda: self.stopping)
         # (tick, the crowd's phase, call): written in the order of phase and agent (see _flush)
         self._calls: list[tuple[int, int, CallRecord]] = []
-        self.asker = Asker(backend, lambda rec: self._calls.append((self.tick, self.crowd.phase, rec)), fallback,
-                           tick=lambda: self.tick)
+        self.asker = Asker(backend, self._record_call, fallback, tick=self._asked_at)
         self.lore = Lore(world)
         self.agents: list[Agent] = []
         self._by_name: dict[str, Agent] = {}
@@ -88,6 +88,21 @@ class Simulation:
         self.encounters = Encounters(world, self.lore, self.agents, self._by_name, self.things, self.movement,
                                      self.crowd)
         self.thinking = Thinking(world, self.crowd)
+        # slow modules (goal generation): answers applied `slow_lag_ticks` after they were asked
+        self.slow = SlowModules(world, self.crowd, self.agents, settings.slow_lag_ticks) \
+            if settings.goal_generation else None
+
+    def _record_call(self, rec: CallRecord) -> None:
+        job = self.slow.later.current() if self.slow else None
+        if job is not None:  # a slow question's calls are logged at the tick it is applied
+            job.calls.append(rec)
+        else:
+            self._calls.append((self.tick, self.crowd.phase, rec))
+
+    def _asked_at(self) -> int:
+        """The tick a question's seed belongs to: a slow question's is the tick it was asked at."""
+        job = self.slow.later.current() if self.slow else None
+        return job.question.asked if job is not None else self.tick
 
     def _new_id(self, index: int) -> int:
         """Memory ids interleaved by agent (agent i of n gets i+1, i+1+n, i+1+2n, …): unique, and
@@ -161,6 +176,8 @@ class Simulation:
         for agent in self.agents:
             if seen.get(agent.name):
                 agent.mind.observe(seen[agent.name], now, self.objects)
+        if self.slow:
+            self.slow.step(self.tick, now, changes, self._calls)
         due = [a for a in self.agents if a.mind.should_reflect()]
         for agent, insights in zip(due, self.crowd.each(due, lambda a: a.mind.reflect(now))):
             changes.emit(agent.name, "reflected", f"{agent.name} reflects: " + " / ".join(m.description for m in insights),

@@ -236,9 +236,15 @@ def build_world(
         knows = tuple(dict.fromkeys([adoc.home, *adoc.knows]))
         routine = _routine(source, adoc, apath, lines, sectors, knows, problems)
         agents.append(Persona(adoc.name, adoc.age, adoc.traits, adoc.description,
-                                adoc.home, spawn, knows, routine))
+                                adoc.home, spawn, knows, routine, adoc.community_goal or doc.community_goal))
     facts, gatherings = news(source, doc, lines, agents, sectors, problems)
     said = scripted_lines(source, doc, lines, agents, problems)
+    seen_needs: set[str] = set()
+    for need in doc.needs:
+        if need.strip().lower() in seen_needs or not need.strip():
+            problems.append(Problem(source, wline(("needs",)),
+                                    f"need {need!r} is {'blank' if not need.strip() else 'listed twice'}"))
+        seen_needs.add(need.strip().lower())
     if problems:
         raise WorldError(problems)
     return World(
@@ -246,6 +252,8 @@ def build_world(
         map=tilemap, start=doc.start.replace(tzinfo=None), step_seconds=doc.step_seconds,
         seed=doc.seed, sectors=sectors, agents=agents, arenas=arenas, objects=objects,
         settings=dict(doc.settings), facts=facts, gatherings=gatherings, lines=said,
+        settings=dict(doc.settings), facts=facts, gatherings=gatherings,
+        community_goal=doc.community_goal, needs=tuple(n.strip() for n in doc.needs),
     )
 
 

@@ -157,6 +157,7 @@ class Persona:
     spawn: Tile
     knows: tuple[str, ...]
     routine: tuple[RoutineItem, ...] = ()  # the usual day, wake-up to sleep (see RoutineItem)
+    community_goal: str = ""  # its own, else the world's (goal generation)
 
     @property
     def seed_memories(self) -> list[str]:
@@ -243,6 +244,8 @@ class World:
     facts: list[Fact] = field(default_factory=list)  # news eval follows (SPEC 9)
     gatherings: list[Gathering] = field(default_factory=list)
     lines: list[ScriptedLine] = field(default_factory=list)  # scripted lines, in time order
+    community_goal: str = ""  # what the community works toward (goal generation)
+    needs: tuple[str, ...] = ()  # the community's needs as short words ("food", "tools")
 
     def arena_at(self, tile: Tile) -> Arena | None:
         if not self.map.in_bounds(tile):

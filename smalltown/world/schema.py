@@ -61,6 +61,8 @@ GameTime = Annotated[datetime, AfterValidator(_game_time)]
 LineStr = Annotated[str, AfterValidator(_one_line)]
 TextStr = Annotated[str, AfterValidator(_text)]
 TileIn = tuple[int, int]
+NeedStr = Annotated[str, Field(min_length=1, max_length=30), AfterValidator(_name)]  # "food", "tools"
+
 Kind = Literal[TILE_KINDS]  # type: ignore[valid-type]
 
 
@@ -163,6 +165,7 @@ class PersonaIn(_Strict):
     spawn: TileIn
     knows: list[NameStr] = Field(default_factory=list, max_length=1000)
     routine: list[RoutineItemIn] | None = Field(default=None, max_length=48)  # None: read from the description
+    community_goal: LineStr = Field(default="", max_length=300)  # overrides the world's for this agent
 
 
 class FactIn(_Strict):
@@ -211,6 +214,9 @@ class WorldIn(_Strict):
     facts: list[FactIn] = Field(default_factory=list, max_length=100)  # what eval measures
     gatherings: list[GatheringIn] = Field(default_factory=list, max_length=100)
     lines: list[LineIn] = Field(default_factory=list, max_length=1000)  # scripted lines (sim/lines.py)
+    # what the community works toward, and its needs as short words (goal generation, mind/goals.py)
+    community_goal: LineStr = Field(default="", max_length=300)
+    needs: list[NeedStr] = Field(default_factory=list, max_length=20)
 
 
 class LayersIn(_Strict):

@@ -26,12 +26,13 @@ from smalltown.llm.tasks.talk import (
     UtteranceOut, CommittingUtterance, CommittingUtteranceOut,
 )
 from smalltown.llm.tasks.broadcast import Decided, Promise, PromiseOut
+from smalltown.llm.tasks.goals import Other, SocialGoal, SocialGoalOut
 from smalltown.world.model import SLEEPING  # the seam names the activity of sleep
 
 TASKS: dict[str, type[Task]] = {t.name: t for t in (
     DailyPlan, HourlySchedule, Decompose, NextAction, ChoosePlace, ObjectState, RateImportance,
     ReflectionQuestions, ReflectionInsights, SummaryDescription, React, Utterance,
-    SummarizeConversation, Interview, CommittingUtterance)}
+    SummarizeConversation, Interview, CommittingUtterance, SocialGoal)}
 
 __all__ = [
     "CommittingUtterance", "CommittingUtteranceOut", "Decided", "Promise", "PromiseOut",
@@ -82,4 +83,7 @@ __all__ = [
     "Utterance",
     "UtteranceOut",
     "Feeling",
+    "Other",
+    "SocialGoal",
+    "SocialGoalOut",
 ]

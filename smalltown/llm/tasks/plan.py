@@ -20,7 +20,7 @@ class DailyPlanOut(Output):
     items: list[PlanStep] = Field(min_length=5, max_length=8, description="the day in broad strokes, in order")
 
 
-class DailyPlan(Task):
+class DailyPlan(Quiet, Task):
     """SPEC 4: the day in broad strokes, from the summary, yesterday, and what bears on today."""
 
     name: ClassVar[str] = "daily_plan"
@@ -32,6 +32,8 @@ class DailyPlan(Task):
     context: list[Record] = []  # retrieved for today's plans
     gatherings: list[Gathering] = []  # events today the agent knows of
     intentions: list[Record] = []  # inner voices that still stand
+    goal: str = ""  # the person's current goal (goal generation), shown only when there is one
+    quiet: ClassVar[tuple[str, ...]] = ("goal",)
 
 
 class HourlyScheduleOut(Output):
@@ -56,9 +58,10 @@ class HourlySchedule(Quiet, Task):
     reason: list[Record] = []  # what prompts a re-plan: a conversation and what was learned
     reaction: str = ""  # a reaction to do first, from `from_time`
     place: str = ""  # where the agent is now ("sector: arena"), when re-planning
-    quiet: ClassVar[tuple[str, ...]] = ("decision", "promises")
+    quiet: ClassVar[tuple[str, ...]] = ("decision", "promises", "goal")
     decision: Decided | None = None  # the controller's decision (broadcast on)
     promises: list[Promise] = []  # the agent's open commitments, to keep (broadcast on)
+    goal: str = ""  # the person's current goal (goal generation), shown only when there is one
 
     def schema(self) -> dict:
         return _enum(super().schema(), ("$defs", "Block", "properties", "place"), self.known_places) \

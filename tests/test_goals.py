@@ -1,0 +1,196 @@
+"""Issue 16: goal generation, the first slow module. A goal is asked at one tick and applied
+`slow_lag_ticks` later (sim/later.py): hourly for every awake agent, different across agents who
+know each other (the stand-in serves the need least covered by the others' goals), the same run
+at any concurrency, the same after a stop between ask and apply, and nothing at all when off."""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from dataclasses import replace
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from helpers import GULLHAVEN, TINY, query, stored_state
+from smalltown.llm.backend import capabilities
+from smalltown.scripted import ScriptedBackend
+from smalltown.sim.open import create, resume
+from smalltown.world.errors import WorldError
+from smalltown.world.load import load_world
+
+NEEDS = '["food", "company", "tools", "safety"]'
+GOAL_ON = ["goal_generation=true", "slow_lag_ticks=6"]
+
+
+def world_with_goal(tmp_path: Path, source: Path, extra: str = "") -> Path:
+    """A copy of `source` declaring a community goal and needs (top-level keys, before the tables)."""
+    text = source.read_text(encoding="utf-8")
+    maps = source.parent.parent / "maps"
+    text = text.replace('map = "../maps/', f'map = "{maps}/')
+    head, sep, rest = text.partition("\n[")
+    head += f'\ncommunity_goal = "make the town a good place to live for everyone"\nneeds = {NEEDS}\n{extra}'
+    path = tmp_path / source.name
+    path.write_text(head + sep + rest, encoding="utf-8")
+    return path
+
+
+class Busy(ScriptedBackend):
+    """The stand-in as a server that answers several questions at once, each after a random
+    delay: answers come back in any order, and some only after their tick is due."""
+
+    def __init__(self, seed: int, workers: int):
+        super().__init__(seed)
+        self.can = replace(capabilities(None), max_concurrency=workers)
+        self._rng = random.Random()
+        self._lock = threading.Lock()
+        self.out = self.most_out = 0  # goal questions being answered at once
+
+    def answer(self, task, prompt=""):
+        if task.name == "social_goal":
+            with self._lock:
+                self.out += 1
+                self.most_out = max(self.most_out, self.out)
+            time.sleep(self._rng.random() * 0.03)
+            with self._lock:
+                self.out -= 1
+        return super().answer(task, prompt)
+
+
+def run(path: Path, world_path: Path, hours: float, workers: int = 1, sets: list[str] = GOAL_ON,
+        busy: list | None = None):
+    world = load_world(world_path)
+    backend = Busy(world.seed, workers) if workers > 1 else ScriptedBackend(world.seed)
+    if busy is not None:
+        busy.append(backend)
+    sim = create(world, path, backend, sets=sets)
+    try:
+        sim.run_until(sim.now + timedelta(hours=hours))
+        return sim.save.digest()
+    finally:
+        sim.close()
+
+
+@pytest.mark.parametrize("source", [TINY, GULLHAVEN])
+def test_awake_agents_take_up_a_goal_every_hour_applied_lag_ticks_after_it_was_asked(tmp_path, source):
+    path = tmp_path / "goals.sqlite"
+    run(path, world_with_goal(tmp_path, source), 4)
+    goals = query(path, "SELECT tick, agent, data FROM events WHERE kind = 'goal' ORDER BY tick")
+    calls = query(path, "SELECT tick, agent, note FROM llm_calls WHERE task = 'social_goal'")
+    assert goals and len(calls) == len(goals)
+    for tick, agent, note in calls:  # each applied (and logged) six ticks after it was asked
+        assert note == f"asked at tick {tick - 6}"
+    world = load_world(source)
+    per_hour = 3600 // world.step_seconds
+    for name in {a for _, a, _ in goals}:
+        ticks = [t for t, a, _ in goals if a == name]
+        assert len(ticks) >= 2
+        assert all(b - a >= per_hour for a, b in zip(ticks, ticks[1:]))  # hourly, not more often
+    first = {}
+    for tick, agent, _ in goals:
+        first.setdefault(agent, tick)
+    # kept in the state, with the rolling window of goals, and never an empty one
+    name = goals[-1][1]
+    with __import__("sqlite3").connect(path) as conn:
+        state = stored_state(conn, name)
+    assert state["goal"] and state["goal_need"] in ("food", "company", "tools", "safety")
+    assert 1 <= len(state["goals"]) <= 5 and state["goals"][-1] == state["goal"]
+
+
+def test_agents_who_know_each_other_serve_different_needs(tmp_path):
+    path = tmp_path / "goals.sqlite"
+    run(path, world_with_goal(tmp_path, TINY), 5)
+    import json
+    needs = {}
+    for agent, data in query(path, "SELECT agent, data FROM events WHERE kind = 'goal' ORDER BY tick"):
+        needs[agent] = json.loads(data)["need"]
+    assert len(needs) == 3 and len(set(needs.values())) == 3  # the housemates know each other
+    # the question showed the others it knows of, with their goals' needs
+    prompts = query(path, "SELECT prompt FROM llm_calls WHERE task = 'social_goal'")
+    assert prompts
+
+
+def test_the_run_is_the_same_at_concurrency_1_and_8(tmp_path):
+    world = world_with_goal(tmp_path, TINY)
+    one = run(tmp_path / "c1.sqlite", world, 3, workers=1)
+    busy: list = []
+    eight = run(tmp_path / "c8.sqlite", world, 3, workers=8, busy=busy)
+    assert busy[0].most_out >= 2  # two agents' goal questions were out together
+    assert one == eight
+    log = "SELECT tick, agent, task, note, parsed_answer FROM llm_calls ORDER BY id"
+    assert query(tmp_path / "c1.sqlite", log) == query(tmp_path / "c8.sqlite", log)
+
+
+def test_a_run_stopped_between_ask_and_apply_resumes_to_the_same_save(tmp_path):
+    world_path = world_with_goal(tmp_path, TINY)
+    straight = run(tmp_path / "straight.sqlite", world_path, 3)
+    world = load_world(world_path)
+    path = tmp_path / "stopped.sqlite"
+    sim = create(world, path, ScriptedBackend(world.seed), sets=GOAL_ON)
+    try:  # to the first tick with a goal question out
+        while not any(a.mind.state.slow for a in sim.agents):
+            sim.step()
+        out_at = sim.tick
+    finally:
+        sim.close()
+    with __import__("sqlite3").connect(path) as conn:
+        slow = [q for a in world.agents for q in stored_state(conn, a.name).get("slow", [])]
+    assert slow and slow[0]["asked"] == out_at and slow[0]["due"] == out_at + 6
+    sim = resume(path, ScriptedBackend(world.seed))
+    try:
+        sim.run_until(world.start + timedelta(hours=3))
+        assert sim.save.digest() == straight
+    finally:
+        sim.close()
+
+
+def test_with_the_setting_off_the_run_is_byte_for_byte_as_before(tmp_path):
+    """Tiny +6h's scripted digest is main's (issue 15's), with or without a community goal declared
+    (only the world's own text differs then: the same calls, states and events)."""
+    assert run(tmp_path / "plain.sqlite", TINY, 6, sets=[]).startswith("a60cd65e")
+    declared = tmp_path / "declared.sqlite"
+    run(declared, world_with_goal(tmp_path, TINY), 6, sets=["goal_generation=false"])
+    log = "SELECT tick, agent, task, prompt, parsed_answer FROM llm_calls ORDER BY id"
+    assert query(declared, log) == query(tmp_path / "plain.sqlite", log)
+    assert query(declared, "SELECT count(*) FROM events WHERE kind = 'goal'") == [(0,)]
+    assert "goal" not in str(query(declared, "SELECT state FROM agents"))
+
+
+def test_needs_are_checked_with_their_line(tmp_path):
+    bad = world_with_goal(tmp_path, TINY)
+    bad.write_text(bad.read_text().replace(f"needs = {NEEDS}", 'needs = ["food", "food"]'))
+    with pytest.raises(WorldError) as e:
+        load_world(bad)
+    line = next(i for i, t in enumerate(bad.read_text().splitlines(), 1) if t.startswith("needs ="))
+    assert f":{line}" in str(e.value) and "listed twice" in str(e.value)
+
+
+def test_the_next_days_plan_is_asked_with_the_goal_and_without_one_the_prompt_is_as_before(tmp_path):
+    from smalltown.llm.tasks import DailyPlan, Persona
+    from smalltown.llm.backend import task_key
+
+    class Seen(ScriptedBackend):
+        plans: list = []
+
+        def answer(self, task, prompt=""):
+            if task.name in ("daily_plan", "hourly_schedule"):
+                self.plans.append((task, prompt))
+            return super().answer(task, prompt)
+
+    world = load_world(world_with_goal(tmp_path, TINY))
+    sim = create(world, tmp_path / "days.sqlite", Seen(world.seed), sets=GOAL_ON)
+    try:
+        sim.run_until(world.start + timedelta(hours=26))
+    finally:
+        sim.close()
+    with_goal = [(t, p) for t, p in Seen.plans if t.goal]
+    assert {t.name for t, _ in with_goal} == {"daily_plan", "hourly_schedule"}  # the second morning's
+    assert all(f"current goal: \"{t.goal}\"" in p for t, p in with_goal)
+    assert all("current goal" not in p for t, p in Seen.plans if not t.goal)
+    # an empty goal leaves the question's key and prompt as they were before goals
+    p = Persona(name="Ann Lee", age=30, traits="kind", description="Ann bakes", home="Home")
+    plain = DailyPlan(persona=p, now=world.start, known_places=["Home"])
+    assert "goal" not in plain.model_dump_json() and "\n\n\n" not in plain.render()
+    assert task_key(plain) != task_key(plain.model_copy(update={"goal": "bake for the fair"}))
