@@ -252,7 +252,6 @@ def build_world(
         map=tilemap, start=doc.start.replace(tzinfo=None), step_seconds=doc.step_seconds,
         seed=doc.seed, sectors=sectors, agents=agents, arenas=arenas, objects=objects,
         settings=dict(doc.settings), facts=facts, gatherings=gatherings, lines=said,
-        settings=dict(doc.settings), facts=facts, gatherings=gatherings,
         community_goal=doc.community_goal, needs=tuple(n.strip() for n in doc.needs),
     )
 
