@@ -78,6 +78,8 @@ class Settings:
     goal_generation: bool = False
     goal_every_minutes: int = _in(60, 5, 1440)
     slow_lag_ticks: int = _in(6, 1, 1000)
+    # reflection as a slow module (mind/reflect.py): its two steps each applied `slow_lag_ticks` after asked
+    slow_reflection: bool = False
 
     def __post_init__(self) -> None:
         """Every Settings is whole: each value of its setting's type and inside its range (so an

@@ -11,7 +11,8 @@ they came back: the same at any concurrency.
 A question out is kept in the agent's state (`AgentState.slow`: the task's inputs as JSON, the
 ticks it was asked at and is due at); a run resumed or forked between the two asks it again from
 those inputs with the same seed, and applies it at the same tick. Any module may use it: it
-names an applier for its answers (`appliers`)."""
+names an applier for its answers (`appliers`), which is given the task as its prompt showed it
+(after fitting: what numbered lists in the answer refer to) and may ask the module's next step."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ from smalltown.sim.agent import Agent
 from smalltown.sim.changes import Changes
 from smalltown.sim.crowd import Crowd
 
-Applier = Callable[[Agent, Output, Changes], None]
+Applier = Callable[[Agent, Output, Task, Changes], None]  # the answer, the task as shown
 
 
 @dataclass
@@ -37,7 +38,7 @@ class Job:
     agent: str
     question: Slow
     calls: list[CallRecord] = field(default_factory=list)  # logged when it is applied
-    future: Future | None = None
+    future: Future | None = None  # (the answer, the task as its prompt showed it)
 
 
 class Later:
@@ -72,13 +73,13 @@ class Later:
         for agent in agents:
             for q in [q for q in agent.mind.state.slow if q.due <= tick]:
                 job = self.jobs.pop(id(q))
-                out = self.crowd.result(job.future)
+                out, shown = self.crowd.result(job.future)
                 for c in job.calls:
                     c.note = f"{c.note}; asked at tick {q.asked}" if c.note else f"asked at tick {q.asked}"
                     calls.append((tick, phase, c))
                 agent.mind.state.slow.remove(q)
                 changes.changed.add(agent.name)
-                self.appliers[q.module](agent, out, changes)
+                self.appliers[q.module](agent, out, shown, changes)
 
     def _resend(self, agent: Agent, q: Slow) -> None:
         kind = TASKS.get(q.task)
@@ -95,10 +96,11 @@ class Later:
         job = Job(agent.name, q)
         mind = agent.mind
 
-        def run() -> Output:
+        def run() -> tuple[Output, Task]:
             self._local.job = job
             try:
-                return mind.ask(task)  # (the asker only: the mind's state is the engine's meanwhile)
+                out = mind.ask(task)  # (the asker only: the mind's state is the engine's meanwhile)
+                return out, mind.asker.last_task  # (per thread)
             finally:
                 self._local.job = None
 

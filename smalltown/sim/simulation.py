@@ -88,9 +88,9 @@ class Simulation:
         self.encounters = Encounters(world, self.lore, self.agents, self._by_name, self.things, self.movement,
                                      self.crowd)
         self.thinking = Thinking(world, self.crowd)
-        # slow modules (goal generation): answers applied `slow_lag_ticks` after they were asked
+        # slow modules (goal generation, slow reflection): answers applied `slow_lag_ticks` after they were asked
         self.slow = SlowModules(world, self.crowd, self.agents, settings.slow_lag_ticks) \
-            if settings.goal_generation else None
+            if settings.goal_generation or settings.slow_reflection else None
 
     def _record_call(self, rec: CallRecord) -> None:
         job = self.slow.later.current() if self.slow else None

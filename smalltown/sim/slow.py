@@ -1,13 +1,16 @@
 """The tick's phase for slow modules (issue 16): apply the answers due now (sim/later.py), then
-ask the questions due now. Goal generation (mind/goals.py) is the first such module."""
+ask the questions due now. Goal generation (mind/goals.py) and, with `slow_reflection`, reflection
+(mind/reflect.py: two steps, questions then insights) are such modules."""
 
 from __future__ import annotations
 
 from datetime import datetime
 
 from smalltown.llm.backend import CallRecord
-from smalltown.llm.tasks import Other, Output, SocialGoalOut
-from smalltown.mind import goals
+from smalltown.llm.tasks import (Other, Output, ReflectionInsights, ReflectionInsightsOut, ReflectionQuestions,
+                                 ReflectionQuestionsOut, SocialGoalOut, Task)
+from smalltown.mind import goals, reflect
+from smalltown.mind.memory import Memory
 from smalltown.sim.agent import Agent
 from smalltown.sim.changes import Changes
 from smalltown.sim.crowd import Crowd
@@ -15,11 +18,19 @@ from smalltown.sim.later import Later
 from smalltown.world.model import World
 
 
+def reflected(agent: Agent, insights: list[Memory], changes: Changes) -> None:
+    """The event a reflection ends with (inline or slow)."""
+    changes.emit(agent.name, "reflected", f"{agent.name} reflects: " + " / ".join(m.description for m in insights),
+                 memories=[m.id for m in insights])
+    changes.changed.add(agent.name)
+
+
 class SlowModules:
     def __init__(self, world: World, crowd: Crowd, agents: list[Agent], lag: int):
         self.world = world
         self.agents = agents  # the simulation's list, in agent order
-        self.later = Later(crowd, lag, {goals.MODULE: self._goal})
+        self.later = Later(crowd, lag, {goals.MODULE: self._goal, reflect.QUESTIONS: self._questions,
+                                        reflect.INSIGHTS: self._insights})
 
     def step(self, tick: int, now: datetime, changes: Changes, calls: list[tuple[int, int, CallRecord]]) -> None:
         self.later.step(tick, self.agents, changes, calls)
@@ -32,10 +43,28 @@ class SlowModules:
                       for n in goals.known(agent.mind, names)]
             self.later.ask(agent, goals.MODULE, goals.question(agent.mind, now, self.world.needs, others), tick)
             changes.changed.add(agent.name)
+        for agent in self.agents:
+            if reflect.due_slow(agent.mind):
+                self.later.ask(agent, reflect.QUESTIONS, reflect.ask_questions(agent.mind, now), tick)
+                changes.changed.add(agent.name)
 
     @staticmethod
-    def _goal(agent: Agent, out: Output, changes: Changes) -> None:
+    def _goal(agent: Agent, out: Output, shown: Task, changes: Changes) -> None:
         assert isinstance(out, SocialGoalOut)
         if goals.apply(agent.mind, out):
             changes.emit(agent.name, "goal", f"{agent.name}'s goal: {agent.mind.state.goal}",
                          goal=agent.mind.state.goal, need=agent.mind.state.goal_need)
+
+    def _questions(self, agent: Agent, out: Output, shown: Task, changes: Changes) -> None:
+        """Reflection's first step back: retrieve, and ask for the insights now."""
+        assert isinstance(out, ReflectionQuestionsOut) and isinstance(shown, ReflectionQuestions)
+        task = reflect.take_questions(agent.mind, out, shown, changes.time)
+        if task is None:
+            reflected(agent, [], changes)  # nothing retrieved to rest an insight on
+        else:
+            self.later.ask(agent, reflect.INSIGHTS, task, changes.tick)
+
+    @staticmethod
+    def _insights(agent: Agent, out: Output, shown: Task, changes: Changes) -> None:
+        assert isinstance(out, ReflectionInsightsOut) and isinstance(shown, ReflectionInsights)
+        reflected(agent, reflect.keep(agent.mind, out, shown.statements, changes.time), changes)
