@@ -1,17 +1,22 @@
 """Goal generation (issue 16; Project Sid's social goals, its Appendix C): one subgoal toward the
 community's goal, from the agent's traits, the community's needs and what the others it knows
-of are doing, renewed on the hour.
+of are doing, renewed on the hour, or at once when the goal succeeds or fails.
 
-CLOCK: every `goal_every_minutes` of game time (60 by default), for an awake agent, with no goal
-question of its own still out. It is a SLOW module: the question is asked at one tick with its
+CLOCK: every `goal_every_minutes` of game time (60 by default), and on the event of the goal's
+outcome, for an awake agent, with no goal question of its own still out. A goal is pursued in the
+plan block (the activity's span) it is taken up in: that block reaching its planned end is its
+success; the agent finding its place taken or closed ("blocked"), or breaking a promise, while
+the block lasts is its failure. Either makes a new goal due at once (checked every tick,
+model-free: `outcome`). It is a SLOW module: the question is asked at one tick with its
 inputs fixed then and applied `slow_lag_ticks` later (sim/later.py), so the tick never waits on it.
 READS: the persona (traits, the community goal), the world's needs, the state's goal; the others'
 activities and goals' needs (handed in by the engine). WRITES: the state's `goal`, `goal_need`,
-`goals` (the last HISTORY, newest last) and `goal_asked`. Setting: `goal_generation`."""
+`goals` (the last HISTORY, newest last), `goal_asked` and `goal_until` (the goal's block's end).
+Setting: `goal_generation`."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime, time, timedelta
 from typing import TYPE_CHECKING
 
 from smalltown.llm.tasks import Other, SocialGoal, SocialGoalOut
@@ -21,6 +26,7 @@ if TYPE_CHECKING:
 
 MODULE = "goal"  # its slow questions' module name (AgentState.slow)
 HISTORY = 5  # goals kept: issue 17's roles read a rolling window of 5
+FAILURES = frozenset({"blocked", "broken"})  # the agent's events that end its goal as failed
 
 
 def due(mind: "Mind", now: datetime) -> bool:
@@ -47,12 +53,43 @@ def question(mind: "Mind", now: datetime, needs: tuple[str, ...], others: list[O
                       goal=mind.state.goal, others=others)
 
 
-def apply(mind: "Mind", out: SocialGoalOut) -> bool:
-    """Take the answer's goal up (False: an empty one, which changes nothing)."""
+def apply(mind: "Mind", out: SocialGoalOut, now: datetime) -> bool:
+    """Take the answer's goal up, pursued in the block in progress (False: an empty one, which
+    changes nothing)."""
     goal = " ".join(out.goal.split())
     if not goal:
         return False
     s = mind.state
     s.goal, s.goal_need = goal, out.need
     s.goals = (s.goals + [goal])[-HISTORY:]
+    s.goal_until = block_end(mind, now)
     return True
+
+
+def block_end(mind: "Mind", now: datetime) -> datetime | None:
+    """When the plan's activity in progress ends as planned (its span of blocks); without one,
+    the action's end; None when neither is ahead."""
+    plan, action = mind.state.plan, mind.state.action
+    block = plan.block_during(now, now) if plan is not None else None
+    if block is not None:
+        midnight = datetime.combine(plan.date, time(), tzinfo=now.tzinfo)
+        end = midnight + timedelta(minutes=plan.span(block)[-1].end)
+        if end > now:
+            return end
+    return action.end if action is not None and action.end > now else None
+
+
+def outcome(mind: "Mind", now: datetime, kinds: set[str]) -> str | None:
+    """Every tick, model-free, given the kinds of the agent's events this tick: "failure" or
+    "success" when the goal's block ended so (a new goal is due at once), else None."""
+    s = mind.state
+    if not mind.settings.goal_generation or s.goal_until is None:
+        return None
+    if kinds & FAILURES:
+        result = "failure"
+    elif now >= s.goal_until:
+        result = "success"
+    else:
+        return None
+    s.goal_until = s.goal_asked = None  # (the hourly clock starts again with the next question)
+    return result

@@ -145,6 +145,7 @@ class AgentState:
     goals: list[str] = field(default_factory=list)
     goal_asked: datetime | None = None
     slow: list[Slow] = field(default_factory=list)
+    goal_until: datetime | None = None  # when the goal's plan block ends (mind/goals.py: its success)
 
     def to_json(self, plan: bool = True) -> dict:
         """The state as JSON's data; `plan` False leaves "plan" None (the save keeps it apart)."""
@@ -184,6 +185,8 @@ class AgentState:
             out["goal_asked"] = stamp(self.goal_asked)
         if self.slow:
             out["slow"] = [q.to_json() for q in self.slow]
+        if self.goal_until is not None:
+            out["goal_until"] = stamp(self.goal_until)
         return out
 
     @classmethod
@@ -218,4 +221,5 @@ class AgentState:
             goals=list(d.get("goals", [])),
             goal_asked=when(d["goal_asked"]) if d.get("goal_asked") else None,
             slow=[Slow(q["module"], q["task"], dict(q["inputs"]), q["asked"], q["due"]) for q in d.get("slow", [])],
+            goal_until=when(d["goal_until"]) if d.get("goal_until") else None,
         )

@@ -142,6 +142,7 @@ class AgentStateShape(_Shape):
     goals: list[str] = []
     goal_asked: Optional[Stamp] = None
     slow: list[SlowShape] = []
+    goal_until: Optional[Stamp] = None
 
 
 def state_problem(text: str) -> str | None:

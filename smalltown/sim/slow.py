@@ -48,10 +48,22 @@ class SlowModules:
                 self.later.ask(agent, reflect.QUESTIONS, reflect.ask_questions(agent.mind, now), tick)
                 changes.changed.add(agent.name)
 
+    def outcomes(self, now: datetime, changes: Changes) -> None:
+        """At the end of the tick: each goal whose block ended so, a success or a failure (a new
+        goal is asked at the next tick)."""
+        for agent in self.agents:
+            kinds = {e.kind for e in changes.events if e.agent == agent.name}
+            goal = agent.mind.state.goal
+            result = goals.outcome(agent.mind, now, kinds)
+            if result is not None:
+                changes.emit(agent.name, "goal_ended", f"{agent.name}'s goal {result}: {goal}", goal=goal,
+                             outcome=result)
+                changes.changed.add(agent.name)
+
     @staticmethod
     def _goal(agent: Agent, out: Output, shown: Task, changes: Changes) -> None:
         assert isinstance(out, SocialGoalOut)
-        if goals.apply(agent.mind, out):
+        if goals.apply(agent.mind, out, changes.time):
             changes.emit(agent.name, "goal", f"{agent.name}'s goal: {agent.mind.state.goal}",
                          goal=agent.mind.state.goal, need=agent.mind.state.goal_need)
 
