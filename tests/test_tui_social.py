@@ -133,3 +133,80 @@ def test_a_feelings_course_is_read_from_its_events() -> None:
                         {"other": other, "value": value, "previous": previous})
     newest_first = [ev(4, "B", 2, 7), ev(3, "C", "x", 5), ev(2, "B", 7, 5), ev(1, ["odd"], 1, 1)]
     assert trails(newest_first) == {"B": [5, 7, 2]}  # odd data from a stranger's save is passed over
+
+
+# --- the new kinds elsewhere: the day view, the timeline, the breakpoint form -------------------
+
+
+async def test_the_day_view_marks_the_cells_of_feelings_and_promises(saves) -> None:
+    from smalltown.tui.replay import ReplayApp
+    from smalltown.tui.screens.day import DayScreen
+    from smalltown.tui.screens.day_marks import MARKS
+
+    app = ReplayApp(saves["lila"])
+    async with app.run_test(size=(160, 30)) as pilot:
+        await pilot.press("D")
+        screen = app.screen
+        assert isinstance(screen, DayScreen)
+        grid = str(screen.query_one("#day-grid").content)
+        for kind in ("sentiment", "committed", "kept", "goal"):
+            assert MARKS[kind][0] in grid, kind
+        # the cursor on a marked cell lists what happened there
+        (agent, col), events = next((k, v) for k, v in screen._marks.items() if v[0].kind == "sentiment")
+        screen.row, screen.col, screen._moment = screen._names.index(agent), col, None
+        screen._draw()
+        below = str(screen.query_one("#day-cell").content)
+        assert "♥" in below and "feels" in below and events[0].time[11:16] in below
+    assert not [e for es in screen._marks.values() for e in es if e.kind == "decided"]  # too many to mark
+
+
+async def test_the_timeline_lists_the_new_kinds_and_hides_decided_at_first(saves) -> None:
+    from smalltown.tui.screens.timeline import KINDS, TimelineScreen
+
+    reader = SaveReader(saves["lila"])
+    try:
+        async with App[None]().run_test(size=(120, 40)) as pilot:
+            await pilot.app.push_screen(TimelineScreen(reader))
+            await pilot.pause()
+            shown_kinds = {e.kind for e in pilot.app.screen.table.items}
+            assert {"sentiment", "committed", "kept", "goal"} <= shown_kinds
+            assert "decided" not in shown_kinds and "perceived" not in shown_kinds
+            pilot.app.screen.show_kinds(["decided"])
+            await pilot.pause()
+            assert {e.kind for e in pilot.app.screen.table.items} == {"decided"}
+    finally:
+        reader.close()
+    assert {"decided", "goal", "sentiment", "committed", "kept", "broken", "unexpected", "blocked"} <= set(KINDS)
+
+
+async def test_a_feeling_breakpoint_set_in_the_form_pauses_the_town(tmp_path: Path) -> None:
+    from textual.widgets import Input, Select
+
+    from helpers import wait_until
+    from smalltown.scripted import ScriptedBackend
+    from smalltown.sim.breakpoints import BREAK_KINDS
+    from smalltown.sim.open import create
+    from smalltown.tui.app import SmalltownApp
+    from smalltown.tui.screens.forms import BreakpointsScreen
+    from smalltown.tui.widgets.panels import EventLog
+    from smalltown.world.load import load_world
+
+    world = load_world(LILA)
+    sim = create(world, tmp_path / "lila.sqlite", ScriptedBackend(world.seed), sets=["social_awareness=true"])
+    sim.run_until(world.start.replace(hour=8, minute=50))  # the first talk is at nine
+    app = SmalltownApp(sim, start_paused=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("b")
+        form = app.screen
+        assert isinstance(form, BreakpointsScreen)
+        offered = {value for _, value in form.query_one("#kind", Select)._options}
+        assert set(BREAK_KINDS) - {"event"} <= offered and {"sentiment", "goal", "kept", "broken"} <= offered
+        form.query_one("#agent", Select).value = "Nora Vance"
+        form.query_one("#kind", Select).value = "sentiment"
+        form.query_one("#text", Input).focus()
+        await pilot.press(*"Lilah", "enter")
+        await wait_until(pilot, lambda: len(app.frame.breakpoints) == 1)
+        await pilot.press("escape", "space")
+        await wait_until(pilot, lambda: not app.frame.running and app.frame.tick > 0 and "Breakpoint #1" in
+                         "\n".join(line.text for line in app.query_one(EventLog).lines), seconds=20)
+        assert "Nora Vance feels" in "\n".join(line.text for line in app.query_one(EventLog).lines)

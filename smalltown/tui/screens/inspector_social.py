@@ -111,7 +111,7 @@ def goal(state: AgentState, today: date | None) -> RenderableType:
     if earlier:
         grid.add_row("Before", Text("\n").join(shown_text(g) for g in reversed(earlier)))
     elif len(state.goals) > 1:
-        grid.add_row("Before", Text(f"the same ({len(state.goals)} times)", "dim"))
+        grid.add_row("Before", Text(f"the same goal, its last {len(state.goals)} times asked", "dim"))
     for s in state.slow:
         grid.add_row("Waiting", Text(f"a {shown(s.task)} question asked at tick {shown(s.asked)}, "
                                      f"applied at tick {shown(s.due)}", "dim"))
