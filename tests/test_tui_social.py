@@ -210,3 +210,14 @@ async def test_a_feeling_breakpoint_set_in_the_form_pauses_the_town(tmp_path: Pa
         await wait_until(pilot, lambda: not app.frame.running and app.frame.tick > 0 and "Breakpoint #1" in
                          "\n".join(line.text for line in app.query_one(EventLog).lines), seconds=20)
         assert "Nora Vance feels" in "\n".join(line.text for line in app.query_one(EventLog).lines)
+
+
+def test_the_goals_before_are_newest_first_each_once() -> None:
+    from smalltown.mind.state import AgentState
+    from smalltown.tui.screens.inspector_social import goal
+
+    state = AgentState(goal="tend the garden", goals=["bake bread", "fix the fence", "bake bread", "tend the garden"])
+    console = Console(width=80, file=io.StringIO(), record=True)
+    console.print(goal(state, None))
+    lines = [line.split() for line in console.export_text().splitlines()]
+    assert lines[0][:1] == ["Goal"] and lines[1] == ["Before", "bake", "bread"] and lines[2] == ["fix", "the", "fence"]

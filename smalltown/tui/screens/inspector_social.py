@@ -107,9 +107,10 @@ def goal(state: AgentState, today: date | None) -> RenderableType:
         grid.add_row("Need", shown_text(state.goal_need))
     if state.goal_asked is not None:
         grid.add_row("Asked", Text(stamp(state.goal_asked, today), "dim"))
-    earlier = [g for g in state.goals if g != state.goal]  # the last ones, newest last, the current left out
+    # the last ones, newest first, each once, the current left out
+    earlier = [g for g in dict.fromkeys(reversed(state.goals)) if g != state.goal]
     if earlier:
-        grid.add_row("Before", Text("\n").join(shown_text(g) for g in reversed(earlier)))
+        grid.add_row("Before", Text("\n").join(shown_text(g) for g in earlier))
     elif len(state.goals) > 1:
         grid.add_row("Before", Text(f"the same goal, its last {len(state.goals)} times asked", "dim"))
     for s in state.slow:
