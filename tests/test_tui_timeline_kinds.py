@@ -11,9 +11,8 @@ from textual.app import App
 from textual.widgets import SelectionList, Static
 
 from helpers import tiny_sim
-from smalltown.sim.events import KINDS
 from smalltown.tui.reader import SaveReader
-from smalltown.tui.screens.timeline import KindPicker, TimelineScreen, kinds_shown
+from smalltown.tui.screens.timeline import KINDS, KindPicker, TimelineScreen, kinds_shown
 
 
 class Host(App[None]):
@@ -68,16 +67,16 @@ async def test_header_picker_and_rows_agree_about_perceived(save: Path) -> None:
         assert isinstance(picker, KindPicker)
         said = prompts(picker)
         assert said["perceived"].endswith("hidden")
-        assert [k for k, p in said.items() if "hidden" in p] == ["perceived"]
-        assert text(picker, "#shown") == "shown: all but perceived"  # the header's words
+        assert [k for k, p in said.items() if "hidden" in p] == ["perceived", "decided"]
+        assert text(picker, "#shown") == "shown: all but perceived, decided"  # the header's words
 
         for _ in range(KINDS.index("perceived")):
             await pilot.press("down")
         await pilot.press("enter")  # perceived: shown now
         assert "hidden" not in prompts(picker)["perceived"]
-        assert text(picker, "#shown") == "shown: all"
+        assert text(picker, "#shown") == "shown: all but decided"
         await pilot.press("escape")
 
         assert app.screen is timeline
-        assert text(timeline, "#title").endswith("kinds all")
+        assert text(timeline, "#title").endswith("kinds all but decided")
         assert "perceived" in {e.kind for e in timeline.table.items}

@@ -211,7 +211,9 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
                 self._note(replay_hint(self.sim.save.path, *choice))
 
         read = lambda day: self._save_reader().store.day(day, self._world.gatherings)  # noqa: E731
-        self.push_screen(DayScreen(read, self._names, self._colours, self.frame.now, self.selected, "selects"), picked)
+        events = lambda kinds: self._save_reader().store.events(None, kinds)  # noqa: E731
+        self.push_screen(DayScreen(read, self._names, self._colours, self.frame.now, self.selected, "selects", events),
+                         picked)
 
     # --- commands -----------------------------------------------------------------------------
 
@@ -230,7 +232,7 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
     def action_perceived(self) -> None:
         log = self.query_one(EventLog)
         log.show_perceived = not log.show_perceived
-        log.note("Showing perceived events." if log.show_perceived else "Hiding perceived events.")
+        log.note("Showing perceived and decided events." if log.show_perceived else "Hiding perceived and decided events.")
 
     def action_follow(self) -> None:
         """Keep the selected agent in the middle of the map as it walks."""

@@ -30,7 +30,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("save_as", "Save as…", "Copy the save to a new file and go on in the copy (S)"),
     ("fork", "Fork to a new file…", "Copy the save as it is now; this run goes on here (F)"),
     ("open", "Open a save or world…", "Close this run and open another (O)"),
-    ("perceived", "Show / hide perceived events", "In the event log (p)"),
+    ("perceived", "Show / hide perceived and decided events", "In the event log (p)"),
     ("follow", "Follow the selected agent", "Keep it in the middle of the map (f)"),
     ("select(1)", "Select the next agent", "(])"),
     ("select(-1)", "Select the previous agent", "([)"),

@@ -75,6 +75,11 @@ class SaveReader:
             when = None
         return self.store.meta("tick", 0), when
 
+    def settings(self) -> dict:
+        """The run's settings as the save keeps them (those set; {} when none or not a table)."""
+        kept = self.store.meta("settings", {})
+        return kept if isinstance(kept, dict) else {}
+
     def world_text(self) -> str | None:
         """The world file's text as stored (JSON text, unparsed: a stranger's may be huge)."""
         return self.store.meta_text("world_text")

@@ -202,8 +202,9 @@ class ReplayApp(ReplayDebugger, TownView[None]):
                 self.seek(self.history.tick_of(choice[1]))
 
         read = lambda day: self.history.reader.day(day, self.history.world.gatherings)  # noqa: E731
+        events = lambda kinds: self.history.reader.events(None, kinds)  # noqa: E731
         self.push_screen(DayScreen(read, self._names, self._colours, self.history.time_of(self.tick),
-                                   self.selected, "goes there"), picked)
+                                   self.selected, "goes there", events), picked)
 
 
 def run_replay(path: str | Path, at: int | None = None) -> None:

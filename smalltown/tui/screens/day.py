@@ -6,7 +6,8 @@ agent and says how to replay it.
 The grid draws only the window of cells around the cursor that fits, beside the names column and
 under the hour ruler: on a narrow or short terminal the cells move under them, the names and the
 hours stay in view. On a day in progress a mark on the ruler shows where the run is, and the view
-follows it while the cursor stays there."""
+follows it while the cursor stays there. The PIANO modules' events put their signs on the cells
+they happened in (day_marks.py)."""
 
 from __future__ import annotations
 
@@ -27,10 +28,12 @@ from textual.widgets import Static
 from smalltown.lang import gerund
 from smalltown.shown import shown
 from smalltown.store.day import CATEGORIES, Day, Span
+from smalltown.store.records import EventRow
+from smalltown.tui.screens.day_marks import MARK_KINDS, Marks, by_cell, described, sign
 from smalltown.tui.palette import ACTIVITY_SYMBOLS
 
 SLOTS = (10, 15, 20, 30)  # minutes a cell, the finest that fits the width (else 30, scrolled)
-CHROME = 4  # the screen's lines that are not the grid: title, legend, the cell's two lines
+CHROME = 4  # the screen's lines that are not the grid: title, legend, the cell's two lines (three with marks)
 NOW_MARK = "▼"  # on the ruler, over the column the run has reached
 RELOAD_SECONDS = 2.0  # a live view re-reads the save at most this often
 NAME_WIDTH = 16  # the names column, a space after it
@@ -154,9 +157,12 @@ class DayScreen(Screen[tuple[str, datetime] | None]):
     ]
 
     def __init__(self, read: Callable[[date | None], Day], names: list[str], colours: dict[str, str],
-                 now: datetime, selected: str | None, picking: str) -> None:
+                 now: datetime, selected: str | None, picking: str,
+                 events: Callable[[tuple[str, ...]], list[EventRow]] | None = None) -> None:
         super().__init__()
         self._read, self._names, self._colours = read, names, colours
+        self._events = events  # the save's events of some kinds, for the marks
+        self._marks: Marks = {}
         self._picking = picking  # what enter does, for the title
         self.day = read(now.date())
         self.row = names.index(selected) if selected in names else 0
@@ -213,7 +219,8 @@ class DayScreen(Screen[tuple[str, datetime] | None]):
 
     def _window(self) -> tuple[int, int]:
         """(cell columns, agent rows) that fit beside the names and under the ruler."""
-        return max(1, self.size.width - NAME_WIDTH), max(1, self.size.height - CHROME - 1)
+        chrome = CHROME + self.has_class("-marks")
+        return max(1, self.size.width - NAME_WIDTH), max(1, self.size.height - chrome - 1)
 
     def _follow(self) -> None:
         """Move the window just enough to hold the cursor."""
@@ -228,6 +235,8 @@ class DayScreen(Screen[tuple[str, datetime] | None]):
     def _draw(self, rebuild: bool = False) -> None:
         if rebuild or not self._cells:
             self._cells = {a: cells(self.day, a, self.minutes) for a in self._names}
+            self._marks = by_cell(self._events(MARK_KINDS), self.day, self.minutes) if self._events else {}
+            self.set_class(bool(self._marks), "-marks")  # a line under the cell's for its marks
         d = self.day
         span = (d.last - d.first).days + 1
         running = f", recorded until {d.end:%H:%M}" if self._now_col() is not None else ""
@@ -264,6 +273,9 @@ class DayScreen(Screen[tuple[str, datetime] | None]):
             for c, cell in enumerate(self._cells[name][self.left:self.left + width], start=self.left):
                 symbol, bg = LOOKS[cell.category] if cell.category else (" ", "")
                 style = f"#ffffff on {bg}" if bg else ""
+                if (name, c) in self._marks:
+                    symbol, colour = sign(self._marks[name, c])
+                    style = f"bold {colour} on {bg}" if bg else f"bold {colour}"
                 if (r, c) == (self.row, self.col):
                     style = "bold reverse underline #ffffff on #000000" if not bg else f"bold reverse underline {style}"
                     symbol = symbol if symbol.strip() else "+"
@@ -276,10 +288,13 @@ class DayScreen(Screen[tuple[str, datetime] | None]):
     def _described(self) -> Text:
         name = self._names[self.row] if self._names else ""
         cell = self._cells.get(name, [])[self.col] if self._names else Cell(None, None)
+        marks = self._marks.get((name, self.col))
         if cell.span is None:
-            return Text(f"{shown(name)} {self._cursor_time():%H:%M}: {self._nothing()}", "dim")
-        return Text.assemble((shown(name), f"bold {self._colours.get(name, '')}"),
-                             shown(describe(cell.span)[len(name):]))
+            text = Text(f"{shown(name)} {self._cursor_time():%H:%M}: {self._nothing()}", "dim")
+        else:
+            text = Text.assemble((shown(name), f"bold {self._colours.get(name, '')}"),
+                                 shown(describe(cell.span)[len(name):]))
+        return Text("\n").join([text, described(marks)]) if marks else text
 
     def _nothing(self) -> str:
         """Why the cursor's cell is empty."""

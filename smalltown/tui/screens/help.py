@@ -25,12 +25,15 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("+ / -", "faster / slower: " + ", ".join(str(s or "as fast as it goes") for s in SPEEDS)
      + " (ticks a second)"),
     ("b", "breakpoints: pause when an agent (or any) starts a conversation, reflects, re-plans, "
-          "makes a model call (of a task), enters a place, or gets a memory matching a text"),
+          "makes a model call (of a task), enters a place, or gets a memory matching a text; "
+          "and, with the PIANO modules on, makes, keeps or breaks a promise, feels anew toward "
+          "someone, takes up a goal, finds a place closed"),
     ("[ / ]", "select the previous / next agent (or click it in the list or on the map)"),
     ("f", "follow the selected agent on the map"),
     ("click, shift+arrows", "the map cursor: the place, object and state under it; esc hides it"),
     ("i", "inspect the selected agent: summary, plan at 3 levels, memories (enter: the evidence "
-          "tree), retrievals with their scores; 1-4 tabs, a/o/e/l/c filter memories"),
+          "tree), retrievals with their scores, social (feelings, goal, decision, promises); 1-5 tabs, "
+          "a/o/e/l/c filter memories"),
     ("c", "model calls: every call with its tokens (~: estimated, the scripted backend has no tokenizer); "
           "enter opens its prompt and answers"),
     ("m", "models: which backend answers, its calls so far, what a model would change, how to add one"),
@@ -67,10 +70,12 @@ REPLAY_KEYS: tuple[tuple[str, str], ...] = (
     ("s", "to the selected agent's next event"),
     ("b", "breakpoints: moving forward (playing, stepping, going to a time) stops at the first tick "
           "where one fires: an agent starts a conversation, reflects, re-plans, makes a model call "
-          "(of a task), enters a place, or gets a memory matching a text"),
+          "(of a task), enters a place, or gets a memory matching a text; "
+          "and, with the PIANO modules on, makes, keeps or breaks a promise, feels anew toward "
+          "someone, takes up a goal, finds a place closed"),
     ("[ / ]", "select the previous / next agent (or click it in the list or on the map)"),
     ("i", "inspect the selected agent as it was then: summary and plan (as kept hourly), memories "
-          "made by then, retrievals; 1-4 tabs, a/o/e/l/c filter memories"),
+          "made by then, retrievals, social; 1-5 tabs, a/o/e/l/c filter memories"),
     ("c", "model calls up to this time; enter opens its prompt and answers"),
     ("t", "timeline of events up to this time, filterable by agent and kind"),
     ("d", "conversations held by this time, filterable by agent"),

@@ -1,6 +1,7 @@
 """The inspector: one agent's day, to step through. Who it is and what it is doing now, its plan at
-three levels, its memory stream with the evidence behind each record (the reflection tree), and
-the retrievals behind its decisions, with their scores.
+three levels, its memory stream with the evidence behind each record (the reflection tree), the
+retrievals behind its decisions, with their scores, and its social side (feelings, goal,
+decision, promises: the PIANO modules).
 
 It reads the save only, through a `SaveReader` (a read-only connection of its own), so it shows
 whole ticks while the simulation's worker goes on writing, and works as well on an old save. The
@@ -10,7 +11,7 @@ app calls `reload()` after each tick while the screen is open; `r` re-reads at o
 from __future__ import annotations
 
 import time
-from datetime import date
+from datetime import date, datetime
 
 from rich.text import Text
 from textual import on
@@ -29,6 +30,7 @@ from smalltown.shown import shown, shown_text
 from smalltown.tui.palette import agent_colours
 from smalltown.tui.reader import Memory, SaveReader
 from smalltown.tui.screens.inspector_retrievals import Retrievals
+from smalltown.tui.screens.inspector_social import Social
 from smalltown.tui.screens.inspector_text import (action_cell, clock_line, current_block, importance_text, kind_text,
                                                   memory_counts, memory_detail, memory_label, plan_item, read_state,
                                                   save_clock, span, stamp, summary)
@@ -44,7 +46,7 @@ FILTER_KEYS: tuple[tuple[str, str | None, str], ...] = (
     ("l", "plan", "p[u]l[/u]an"),
     ("c", "chat", "[u]c[/u]hat"),
 )
-TABS = ("summary", "plan", "memory", "retrievals")
+TABS = ("summary", "plan", "memory", "retrievals", "social")
 
 CURRENT = "▶"
 CURRENT_STYLE = "bold #ffe066"
@@ -62,8 +64,8 @@ MEMORY_COLUMNS = (Col("time", "time"), Col("kind", "kind"), Col("imp", "imp", ri
 
 
 class InspectorScreen(Screen[None]):
-    """One agent, read from the save: summary, plan, memory stream (with the evidence tree) and
-    retrievals, one tab each. `reload()` re-reads the save (the app calls it after each tick)."""
+    """One agent, read from the save: summary, plan, memory stream (with the evidence tree),
+    retrievals and its social side, one tab each. `reload()` re-reads the save (the app calls it after each tick)."""
 
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
     VERTICAL_BREAKPOINTS = [(0, "-short"), (40, "-tall")]
@@ -71,10 +73,11 @@ class InspectorScreen(Screen[None]):
     BINDINGS = [
         Binding("escape", "close", "Close"),
         Binding("r", "refresh", "Refresh"),
-        Binding("1", "tab('summary')", "Tabs", key_display="1-4"),
+        Binding("1", "tab('summary')", "Tabs", key_display="1-5"),
         Binding("2", "tab('plan')", "Plan", show=False),
         Binding("3", "tab('memory')", "Memory", show=False),
         Binding("4", "tab('retrievals')", "Retrievals", show=False),
+        Binding("5", "tab('social')", "Social", show=False),
         *(Binding(key, f"filter({kind!r})", f"Show {kind or 'all'}", show=False)
           for key, kind, _ in FILTER_KEYS),
     ]
@@ -86,6 +89,7 @@ class InspectorScreen(Screen[None]):
         self.kind: str | None = None  # the memory filter; None shows every kind
         self._tick: int | None = None  # the save's tick last read
         self._today: date | None = None  # the save's game date
+        self._now: datetime | None = None  # the save's game time
         self._last_read = 0.0
         self._timer: Timer | None = None
         self._state: AgentState | None = None
@@ -123,6 +127,8 @@ class InspectorScreen(Screen[None]):
                     yield Static(id="mem-detail", classes="part")
             with TabPane("Retrievals", id="retrievals"):
                 yield Retrievals(id="ret-body")
+            with TabPane("Social", id="social"):
+                yield Social(id="social-scroll")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -157,7 +163,7 @@ class InspectorScreen(Screen[None]):
         self._last_read = time.monotonic()
         if tick == self._tick and not force:
             return
-        self._tick, self._today = tick, game_time.date() if game_time else None
+        self._tick, self._today, self._now = tick, game_time.date() if game_time else None, game_time
         self.query_one("#ins-clock", Static).update(clock_line(self.reader, tick, game_time))
         self._state, self._state_note = read_state(self.reader, self.agent)
         # Only the tab in view is drawn now; the others when they are shown.
@@ -168,7 +174,7 @@ class InspectorScreen(Screen[None]):
         if tab in self._stale:
             self._stale.discard(tab)
             {"summary": self._show_summary, "plan": self._show_plan, "memory": self._show_memories,
-             "retrievals": self._show_retrievals}[tab]()
+             "retrievals": self._show_retrievals, "social": self._show_social}[tab]()
 
     # --- summary ------------------------------------------------------------------------------
 
@@ -362,6 +368,9 @@ class InspectorScreen(Screen[None]):
     def _show_retrievals(self) -> None:
         self.query_one(Retrievals).show(self.reader, self.agent, self._today)
 
+    def _show_social(self) -> None:
+        self.query_one(Social).show(self.reader, self.agent, self._state, self._state_note, self._now)
+
     @on(DataTable.RowSelected, "#ret-results")
     def _result_selected(self, event: DataTable.RowSelected) -> None:
         self.open_evidence(int(event.row_key.value.split(":")[1]))
@@ -375,7 +384,7 @@ class InspectorScreen(Screen[None]):
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
         self._show_tab(event.pane.id or "")
         focus = {"plan": "#plan-blocks", "memory": "#evidence" if self.evidence_open else "#mem-table",
-                 "retrievals": "#ret-list"}.get(event.pane.id or "")
+                 "retrievals": "#ret-list", "social": "#social-scroll"}.get(event.pane.id or "")
         if focus:
             self.query_one(focus).focus()
 

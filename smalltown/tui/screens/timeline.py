@@ -19,7 +19,7 @@ from textual.screen import ModalScreen
 from textual.widgets import SelectionList, Static
 
 from smalltown.shown import shown, shown_text
-from smalltown.sim.events import KINDS
+from smalltown.sim.events import KINDS as ENGINE_KINDS
 from smalltown.store.conversations import Conversation
 from smalltown.store.records import EventRow
 from smalltown.tui.palette import agent_colours
@@ -29,10 +29,18 @@ from smalltown.tui.screens.debug import (DebugScreen, agent_column, agent_names,
 from smalltown.tui.widgets.fit_table import Col
 from smalltown.tui.widgets.row_table import Keyed, RowTable
 
-HIDDEN_BY_DEFAULT = frozenset({"perceived"})  # every agent perceives every tick: they drown the rest
+# The PIANO modules' kinds (issue 16: the controller, goals, feelings, promises, action awareness),
+# listed here too while sim/events.py's KINDS names only the engine's first ones.
+PIANO_KINDS = ("decided", "goal", "sentiment", "committed", "kept", "broken", "unexpected", "blocked")
+KINDS = (*ENGINE_KINDS, *(k for k in PIANO_KINDS if k not in ENGINE_KINDS))
+# Every agent perceives every tick, and decides at every action it starts (a "decided" before
+# nearly each "started"): they drown the rest.
+HIDDEN_BY_DEFAULT = frozenset({"perceived", "decided"})
 KIND_STYLES = {
     "perceived": "dim", "said": "#74c0fc", "reflected": "#e599f7", "reacted": "#ffa94d",
     "whispered": "#ffe066", "interviewed": "#66d9e8", "object": "#c0eb75",
+    "decided": "dim", "goal": "#ffd43b", "sentiment": "#f783ac", "committed": "#4dabf7", "kept": "#69db7c",
+    "broken": "bold #ff6b6b", "unexpected": "#ff922b", "blocked": "#ffa94d",
 }
 
 
@@ -138,7 +146,7 @@ class TimelineScreen(DebugScreen):
         self.query_one("#status", Static).update(Text(text, no_wrap=True, overflow="ellipsis"))
 
     def _row_cells(self, e: EventRow, w: dict[str, int]) -> list:
-        dim = e.kind == "perceived"
+        dim = e.kind in HIDDEN_BY_DEFAULT
         return [
             Keyed(e.id, Text(stamp(shown(e.time), w["time"]), "dim")),
             Text(short_name(shown(e.agent or ""), w["agent"]), "dim" if dim else self._colours.get(e.agent or "", "")),

@@ -199,9 +199,13 @@ class AgentsPanel(ScrollView, can_focus=True):
         self._rebuild()
 
 
+QUIET = frozenset({"perceived", "decided"})  # the log's kinds shown only when asked for (p)
+
+
 class EventLog(RichLog):
-    """Recent events, newest at the bottom. "perceived" events are hidden unless asked for: every
-    agent perceives every tick, and they drown out the rest."""
+    """Recent events, newest at the bottom. "perceived" and "decided" events are hidden unless
+    asked for: every agent perceives every tick, and (with the controller's broadcast on) decides
+    before nearly every action it starts; they drown out the rest."""
 
     DEFAULT_CSS = """
     EventLog { scrollbar-size-vertical: 1; }
@@ -222,7 +226,7 @@ class EventLog(RichLog):
         if frame.dropped:
             self._add(Text(f"… {frame.dropped} events not shown (all are in the save)", "dim italic"))
         for e in frame.events:
-            if e.kind == "perceived" and not self.show_perceived:
+            if e.kind in QUIET and not self.show_perceived:
                 continue
             self._add(self._line(e))
         if frame.note:
@@ -246,7 +250,7 @@ class EventLog(RichLog):
         self._width = width
 
     def _line(self, e: Event) -> RenderableType:
-        text = Text(shown(e.text), "dim" if e.kind == "perceived" else "")
+        text = Text(shown(e.text), "dim" if e.kind in QUIET else "")
         if e.agent and e.agent in self._colours and e.text.startswith(e.agent):
             # only the leading name: agents' names also occur inside place names
             text.stylize(self._colours[e.agent], 0, len(shown(e.agent)))
