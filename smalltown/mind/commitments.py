@@ -139,6 +139,9 @@ def commit(mind: "Mind", listener: str, out, now: datetime) -> Commitment | None
         mind.note(f"commitment {c.what!r} by {c.by} at {c.where!r} dropped: not later today at a known place")
         return None
     made = Commitment(c.what.strip(), listener, by, c.where, now)
+    if any((o.what, o.to, o.by, o.where) == (made.what, listener, by, c.where) for o in mind.state.commitments):
+        mind.note(f"commitment {c.what!r} by {c.by} at {c.where!r}: already promised, not counted again")
+        return None
     mind.state.commitments.append(made)
     mind.state.outbox.append(("committed", f"{mind.name} promises {listener}: {made.what} at {made.where} by {c.by}",
                               {"to": listener, "what": made.what, "where": made.where, "by": c.by}))

@@ -19,7 +19,7 @@ from textual.screen import ModalScreen
 from textual.widgets import SelectionList, Static
 
 from smalltown.shown import shown, shown_text
-from smalltown.sim.events import KINDS as ENGINE_KINDS
+from smalltown.sim.events import KINDS
 from smalltown.store.conversations import Conversation
 from smalltown.store.records import EventRow
 from smalltown.tui.palette import agent_colours
@@ -29,10 +29,6 @@ from smalltown.tui.screens.debug import (DebugScreen, agent_column, agent_names,
 from smalltown.tui.widgets.fit_table import Col
 from smalltown.tui.widgets.row_table import Keyed, RowTable
 
-# The PIANO modules' kinds (issue 16: the controller, goals, feelings, promises, action awareness),
-# listed here too while sim/events.py's KINDS names only the engine's first ones.
-PIANO_KINDS = ("decided", "goal", "sentiment", "committed", "kept", "broken", "unexpected", "blocked")
-KINDS = (*ENGINE_KINDS, *(k for k in PIANO_KINDS if k not in ENGINE_KINDS))
 # Every agent perceives every tick, and decides at every action it starts (a "decided" before
 # nearly each "started"): they drown the rest.
 HIDDEN_BY_DEFAULT = frozenset({"perceived", "decided"})
