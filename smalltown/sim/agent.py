@@ -11,6 +11,7 @@ from smalltown.lang import doing
 from smalltown.mind.agent import Mind
 from smalltown.mind.state import Action
 from smalltown.world.model import Persona, Tile
+from smalltown.world.perception import Body
 
 _doing = lru_cache(maxsize=8192)(doing)  # asked for every body every tick; few distinct answers
 
@@ -28,6 +29,9 @@ class Agent:
     # the plan last encoded, its edit count then, and its JSON: most state writes are action
     # changes with the plan as it was (93% at 25 agents), so its text is kept, not made again
     _plan_seen: tuple = field(default=(None, -1, None), init=False, repr=False, compare=False)
+    # what others saw of it last tick, and what that was made of: most bodies stand still doing
+    # the same thing tick after tick, so the same Body is given again (and compared by identity)
+    _body: tuple = field(default=(None, None), init=False, repr=False, compare=False)
 
     @property
     def name(self) -> str:
@@ -42,6 +46,16 @@ class Agent:
         """What others see it doing: "wiping the tables", "walking to the cafe to ..." """
         a = self.mind.action
         return _doing(a.activity if a else None, a.address if a else None, bool(self.path))
+
+    def body(self) -> Body:
+        """What others can see of it now (the same object as last time when nothing of it changed)."""
+        a = self.mind.action
+        key = (self.tile, self.arena, a.activity if a else None, a.address if a else None, bool(self.path))
+        made, body = self._body
+        if made != key:
+            body = Body(self.spec.name, self.tile, self.arena, _doing(key[2], key[3], key[4]))
+            self._body = (key, body)
+        return body
 
     @property
     def asleep(self) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from smalltown.config import Settings
 from smalltown.sim.agent import Agent
 from smalltown.sim.changes import Changes
-from smalltown.world.perception import Body, Seen
+from smalltown.world.perception import Seen
 from smalltown.world.sight import Sight
 
 
@@ -13,7 +13,7 @@ def perceive_all(sight: Sight, agents: list[Agent], objects: dict[str, str], set
                  changes: Changes) -> dict[str, list[Seen]]:
     """Per agent, what it sees that is not among its latest percepts (retention)."""
     s = settings
-    bodies = [Body(a.name, a.tile, a.arena, a.doing) for a in agents]
+    bodies = [a.body() for a in agents]
     crowd = sight.crowd(bodies, 2 * s.vision_radius)  # this tick's bodies, indexed once for every agent
     new: dict[str, list[Seen]] = {}
     for agent, body in zip(agents, bodies):

@@ -76,7 +76,7 @@ class Sight:
         """What `perceive` would give, looking only at nearby bodies and precomputed objects. The
         list returned may be the one returned for `me` last time: callers do not change it."""
         last = self._last.get(me.name)
-        if (last is not None and last.me == me and last.radius == radius and last.bandwidth == bandwidth
+        if (last is not None and (last.me is me or last.me == me) and last.radius == radius and last.bandwidth == bandwidth
                 and (last.serial == crowd.serial or last.serial == crowd.since)):
             cells, objects, read = last.cells, last.objects, last.read  # the same place in the same crowd
             states = read(object_states)
@@ -138,7 +138,7 @@ class Crowd:
         for b in bodies:
             gone.discard(b.name)
             was = self._where.get(b.name)
-            if was is not None and was[0] == b:
+            if was is not None and (was[0] is b or was[0] == b):
                 continue
             cell = self._cell(b.arena, b.tile)
             if was is not None:
