@@ -151,3 +151,31 @@ def test_an_agents_body_is_kept_while_nothing_of_it_changes_and_is_always_what_o
         assert a.body() is not before and a.body().doing == a.doing != before.doing
     finally:
         sim.close()
+
+
+@pytest.mark.parametrize("retention", ["5", "1"])
+def test_a_settled_look_is_skipped_only_when_looking_again_would_find_nothing_new(tmp_path, retention):
+    """An agent whose look is the same as last tick's, all of it still among its latest percepts,
+    is not gone over again (`Agent.settled`): the percepts are those of a run that goes over every
+    look every tick, also when retention is shorter than the look (a percept added pushes out
+    one seen before it, so the same look brings it back the next tick)."""
+    from smalltown.scripted import ScriptedBackend
+    from smalltown.sim.open import create
+
+    world = load_world(TINY)
+    logs, skipped = [], 0
+    for forget in (False, True):
+        sim = create(world, tmp_path / f"{forget}.sqlite", ScriptedBackend(world.seed), sets=[f"retention={retention}"])
+        try:
+            for _ in range(700):
+                for a in sim.agents:
+                    skipped += not forget and a.settled is not None
+                    if forget:
+                        a.settled = None
+                sim.step()
+            logs.append(sim.save.conn.execute(
+                "SELECT tick, agent, text FROM events WHERE kind = 'perceived' ORDER BY id").fetchall())
+        finally:
+            sim.close()
+    assert logs[0] == logs[1] and len(logs[0]) > 20
+    assert skipped > (100 if retention == "5" else 0)  # (retention 1: a look of two never settles)

@@ -32,6 +32,9 @@ class Agent:
     # what others saw of it last tick, and what that was made of: most bodies stand still doing
     # the same thing tick after tick, so the same Body is given again (and compared by identity)
     _body: tuple = field(default=(None, None), init=False, repr=False, compare=False)
+    # the look (world/sight.py's list, the same object while nothing in sight changes) whose every
+    # percept was among `recent` when last perceived: looking again finds nothing new in it
+    settled: list | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def name(self) -> str:

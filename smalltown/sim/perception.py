@@ -19,14 +19,21 @@ def perceive_all(sight: Sight, agents: list[Agent], objects: dict[str, str], set
     for agent, body in zip(agents, bodies):
         if agent.asleep:
             continue
-        for seen in sight.perceive(body, crowd, objects, s.vision_radius, s.attention_bandwidth):
-            if seen.description in agent.recent:
+        look = sight.perceive(body, crowd, objects, s.vision_radius, s.attention_bandwidth)
+        if look is agent.settled:
+            continue  # the same look as last time, all of it still among the latest percepts
+        recent, added = agent.recent, False
+        for seen in look:
+            if seen.description in recent:
                 continue  # retention: already among the latest percepts
-            agent.recent.append(seen.description)
-            while len(agent.recent) > s.retention:
-                agent.recent.popleft()
+            recent.append(seen.description)
+            while len(recent) > s.retention:
+                recent.popleft()
+            added = True
             new.setdefault(agent.name, []).append(seen)
             changes.emit(agent.name, "perceived", f"{agent.name} sees: {seen.description}",
                          subject=seen.subject, distance=seen.distance)
             changes.changed.add(agent.name)
+        # (a percept added may have pushed out one of the same look seen before it)
+        agent.settled = look if not added or all(seen.description in recent for seen in look) else None
     return new
