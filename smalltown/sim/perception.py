@@ -13,11 +13,11 @@ def perceive_all(sight: Sight, agents: list[Agent], objects: dict[str, str], set
                  changes: Changes) -> dict[str, list[Seen]]:
     """Per agent, what it sees that is not among its latest percepts (retention)."""
     s = settings
-    bodies = [a.body() for a in agents]
-    crowd = sight.crowd(bodies, 2 * s.vision_radius)  # this tick's bodies, indexed once for every agent
+    seen_as = [a.seen() for a in agents]
+    crowd = sight.crowd([body for body, _ in seen_as], 2 * s.vision_radius)  # indexed once for every agent
     new: dict[str, list[Seen]] = {}
-    for agent, body in zip(agents, bodies):
-        if agent.asleep:
+    for agent, (body, asleep) in zip(agents, seen_as):
+        if asleep:
             continue
         look = sight.perceive(body, crowd, objects, s.vision_radius, s.attention_bandwidth)
         if look is agent.settled:
