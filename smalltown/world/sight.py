@@ -17,9 +17,8 @@ _serials = count(1)  # every state of every crowd has its own number: a remember
 
 
 class _Look(NamedTuple):
-    """A body's last look, and what it was taken from."""
+    """A body's last look, and what it was taken from (`Sight._at`: the crowd state it holds for)."""
 
-    serial: int  # the crowd's state it was taken in (`Sight._at`: the latest it still holds for)
     me: Body
     radius: int
     bandwidth: int
@@ -91,7 +90,7 @@ class Sight:
             objects, read = self._objects(me.arena, me.tile, radius)
             states = read(object_states)
             look = self._look(me, crowd, cells, objects, states, radius, bandwidth)
-        self._last[me.name] = _Look(crowd.serial, me, radius, bandwidth, cells, objects, read, states, look)
+        self._last[me.name] = _Look(me, radius, bandwidth, cells, objects, read, states, look)
         self._at[me.name] = crowd.serial
         return look
 
