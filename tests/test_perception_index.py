@@ -122,3 +122,60 @@ def test_looks_kept_from_tick_to_tick_equal_brute_force_as_bodies_move_and_thing
             kept += last is not None and look is last[-1]
             assert look == perceive(world, me, bodies, states, 4, 3), (tick, me)
     assert kept > 30 * 50 // 2  # most looks were kept: the comparison covered the reuse
+
+
+def test_an_agents_body_is_kept_while_nothing_of_it_changes_and_is_always_what_others_see(tmp_path):
+    """`Agent.body` gives the same Body object again while its tile, arena and action are as they
+    were (the crowd and the last look then compare by identity), and a new one as soon as any of
+    them changes, also when the action is changed in place."""
+    from helpers import tiny_sim
+
+    sim = tiny_sim(tmp_path, "07:00")
+    try:
+        last: dict[str, Body] = {}
+        kept = made = 0
+        for _ in range(200):
+            sim.step()
+            for a in sim.agents:
+                body = a.body()
+                assert body == Body(a.name, a.tile, a.arena, a.doing)
+                if a.name in last:
+                    same = last[a.name] == body
+                    assert (body is last[a.name]) == same
+                    kept, made = kept + same, made + (not same)
+                last[a.name] = body
+        assert kept > made > 10  # both ways were taken
+        a = next(a for a in sim.agents if a.action is not None)
+        before = a.body()
+        a.action.activity = "juggling"
+        assert a.body() is not before and a.body().doing == a.doing != before.doing
+    finally:
+        sim.close()
+
+
+@pytest.mark.parametrize("retention", ["5", "1"])
+def test_a_settled_look_is_skipped_only_when_looking_again_would_find_nothing_new(tmp_path, retention):
+    """An agent whose look is the same as last tick's, all of it still among its latest percepts,
+    is not gone over again (`Agent.settled`): the percepts are those of a run that goes over every
+    look every tick, also when retention is shorter than the look (a percept added pushes out
+    one seen before it, so the same look brings it back the next tick)."""
+    from smalltown.scripted import ScriptedBackend
+    from smalltown.sim.open import create
+
+    world = load_world(TINY)
+    logs, skipped = [], 0
+    for forget in (False, True):
+        sim = create(world, tmp_path / f"{forget}.sqlite", ScriptedBackend(world.seed), sets=[f"retention={retention}"])
+        try:
+            for _ in range(700):
+                for a in sim.agents:
+                    skipped += not forget and a.settled is not None
+                    if forget:
+                        a.settled = None
+                sim.step()
+            logs.append(sim.save.conn.execute(
+                "SELECT tick, agent, text FROM events WHERE kind = 'perceived' ORDER BY id").fetchall())
+        finally:
+            sim.close()
+    assert logs[0] == logs[1] and len(logs[0]) > 20
+    assert skipped > (100 if retention == "5" else 0)  # (retention 1: a look of two never settles)

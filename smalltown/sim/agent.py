@@ -11,7 +11,8 @@ from smalltown.lang import doing
 from smalltown.mind.agent import Mind
 from smalltown.mind.awareness import Outcome
 from smalltown.mind.state import Action
-from smalltown.world.model import Persona, Tile
+from smalltown.world.model import SLEEPING, Persona, Tile
+from smalltown.world.perception import Body
 
 _doing = lru_cache(maxsize=8192)(doing)  # asked for every body every tick; few distinct answers
 
@@ -31,10 +32,17 @@ class Agent:
     _plan_seen: tuple = field(default=(None, -1, None), init=False, repr=False, compare=False)
     # what stopped its action this tick (a closed arena, a taken object), for action awareness
     outcome: Outcome | None = field(default=None, repr=False, compare=False)
+    # what others saw of it last tick, and what that was made of: most bodies stand still doing
+    # the same thing tick after tick, so the same Body is given again (and compared by identity)
+    _body: tuple = field(default=(None, None, False), init=False, repr=False, compare=False)
+    # the look (world/sight.py's list, the same object while nothing in sight changes) whose every
+    # percept was among `recent` when last perceived: looking again finds nothing new in it
+    settled: list | None = field(default=None, init=False, repr=False, compare=False)
 
-    @property
-    def name(self) -> str:
-        return self.spec.name
+    name: str = field(init=False, repr=False, compare=False)  # the spec's (read all the time: not a property)
+
+    def __post_init__(self) -> None:
+        self.name = self.spec.name
 
     @property
     def action(self) -> Action | None:
@@ -45,6 +53,21 @@ class Agent:
         """What others see it doing: "wiping the tables", "walking to the cafe to ..." """
         a = self.mind.action
         return _doing(a.activity if a else None, a.address if a else None, bool(self.path))
+
+    def body(self) -> Body:
+        """What others can see of it now (the same object as last time when nothing of it changed)."""
+        return self.seen()[0]
+
+    def seen(self) -> tuple[Body, bool]:
+        """Its `body()`, and whether it is `asleep`, worked out again only when its tile, arena,
+        action or walking changed."""
+        a = self.mind.action
+        key = (self.tile, self.arena, a.activity if a else None, a.address if a else None, bool(self.path))
+        got = self._body
+        if got[0] != key:
+            got = self._body = (key, Body(self.name, self.tile, self.arena, _doing(key[2], key[3], key[4])),
+                                key[2] == SLEEPING and not key[4])
+        return got[1], got[2]
 
     @property
     def asleep(self) -> bool:

@@ -26,13 +26,14 @@ def records(changes: Changes, agents: list[Agent], objects: dict[str, str],
             embeddings: list[tuple[str, np.ndarray]], calls: list[tuple[int, CallRecord]]) -> TickChanges:
     """The records of one tick: `changes` (what the systems noted) read off the domain objects."""
     tick, stamp = changes.tick, changes.stamp
-    by_name = {a.name: a for a in agents}
+    changed, moved = changes.changed, changes.moved
+    by_name = {a.name: a for a in agents} if changed else {}
     return TickChanges(
         tick=tick, time=stamp,
         conversations=tuple(conversation(tick, c) for c in changes.conversations),
-        agents=tuple(agent_row(by_name[n]) for n in sorted(changes.changed)),
+        agents=tuple(agent_row(by_name[n]) for n in sorted(changed)),
         moves=tuple(Move(a.name, a.tile[0], a.tile[1]) for a in agents
-                    if a.name in changes.moved and a.name not in changes.changed),
+                    if a.name in moved and a.name not in changed) if moved else (),
         objects=tuple(ObjectState(o, objects[o]) for o in sorted(changes.objects)),
         events=tuple(changes.events),
         memories=tuple((m, _blob(emb)) for m, emb in memories),
@@ -44,9 +45,12 @@ def records(changes: Changes, agents: list[Agent], objects: dict[str, str],
     )
 
 
+_ROWS = tuple(f.name for f in fields(TickChanges) if f.name not in ("tick", "time", "meta"))
+
+
 def nothing(rows: TickChanges) -> bool:
     """Whether a tick's records hold nothing but its clock."""
-    return not any(getattr(rows, f.name) for f in fields(rows) if f.name not in ("tick", "time", "meta"))
+    return not any(getattr(rows, name) for name in _ROWS)
 
 
 def _blob(vec: np.ndarray) -> bytes:

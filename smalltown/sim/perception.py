@@ -5,7 +5,7 @@ from __future__ import annotations
 from smalltown.config import Settings
 from smalltown.sim.agent import Agent
 from smalltown.sim.changes import Changes
-from smalltown.world.perception import Body, Seen
+from smalltown.world.perception import Seen
 from smalltown.world.sight import Sight
 
 
@@ -13,20 +13,27 @@ def perceive_all(sight: Sight, agents: list[Agent], objects: dict[str, str], set
                  changes: Changes) -> dict[str, list[Seen]]:
     """Per agent, what it sees that is not among its latest percepts (retention)."""
     s = settings
-    bodies = [Body(a.name, a.tile, a.arena, a.doing) for a in agents]
-    crowd = sight.crowd(bodies, 2 * s.vision_radius)  # this tick's bodies, indexed once for every agent
+    seen_as = [a.seen() for a in agents]
+    crowd = sight.crowd([body for body, _ in seen_as], 2 * s.vision_radius)  # indexed once for every agent
     new: dict[str, list[Seen]] = {}
-    for agent, body in zip(agents, bodies):
-        if agent.asleep:
+    for agent, (body, asleep) in zip(agents, seen_as):
+        if asleep:
             continue
-        for seen in sight.perceive(body, crowd, objects, s.vision_radius, s.attention_bandwidth):
-            if seen.description in agent.recent:
+        look = sight.perceive(body, crowd, objects, s.vision_radius, s.attention_bandwidth)
+        if look is agent.settled:
+            continue  # the same look as last time, all of it still among the latest percepts
+        recent, added = agent.recent, False
+        for seen in look:
+            if seen.description in recent:
                 continue  # retention: already among the latest percepts
-            agent.recent.append(seen.description)
-            while len(agent.recent) > s.retention:
-                agent.recent.popleft()
+            recent.append(seen.description)
+            while len(recent) > s.retention:
+                recent.popleft()
+            added = True
             new.setdefault(agent.name, []).append(seen)
             changes.emit(agent.name, "perceived", f"{agent.name} sees: {seen.description}",
                          subject=seen.subject, distance=seen.distance)
             changes.changed.add(agent.name)
+        # (a percept added may have pushed out one of the same look seen before it)
+        agent.settled = look if not added or all(seen.description in recent for seen in look) else None
     return new

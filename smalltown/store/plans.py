@@ -34,14 +34,19 @@ def has_plans(conn: sqlite3.Connection) -> bool:
 def agent_rows(conn: sqlite3.Connection, order: str = "rowid", name: str | None = None) -> list[tuple]:
     """(name, x, y, dest, action, address, state) of the agents rows (of `name` only, if given),
     ordered by `order` ("rowid" or "name"), each state whole."""
+    return [(*r[:6], joined(r[6], r[7])) for r in apart_rows(conn, order, name)]
+
+
+def apart_rows(conn: sqlite3.Connection, order: str = "rowid", name: str | None = None) -> list[tuple]:
+    """(name, x, y, dest, action, address, state, plan) of the agents rows as the save keeps
+    them: the state and its plan apart (the plan None when the row holds it in its state)."""
     assert order in ("rowid", "name")
     where, args = (" WHERE a.name = ?", (name,)) if name is not None else ("", ())
     if not has_plans(conn):
         sql = f"SELECT a.name, a.x, a.y, a.dest, a.action, a.address, a.state, NULL FROM agents a{where}"
     else:
         sql = AGENT_ROWS + where
-    rows = conn.execute(f"{sql} ORDER BY a.{order}", args)
-    return [(*r[:6], joined(r[6], r[7])) for r in rows]
+    return conn.execute(f"{sql} ORDER BY a.{order}", args).fetchall()
 
 
 def joined(state: str | None, plan: str | None) -> str | None:
@@ -57,6 +62,23 @@ def joined(state: str | None, plan: str | None) -> str | None:
         return state
     whole["plan"] = json.loads(plan)
     return json.dumps(whole)
+
+
+def joined_parsed(state: str | None, plan: str | None) -> tuple[str | None, object, bool]:
+    """(`joined(state, plan)`, that text parsed (None: it does not parse), whether the text is
+    exactly `json.dumps` of the parsed value): one parse instead of joining then parsing again."""
+    if state is None:
+        return None, None, False
+    try:
+        whole = json.loads(state)
+    except (TypeError, ValueError) as e:
+        if plan is not None and isinstance(e, TypeError):
+            raise  # (as `joined` does)
+        return state, None, False
+    if plan is None or not isinstance(whole, dict):
+        return state, whole, False  # (the text as stored: not known to be json.dumps's own)
+    whole["plan"] = json.loads(plan)
+    return json.dumps(whole), whole, True
 
 
 def write(conn: sqlite3.Connection, plans: Iterable[tuple[str, str | None]]) -> None:

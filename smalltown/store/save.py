@@ -330,9 +330,9 @@ class Save:
 
     # --- snapshots (schema 3): rewinding and forking ------------------------------------------
 
-    # (tick, {agent: parsed state}) of the last snapshot this Save wrote: the next one stores only
-    # what changed in each agent's state since then (see the format below)
-    _last_snapshot: tuple[int, dict[str, dict]] | None = None
+    # (tick, {agent: its state then}) of the last snapshot this Save wrote: the next one stores
+    # only what changed in each agent's state since then (see the format below)
+    _last_snapshot: tuple[int, dict] | None = None
 
     def _write_snapshot(self, tick: int, time: str) -> int:
         """Record the state as it is now as the snapshot at `tick` (replacing one already there),

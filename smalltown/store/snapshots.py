@@ -6,7 +6,7 @@ import hashlib
 import json
 import sqlite3
 import zlib
-from typing import Iterator
+from typing import Iterator, NamedTuple
 
 from smalltown.store import plans as _plans
 from smalltown.store import validate as _validate
@@ -46,10 +46,20 @@ def _hash(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+class _Kept(NamedTuple):
+    """An agent's state as the last snapshot a Save wrote saw it: the row's texts (state, plan),
+    the state parsed, its activity and hash. The same texts next time: the same state."""
+
+    texts: tuple[str | None, str | None]
+    state: dict
+    activity: object
+    hash: str
+
+
 def build_snapshot(conn: sqlite3.Connection, tick: int, time: str,
-                   last: tuple[int, dict[str, dict]] | None) -> tuple[bytes, dict[str, dict]]:
-    """The snapshot at `tick` (compressed) and the agents' parsed states (for the next one's diff).
-    `last`: the previous snapshot's parsed states, if this process wrote it."""
+                   last: tuple[int, dict[str, _Kept]] | None) -> tuple[bytes, dict[str, _Kept]]:
+    """The snapshot at `tick` (compressed) and the agents' states as it saw them (for the next
+    one's diff). `last`: the previous snapshot's, if this process wrote it."""
     prev = conn.execute("SELECT tick, time FROM snapshots WHERE tick < ? ORDER BY tick DESC LIMIT 1",
                         (tick,)).fetchone()
     since = prev[1] if prev else None
@@ -62,22 +72,25 @@ def build_snapshot(conn: sqlite3.Connection, tick: int, time: str,
     else:
         accessed = conn.execute("SELECT id, last_accessed FROM memories WHERE last_accessed >= ? ORDER BY id",
                                 (since,))
+    kept: dict[str, _Kept] = {} if base else last[1]
     agents, states, parsed, hashes = [], {}, {}, {}
-    for name, x, y, dest, action, address, text in _plans.agent_rows(conn, "name"):
-        try:
-            now = json.loads(text)
-        except (TypeError, ValueError):
-            now = None
+    for name, x, y, dest, action, address, raw, plan in _plans.apart_rows(conn, "name"):
+        old = kept.get(name)
+        if old is not None and old.texts == (raw, plan):  # unchanged since the last snapshot: no entry
+            agents.append([name, x, y, dest, action, address, old.activity])
+            hashes[name], parsed[name] = old.hash, old
+            continue
+        text, now, exact = _plans.joined_parsed(raw, plan)
         activity = (now.get("action") or {}).get("activity") if isinstance(now, dict) else None
         agents.append([name, x, y, dest, action, address, activity])
         hashes[name] = _hash(text or "")
         if not isinstance(now, dict):
             states[name] = {"text": text}
             continue
-        parsed[name] = now
-        before = None if base else last[1].get(name)
+        parsed[name] = _Kept((raw, plan), now, activity, hashes[name])
+        before = None if old is None else old.state
         if before is None:
-            states[name] = {"full": now} if json.dumps(now) == text else {"text": text}
+            states[name] = {"full": now} if exact or json.dumps(now) == text else {"text": text}
             continue
         if before == now:
             continue

@@ -21,46 +21,58 @@ def write(conn: sqlite3.Connection, changes: TickChanges) -> list[int]:
     """Write `changes`; returns the ids the save gave their conversations, in order. A said event
     whose data names a conversation by position gets its id there instead (in place: the caller's
     events then read as the save holds them)."""
-    ids = _conversations.add_conversations(conn, (_conversations.row(c) for c in changes.conversations))
+    # (a table this tick has no rows for is not asked: most ticks write a few of the twelve)
+    ids = _conversations.add_conversations(conn, (_conversations.row(c) for c in changes.conversations)) \
+        if changes.conversations else []
     if ids:
         for e in changes.events:
             if e.kind == "said" and "conversation" in e.data:
                 e.data["conversation"] = ids[e.data["conversation"]]
-    conn.executemany(
-        "INSERT INTO agents(name, x, y, dest, action, address, state) VALUES (?,?,?,?,?,?,?) "
-        "ON CONFLICT(name) DO UPDATE SET x=excluded.x, y=excluded.y, dest=excluded.dest, "
-        "action=excluded.action, address=excluded.address, state=excluded.state",
-        ((a.name, a.x, a.y, a.dest, a.action, a.address, a.state) for a in changes.agents))
-    _plans.write(conn, ((a.name, a.plan) for a in changes.agents))
-    conn.executemany("UPDATE agents SET x=?, y=? WHERE name=?", ((m.x, m.y, m.name) for m in changes.moves))
-    conn.executemany(
-        "INSERT INTO objects(address, state) VALUES (?, ?) ON CONFLICT(address) DO UPDATE SET state=excluded.state",
-        ((o.address, o.state) for o in changes.objects))
-    conn.executemany(
-        "INSERT INTO events(tick, time, agent, kind, text, data) VALUES (?,?,?,?,?,?)",
-        ((e.tick, e.time, e.agent, e.kind, e.text, json.dumps(e.data)) for e in changes.events))
-    conn.executemany(
-        "INSERT INTO memories(id, agent, kind, description, created, last_accessed, importance, embedding, "
-        "evidence) VALUES (?,?,?,?,?,?,?,?,?)", (_memory(m, vector) for m, vector in changes.memories))
-    conn.executemany("UPDATE memories SET last_accessed=? WHERE id=?",
-                     ((a.time.strftime(TIME_FMT), a.memory) for a in changes.accessed))
-    conn.executemany(
-        "INSERT INTO retrievals(tick, time, agent, purpose, query, results) VALUES (?,?,?,?,?,?)",
-        ((changes.tick, r.time.strftime(TIME_FMT), r.agent, r.purpose, r.query, pack_scores([
-            {"id": s.memory.id, "recency": round(s.recency, 4), "importance": round(s.importance, 4),
-             "relevance": round(s.relevance, 4), "total": round(s.total, 4)} for s in r.results]))
-         for r in changes.retrievals))
-    conn.executemany("INSERT OR IGNORE INTO embeddings(text, vector) VALUES (?, ?)",
-                     ((e.text, e.vector) for e in changes.embeddings))
-    conn.executemany(
-        "INSERT INTO llm_calls(tick, time, agent, task, prompt, raw_answer, parsed_answer, prompt_tokens, "
-        "completion_tokens, cached_tokens, ms, backend, model, note, key, fallback) "
-        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-        ((c.tick, c.time, r.agent, r.task, pack_text(r.prompt), pack_text(r.raw_answer), pack_text(r.parsed_answer), r.prompt_tokens,
-          r.completion_tokens, r.cached_tokens, r.ms, r.backend, r.model, r.note, r.key, r.fallback)
-         for c in changes.calls for r in (c.record,)))
-    conn.executemany("UPDATE memories SET importance=?, embedding=? WHERE id=?",
-                     ((m.importance, vector, m.id) for m, vector in changes.completed))
+    if changes.agents:
+        conn.executemany(
+            "INSERT INTO agents(name, x, y, dest, action, address, state) VALUES (?,?,?,?,?,?,?) "
+            "ON CONFLICT(name) DO UPDATE SET x=excluded.x, y=excluded.y, dest=excluded.dest, "
+            "action=excluded.action, address=excluded.address, state=excluded.state",
+            ((a.name, a.x, a.y, a.dest, a.action, a.address, a.state) for a in changes.agents))
+        _plans.write(conn, ((a.name, a.plan) for a in changes.agents))
+    if changes.moves:
+        conn.executemany("UPDATE agents SET x=?, y=? WHERE name=?", ((m.x, m.y, m.name) for m in changes.moves))
+    if changes.objects:
+        conn.executemany(
+            "INSERT INTO objects(address, state) VALUES (?, ?) ON CONFLICT(address) DO UPDATE SET state=excluded.state",
+            ((o.address, o.state) for o in changes.objects))
+    if changes.events:
+        conn.executemany(
+            "INSERT INTO events(tick, time, agent, kind, text, data) VALUES (?,?,?,?,?,?)",
+            ((e.tick, e.time, e.agent, e.kind, e.text, json.dumps(e.data)) for e in changes.events))
+    if changes.memories:
+        conn.executemany(
+            "INSERT INTO memories(id, agent, kind, description, created, last_accessed, importance, embedding, "
+            "evidence) VALUES (?,?,?,?,?,?,?,?,?)", (_memory(m, vector) for m, vector in changes.memories))
+    if changes.accessed:
+        conn.executemany("UPDATE memories SET last_accessed=? WHERE id=?",
+                         ((a.time.strftime(TIME_FMT), a.memory) for a in changes.accessed))
+    if changes.retrievals:
+        conn.executemany(
+            "INSERT INTO retrievals(tick, time, agent, purpose, query, results) VALUES (?,?,?,?,?,?)",
+            ((changes.tick, r.time.strftime(TIME_FMT), r.agent, r.purpose, r.query, pack_scores([
+                {"id": s.memory.id, "recency": round(s.recency, 4), "importance": round(s.importance, 4),
+                 "relevance": round(s.relevance, 4), "total": round(s.total, 4)} for s in r.results]))
+             for r in changes.retrievals))
+    if changes.embeddings:
+        conn.executemany("INSERT OR IGNORE INTO embeddings(text, vector) VALUES (?, ?)",
+                         ((e.text, e.vector) for e in changes.embeddings))
+    if changes.calls:
+        conn.executemany(
+            "INSERT INTO llm_calls(tick, time, agent, task, prompt, raw_answer, parsed_answer, prompt_tokens, "
+            "completion_tokens, cached_tokens, ms, backend, model, note, key, fallback) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            ((c.tick, c.time, r.agent, r.task, pack_text(r.prompt), pack_text(r.raw_answer), pack_text(r.parsed_answer), r.prompt_tokens,
+              r.completion_tokens, r.cached_tokens, r.ms, r.backend, r.model, r.note, r.key, r.fallback)
+             for c in changes.calls for r in (c.record,)))
+    if changes.completed:
+        conn.executemany("UPDATE memories SET importance=?, embedding=? WHERE id=?",
+                         ((m.importance, vector, m.id) for m, vector in changes.completed))
     set_meta(conn, changes.meta)
     return ids
 

@@ -17,9 +17,8 @@ _serials = count(1)  # every state of every crowd has its own number: a remember
 
 
 class _Look(NamedTuple):
-    """A body's last look, and what it was taken from."""
+    """A body's last look, and what it was taken from (`Sight._at`: the crowd state it holds for)."""
 
-    serial: int  # the crowd's state it saw
     me: Body
     radius: int
     bandwidth: int
@@ -41,6 +40,7 @@ class Sight:
         self._rows: dict[tuple[int, int, Tile], tuple[_Near, Callable[[dict[str, str]], tuple]]] = {}
         self._address = {id(o): o.address for o in world.objects.values()}  # a property: built once
         self._last: dict[str, _Look] = {}  # by name
+        self._at: dict[str, int] = {}  # by name: the crowd's state it last looked at (its look was then the same)
         self._crowd: Crowd | None = None
 
     def objects_near(self, arena: int, tile: Tile, radius: int) -> list[tuple[int, Object]]:
@@ -76,20 +76,22 @@ class Sight:
         """What `perceive` would give, looking only at nearby bodies and precomputed objects. The
         list returned may be the one returned for `me` last time: callers do not change it."""
         last = self._last.get(me.name)
-        if (last is not None and last.me == me and last.radius == radius and last.bandwidth == bandwidth
-                and (last.serial == crowd.serial or last.serial == crowd.since)):
+        at = self._at.get(me.name)
+        if (last is not None and (last.me is me or last.me == me) and last.radius == radius and last.bandwidth == bandwidth
+                and (at == crowd.serial or at == crowd.since)):
             cells, objects, read = last.cells, last.objects, last.read  # the same place in the same crowd
             states = read(object_states)
-            if states == last.states and (last.serial == crowd.serial or crowd.dirty.isdisjoint(cells)):
-                look = last.seen  # nothing it could see has changed since its last look
-            else:
-                look = self._look(me, crowd, cells, objects, states, radius, bandwidth)
+            if states == last.states and (at == crowd.serial or crowd.dirty.isdisjoint(cells)):
+                self._at[me.name] = crowd.serial  # nothing it could see has changed since its last look
+                return last.seen
+            look = self._look(me, crowd, cells, objects, states, radius, bandwidth)
         else:
             cells = crowd.cells(me.arena, me.tile, radius)
             objects, read = self._objects(me.arena, me.tile, radius)
             states = read(object_states)
             look = self._look(me, crowd, cells, objects, states, radius, bandwidth)
-        self._last[me.name] = _Look(crowd.serial, me, radius, bandwidth, cells, objects, read, states, look)
+        self._last[me.name] = _Look(me, radius, bandwidth, cells, objects, read, states, look)
+        self._at[me.name] = crowd.serial
         return look
 
     def crowd(self, bodies: list[Body], size: int) -> Crowd:
@@ -138,7 +140,7 @@ class Crowd:
         for b in bodies:
             gone.discard(b.name)
             was = self._where.get(b.name)
-            if was is not None and was[0] == b:
+            if was is not None and (was[0] is b or was[0] == b):
                 continue
             cell = self._cell(b.arena, b.tile)
             if was is not None:
