@@ -134,13 +134,16 @@ def _build(cls, text: str):
         limit = next((m.max_length for m in f.metadata if getattr(m, "max_length", None)), None)
         if isinstance(value, str) and limit:
             value = value[:limit]
-        if name in ("time", "start") and f.annotation is str:
-            value = "09:30"
+        if (name in ("time", "start") or any(getattr(m, "pattern", None) for m in f.metadata)) and f.annotation is str:
+            value = "09:30"  # (a time field: an HH:MM pattern)
         kwargs[name] = value
     return cls(**kwargs)
 
 
-NAMES = {"place", "host", "subject", "home", "speaker", "object", "known_places", "options", "objects", "known_by", "fact"}
+NAMES = {"place", "host", "subject", "home", "speaker", "object", "known_places", "options", "objects", "known_by", "fact",
+         # the PIANO modules' (issue 16): the agent felt toward, promised to, a decision's target, a
+         # promise's place (checked against the known places), places found unavailable
+         "other", "to", "target", "where", "unavailable"}
 
 
 def _value(name: str, annotation, text: str):

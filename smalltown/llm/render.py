@@ -344,7 +344,7 @@ _EXTRA = {"hourly_schedule": _hourly, "decompose": _decompose, "utterance": _utt
 
 
 def _social_goal(t: T.SocialGoal) -> dict[str, str]:
-    others = "\n".join(f"- {o.name}: {quote(o.activity)}" + (f" (working toward {quote(o.need)})" if o.need else "")
+    others = "\n".join(f"- {quote(o.name)}: {quote(o.activity)}" + (f" (working toward {quote(o.need)})" if o.need else "")
                        for o in t.others)
     return {"others": others or NONE, "community_goal": quote(t.community_goal) if t.community_goal else NONE,
             "goal": quote(t.goal) if t.goal else "none yet"}
