@@ -18,7 +18,7 @@ from rich.text import Text
 from smalltown.cli.common import add_backend_args
 from smalltown.eval import EvalError
 from smalltown.shown import json_shown, shown, shown_text
-from smalltown.world.names import NoSuchAgent
+from smalltown.world.names import NoSuchAgent, agent_named
 
 DEFAULT_CONDITIONS = "full,no-reflection,no-planning,no-memory"
 
@@ -56,6 +56,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     ab.add_argument("--set", action="append", metavar="NAME=VALUE", help="a setting for every condition's run")
     _common(ab, out_required=True, copy=False)
 
+    so = esub.add_parser("social", help="perceived vs true likeability, in-degree vs extroversion, feelings over "
+                                        "time, their asymmetry, kept promises (issue 16); two saves side by side")
+    so.add_argument("save", metavar="SAVE", nargs="+", help="one save, or two (with and without the social modules)")
+    so.add_argument("--pairs", nargs="*", default=[], metavar="A:B", help="feelings of A toward B over time "
+                    "(default: the pairs whose feelings changed most)")
+    so.add_argument("--min-observers", type=int, default=5, metavar="N",
+                    help="perceived likeability of agents with at least N observers (default 5)")
+    _common(so, copy=False)
+
 
 def _common(p: argparse.ArgumentParser, out_required: bool = False, copy: bool = True) -> None:
     p.add_argument("--out", metavar="DIR", required=out_required,
@@ -69,7 +78,8 @@ def _common(p: argparse.ArgumentParser, out_required: bool = False, copy: bool =
 
 def run(args: argparse.Namespace) -> int:
     try:
-        return {"interview": interview, "town": town, "ablate": ablate}[args.eval_command](args)
+        return {"interview": interview, "town": town, "ablate": ablate,
+                "social": social}[args.eval_command](args)
     except (EvalError, NoSuchAgent) as e:
         print(f"error: {shown(e, lines=True)}", file=sys.stderr)
         return 2 if isinstance(e, NoSuchAgent) else 1  # a misspelt name is a usage error
@@ -307,3 +317,63 @@ def show_ablate(c, r: dict) -> None:
     c.print(t)
     if note := caveat(r["backend"]):
         c.print(Text.assemble(("note:", "yellow"), " ", note))
+
+
+def social(args: argparse.Namespace) -> int:
+    """Rated on a copy of each save (the ratings are model calls like any other)."""
+    from smalltown.eval.social import measure_social, read_social
+    from smalltown.eval.social_report import social_doc
+
+    if len(args.save) > 2:
+        raise EvalError("eval social compares at most two saves")
+    results = []
+    for save in args.save:
+        with working_copy(save, None) as copy:
+            sim = open_copy(copy, args)
+            try:
+                s = read_social(sim.save)
+                pairs = []
+                for p in args.pairs:
+                    a, _, b = p.partition(":")
+                    pairs.append(tuple(agent_named(n, s.agents) for n in (a, b)))
+                rater = SimRater(sim)
+                with progress(len(s.agents) * (2 + args.min_observers), "rating") as tick:
+                    r = measure_social(s, rater, pairs, args.min_observers, lambda: tick(None))
+                results.append({"save": str(save), "backend": sim.backend.name, **r, "ratings_asked": rater.asked})
+            finally:
+                sim.close()
+    labels = [Path(x).stem for x in args.save]
+    if len(set(labels)) < len(labels):
+        labels = [f"{i + 1}" for i in range(len(labels))]
+    out = results[0] if len(results) == 1 else {"saves": dict(zip(labels, results))}
+    return _emit(out, social_doc(results, labels), args, lambda c, _r: show_social(c, results, labels))
+
+
+class SimRater:
+    """Ratings asked of the agents' own minds (their personas, the run's backend, logged calls)."""
+
+    def __init__(self, sim) -> None:
+        self.sim = sim
+        self.asked = 0
+
+    def persona(self, name: str):
+        return self.sim.agent(name).mind.persona
+
+    def ask(self, name: str, task) -> int:
+        self.asked += 1
+        return self.sim.agent(name).mind.ask(task).rating
+
+
+def show_social(c, results: list[dict], labels: list[str]) -> None:
+    from rich.table import Table
+
+    from smalltown.eval.social_report import headline, label
+
+    heads = [dict(headline(r)) for r in results]
+    t = Table(title=shown_text(f"{results[0]['world']}: social measures"), show_lines=True)
+    t.add_column("measure", style="bold")
+    for lb, r in zip(labels, results):
+        t.add_column(shown_text(f"{lb} ({label(r)})"))
+    for m in dict.fromkeys(m for h in heads for m in h):
+        t.add_row(shown_text(m), *(shown_text(h.get(m, "")) for h in heads))
+    c.print(t)

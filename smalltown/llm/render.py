@@ -362,3 +362,17 @@ def render(task: T.Task) -> str:
     """The prompt (no code is executed: `$name` placeholders are filled, text values quoted)."""
     text = template(getattr(type(task), "template_name", task.name)).safe_substitute(_values(task))
     return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
+
+
+def _rate_person(t: T.Task) -> dict[str, str]:
+    """Traits: an impartial judgement; else as the asker sees the person (the card, then its view)."""
+    names = {"about": t.about, "quality": t.quality}  # a world file's name; one of two words
+    if t.traits:
+        return {**names, "basis": f"Judge impartially. {t.about}'s innate traits: {quote(t.traits)}"}
+    view = t.relationship or "nothing yet"
+    return {**names, "basis": f"{card(t.persona)}\n\nJudge as {t.persona.name} sees {t.about}. What {t.persona.name} "
+                     f"thinks of {t.about}: {quote(view) if t.relationship else view}"}
+
+
+_EXTRA["rate_person"] = _rate_person
+EXAMPLES["rate_person"] = {"rating": 6}
