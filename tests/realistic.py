@@ -166,7 +166,7 @@ def realistic_tasks() -> dict[str, Task]:
                    needs=["food", "company", "safety"], goal="",
                    others=[Other(name="Klaus Mueller", activity="writing his research paper", need="company"),
                            Other(name="Maria Lopez", activity="studying at the library")]),
-        RatePerson(persona=KLAUS, now=NOW, about="Isabella Rodriguez", quality="likeable",
+        RatePerson(persona=KLAUS, now=NOW, other="Isabella Rodriguez", quality="likeable",
                    relationship="Isabella is warm and always invites me to things; I like her.", sentiment=7),
     ]
     out = {t.name: t for t in tasks}

@@ -19,7 +19,7 @@ NOW = datetime(2023, 2, 13, 9)
 
 
 def rating(**kw) -> int:
-    task = RatePerson(persona=P, now=NOW, about="Bob Hall", **kw)
+    task = RatePerson(persona=P, now=NOW, other="Bob Hall", **kw)
     return ScriptedBackend().answer(task, task.render()).output.rating
 
 
@@ -65,11 +65,11 @@ def test_an_observers_view_is_its_kept_feeling_never_its_text():
 
 
 def test_the_prompt_shows_the_text_and_not_the_stand_ins_feeling():
-    task = RatePerson(persona=P, now=NOW, about="Bob Hall", quality="likeable", relationship="We get on.",
+    task = RatePerson(persona=P, now=NOW, other="Bob Hall", quality="likeable", relationship="We get on.",
                       sentiment=9)
     prompt = task.render()
     assert "We get on." in prompt and "Ann Lee" in prompt and "9" not in prompt.split("Example")[1]
-    traits = RatePerson(persona=P, now=NOW, about="Bob Hall", quality="outgoing", traits="loud").render()
+    traits = RatePerson(persona=P, now=NOW, other="Bob Hall", quality="outgoing", traits="loud").render()
     assert '"loud"' in traits and "outgoing Bob Hall" in traits and "a baker" not in traits
 
 

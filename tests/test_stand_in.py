@@ -224,7 +224,7 @@ def any_task(draw) -> Task:
                           others=draw(st.lists(others, max_size=4)))
     if name == "rate_person":  # (issue 16, eval social) from traits, or from an observer's view
         traits = draw(st.just("") | st.sampled_from(["warm, shy", "blunt, talkative", "calm"]) | texts)
-        return RatePerson(**c, about=draw(st.sampled_from(NAMES)), quality=draw(st.sampled_from(["likeable", "outgoing"])),
+        return RatePerson(**c, other=draw(st.sampled_from(NAMES)), quality=draw(st.sampled_from(["likeable", "outgoing"])),
                           traits=traits, relationship=draw(texts), sentiment=draw(st.none() | st.integers(0, 10)))
     assert name == "interview"
     return Interview(**c, interviewer=draw(texts), question=draw(st.sampled_from(QUESTIONS) | texts), doing=draw(texts),

@@ -92,12 +92,12 @@ def in_degree(s: SocialSave, name: str) -> int:
 def view_task(s: SocialSave, rater: Rater, observer: str, name: str) -> RatePerson:
     bond = s.bonds.get(observer, {}).get(name)
     text = bond[1] if bond and bond[1] else " ".join(s.chats.get((observer, name), [])[-CHATS_SHOWN:])
-    return RatePerson(persona=rater.persona(observer), now=s.end, about=name, quality="likeable",
+    return RatePerson(persona=rater.persona(observer), now=s.end, other=name, quality="likeable",
                       relationship=text[:1200], sentiment=bond[0] if bond else None)
 
 
 def trait_task(s: SocialSave, rater: Rater, name: str, quality: str) -> RatePerson:
-    return RatePerson(persona=rater.persona(name), now=s.end, about=name, quality=quality,
+    return RatePerson(persona=rater.persona(name), now=s.end, other=name, quality=quality,
                       traits=s.traits[name] or "none given")
 
 

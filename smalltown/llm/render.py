@@ -250,7 +250,7 @@ def _values(task: T.Task) -> dict[str, str]:
 # Fields shown as they are: names of people and places (a world file's names are one line with
 # no double quotes or backslashes, see world/schema.py) and times the engine writes.
 PLAIN = frozenset({"listener", "other", "observed", "initiator", "level", "within", "current", "place",
-                   "start", "activity_start", "from_time", "object"})
+                   "start", "activity_start", "from_time", "object", "quality"})
 
 
 def _hourly(t: T.HourlySchedule) -> dict[str, str]:
@@ -365,13 +365,19 @@ def render(task: T.Task) -> str:
 
 
 def _rate_person(t: T.Task) -> dict[str, str]:
-    """Traits: an impartial judgement; else as the asker sees the person (the card, then its view)."""
-    names = {"about": t.about, "quality": t.quality}  # a world file's name; one of two words
+    """From traits alone: an impartial judgement; from a view: as the asker sees the person (its
+    card, then its view)."""
+    parts = []
+    if t.relationship or not t.traits:
+        parts += [card(t.persona), f"Judge as {t.persona.name} sees {t.other}."]
+    else:
+        parts.append("Judge impartially.")
     if t.traits:
-        return {**names, "basis": f"Judge impartially. {t.about}'s innate traits: {quote(t.traits)}"}
-    view = t.relationship or "nothing yet"
-    return {**names, "basis": f"{card(t.persona)}\n\nJudge as {t.persona.name} sees {t.about}. What {t.persona.name} "
-                     f"thinks of {t.about}: {quote(view) if t.relationship else view}"}
+        parts.append(f"{t.other}'s innate traits: {quote(t.traits)}")
+    if t.relationship or not t.traits:
+        view = quote(t.relationship) if t.relationship else "nothing yet"
+        parts.append(f"What {t.persona.name} thinks of {t.other}: {view}")
+    return {"basis": "\n\n".join(parts)}
 
 
 _EXTRA["rate_person"] = _rate_person

@@ -30,4 +30,4 @@ def from_traits(traits: str, quality: str) -> int:
 def rate_person(task: RatePerson) -> RatePersonOut:
     if task.traits:
         return RatePersonOut(rating=from_traits(task.traits, task.quality))
-    return RatePersonOut(rating=task.sentiment if task.sentiment is not None else 5)
+    return RatePersonOut(rating=max(0, min(10, task.sentiment)) if task.sentiment is not None else 5)

@@ -19,15 +19,15 @@ class RatePersonOut(Output):
 
 
 class RatePerson(Task):
-    """How `quality` the person `about` is: from `traits` when given (an impartial judgement),
+    """How `quality` the person `other` is: from `traits` when given (an impartial judgement),
     else from `relationship`, what the asking person thinks of them."""
 
     name: ClassVar[str] = "rate_person"
     output: ClassVar[type[Output]] = RatePersonOut
-    about: str
+    other: str  # the person rated
     quality: Quality
     traits: str = ""  # the person's innate traits (world-file text)
     relationship: str = ""  # the asker's view of them: its relationship summary, else its memories of their talks
     # for the stand-in only (not shown: a model reads `relationship`): the asker's feeling toward
     # them, 0..10, kept by social awareness (None: no feeling kept)
-    sentiment: int | None = Field(default=None, ge=0, le=10)
+    sentiment: int | None = None
