@@ -127,3 +127,21 @@ def test_pairs_are_chosen_by_name_and_a_misspelt_one_is_refused(town):
     pairs = json.loads(chosen.stdout)["pairs"]
     assert [(p["agent"], p["other"]) for p in pairs] == [(a, b)] and len(pairs[0]["points"]) > 1
     assert cli("eval", "social", town["with"], "--pairs", f"Nobodyatall:{b}", "--backend", "scripted").returncode == 2
+
+
+def test_the_lila_curve_kind_rude_kind_from_a_second_world(tmp_path):
+    """Sid's Figure 6 on worlds/lila.toml: the listener's feeling toward one who is kind, rude, kind."""
+    save = tmp_path / "lila.sqlite"
+    cli("run", Path(__file__).resolve().parents[1] / "worlds" / "lila.toml", "--headless", "--until", "+12h",
+        "--save", save, "--backend", "scripted", "--set", "social_awareness=true", check=True)
+    proc = cli("eval", "social", save, "--pairs", "Nora Vance:Lilah Hart", "nora vance:victor crane",
+               "--min-observers", 1, "--backend", "scripted", "--json", "--out", tmp_path / "r")
+    assert proc.returncode == 0, proc.stderr
+    r = json.loads(proc.stdout)
+    lilah, victor = ([v for _, v in p["points"]] for p in r["pairs"])
+    assert len(lilah) == 4 and lilah[0] == 5 and lilah[1] > 5 and lilah[2] < lilah[1] and lilah[3] > lilah[2]
+    assert victor[0] == 5 and all(v < 5 for v in victor[1:])
+    nora = next(a for a in r["agents"] if a["agent"] == "Nora Vance")
+    assert nora["in_degree"] >= 3  # the three who came to talk to her
+    svg = (tmp_path / "r" / "plots" / "sentiment-lila.svg").read_text()
+    assert "Nora Vance → Lilah Hart" in svg
