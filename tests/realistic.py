@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from smalltown.llm.tasks import Other, SocialGoal
+from smalltown.llm.tasks import Other, RatePerson, SocialGoal
 from smalltown.llm.tasks import (
     TASKS,
     Block,
@@ -166,6 +166,8 @@ def realistic_tasks() -> dict[str, Task]:
                    needs=["food", "company", "safety"], goal="",
                    others=[Other(name="Klaus Mueller", activity="writing his research paper", need="company"),
                            Other(name="Maria Lopez", activity="studying at the library")]),
+        RatePerson(persona=KLAUS, now=NOW, other="Isabella Rodriguez", quality="likeable",
+                   relationship="Isabella is warm and always invites me to things; I like her.", sentiment=7),
     ]
     out = {t.name: t for t in tasks}
     assert set(out) == set(TASKS)

@@ -47,7 +47,7 @@ from smalltown.llm.tasks import (
     Utterance,
     CommittingUtterance,
 )
-from smalltown.llm.tasks import Other, SocialGoal
+from smalltown.llm.tasks import Other, RatePerson, SocialGoal
 from smalltown.scripted import ScriptedBackend
 from smalltown.world.model import ROUTINE_KINDS, Fact, Gathering, RoutineItem
 
@@ -222,6 +222,10 @@ def any_task(draw) -> Task:
         others = st.builds(Other, name=st.sampled_from(NAMES), activity=texts, need=st.sampled_from(["", *needs]))
         return SocialGoal(**c, community_goal=draw(st.just("") | texts), needs=needs, goal=draw(st.just("") | texts),
                           others=draw(st.lists(others, max_size=4)))
+    if name == "rate_person":  # (issue 16, eval social) from traits, or from an observer's view
+        traits = draw(st.just("") | st.sampled_from(["warm, shy", "blunt, talkative", "calm"]) | texts)
+        return RatePerson(**c, other=draw(st.sampled_from(NAMES)), quality=draw(st.sampled_from(["likeable", "outgoing"])),
+                          traits=traits, relationship=draw(texts), sentiment=draw(st.none() | st.integers(0, 10)))
     assert name == "interview"
     return Interview(**c, interviewer=draw(texts), question=draw(st.sampled_from(QUESTIONS) | texts), doing=draw(texts),
                      schedule=draw(st.lists(blocks, max_size=8)), memories=draw(recs))
@@ -305,6 +309,8 @@ def scramble(task: Task, salt: int = 0) -> Task:
             update[field] = [o.model_copy(update={"activity": g()}) for o in v]
         elif field == "goal" and isinstance(task, SocialGoal):  # a model's earlier answer
             update[field] = g()
+        elif field == "relationship" and isinstance(task, RatePerson):  # the mind's view of someone
+            update[field] = g()
     return task.model_copy(update=update)
 
 
@@ -324,12 +330,15 @@ def decisions(task: Task, seed: int):
         return [i.because for i in out.insights]
     if isinstance(task, SocialGoal):
         return out.goal, out.need
+    if isinstance(task, RatePerson):
+        return out.rating
     return None
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(any_task().filter(lambda t: t.name in ("react", "utterance", "hourly_schedule", "daily_plan", "decompose",
-                                               "summarize_conversation", "reflection_insights", "social_goal")),
+                                               "summarize_conversation", "reflection_insights", "social_goal",
+                                               "rate_person")),
        st.integers(0, 3), st.integers(0, 7))
 def test_decisions_do_not_read_what_the_mind_wrote(task, seed, salt):
     assert decisions(task, seed) == decisions(scramble(task, salt), seed)

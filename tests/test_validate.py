@@ -42,6 +42,7 @@ VALID: dict[str, dict] = {
                                "learned": [{"fact": "The party is at 5 pm", "importance": 6}]},
     "interview": {"answer": "I am a student at Oak Hill College."},
     "social_goal": {"goal": "bring neighbours together for a meal", "need": "company"},
+    "rate_person": {"rating": 7},
 }
 
 QUESTIONS = realistic_tasks()

@@ -56,6 +56,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     ab.add_argument("--set", action="append", metavar="NAME=VALUE", help="a setting for every condition's run")
     _common(ab, out_required=True, copy=False)
 
+    so = esub.add_parser("social", help="perceived vs true likeability, in-degree vs extroversion, feelings over "
+                                        "time, their asymmetry, kept promises (issue 16); two saves side by side")
+    so.add_argument("save", metavar="SAVE", nargs="+", help="one save, or two (with and without the social modules)")
+    so.add_argument("--pairs", nargs="*", default=[], metavar="A:B", help="feelings of A toward B over time "
+                    "(default: the pairs whose feelings changed most)")
+    so.add_argument("--min-observers", type=int, default=5, metavar="N",
+                    help="perceived likeability of agents with at least N observers (default 5)")
+    _common(so, copy=False)
+
 
 def _common(p: argparse.ArgumentParser, out_required: bool = False, copy: bool = True) -> None:
     p.add_argument("--out", metavar="DIR", required=out_required,
@@ -69,7 +78,8 @@ def _common(p: argparse.ArgumentParser, out_required: bool = False, copy: bool =
 
 def run(args: argparse.Namespace) -> int:
     try:
-        return {"interview": interview, "town": town, "ablate": ablate}[args.eval_command](args)
+        return {"interview": interview, "town": town, "ablate": ablate,
+                "social": social}[args.eval_command](args)
     except (EvalError, NoSuchAgent) as e:
         print(f"error: {shown(e, lines=True)}", file=sys.stderr)
         return 2 if isinstance(e, NoSuchAgent) else 1  # a misspelt name is a usage error
@@ -307,3 +317,10 @@ def show_ablate(c, r: dict) -> None:
     c.print(t)
     if note := caveat(r["backend"]):
         c.print(Text.assemble(("note:", "yellow"), " ", note))
+
+
+
+def social(args: argparse.Namespace) -> int:
+    from smalltown.cli.eval_social import social as run_social
+
+    return run_social(args, sys.modules[__name__])  # its copy, backend and report helpers are these

@@ -250,7 +250,7 @@ def _values(task: T.Task) -> dict[str, str]:
 # Fields shown as they are: names of people and places (a world file's names are one line with
 # no double quotes or backslashes, see world/schema.py) and times the engine writes.
 PLAIN = frozenset({"listener", "other", "observed", "initiator", "level", "within", "current", "place",
-                   "start", "activity_start", "from_time", "object"})
+                   "start", "activity_start", "from_time", "object", "quality"})
 
 
 def _hourly(t: T.HourlySchedule) -> dict[str, str]:
@@ -362,3 +362,23 @@ def render(task: T.Task) -> str:
     """The prompt (no code is executed: `$name` placeholders are filled, text values quoted)."""
     text = template(getattr(type(task), "template_name", task.name)).safe_substitute(_values(task))
     return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
+
+
+def _rate_person(t: T.Task) -> dict[str, str]:
+    """From traits alone: an impartial judgement; from a view: as the asker sees the person (its
+    card, then its view)."""
+    parts = []
+    if t.relationship or not t.traits:
+        parts += [card(t.persona), f"Judge as {t.persona.name} sees {t.other}."]
+    else:
+        parts.append("Judge impartially.")
+    if t.traits:
+        parts.append(f"{t.other}'s innate traits: {quote(t.traits)}")
+    if t.relationship or not t.traits:
+        view = quote(t.relationship) if t.relationship else "nothing yet"
+        parts.append(f"What {t.persona.name} thinks of {t.other}: {view}")
+    return {"basis": "\n\n".join(parts)}
+
+
+_EXTRA["rate_person"] = _rate_person
+EXAMPLES["rate_person"] = {"rating": 6}

@@ -34,6 +34,8 @@ from smalltown.llm.tasks import (
 )
 from smalltown.llm.tasks import SocialGoal
 from smalltown.llm.tasks.social import SummarizeConversationSocial
+from smalltown.llm.tasks.rate import RatePerson
+from smalltown.scripted import rate
 from smalltown.scripted import commit, goals, interview, memory, objects, plan, social, steps, talk
 
 
@@ -66,6 +68,7 @@ class ScriptedBackend:
             CommittingUtterance: lambda t: commit.with_promise(t, talk.utterance(s, t)),
             SummarizeConversationSocial: lambda t: social.summarize_social(t, talk.summarize(s, t)),
             SocialGoal: lambda t: goals.social_goal(s, t),
+            RatePerson: rate.rate_person,
         }
 
     def answer(self, task: Task, prompt: str = "") -> Answer:

@@ -87,3 +87,8 @@ __all__ = [
     "SocialGoal",
     "SocialGoalOut",
 ]
+
+from smalltown.llm.tasks.rate import RatePerson, RatePersonOut  # noqa: E402  (issue 16: eval social)
+
+TASKS[RatePerson.name] = RatePerson
+__all__ += ["RatePerson", "RatePersonOut"]

@@ -1,0 +1,33 @@
+"""Rating a person, scripted (llm/tasks/rate.py), from typed inputs only.
+
+From traits (world-file text): a lexicon of general English, warm against cold words for
+likeable (those of scripted/social.py), outgoing against reserved words for outgoing; each word
+moves the rating two steps from 5. From an observer's view: the feeling social awareness kept
+(`sentiment`), else 5, neutral: the relationship text is the mind's and is not read.
+"""
+
+from __future__ import annotations
+
+from smalltown.llm.tasks.rate import RatePerson, RatePersonOut
+from smalltown.scripted.social import COLD, WARM
+from smalltown.scripted.words import words
+
+OUTGOING = frozenset("outgoing talkative sociable gregarious chatty extroverted extrovert lively energetic "
+                     "bubbly boisterous cheerful playful jovial friendly charming witty loud expressive "
+                     "enthusiastic vivacious social warm welcoming".split())
+RESERVED = frozenset("shy reserved quiet introverted introvert withdrawn timid solitary private aloof "
+                     "dreamy taciturn retiring bashful reticent secretive distant guarded anxious "
+                     "serious nervous".split())
+LEXICON = {"likeable": (WARM, COLD), "outgoing": (OUTGOING, RESERVED)}
+
+
+def from_traits(traits: str, quality: str) -> int:
+    up, down = LEXICON[quality]
+    w = words(traits)
+    return max(0, min(10, 5 + 2 * (sum(x in up for x in w) - sum(x in down for x in w))))
+
+
+def rate_person(task: RatePerson) -> RatePersonOut:
+    if task.traits:
+        return RatePersonOut(rating=from_traits(task.traits, task.quality))
+    return RatePersonOut(rating=max(0, min(10, task.sentiment)) if task.sentiment is not None else 5)
