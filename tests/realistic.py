@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from smalltown.llm.tasks import Other, SocialGoal
+from smalltown.llm.tasks import Feeling, Other, SocialGoal, SummarizeConversationSocial
 from smalltown.llm.tasks import (
     TASKS,
     Block,
@@ -166,6 +166,11 @@ def realistic_tasks() -> dict[str, Task]:
                    needs=["food", "company", "safety"], goal="",
                    others=[Other(name="Klaus Mueller", activity="writing his research paper", need="company"),
                            Other(name="Maria Lopez", activity="studying at the library")]),
+        SummarizeConversationSocial(
+            persona=KLAUS, now=NOW, other="Isabella Rodriguez", place="Hobbs Cafe: cafe", lines=transcript,
+            facts=[PARTY], gatherings=[GATHERING],
+            feeling=Feeling(other="Isabella Rodriguez", sentiment=6, summary="a friendly cafe owner he sees daily"),
+            other_traits="friendly, outgoing, hospitable", tones=["kind"]),
     ]
     out = {t.name: t for t in tasks}
     assert set(out) == set(TASKS)

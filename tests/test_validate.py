@@ -42,6 +42,9 @@ VALID: dict[str, dict] = {
                                "learned": [{"fact": "The party is at 5 pm", "importance": 6}]},
     "interview": {"answer": "I am a student at Oak Hill College."},
     "social_goal": {"goal": "bring neighbours together for a meal", "need": "company"},
+    "summarize_conversation_social": {"summary": "They talked about the party.",
+                                      "learned": [{"fact": "The party is at 5 pm", "importance": 6}],
+                                      "sentiment": 7, "relationship": "Klaus likes Isabella's warmth."},
 }
 
 QUESTIONS = realistic_tasks()
