@@ -31,6 +31,19 @@ CONTROLLER_INPUTS = ("status", "place", "context", "last_talk", "news", "gatheri
                      "unavailable")
 NAMES = "tuple[str, ...]"  # the type of a list-of-names setting
 
+# `architecture` presets (issue 16): the module switches each fills, unless a world's [settings] or
+# `--set` names that switch itself. "baseline" is Sid's §8.1 control: skill execution (the plan's
+# actions), memory (the stream and retrieval) and the cognitive controller only; reflection, which
+# writes new higher-level memories, is a module beyond Sid's "memory" and goes; planning stays, as
+# the controller's decisions at action boundaries are the plan's (mind/controller.py)
+PIANO_MODULES = ("social_awareness", "controller_broadcast", "commitments", "action_awareness", "goal_generation")
+ARCHITECTURES = {
+    "generative_agents": {**dict.fromkeys(PIANO_MODULES, False), "reflection": True},
+    "piano": {**dict.fromkeys(PIANO_MODULES, True), "reflection": True},
+    "baseline": {**dict.fromkeys(PIANO_MODULES, False), "reflection": False},
+}
+PRESET = tuple(ARCHITECTURES["piano"])  # the settings a preset fills
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -80,6 +93,8 @@ class Settings:
     slow_lag_ticks: int = _in(6, 1, 1000)
     # reflection as a slow module (mind/reflect.py): its two steps each applied `slow_lag_ticks` after asked
     slow_reflection: bool = False
+    # which mind (issue 16): a preset of the module switches above, ARCHITECTURES
+    architecture: str = field(default="generative_agents", metadata={"choices": tuple(ARCHITECTURES)})
 
     def __post_init__(self) -> None:
         """Every Settings is whole: each value of its setting's type and inside its range (so an
@@ -87,6 +102,8 @@ class Settings:
         for f in fields(self):
             if str(f.type) == NAMES:
                 _check_names(f.name, f.metadata["names"], getattr(self, f.name))
+            elif "choices" in f.metadata:
+                _check_choice(f.name, f.metadata["choices"], getattr(self, f.name))
             else:
                 _check(f.name, str(f.type), f.metadata.get("range"), getattr(self, f.name))
 
@@ -102,12 +119,23 @@ class Settings:
             raise SettingsError(f"unknown setting(s): {', '.join(shown)} "
                                 f"(known: {', '.join(sorted(types))})")
         try:
-            return replace(self, **{k: _convert(k, types[k], v) for k, v in changes.items()})
+            out = replace(self, **{k: _convert(k, types[k], v) for k, v in changes.items()})
         except SettingsError as e:  # named as the user wrote it
             for new, was in old.items():
                 if str(e).startswith(f"setting {new}:"):
                     raise SettingsError(str(e).replace(f"setting {new}:", f"setting {was} (now {new}):", 1)) from None
             raise
+        # a switch the user named stays as named through a later preset (world, then --set, then resume)
+        explicit = self.explicit() | (set(changes) & set(PRESET))
+        if "architecture" in changes:
+            fill = {k: v for k, v in ARCHITECTURES[out.architecture].items() if k not in explicit}
+            out = replace(out, **fill)
+        object.__setattr__(out, "_explicit", frozenset(explicit))
+        return out
+
+    def explicit(self) -> frozenset[str]:
+        """The preset's switches named by the user (world, `--set`, a save) rather than filled."""
+        return getattr(self, "_explicit", frozenset())
 
     def saved(self, changes: object) -> "Settings":
         """A copy with the settings a save recorded (`meta.settings`: the changes from the
@@ -122,7 +150,8 @@ class Settings:
     def changes(self) -> dict[str, object]:
         """The settings that differ from the defaults (what a save records)."""
         default = asdict(Settings())
-        return {k: v for k, v in asdict(self).items() if default[k] != v}
+        preset = ARCHITECTURES[self.architecture]  # a switch is recorded when it differs from its preset
+        return {k: v for k, v in asdict(self).items() if preset.get(k, default[k]) != v}
 
 
 def parse_sets(items: list[str] | tuple[str, ...]) -> dict[str, str]:
@@ -163,12 +192,19 @@ def _check_names(name: str, known: tuple[str, ...], value: object) -> None:
         raise SettingsError(f"setting {name}: {_shown(bad[0])} is not one of {', '.join(known)}")
 
 
+def _check_choice(name: str, known: tuple[str, ...], value: object) -> None:
+    if value not in known:
+        raise SettingsError(f"setting {name}: {_shown(value)} is not one of {', '.join(known)}")
+
+
 def _convert(name: str, type_name: object, value: object) -> object:
     """`value` as the setting's type: text (from `--set`) is read, other values must already be
     of the type (a TOML or JSON int for an int, a number for a float, true or false for a bool)."""
     if str(type_name) == NAMES:  # "a,b" from `--set`, a list from TOML or a save; order kept, once each
         items = [x.strip() for x in value.split(",") if x.strip()] if isinstance(value, str) else value
         return tuple(dict.fromkeys(items)) if isinstance(items, (list, tuple)) else items
+    if str(type_name) == "str":  # a choice: checked by Settings.__post_init__
+        return value.strip() if isinstance(value, str) else value
     kind = {"int": int, "float": float, "bool": bool}[str(type_name)]
     if isinstance(value, str):
         text = value.strip().lower()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from smalltown.llm.tasks import Other, RatePerson, SocialGoal
+from smalltown.llm.tasks import Feeling, Other, RatePerson, SocialGoal, SummarizeConversationSocial
 from smalltown.llm.tasks import (
     TASKS,
     Block,
@@ -168,6 +168,11 @@ def realistic_tasks() -> dict[str, Task]:
                            Other(name="Maria Lopez", activity="studying at the library")]),
         RatePerson(persona=KLAUS, now=NOW, other="Isabella Rodriguez", quality="likeable",
                    relationship="Isabella is warm and always invites me to things; I like her.", sentiment=7),
+        SummarizeConversationSocial(
+            persona=KLAUS, now=NOW, other="Isabella Rodriguez", place="Hobbs Cafe: cafe", lines=transcript,
+            facts=[PARTY], gatherings=[GATHERING],
+            feeling=Feeling(other="Isabella Rodriguez", sentiment=6, summary="a friendly cafe owner he sees daily"),
+            other_traits="friendly, outgoing, hospitable", tones=["kind"]),
     ]
     out = {t.name: t for t in tasks}
     assert set(out) == set(TASKS)

@@ -118,13 +118,16 @@ def test_the_settings_table_of_the_world_format_doc_is_the_codes():
     rows = {}
     for line in doc.splitlines():
         cells = [c.strip() for c in line.strip("|").split("|")]
-        if len(cells) == 4 and cells[0].startswith("`") and cells[1] in ("int", "float", "bool", "names"):
+        if len(cells) == 4 and cells[0].startswith("`") and cells[1] in ("int", "float", "bool", "names", "choice"):
             rows[cells[0].strip("`")] = cells
     assert set(rows) == {f.name for f in fields(Settings)}
     for f in fields(Settings):
         name, kind, default, bounds = rows[f.name]
         if kind == "names":  # a list of names: its default, and the names it may hold
             assert f.type == "tuple[str, ...]" and default == ", ".join(f.default) and bounds == "any of those"
+            continue
+        if kind == "choice":  # one of the names given
+            assert f.type == "str" and default == f.default and bounds == ", ".join(f.metadata["choices"])
             continue
         assert kind == f.type and default == str(f.default).lower(), f.name
         if kind != "bool":

@@ -130,20 +130,19 @@ def _build(cls, text: str):
     for name, f in cls.model_fields.items():
         if not f.is_required() and f.annotation is not str:
             continue
-        value = _value(name, f.annotation, text)
+        value = PLAIN_VALUE if (cls.__name__, name) == ("Other", "name") else _value(name, f.annotation, text)
         limit = next((m.max_length for m in f.metadata if getattr(m, "max_length", None)), None)
         if isinstance(value, str) and limit:
             value = value[:limit]
         if (name in ("time", "start") or any(getattr(m, "pattern", None) for m in f.metadata)) and f.annotation is str:
-            value = "09:30"  # (a time field: an HH:MM pattern)
+            value = "09:30"  # (a time: the only patterned strings, e.g. a promise's "by")
         kwargs[name] = value
     return cls(**kwargs)
 
 
 NAMES = {"place", "host", "subject", "home", "speaker", "object", "known_places", "options", "objects", "known_by", "fact",
-         # the PIANO modules' (issue 16): the agent felt toward, promised to, a decision's target, a
-         # promise's place (checked against the known places), places found unavailable
-         "other", "to", "target", "where", "unavailable"}
+         "target", "where", "to", "other", "need", "needs", "unavailable"}  # (issue 16: a decision's target, a promise's place and
+# listener, a feeling's other, places unavailable: names of agents and places; a goal's need: a world file's word)
 
 
 def _value(name: str, annotation, text: str):
@@ -164,6 +163,8 @@ def _value(name: str, annotation, text: str):
         item = typing.get_args(annotation)[0]
         if item is str:
             return [f"{name}: {text}", f"another {name}"]
+        if typing.get_origin(item) is typing.Literal:
+            return [typing.get_args(item)[0]]
         return [_build(item, text)]
     if origin is typing.Literal:
         return typing.get_args(annotation)[0]

@@ -250,7 +250,8 @@ def test_n_memories_get_exactly_n_ratings(backend, n):
 
 
 @pytest.mark.parametrize("name", ["object_state", "choose_place", "decompose", "react", "utterance",
-                                  "reflection_insights", "summarize_conversation"])
+                                  "reflection_insights", "summarize_conversation",
+                                  "summarize_conversation_social"])
 def test_random_weights_still_answer_json_of_the_request_schemas_shape_within_its_budget(model, tasks, name):
     task = tasks[name]
     schema = request_schema(task)

@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import smalltown.scripted
+from smalltown.llm.tasks import Feeling, SummarizeConversationSocial
 from smalltown.llm.tasks import (
     SLEEPING,
     TASKS,
@@ -226,6 +227,14 @@ def any_task(draw) -> Task:
         traits = draw(st.just("") | st.sampled_from(["warm, shy", "blunt, talkative", "calm"]) | texts)
         return RatePerson(**c, other=draw(st.sampled_from(NAMES)), quality=draw(st.sampled_from(["likeable", "outgoing"])),
                           traits=traits, relationship=draw(texts), sentiment=draw(st.none() | st.integers(0, 10)))
+    if name == "summarize_conversation_social":  # (issue 16) the summary with the feeling toward the other
+        other = draw(st.sampled_from(NAMES))
+        return SummarizeConversationSocial(
+            **c, other=other, place=draw(texts), lines=draw(st.lists(lines, max_size=9)), facts=draw(facts),
+            gatherings=draw(gathered),
+            feeling=Feeling(other=other, sentiment=draw(st.integers(0, 10)), summary=draw(st.just("") | texts)),
+            other_traits=draw(st.just("") | st.sampled_from(["kind, warm", "rude, cold", "curious"])),
+            tones=draw(st.lists(st.sampled_from(["kind", "neutral", "rude"]), max_size=5)))
     assert name == "interview"
     return Interview(**c, interviewer=draw(texts), question=draw(st.sampled_from(QUESTIONS) | texts), doing=draw(texts),
                      schedule=draw(st.lists(blocks, max_size=8)), memories=draw(recs))

@@ -84,3 +84,36 @@ def test_a_generated_town_runs_a_scripted_game_hour(tmp_path):
     assert r.returncode == 0, r.stderr
     info = cli("save", "info", save, "--json", check=True)
     assert '"game_time": "2023-06-05 07:00' in info.stdout
+
+
+def test_a_generated_world_has_a_community_goal_needs_shop_hours_and_one_at_a_time_objects(tmp_path):
+    out, doc = generate(tmp_path, "w", "--towns", 2, "--agents", 12, "--seed", 4)
+    assert doc["community_goal"] and 1 <= len(doc["needs"]) == len(set(doc["needs"]))
+    hours = {s: d["hours"] for s, d in doc["sectors"].items() if "hours" in d}
+    assert any("Bakery" in s for s in hours) and any("Cafe" in s for s in hours)
+    assert not any("park" in s.lower() or "house" in s.lower() for s in hours)  # homes and haunts: always open
+    objects = [o for d in doc["sectors"].values() for a in d["arenas"].values() for o in a["objects"]]
+    assert any(o.get("capacity") == 1 for o in objects)
+    world = load_world(out)
+    assert world.community_goal == doc["community_goal"] and list(world.needs) == doc["needs"]
+    for a in doc["agents"]:  # a usual day is never shut out: the hours hold every routine item at a shop
+        days = a["routine"]
+        for i, it in enumerate(days):
+            if it.get("place") in hours:
+                opens, closes = hours[it["place"]].split("-")
+                ends = days[(i + 1) % len(days)]["start"]
+                assert opens <= it["start"] and ends <= closes, (a["name"], it, hours[it["place"]])
+
+
+def test_a_generated_town_exercises_the_piano_modules(tmp_path):
+    from helpers import query
+
+    out, doc = generate(tmp_path, "w", "--towns", 1, "--agents", 8, "--seed", 2)
+    save = tmp_path / "run.sqlite"
+    r = cli("run", "--headless", out, "--until", "+14h", "--backend", "scripted", "--save", save,
+            "--set", "architecture=piano")
+    assert r.returncode == 0, r.stderr
+    kinds = dict(query(save, "SELECT kind, count(*) FROM events GROUP BY kind"))
+    assert kinds.get("goal", 0) > 0 and kinds.get("decided", 0) > 0
+    needs = {row[0] for row in query(save, "SELECT json_extract(data, '$.need') FROM events WHERE kind = 'goal'")}
+    assert needs - {None, ""} and needs - {None, ""} <= set(doc["needs"])

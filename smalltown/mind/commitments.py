@@ -89,12 +89,16 @@ def plan_next(mind: "Mind", now: datetime) -> Block | None:
 
 def planned(mind: "Mind", c: Commitment) -> bool:
     """Whether today's plan already has the agent at the promised place around its time."""
+    return plan_place(mind, c.by) == c.where
+
+
+def plan_place(mind: "Mind", at: datetime) -> str:
+    """The sector today's plan has the agent in at `at` ("": no plan of that day, or no place)."""
     plan = mind.state.plan
-    if plan is None or plan.date != c.by.date():
-        return False
-    minute = c.by.hour * 60 + c.by.minute
-    b = plan.block_at(minute)
-    return b is not None and b.place == c.where
+    if plan is None or plan.date != at.date():
+        return ""
+    b = plan.block_at(at.hour * 60 + at.minute)
+    return b.place if b is not None else ""
 
 
 def today_at(now: datetime, hhmm: str) -> datetime:
@@ -144,7 +148,8 @@ def commit(mind: "Mind", listener: str, out, now: datetime) -> Commitment | None
         return None
     mind.state.commitments.append(made)
     mind.state.outbox.append(("committed", f"{mind.name} promises {listener}: {made.what} at {made.where} by {c.by}",
-                              {"to": listener, "what": made.what, "where": made.where, "by": c.by}))
+                              {"to": listener, "what": made.what, "where": made.where, "by": c.by,
+                               "planned": plan_place(mind, by)}))  # the speaker's own plan as it said it (eval/saydo.py)
     return made
 
 

@@ -202,13 +202,18 @@ class LineIn(_Strict):
     tone: Literal["kind", "neutral", "rude"] = "neutral"
 
 
+# a setting's value: a number or switch, a choice (`architecture`) or a list of names (`controller_inputs`)
+SettingIn = bool | int | float | Annotated[str, Field(max_length=100)] | \
+    Annotated[list[Annotated[str, Field(max_length=100)]], Field(max_length=100)]
+
+
 class WorldIn(_Strict):
     name: NameStr
     map: Annotated[LineStr, AfterValidator(_map_file)] = Field(min_length=1, max_length=300)
     start: GameTime
     step_seconds: int = Field(default=10, gt=0, le=3600)
     seed: int = Field(default=0, ge=0, le=2**32 - 1)  # what a model's sampler takes
-    settings: dict[str, bool | int | float] = Field(default_factory=dict, max_length=100)  # overrides of config.Settings
+    settings: dict[str, SettingIn] = Field(default_factory=dict, max_length=100)  # overrides of config.Settings
     sectors: dict[NameStr, SectorIn] = Field(min_length=1, max_length=1000)
     agents: list[PersonaIn] = Field(min_length=1, max_length=1000)
     facts: list[FactIn] = Field(default_factory=list, max_length=100)  # what eval measures

@@ -27,12 +27,13 @@ from smalltown.llm.tasks.talk import (
 )
 from smalltown.llm.tasks.broadcast import Decided, Promise, PromiseOut
 from smalltown.llm.tasks.goals import Other, SocialGoal, SocialGoalOut
+from smalltown.llm.tasks.social import SocialConversationOut, SummarizeConversationSocial
 from smalltown.world.model import SLEEPING  # the seam names the activity of sleep
 
 TASKS: dict[str, type[Task]] = {t.name: t for t in (
     DailyPlan, HourlySchedule, Decompose, NextAction, ChoosePlace, ObjectState, RateImportance,
     ReflectionQuestions, ReflectionInsights, SummaryDescription, React, Utterance,
-    SummarizeConversation, Interview, CommittingUtterance, SocialGoal)}
+    SummarizeConversation, Interview, CommittingUtterance, SocialGoal, SummarizeConversationSocial)}
 
 __all__ = [
     "CommittingUtterance", "CommittingUtteranceOut", "Decided", "Promise", "PromiseOut",
@@ -86,6 +87,8 @@ __all__ = [
     "Other",
     "SocialGoal",
     "SocialGoalOut",
+    "SocialConversationOut",
+    "SummarizeConversationSocial",
 ]
 
 from smalltown.llm.tasks.rate import RatePerson, RatePersonOut  # noqa: E402  (issue 16: eval social)
