@@ -8,19 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from helpers import GULLHAVEN, ROOT, TINY, cli, query, save_info
+from helpers import GULLHAVEN, TINY, cli, query, save_info
+from piano_worlds import CAFE_HOURS, variant as _variant
 from smalltown.world.errors import WorldError
 from smalltown.world.load import load_world
-
-
-def _variant(tmp_path: Path, world: Path, name: str, *edits: tuple[str, str]) -> Path:
-    text = world.read_text().replace('"../maps/', f'"{ROOT / "maps"}/')
-    for old, new in edits:
-        assert old in text
-        text = text.replace(old, new, 1)
-    out = tmp_path / f"{name}.toml"
-    out.write_text(text)
-    return out
 
 
 def _run(tmp_path: Path, world: Path, until: str, on: bool) -> Path:
@@ -28,10 +19,6 @@ def _run(tmp_path: Path, world: Path, until: str, on: bool) -> Path:
     cli("run", world, "--headless", "--until", until, "--save", save, "--backend", "scripted",
         "--set", f"action_awareness={str(on).lower()}", check=True)
     return save
-
-
-CAFE_HOURS = ('[sectors."Hobbs Cafe".arenas."cafe"]', '[sectors."Hobbs Cafe"]\nhours = "08:00-20:00"\n\n'
-              '[sectors."Hobbs Cafe".arenas."cafe"]')
 
 
 def test_hours_and_capacity_load_and_are_checked(tmp_path):

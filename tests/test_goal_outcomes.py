@@ -12,8 +12,7 @@ from datetime import datetime
 import pytest
 
 from helpers import GULLHAVEN, TINY, query, stored_state
-from test_awareness import CAFE_HOURS, _variant
-from test_goals import run, world_with_goal
+from piano_worlds import CAFE_HOURS, run, variant as _variant, world_with_goal
 from smalltown.world.load import load_world
 
 ENDED = "SELECT tick, time, agent, data FROM events WHERE kind = 'goal_ended' ORDER BY id"

@@ -20,6 +20,7 @@ from typing import Callable, Protocol
 
 from smalltown.config import Settings
 from smalltown.eval.fit import fit
+from smalltown.eval.saydo import contradictions_of
 from smalltown.eval.town import read_town
 from smalltown.llm.tasks import Persona
 from smalltown.llm.tasks.rate import RatePerson
@@ -52,7 +53,7 @@ class SocialSave:
     feelings: list[tuple[datetime, str, str, int]]  # "sentiment" events: (time, agent, other, value)
     started: dict[str, set[str]]  # agent -> who started a talk with it
     chats: dict[tuple[str, str], list[str]]  # (observer, other) -> its chat memories of their talks, in order
-    promises: dict[str, int | float | None]  # made, kept, broken, rate
+    promises: dict[str, int | float | None]  # made, kept, broken, rate; checked, contradicting, contradiction_rate
 
 
 def read_social(db: Save) -> SocialSave:
@@ -73,10 +74,13 @@ def read_social(db: Save) -> SocialSave:
         other = town.partner.get(m.id) if m.kind == "chat" else None
         if other and other != m.agent:
             chats[(m.agent, other)].append(m.description)
-    kept = rate_of(reader.events(kinds=PROMISE_KINDS))
+    promised = reader.events(kinds=PROMISE_KINDS)
+    kept, said = rate_of(promised), contradictions_of(promised)
     return SocialSave(town.world.name, town.agents, {a.name: a.traits for a in town.world.agents}, town.start,
                       town.end, settings.social_awareness, bonds, feelings, dict(started), dict(chats),
-                      {"made": kept.made, "kept": kept.kept, "broken": kept.broken, "rate": kept.rate})
+                      {"made": kept.made, "kept": kept.kept, "broken": kept.broken, "rate": kept.rate,
+                       "checked": said.statements, "contradicting": said.contradicting,
+                       "contradiction_rate": said.rate})
 
 
 def observers(s: SocialSave, name: str) -> list[str]:

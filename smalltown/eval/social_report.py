@@ -38,7 +38,9 @@ def headline(r: dict) -> list[list[str]]:
             ["sentiment asymmetry", f"mean {_num(asym['mean'], 2)} over {asym['pairs']} pairs with feelings both ways"
              if asym["pairs"] else "no pair with feelings both ways"],
             ["say–do coherence", f"{kept['kept']} kept, {kept['broken']} broken of {kept['made']} promises"
-             + (f" ({kept['rate']:.0%} kept)" if kept["rate"] is not None else "")]]
+             + (f" ({kept['rate']:.0%} kept)" if kept["rate"] is not None else "")
+             + (f"; {kept['contradicting']} of {kept['checked']} contradicting the speaker's own plan"
+                f" ({kept['contradiction_rate']:.0%})" if kept.get("contradiction_rate") is not None else "")]]
     if "ratings_asked" in r:
         rows.append(["ratings asked (rate_person)", f"{r['ratings_asked']:,} of {r['backend']}"])
     return rows
