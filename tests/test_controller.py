@@ -138,6 +138,26 @@ def test_state_keeps_decision_and_promises_only_when_there_are_some():
     assert state_problem(json.dumps(bad)).startswith("commitments.0.by")
 
 
+def test_acting_prompts_hear_a_decision_made_on_an_observation_not_the_plans_own(tmp_path):
+    """The broadcast to a schedule or a decomposition carries a decision only when it came from
+    something seen (a reaction, a talk): the plan's own next action tells the plan nothing new.
+    The talking prompt hears either."""
+    from smalltown.mind.commitments import decision_input
+
+    w = load_world(TINY)
+    sim = create(w, tmp_path / "t.sqlite", ScriptedBackend(w.seed), sets=["controller_broadcast=true"])
+    try:
+        mind = sim.agents[0].mind
+        mind.state.decision = Decision("bake", "Cafe:kitchen:oven", "today's plan: bake", NOW)
+        assert decision_input(mind, acting=True) is None and decision_input(mind).intent == "bake"
+        mind.state.decision = Decision("talk with Bob", "Bob", "Bob is walking by", NOW, observed=True)
+        assert decision_input(mind, acting=True).intent == "talk with Bob"
+        back = AgentState.from_json(mind.state.to_json()).decision
+        assert back == mind.state.decision and back.observed
+    finally:
+        sim.close()
+
+
 def test_breakpoints_stop_at_promises_kept_and_broken():
     ev = [Event(1, "t", "Ann Lee", "kept", "Ann Lee keeps the promise", {}),
           Event(1, "t", "Bob", "broken", "Bob breaks the promise", {})]

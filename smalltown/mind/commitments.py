@@ -25,13 +25,16 @@ class Decision:
     target: str  # an address, or the agent observed
     reason: str  # the plan's block, or what was observed
     time: datetime
+    observed: bool = False  # decided on an observation (a reaction, a talk), not by the plan's next action
 
     def to_json(self) -> dict:
-        return {"intent": self.intent, "target": self.target, "reason": self.reason, "time": self.time.isoformat(" ")}
+        out = {"intent": self.intent, "target": self.target, "reason": self.reason, "time": self.time.isoformat(" ")}
+        return {**out, "observed": True} if self.observed else out
 
     @classmethod
     def from_json(cls, d: dict) -> "Decision":
-        return cls(d["intent"], d.get("target", ""), d.get("reason", ""), datetime.fromisoformat(d["time"]))
+        return cls(d["intent"], d.get("target", ""), d.get("reason", ""), datetime.fromisoformat(d["time"]),
+                   bool(d.get("observed", False)))
 
 
 @dataclass
@@ -54,10 +57,12 @@ class Commitment:
 # --- shown to prompts (broadcast on) ---------------------------------------------------------------
 
 
-def decision_input(mind: "Mind") -> Decided | None:
-    """The current decision as a prompt's input: only with the broadcast on."""
+def decision_input(mind: "Mind", acting: bool = False) -> Decided | None:
+    """The current decision as a prompt's input: only with the broadcast on. An acting prompt (a
+    schedule, a decomposition) gets it only when it was decided on an observation: a decision
+    that was the plan's own next action tells the plan nothing it does not hold."""
     d = mind.state.decision
-    if not mind.settings.controller_broadcast or d is None:
+    if not mind.settings.controller_broadcast or d is None or (acting and not d.observed):
         return None
     return Decided(intent=d.intent[:120], target=d.target, reason=d.reason[:200], time=d.time.strftime("%H:%M"))
 

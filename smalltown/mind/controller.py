@@ -43,9 +43,9 @@ def weigh(mind: "Mind", seen: Seen, is_agent: bool, now: datetime, place: str, s
     """On an observation: go on, talk, or do something else, decided."""
     reaction = react.consider(mind, seen, is_agent, now, place, state)
     if reaction.talks:
-        decide(mind, Decision(f"talk with {seen.subject}", seen.subject, seen.description, now))
+        decide(mind, Decision(f"talk with {seen.subject}", seen.subject, seen.description, now, observed=True))
     elif reaction.acts:
-        decide(mind, Decision(reaction.answer.reaction, seen.subject, seen.description, now))
+        decide(mind, Decision(reaction.answer.reaction, seen.subject, seen.description, now, observed=True))
     return reaction
 
 

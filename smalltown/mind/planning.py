@@ -108,7 +108,7 @@ def plan_day(mind: "Mind", now: datetime) -> DayPlan:
                                     "then " + "; ".join(f"{t} {a}" for t, a in items)], now)
     hourly = mind.ask(narrowed(mind, HourlySchedule(
         persona=mind.persona, now=now, wake_up_hour=daily.wake_up_hour, daily_plan=daily.items, known_places=places,
-        gatherings=gatherings, intentions=intentions, decision=decision_input(mind),
+        gatherings=gatherings, intentions=intentions, decision=decision_input(mind, acting=True),
         promises=promise_inputs(mind, now), goal=mind.state.goal)))
     raw = _raw(mind, hourly.blocks, 0)
     # the day from midnight: sleep (or a night's work) as the schedule gives it; before its first
@@ -232,7 +232,7 @@ def _decompose(mind: "Mind", block: PlanItem, now: datetime, current: str) -> No
                              activity_start=hhmm(first.start), activity_minutes=last.end - first.start + last.runs_on,
                              done=done, minutes_left=last.end - part.end + last.runs_on, before=before, after=after,
                              gatherings=gatherings_on(mind, now.date()), intentions=standing_intentions(mind, now),
-                             rate=rate, unavailable=unavailable, decision=decision_input(mind),
+                             rate=rate, unavailable=unavailable, decision=decision_input(mind, acting=True),
                              promises=promise_inputs(mind, now))))
     rated = mind.asker.last_task.rate  # those the prompt had room for
     if not importance.packed(mind, rated, out.ratings) and rated:
@@ -308,7 +308,7 @@ def replan(mind: "Mind", now: datetime, reason: list[Record], reaction: str = ""
         known_places=places, gatherings=gatherings_on(mind, now.date()), intentions=standing_intentions(mind, now),
         from_time=hhmm(minute), done=done, reason=reason, reaction=reaction[:200],
         place=pretty(":".join(doing.address.split(":")[:2])) if doing and doing.address else "",
-        decision=decision_input(mind), promises=promise_inputs(mind, now), goal=mind.state.goal)))
+        decision=decision_input(mind, acting=True), promises=promise_inputs(mind, now), goal=mind.state.goal)))
     plan.blocks = normalise_blocks(_raw(mind, hourly.blocks, minute), minute, before=lived, home=mind.persona.home)
     if first_address:  # a reaction to an object: done at that object
         nxt = plan.block_at(minute)

@@ -90,6 +90,7 @@ class DecisionShape(_Shape):
     target: str = ""
     reason: str = ""
     time: Stamp
+    observed: bool = False
 
 
 class CommitmentShape(_Shape):
