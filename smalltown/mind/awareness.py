@@ -2,7 +2,8 @@
 at its place, using its object) against what happened (the arena was closed, the object taken).
 A mismatch is noted as the agent's own observation, the place is remembered as unavailable for a
 while, and the controller is entered again: the rest of the block is planned anew now, with the
-unavailable places given to the place choice and the decomposition as typed inputs.
+unavailable places given to the place choice and the decomposition as typed inputs. A promised
+meeting whose other side is not there (sim/commitments.py) is noticed the same way.
 
 CLOCK: every tick, model-free. The engine reports an `Outcome` when an agent is stopped on the
 way to or at its action's place (sim/aware.py); nothing is asked here (the re-plan's questions
@@ -71,6 +72,22 @@ def notice(mind: "Mind", outcome: Outcome, now: datetime) -> str:
         text += f" (it opens at {outcome.until:%H:%M})"
     importance.note(mind, "observation", text, now)  # rated with the re-plan's decomposition
     _again(mind, now, known[outcome.place])
+    return text
+
+
+def notice_absent(mind: "Mind", other: str, place: str, now: datetime) -> str:
+    """A meeting the agent promised, at its place and time, with the other not there (the person
+    had left, or never came): remembered as its own observation, and the controller entered
+    again (the action ends now: the next action is decided at the next tick, from a plan that no
+    longer holds the promise). No question is asked here: a re-plan per missed meeting measured
+    ~1.7k uncached tokens an agent-day over the issue's budget. Returns the observation ("" when
+    nothing is noticed)."""
+    action = mind.state.action
+    if action is None or action.talking or action.asleep:
+        return ""
+    text = f"{mind.name} found {other} was not at {pretty(place)} at {now:%H:%M}"
+    importance.note(mind, "observation", text, now)
+    action.end = now  # decide again now
     return text
 
 

@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Iterable
 
+from smalltown.mind import awareness
 from smalltown.sim.agent import Agent
 from smalltown.sim.changes import Changes
 from smalltown.store.records import EventRow
@@ -35,21 +36,26 @@ def emit_outboxes(agents: list[Agent], changes: Changes) -> None:
             changes.changed.add(agent.name)
 
 
-def check(agents: list[Agent], world: World, now: datetime, window_minutes: int, changes: Changes) -> None:
-    """Mark the promises whose place is reached in their window kept, those past it broken."""
+def check(agents: list[Agent], world: World, now: datetime, window_minutes: int, changes: Changes,
+          aware: bool = False) -> None:
+    """Mark the promises whose place is reached in their window kept, those past it broken. With
+    action awareness (`aware`), an agent keeping a promise to someone who is not there notices."""
     window = timedelta(minutes=window_minutes)
+    by_name = {a.name: a for a in agents}
     for agent in agents:
         promises = agent.mind.state.commitments
         if not promises:
             continue
-        arena = world.arena_at(agent.tile)
-        sector = arena.address.split(":")[0] if arena else ""
-        still = []
+        sector = _sector(world, agent)
+        still, absent = [], []
         for c in promises:
             data = {"to": c.to, "what": c.what, "where": c.where, "by": c.by.strftime("%H:%M")}
             if sector == c.where and abs(now - c.by) <= window:
                 changes.emit(agent.name, "kept", f"{agent.name} keeps the promise to {c.to}: {c.what} at {c.where}",
                              **data)
+                other = by_name.get(c.to)
+                if aware and other is not None and _sector(world, other) != c.where:
+                    absent.append(c)
             elif now > c.by + window:
                 changes.emit(agent.name, "broken", f"{agent.name} breaks the promise to {c.to}: {c.what} at "
                              f"{c.where} by {data['by']}", **data)
@@ -58,6 +64,10 @@ def check(agents: list[Agent], world: World, now: datetime, window_minutes: int,
         if len(still) != len(promises):
             agent.mind.state.commitments = still
             changes.changed.add(agent.name)
+        for c in absent:
+            text = awareness.notice_absent(agent.mind, c.to, c.where, now)
+            if text:
+                changes.emit(agent.name, "unexpected", text, other=c.to, place=c.where, reason="absent")
 
 
 @dataclass(frozen=True)
@@ -85,3 +95,8 @@ def rate_of_save(path: str | Path) -> Rate:
         return rate_of(reader.events(kinds=KINDS))
     finally:
         reader.close()
+
+
+def _sector(world: World, agent: Agent) -> str:
+    arena = world.arena_at(agent.tile)
+    return arena.address.split(":")[0] if arena else ""
