@@ -36,7 +36,8 @@ NAMES = "tuple[str, ...]"  # the type of a list-of-names setting
 # actions), memory (the stream and retrieval) and the cognitive controller only; reflection, which
 # writes new higher-level memories, is a module beyond Sid's "memory" and goes; planning stays, as
 # the controller's decisions at action boundaries are the plan's (mind/controller.py)
-PIANO_MODULES = ("social_awareness", "controller_broadcast", "commitments", "action_awareness", "goal_generation")
+PIANO_MODULES = ("social_awareness", "controller_broadcast", "commitments", "action_awareness", "goal_generation",
+                 "slow_reflection")
 ARCHITECTURES = {
     "generative_agents": {**dict.fromkeys(PIANO_MODULES, False), "reflection": True},
     "piano": {**dict.fromkeys(PIANO_MODULES, True), "reflection": True},
