@@ -164,3 +164,6 @@ def test_breakpoints_stop_at_promises_kept_and_broken():
     hits = check([Breakpoint(1, "kept"), Breakpoint(2, "broken", agent="Ann Lee"), Breakpoint(3, "committed")],
                  ev, [], [])
     assert [h.breakpoint.id for h in hits] == [1]
+    decided = [Event(2, "t", "Ann Lee", "decided", "Ann Lee decides: baking", {"intent": "bake"})]
+    hits = check([Breakpoint(4, "decided", agent="Bob"), Breakpoint(5, "decided", agent="Ann Lee")], decided, [], [])
+    assert [h.breakpoint.id for h in hits] == [5]

@@ -20,7 +20,8 @@ BREAK_KINDS: dict[str, str] = {
     "enter": "enters a place",
     "memory": "gets a memory matching a text",
     "event": "does anything",  # its next event, as a step to it (`next_event`) waits for
-    "unexpected": "finds its action's place closed or taken",  # action awareness (mind/awareness.py)
+    "decided": "decides what to do next",  # the cognitive controller (mind/controller.py), broadcast on
+    "unexpected": "finds its action's place closed or taken, or the one it promised to meet gone",
     "committed": "promises something in a conversation",
     "kept": "keeps a promise",
     "broken": "breaks a promise",
@@ -29,7 +30,8 @@ BREAK_KINDS: dict[str, str] = {
 }
 # what `text` means for each kind (empty text: anything)
 TEXT_MEANS = {"call": "task", "enter": "place", "memory": "text", "sentiment": "toward"}
-QUIET_KINDS = frozenset({"perceived"})  # every agent perceives every tick: not "an event" to stop at
+QUIET_KINDS = frozenset({"perceived"})
+MODULE_KINDS = frozenset({"decided", "unexpected", "committed", "kept", "broken"})  # caught as their event kind  # every agent perceives every tick: not "an event" to stop at
 
 
 @dataclass(frozen=True)
@@ -118,7 +120,7 @@ def _first_hit(bp: Breakpoint, events: list[Event], calls: list[tuple[str, str]]
                 return Hit(bp, e.agent, e.text)
         elif bp.kind == "event" and e.kind not in QUIET_KINDS and _mine(bp, e.agent):
             return Hit(bp, e.agent, e.text)
-        elif bp.kind in ("unexpected", "committed", "kept", "broken") and e.kind == bp.kind and _mine(bp, e.agent):
+        elif bp.kind in MODULE_KINDS and e.kind == bp.kind and _mine(bp, e.agent):
             return Hit(bp, e.agent, e.text)
         elif bp.kind == "sentiment" and e.kind == "sentiment" and _mine(bp, e.agent):
             if not bp.text or _contains(str(e.data.get("other", "")), bp.text):
