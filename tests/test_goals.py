@@ -10,9 +10,9 @@ from datetime import timedelta
 import pytest
 
 from helpers import GULLHAVEN, TINY, query, stored_state
-from piano_worlds import GOAL_ON, NEEDS, run, world_with_goal
+from piano_worlds import GOAL_ON, NEEDS, resumed_digest, run, stop_with_a_question_out, world_with_goal
 from smalltown.scripted import ScriptedBackend
-from smalltown.sim.open import create, resume
+from smalltown.sim.open import create
 from smalltown.world.errors import WorldError
 from smalltown.world.load import load_world
 
@@ -72,24 +72,10 @@ def test_the_run_is_the_same_at_concurrency_1_and_8(tmp_path):
 def test_a_run_stopped_between_ask_and_apply_resumes_to_the_same_save(tmp_path):
     world_path = world_with_goal(tmp_path, TINY)
     straight = run(tmp_path / "straight.sqlite", world_path, 3)
-    world = load_world(world_path)
     path = tmp_path / "stopped.sqlite"
-    sim = create(world, path, ScriptedBackend(world.seed), sets=GOAL_ON)
-    try:  # to the first tick with a goal question out
-        while not any(a.mind.state.slow for a in sim.agents):
-            sim.step()
-        out_at = sim.tick
-    finally:
-        sim.close()
-    with __import__("sqlite3").connect(path) as conn:
-        slow = [q for a in world.agents for q in stored_state(conn, a.name).get("slow", [])]
+    out_at, slow = stop_with_a_question_out(path, world_path, GOAL_ON)  # a goal question out
     assert slow and slow[0]["asked"] == out_at and slow[0]["due"] == out_at + 6
-    sim = resume(path, ScriptedBackend(world.seed))
-    try:
-        sim.run_until(world.start + timedelta(hours=3))
-        assert sim.save.digest() == straight
-    finally:
-        sim.close()
+    assert resumed_digest(path, world_path, 3) == straight
 
 
 def test_with_the_setting_off_the_run_is_byte_for_byte_as_before(tmp_path):

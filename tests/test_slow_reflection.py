@@ -6,21 +6,16 @@ step out, and nothing changed when off."""
 from __future__ import annotations
 
 import json
-import random
-import sqlite3
-import threading
-import time
-from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
-from helpers import GULLHAVEN, TINY, query, stored_state
-from smalltown.llm.backend import capabilities
+from helpers import GULLHAVEN, TINY, query
+from piano_worlds import Busy, resumed_digest, stop_with_a_question_out
 from smalltown.mind import reflect
 from smalltown.scripted import ScriptedBackend
-from smalltown.sim.open import create, resume
+from smalltown.sim.open import create
 from smalltown.world.load import load_world
 
 LAG = 6
@@ -28,31 +23,9 @@ ON = ["slow_reflection=true", f"slow_lag_ticks={LAG}", "reflection_threshold=30"
 INLINE = ["reflection_threshold=30"]
 
 
-class Busy(ScriptedBackend):
-    """The stand-in answering several questions at once, reflection's each after a random delay:
-    answers come back in any order, some only when their tick is due."""
-
-    def __init__(self, seed: int, workers: int):
-        super().__init__(seed)
-        self.can = replace(capabilities(None), max_concurrency=workers)
-        self._rng = random.Random()
-        self._lock = threading.Lock()
-        self.out = self.most_out = 0
-
-    def answer(self, task, prompt=""):
-        if task.name.startswith("reflection"):
-            with self._lock:
-                self.out += 1
-                self.most_out = max(self.most_out, self.out)
-            time.sleep(self._rng.random() * 0.05)
-            with self._lock:
-                self.out -= 1
-        return super().answer(task, prompt)
-
-
 def run(path: Path, source: Path, hours: float, sets: list[str] = ON, workers: int = 1) -> tuple[str, object]:
     world = load_world(source)
-    backend = Busy(world.seed, workers) if workers > 1 else ScriptedBackend(world.seed)
+    backend = Busy(world.seed, workers, "reflection", 0.05) if workers > 1 else ScriptedBackend(world.seed)
     sim = create(world, path, backend, sets=sets)
     try:
         sim.run_until(sim.now + timedelta(hours=hours))
@@ -99,24 +72,10 @@ def test_the_run_is_the_same_at_concurrency_1_and_8(tmp_path):
 @pytest.mark.parametrize("step", [reflect.QUESTIONS, reflect.INSIGHTS])
 def test_a_run_stopped_with_a_step_out_resumes_to_the_same_save(tmp_path, step):
     straight, _ = run(tmp_path / "straight.sqlite", TINY, 6)
-    world = load_world(TINY)
     path = tmp_path / "stopped.sqlite"
-    sim = create(world, path, ScriptedBackend(world.seed), sets=ON)
-    try:  # to the first tick with this step out
-        while not any(q.module == step for a in sim.agents for q in a.mind.state.slow):
-            sim.step()
-        out_at = sim.tick
-    finally:
-        sim.close()
-    with sqlite3.connect(path) as conn:
-        slow = [q for a in world.agents for q in stored_state(conn, a.name).get("slow", [])]
+    out_at, slow = stop_with_a_question_out(path, TINY, ON, step)  # this step out
     assert [(q["module"], q["asked"], q["due"]) for q in slow] == [(step, out_at, out_at + LAG)]
-    sim = resume(path, ScriptedBackend(world.seed))
-    try:
-        sim.run_until(world.start + timedelta(hours=6))
-        assert sim.save.digest() == straight
-    finally:
-        sim.close()
+    assert resumed_digest(path, TINY, 6) == straight
 
 
 def test_with_the_setting_off_the_run_is_byte_for_byte_as_before(tmp_path):

@@ -9,8 +9,7 @@ moves the rating two steps from 5. From an observer's view: the feeling social a
 from __future__ import annotations
 
 from smalltown.llm.tasks.rate import RatePerson, RatePersonOut
-from smalltown.scripted.social import COLD, WARM
-from smalltown.scripted.words import words
+from smalltown.scripted.social import COLD, WARM, balance
 
 OUTGOING = frozenset("outgoing talkative sociable gregarious chatty extroverted extrovert lively energetic "
                      "bubbly boisterous cheerful playful jovial friendly charming witty loud expressive "
@@ -22,9 +21,7 @@ LEXICON = {"likeable": (WARM, COLD), "outgoing": (OUTGOING, RESERVED)}
 
 
 def from_traits(traits: str, quality: str) -> int:
-    up, down = LEXICON[quality]
-    w = words(traits)
-    return max(0, min(10, 5 + 2 * (sum(x in up for x in w) - sum(x in down for x in w))))
+    return max(0, min(10, 5 + 2 * balance(traits, *LEXICON[quality])))
 
 
 def rate_person(task: RatePerson) -> RatePersonOut:

@@ -27,10 +27,15 @@ TONE = {"kind": 2, "neutral": 0, "rude": -3}  # a rude word weighs more than a k
 LEAN = 0.1  # how much each point of feeling above or below neutral changes the chance to talk
 
 
+def balance(text: str, up: frozenset[str], down: frozenset[str]) -> int:
+    """How many more of `text`'s words are in `up` than in `down`."""
+    w = words(text)
+    return sum(x in up for x in w) - sum(x in down for x in w)
+
+
 def warmth(traits: str) -> int:
     """-1 cold, 0 neither, 1 warm: the balance of the lexicon's words in `traits`."""
-    w = words(traits)
-    score = sum(x in WARM for x in w) - sum(x in COLD for x in w)
+    score = balance(traits, WARM, COLD)
     return (score > 0) - (score < 0)
 
 

@@ -36,12 +36,12 @@ def emit_outboxes(agents: list[Agent], changes: Changes) -> None:
             changes.changed.add(agent.name)
 
 
-def check(agents: list[Agent], world: World, now: datetime, window_minutes: int, changes: Changes,
-          aware: bool = False) -> None:
+def check(agents: list[Agent], by_name: dict[str, Agent], world: World, now: datetime, window_minutes: int,
+          changes: Changes, aware: bool = False) -> None:
     """Mark the promises whose place is reached in their window kept, those past it broken. With
-    action awareness (`aware`), an agent keeping a promise to someone who is not there notices."""
+    action awareness (`aware`), an agent keeping a promise to someone who is not there notices
+    (`by_name`: the run's agents by name, to find the other)."""
     window = timedelta(minutes=window_minutes)
-    by_name = {a.name: a for a in agents}
     for agent in agents:
         promises = agent.mind.state.commitments
         if not promises:

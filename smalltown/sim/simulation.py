@@ -196,8 +196,8 @@ class Simulation:
                     changes.changed.add(agent.name)
         aware.notice_all(self.agents, now, changes, self.settings.action_awareness)
         commitments.emit_outboxes(self.agents, changes)  # the controllers' decisions and promises
-        commitments.check(self.agents, self.world, now, self.settings.commitment_window_minutes, changes,
-                          self.settings.action_awareness)
+        commitments.check(self.agents, self._by_name, self.world, now, self.settings.commitment_window_minutes,
+                          changes, self.settings.action_awareness)
         if self.slow:
             self.slow.outcomes(now, changes)  # goals that succeeded or failed: a new one asked at once
         self._flush(changes, snapshot=self._snapshot_due())
