@@ -65,6 +65,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     help="perceived likeability of agents with at least N observers (default 5)")
     _common(so, copy=False)
 
+    from smalltown.cli.eval_matrix import add_parser as add_matrix
+
+    add_matrix(esub, _common)
+
 
 def _common(p: argparse.ArgumentParser, out_required: bool = False, copy: bool = True) -> None:
     p.add_argument("--out", metavar="DIR", required=out_required,
@@ -79,7 +83,7 @@ def _common(p: argparse.ArgumentParser, out_required: bool = False, copy: bool =
 def run(args: argparse.Namespace) -> int:
     try:
         return {"interview": interview, "town": town, "ablate": ablate,
-                "social": social}[args.eval_command](args)
+                "social": social, "matrix": matrix}[args.eval_command](args)
     except (EvalError, NoSuchAgent) as e:
         print(f"error: {shown(e, lines=True)}", file=sys.stderr)
         return 2 if isinstance(e, NoSuchAgent) else 1  # a misspelt name is a usage error
@@ -324,3 +328,9 @@ def social(args: argparse.Namespace) -> int:
     from smalltown.cli.eval_social import social as run_social
 
     return run_social(args, sys.modules[__name__])  # its copy, backend and report helpers are these
+
+
+def matrix(args: argparse.Namespace) -> int:
+    from smalltown.cli.eval_matrix import matrix as run_matrix
+
+    return run_matrix(args, sys.modules[__name__])  # its copy, backend and report helpers are these

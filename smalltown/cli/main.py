@@ -10,7 +10,7 @@ from pathlib import Path
 
 from smalltown import __version__
 from smalltown.cli import generate as generate_cli
-from smalltown.cli.common import add_backend_args
+from smalltown.cli.common import add_backend_args, int_in
 from smalltown.config import SettingsError
 from smalltown.llm.backend import BackendUnavailable
 from smalltown.shown import shown
@@ -40,6 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--overwrite", action="store_true", help="replace an existing file named by --save")
     run.add_argument("--set", action="append", metavar="NAME=VALUE",
                      help="override a setting (repeatable), e.g. --set reflection=false")
+    run.add_argument("--world-seed", type=int_in(0, 2**32 - 1), metavar="N",
+                     help="a new run of the world under seed N instead of its file's `seed` (kept in the save; "
+                          "the model's sampling seed too, unless --seed)")
 
     world = sub.add_parser("world", help="world files").add_subparsers(dest="world_command", required=True, metavar="ACTION")
     check = world.add_parser("check", help="validate a world and its map, print a summary")

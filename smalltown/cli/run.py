@@ -22,7 +22,7 @@ from smalltown.llm.backend import capabilities
 from smalltown.llm.models import HOW_TO_ADD
 from smalltown.shown import shown, shown_text
 from smalltown.sim.files import SavePathError
-from smalltown.sim.open import RunOptions, UntilError, open_run, saved_at
+from smalltown.sim.open import RunOptions, SeedError, UntilError, open_run, saved_at
 from smalltown.sim.simulation import TIME_FMT, Simulation
 from smalltown.store.reader import Reader
 from smalltown.world.bundled import default_world
@@ -47,6 +47,9 @@ def run(args: argparse.Namespace) -> int:
         return 2
     except SavePathError as e:
         print(f"error: --save: {shown(e)}", file=sys.stderr)
+        return 2
+    except SeedError as e:
+        print(f"error: --world-seed: {shown(e)}", file=sys.stderr)
         return 2
     finally:
         early.restore()
@@ -137,7 +140,7 @@ def open_simulation(target: Path, args: argparse.Namespace) -> tuple[Simulation,
     return open_run(target, RunOptions(
         backend=args.backend, backend_options=backend_options(args), save=Path(args.save) if args.save else None,
         overwrite=args.overwrite, sets=args.set or [], until=args.until,
-        say=lambda text: print(text, file=sys.stderr)))
+        say=lambda text: print(text, file=sys.stderr), world_seed=getattr(args, "world_seed", None)))
 
 
 EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}  # 128 + the signal, as shells report them

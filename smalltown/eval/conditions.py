@@ -54,3 +54,27 @@ def parse_conditions(text: str) -> list[str]:
         raise EvalError(f"unknown condition(s): {', '.join(unknown) or '(none given)'} "
                         f"(known: {', '.join(ORDER)})")
     return list(dict.fromkeys(names))
+
+
+def parse_condition(text: str) -> tuple[str, dict[str, str]]:
+    """One matrix condition (`eval matrix --condition`): an ablation's name ("no-planning"), or
+    NAME=SETTING=VALUE[,SETTING=VALUE...] ("quiet=social_awareness=false,reflection=false"), or
+    NAME= for the world as it is. The settings are checked by the run that uses them (a condition
+    with a bad one fails alone, said in the report). A name is a file name: letters, digits, -, _."""
+    name, sep, rest = text.partition("=")
+    name = name.strip()
+    if not name or not all(c.isascii() and (c.isalnum() or c in "-_") for c in name):
+        raise EvalError(f"--condition {text!r}: a condition's name is letters, digits, - and _ "
+                        "(e.g. --condition quiet=social_awareness=false)")
+    if not sep:
+        if name not in SETTINGS:
+            raise EvalError(f"--condition {text!r}: not an ablation ({', '.join(ORDER)}); name the settings: "
+                            f"{name}=SETTING=VALUE[,SETTING=VALUE...]")
+        return name, dict(SETTINGS[name])
+    sets: dict[str, str] = {}
+    for item in filter(None, (i.strip() for i in rest.split(","))):
+        setting, eq, value = item.partition("=")
+        if not eq or not setting.strip():
+            raise EvalError(f"--condition {text!r}: {item!r} is not SETTING=VALUE")
+        sets[setting.strip()] = value.strip()
+    return name, sets

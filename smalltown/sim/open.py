@@ -46,6 +46,10 @@ class UntilError(ValueError):
     """The stop time names a time that cannot be run to."""
 
 
+class SeedError(ValueError):
+    """A seed asked of a save that runs under another."""
+
+
 @dataclass
 class RunOptions:
     """What a front end says about the run it opens (all optional)."""
@@ -57,6 +61,7 @@ class RunOptions:
     sets: list[str] = field(default_factory=list)  # --set NAME=VALUE settings
     until: str | None = None  # when to stop, as the user wrote it ("+1d", "18:00")
     say: Callable[[str], None] = lambda text: None  # a notice for the user (a pack installed)
+    world_seed: int | None = None  # a new run of a world under this seed, not its file's (recorded in the save)
 
 
 def open_run(target: Path, options: RunOptions) -> tuple[Simulation, datetime | None]:
@@ -81,13 +86,15 @@ def open_run(target: Path, options: RunOptions) -> tuple[Simulation, datetime | 
         raise SaveError(f"{target}: not a smalltown save (not an SQLite database)")
     world = read_pack(target).world if is_pack(target) else load_world(target)
     until = stop_time(options.until, world.start, world.start)
-    backend, embedder, fallback = _chosen(name, world.seed, opts)
+    seed = world.seed if options.world_seed is None else options.world_seed
+    backend, embedder, fallback = _chosen(name, seed, opts)
     if is_pack(target):  # a shared world: validated and installed under worlds/ and maps/, then run
         target = unpack(target, ".")
         options.say(f"installed {shown(target)} (and its map)")
         world = load_world(target)
     path = options.save or default_save(target)
-    return create(world, path, backend, None, options.overwrite, sets, embedder, fallback), until
+    return create(world, path, backend, None, options.overwrite, sets, embedder, fallback,
+                  world_seed=options.world_seed), until
 
 
 def _continue(target: Path, name: str, options: RunOptions) -> tuple[Simulation, datetime | None]:
@@ -100,6 +107,9 @@ def _continue(target: Path, name: str, options: RunOptions) -> tuple[Simulation,
     hold = take_lock(path) if path == target else None  # one writer: refused now if another writes it
     try:
         fresh = unborn(target)  # killed while it was being created: nothing had happened yet
+        if options.world_seed is not None and options.world_seed != peek_seed(target):
+            raise SeedError(f"{target} runs under seed {peek_seed(target)}, not {options.world_seed}: "
+                            "a save keeps the seed it was started with")
         sound = None
         if not fresh:
             sound = require_sound(target)  # a save from a stranger whose rows make no sense stops here
@@ -165,11 +175,15 @@ def default_save(world_path: Path) -> Path:
 
 def create(world: World, path: str | Path, backend: Backend, settings: Settings | None = None,
            overwrite: bool = False, sets: list[str] = (), embedder: Embedder | None = None,
-           fallback: Backend | None = None) -> Simulation:
+           fallback: Backend | None = None, *, world_seed: int | None = None) -> Simulation:
     """A new run of `world`. Settings: the defaults (or `settings`), then the world file's
-    [settings], then `--set` options; the result is recorded in the save."""
+    [settings], then `--set` options; the result is recorded in the save. `world_seed`: the run's
+    seed instead of the world file's (meta world_seed; the backend is seeded by the caller)."""
     settings = (settings or Settings()).override(**world.settings).override(**parse_sets(sets))
-    save = Save.create(path, {
+    reseeded = {} if world_seed is None else {"world_seed": world_seed}
+    if world_seed is not None:
+        world.seed = world_seed
+    save = Save.create(path, {**reseeded,
         "world": world.name, "world_source": world.source, "world_text": world.text,
         "map_source": world.map_source, "map_text": world.map_text,
         "tick": 0, "game_time": world.start.strftime(TIME_FMT),
@@ -215,9 +229,11 @@ def recreate(path: str | Path, backend: Backend, embedder: Embedder | None, fall
     try:
         world = _world_of(save)
         settings = Settings().saved(save.meta("settings"))
+        seed = save.meta("world_seed")
     finally:
         save.close()
-    return create(world, path, backend, settings, True, sets, embedder, fallback)
+    return create(world, path, backend, settings, True, sets, embedder, fallback,
+                  world_seed=seed if isinstance(seed, int) else None)
 
 
 def saved_at(path: str | Path) -> tuple[int, datetime, datetime]:
@@ -233,14 +249,19 @@ def saved_at(path: str | Path) -> tuple[int, datetime, datetime]:
 
 
 def _world_of(save: Save) -> World:
-    """The world a save was started from, as it recorded it."""
-    return load_world_text(*(save.meta(k) for k in ("world_source", "world_text", "map_source", "map_text")))
+    """The world a save was started from, as it recorded it (under the seed it was run with)."""
+    world = load_world_text(*(save.meta(k) for k in ("world_source", "world_text", "map_source", "map_text")))
+    if isinstance(seed := save.meta("world_seed"), int):
+        world.seed = seed
+    return world
 
 
 def peek_seed(path: str | Path) -> int:
     """The seed of the world a save was started from (to seed its backend before opening)."""
     save = Save.open(path, readonly=True)
     try:
+        if isinstance(seed := save.meta("world_seed"), int):  # run under another seed than its file's
+            return seed
         text = save.meta("world_text")
         if not isinstance(text, str):
             return 0  # (resume refuses the save, saying why)

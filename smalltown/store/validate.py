@@ -278,6 +278,9 @@ def meta_problems(meta: dict[str, object]) -> Iterator[str]:
             yield f"meta {key}: not text"
     if meta.get("settings") is not None and not isinstance(meta["settings"], dict):
         yield f"meta settings: {str(meta['settings'])[:40]!r} is not a table of NAME: VALUE"
+    seed = meta.get("world_seed")  # (a run under another seed than its world file's)
+    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed <= 2**32 - 1):
+        yield f"meta world_seed: {str(seed)[:40]!r} is not a seed (a whole number from 0 to {2**32 - 1})"
 
 
 def _is_time(text: str) -> bool:

@@ -1,0 +1,138 @@
+"""The measures `eval matrix` takes of each run's save, by name: a registry other parts of eval
+add to (`register`), so a new experiment's measure (compliance, roles) plugs into the runner.
+
+A measure is `fn(save, ctx) -> {"figures": {name: number or None}, "series": {name: [(x, y)]}}`,
+optionally with "axes": {series: [x label, y label]} (default: game hours, the series' name).
+Figures are what the report averages over seeds; series are drawn, a line per condition. `ctx`
+gives what a measure may need beyond the file (a rater that asks the run's own backend); most
+ignore it. Every measure reads the save only: the runs are never changed."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Protocol
+
+from smalltown.eval import EvalError
+
+if TYPE_CHECKING:  # (the registry is read by every command's --help: it imports little)
+    from smalltown.eval.social import Rater
+
+Measured = dict  # {"figures": {...}, "series": {...}, "axes"?: {...}}
+
+
+class Context(Protocol):
+    def rater(self, save: Path) -> AbstractContextManager["Rater"]:
+        """Ratings asked of the agents of `save` (on a copy), by the run's backend."""
+        ...
+
+
+@dataclass(frozen=True)
+class Measure:
+    name: str
+    fn: Callable[[Path, Context], Measured]
+    about: str  # one line for the report and --help
+
+
+MEASURES: dict[str, Measure] = {}
+
+
+def register(name: str, about: str) -> Callable:
+    """Decorator: `fn(save, ctx)` is the measure `name`."""
+    def add(fn: Callable[[Path, Context], Measured]) -> Callable[[Path, Context], Measured]:
+        MEASURES[name] = Measure(name, fn, about)
+        return fn
+    return add
+
+
+def measure_of(name: str) -> Measure:
+    if name not in MEASURES:
+        raise EvalError(f"unknown measure {name!r} (known: {', '.join(MEASURES)})")
+    return MEASURES[name]
+
+
+def _hour(tick: int, step: float) -> int:
+    """The game hour (1 = the first) a tick's time falls in: tick t ends t * step seconds in."""
+    return max(1, -(-int(tick * step) // 3600))
+
+
+@register("run", "model calls and uncached prompt tokens per agent-day (as the save logged them), "
+                 "events by kind, and calls per agent by game hour")
+def run_measure(save: Path, ctx: Context | None = None) -> Measured:
+    from smalltown.sim.open import saved_at
+    from smalltown.store.save import open_reader
+
+    tick, now, start = saved_at(save)
+    seconds = (now - start).total_seconds()
+    reader = open_reader(save)
+    try:
+        agents = len(reader.agent_names())
+        calls = reader.calls(limit=None)
+        chars = sum(p for p, _ in reader.call_sizes([c.id for c in calls]).values())
+        kinds = Counter(e.kind for e in reader.events())
+    finally:
+        reader.close()
+    agent_days = agents * seconds / 86400
+    per_day = (lambda v: v / agent_days) if agent_days else (lambda v: None)
+    step = seconds / tick if tick else 0.0
+    by_hour: dict[int, int] = defaultdict(int)
+    for c in calls:
+        by_hour[_hour(c.tick, step)] += 1
+    hours = _hour(tick, step) if tick else 0
+    figures: dict[str, float | None] = {
+        "calls per agent-day": per_day(len(calls)),
+        "uncached prompt tokens per agent-day": per_day(sum(c.prompt_tokens - c.cached_tokens for c in calls)),
+        "completion tokens per agent-day": per_day(sum(c.completion_tokens for c in calls)),
+        # what a backend that counts no tokens (the stand-in) would have sent: 4 characters a token
+        "estimated prompt tokens per agent-day": per_day(chars / 4),
+    }
+    figures.update({f"events: {k}": float(n) for k, n in sorted(kinds.items())})
+    return {"figures": figures,
+            "series": {"calls per agent-hour": [(h, by_hour.get(h, 0) / agents if agents else 0.0)
+                                                for h in range(1, hours + 1)]},
+            "axes": {"calls per agent-hour": ["game hours", "calls per agent in the hour"]}}
+
+
+MIN_OBSERVERS = 5  # as `eval social`'s default; a town of fewer agents asks all the others
+
+
+@register("social", "perceived vs true likeability (r, slope), say-do (promises kept, contradicting the "
+                    "speaker's plan), sentiment asymmetry; mean feeling by game hour (asks ratings: eval social)")
+def social_measure(save: Path, ctx: Context) -> Measured:
+    from smalltown.eval.social import measure_social, read_social
+    from smalltown.store.save import Save
+
+    db = Save.open(save, readonly=True)
+    try:
+        s = read_social(db)
+    finally:
+        db.close()
+    with ctx.rater(save) as rater:
+        r = measure_social(s, rater, pairs=[], min_observers=max(1, min(MIN_OBSERVERS, len(s.agents) - 1)))
+    like, said = r["likeability"] or {}, r["say_do"]
+    return {"figures": {"likeability r": like.get("r"), "likeability slope": like.get("slope"),
+                        "promises made": float(said["made"]), "promises kept rate": said["rate"],
+                        "contradiction rate": said["contradiction_rate"],
+                        "sentiment asymmetry": r["asymmetry"]["mean"]},
+            "series": {"mean feeling": feeling_curve(s.start, s.end, s.feelings)},
+            "axes": {"mean feeling": ["game hours", "mean feeling (0-10) of pairs with one"]}}
+
+
+def feeling_curve(start: datetime, end: datetime, feelings: list[tuple[datetime, str, str, int]]) -> list:
+    """At the end of each game hour, the mean of every feeling held then (each pair's latest)."""
+    held: dict[tuple[str, str], int] = {}
+    out, i = [], 0
+    ordered = sorted(feelings, key=lambda f: f[0])
+    hours = int(-(-(end - start).total_seconds() // 3600))
+    for h in range(1, hours + 1):
+        cut = start.timestamp() + h * 3600
+        while i < len(ordered) and ordered[i][0].timestamp() <= cut:
+            held[(ordered[i][1], ordered[i][2])] = ordered[i][3]
+            i += 1
+        if held:
+            out.append((h, sum(held.values()) / len(held)))
+    return out
+
