@@ -152,3 +152,26 @@ def test_refused_before_anything_runs(tmp_path):
     r = _matrix(tmp_path / "m", TINY, "a=", extra=["--seed", "3"])
     assert r.returncode == 1 and "--seeds" in r.stderr
     assert not (tmp_path / "m" / "runs").exists()
+
+
+def test_a_model_matrix_shares_one_server_stopped_at_the_end(tmp_path):
+    """--backend llama: one llama_cpp.server (the tests' tiny random-weight GGUF) for every run."""
+    import re
+    import urllib.request
+
+    pytest.importorskip("llama_cpp.server.app", reason="llama-cpp-python's server extra is not installed")
+    pytest.importorskip("gguf", reason="the gguf package writes the tests' tiny model")
+    from tinymodel import build_tiny_gguf
+
+    model = build_tiny_gguf(tmp_path / "tiny.gguf")
+    # (its tokens are bytes: a window the estimated prompts fit in whole)
+    r = cli("eval", "matrix", TINY, "--condition", "a=", "--seeds", 1, 2, "--until", "+1m", "--jobs", 2,
+            "--backend", "llama", "--model", model, "--ctx", 8192, "--threads", 1, "--out", tmp_path / "m")
+    assert r.returncode == 0, r.stderr
+    urls = set(re.findall(r"llama_cpp\.server for tiny at (\S+)", r.stderr))
+    assert len(urls) == 1 and r.stderr.count("starting llama_cpp.server") == 1
+    for s in (1, 2):
+        info = save_info(tmp_path / "m" / "runs" / f"a-s{s}.sqlite")
+        assert info["tick"] == 6 and info["backend"] == "openai" and info["model"] == "tiny" and info["llm_calls"]
+    with pytest.raises(OSError):  # stopped once the runs were measured
+        urllib.request.urlopen(f"{urls.pop()}/models", timeout=2)
