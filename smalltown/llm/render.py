@@ -386,16 +386,14 @@ EXAMPLES["rate_person"] = {"rating": 6}
 
 def _decompose_economy(t: T.EconomyDecompose) -> dict[str, str]:
     """Decompose in a world with an economy: the ops feasible there and what the person holds."""
-    ops = "\n".join(f"- {o.label}" + (f" (takes at least {o.minutes} minutes)" if o.minutes else "") for o in t.ops)
-    held = ", ".join(f"{h.qty} {h.item}" for h in t.inventory) or "nothing"
+    ops = "\n".join(f"- {quote(o.label)}" + (f" (takes at least {o.minutes} minutes)" if o.minutes else "") for o in t.ops)
+    held = ", ".join(f"{h.qty} {quote(h.item)}" for h in t.inventory) or "nothing"
     need = f"\n{t.persona.name} is working toward: {quote(t.need)}" if t.need else ""
-    part = (f'{t.persona.name} holds: {held}{need}\nWhat {t.persona.name} can do here with goods (give an action '
-            f'"op": one of these, spelled exactly, when the action does it; else leave it empty):\n{ops or NONE}')
-    return {**_decompose(t), "economy_part": part}
+    return {**_decompose(t), "economy_part": f'{t.persona.name} holds: {held}{need}\nWhat {t.persona.name} can do here '
+            f'with goods (give an action "op": one of these, spelled exactly (without the quotes), when the action '
+            f'does it; else leave it empty):\n{ops or NONE}'}
 
 
 _EXTRA["decompose_economy"] = _decompose_economy
-EXAMPLES["decompose_economy"] = {"actions": [
-    {"activity": "knead the dough", "minutes": 15, "object": "<an object>", "state": "covered in flour", "op": ""},
-    {"activity": "bake the loaves", "minutes": 10, "object": "<an object>", "state": "baking bread",
-     "op": "<one of the ops listed, or empty>"}], "ratings": [2, 6]}
+EXAMPLES["decompose_economy"] = {"actions": [{"activity": "bake the loaves", "minutes": 10, "object": "<an object>",
+                                              "state": "baking bread", "op": "<one of the ops listed, or empty>"}], "ratings": [2, 6]}

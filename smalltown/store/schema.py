@@ -117,6 +117,8 @@ def _pack_v7(db: sqlite_utils.Database) -> None:
 def _create_v8(db: sqlite_utils.Database) -> None:
     """Added in schema 8: the economy's ledger (issue 17), every transfer of an item, written in its
     tick's commit. An older save gets it empty (its world has no economy, or none moved yet)."""
+    if "ledger" in db.table_names():  # (a save whose version was set back by hand: it has it)
+        return
     db["ledger"].create({"id": int, "tick": int, "time": str, "kind": str, "giver": str, "taker": str,
                          "item": str, "qty": int, "note": str}, pk="id")
     db["ledger"].create_index(["tick"])
