@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from smalltown.llm.tasks import Feeling, Other, RatePerson, SocialGoal, SummarizeConversationSocial
+from smalltown.llm.tasks import EconomyDecompose, Holding, Op
 from smalltown.llm.tasks import (
     TASKS,
     Block,
@@ -173,6 +174,12 @@ def realistic_tasks() -> dict[str, Task]:
             facts=[PARTY], gatherings=[GATHERING],
             feeling=Feeling(other="Isabella Rodriguez", sentiment=6, summary="a friendly cafe owner he sees daily"),
             other_traits="friendly, outgoing, hospitable", tones=["kind"]),
+        EconomyDecompose(persona=ISABELLA, now=NOW, activity="bake pastries", start="09:30", minutes=30, place=CAFE,
+                         objects=CAFE_OBJECTS, activity_start="09:30", activity_minutes=60, minutes_left=30,
+                         ops=[Op(op="craft", item="pastry", qty=2, minutes=10),
+                              Op(op="give", item="coffee", qty=1, other="Klaus Mueller"),
+                              Op(op="trade", item="coffee", qty=1, other="Klaus Mueller", get="book", get_qty=1)],
+                         inventory=[Holding(item="flour", qty=2), Holding(item="coffee", qty=1)], need="food"),
     ]
     out = {t.name: t for t in tasks}
     assert set(out) == set(TASKS)

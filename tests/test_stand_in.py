@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 import smalltown.scripted
 from smalltown.llm.tasks import Feeling, SummarizeConversationSocial
+from smalltown.llm.tasks import EconomyDecompose, Holding, Op
 from smalltown.llm.tasks import (
     SLEEPING,
     TASKS,
@@ -174,6 +175,19 @@ def any_task(draw) -> Task:
                                                       object=st.sampled_from(["", *objs])), max_size=4)),
                          minutes_left=draw(st.integers(0, 300)), before=draw(st.none() | blocks),
                          after=draw(st.none() | blocks), rate=draw(recs))
+    if name == "decompose_economy":  # (issue 17) ops of every kind, some the answer's action cannot fit
+        sector = draw(st.sampled_from(PLACES))
+        objs = draw(st.lists(st.sampled_from(OBJECTS[sector]), unique=True, max_size=6))
+        items = st.sampled_from(["bread", "flour", "wheat", "tools"])
+        ops = draw(st.lists(st.builds(Op, op=st.sampled_from(["gather", "craft", "give", "trade", "deposit"]), item=items,
+                                      qty=st.integers(1, 5), other=st.sampled_from(["", "Maria Lopez"]), get=items,
+                                      get_qty=st.integers(0, 3), minutes=st.integers(0, 20)), max_size=8,
+                            unique_by=lambda o: o.label))
+        return EconomyDecompose(**c, activity=draw(activity), start=draw(hhmm), minutes=draw(st.integers(1, 60)),
+                                place=sector, objects=objs, activity_start=draw(hhmm),
+                                activity_minutes=draw(st.integers(0, 600)), minutes_left=draw(st.integers(0, 300)),
+                                rate=draw(recs), ops=ops, need=draw(st.just("") | items),
+                                inventory=draw(st.lists(st.builds(Holding, item=items, qty=st.integers(1, 9)), max_size=3)))
     if name == "next_action":
         return NextAction(**c, status=draw(texts), recent=draw(recs), known_places=places)
     if name == "choose_place":

@@ -17,16 +17,23 @@ from smalltown.store.plans import agent_rows
 from smalltown.store.snapshots import agent_rows_at, snapshot_list
 
 
+def _no_op(d):
+    """An economy op (issue 17) is written only when there is one: without, the JSON is as before."""
+    if isinstance(d, dict):
+        return {k: _no_op(v) for k, v in d.items() if not (k == "op" and v is None)}
+    return [_no_op(v) for v in d] if isinstance(d, list) else d
+
+
 def _asdict_plan(plan: DayPlan) -> dict:
     """The encoder as it was before (the reference)."""
-    d = asdict(plan)
+    d = _no_op(asdict(plan))
     d["date"] = plan.date.isoformat()
     d["items"] = [list(i) for i in plan.items]
     return d
 
 
 def _asdict_action(action: Action) -> dict:
-    d = asdict(action)
+    d = _no_op(asdict(action))
     d["start"], d["end"] = stamp(action.start), stamp(action.end)
     return d
 
@@ -68,4 +75,7 @@ def test_every_plan_field_is_encoded_as_asdict_did():
     assert json.dumps(plan.to_json()) == json.dumps(_asdict_plan(plan))
     action = Action("baking", "", datetime(2023, 2, 14, 5), datetime(2023, 2, 14, 5, 15, 30))
     assert json.dumps(action.to_json()) == json.dumps(_asdict_action(action))
-    assert json.dumps(PlanItem.from_json(night.to_json()).to_json()) == json.dumps(asdict(night))
+    assert json.dumps(PlanItem.from_json(night.to_json()).to_json()) == json.dumps(_no_op(asdict(night)))
+    # with an op, it is kept and read back
+    night.actions[0].op = {"op": "craft", "item": "bread", "qty": 2, "other": "", "get": "", "get_qty": 0, "minutes": 10}
+    assert PlanItem.from_json(json.loads(json.dumps(night.to_json()))).actions[0].op == night.actions[0].op

@@ -43,6 +43,8 @@ VALID: dict[str, dict] = {
     "interview": {"answer": "I am a student at Oak Hill College."},
     "social_goal": {"goal": "bring neighbours together for a meal", "need": "company"},
     "rate_person": {"rating": 7},
+    "decompose_economy": {"actions": [{"activity": "bake bread", "minutes": 10, "op": "craft 2 bread"},
+                                      {"activity": "serve", "minutes": 15}]},
     "summarize_conversation_social": {"summary": "They talked about the party.",
                                       "learned": [{"fact": "The party is at 5 pm", "importance": 6}],
                                       "sentiment": 7, "relationship": "Klaus likes Isabella's warmth."},

@@ -263,7 +263,7 @@ def _decompose(t: T.Decompose) -> dict[str, str]:
     return {**_unavailable(t),
             "before_line": f"before: {block(t.before)}" if t.before else "before: (the start of the day)",
             "after_line": f"after: {block(t.after)}" if t.after else "after: (the end of the day)",
-            "activity_end": hhmm_end(t.activity_start, t.activity_minutes)}
+            "activity_end": hhmm_end(t.activity_start, t.activity_minutes), "economy_part": ""}
 
 
 def _unavailable(t: T.ChoosePlace | T.Decompose) -> dict[str, str]:
@@ -382,3 +382,18 @@ def _rate_person(t: T.Task) -> dict[str, str]:
 
 _EXTRA["rate_person"] = _rate_person
 EXAMPLES["rate_person"] = {"rating": 6}
+
+
+def _decompose_economy(t: T.EconomyDecompose) -> dict[str, str]:
+    """Decompose in a world with an economy: the ops feasible there and what the person holds."""
+    ops = "\n".join(f"- {quote(o.label)}" + (f" (takes at least {o.minutes} minutes)" if o.minutes else "") for o in t.ops)
+    held = ", ".join(f"{h.qty} {quote(h.item)}" for h in t.inventory) or "nothing"
+    need = f"\n{t.persona.name} is working toward: {quote(t.need)}" if t.need else ""
+    return {**_decompose(t), "economy_part": f'{t.persona.name} holds: {held}{need}\nWhat {t.persona.name} can do here '
+            f'with goods (give an action "op": one of these, spelled exactly (without the quotes), when the action '
+            f'does it; else leave it empty):\n{ops or NONE}'}
+
+
+_EXTRA["decompose_economy"] = _decompose_economy
+EXAMPLES["decompose_economy"] = {"actions": [{"activity": "bake the loaves", "minutes": 10, "object": "<an object>",
+                                              "state": "baking bread", "op": "<one of the ops listed, or empty>"}], "ratings": [2, 6]}

@@ -9,11 +9,12 @@ simulation calls it each tick: observe -> (reflect) -> (react) -> next action wh
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Callable
 
 from smalltown.config import Settings
 from smalltown.lang import gerund
 from smalltown.llm.asker import Asker
-from smalltown.llm.tasks import Block, Interview, ObjectState, Output, Persona, Record, Task
+from smalltown.llm.tasks import Block, Holding, Interview, ObjectState, Op, Output, Persona, Record, Task
 from smalltown.mind import importance, planning, reflect, summary
 from smalltown.mind.memory import Memory, MemoryStream, Retrieval
 from smalltown.mind.places import KnownTree
@@ -45,6 +46,8 @@ class Mind:
         self.persona = Persona(name=spec.name, age=spec.age, traits=spec.traits, description=spec.description,
                                home=spec.home, summary=state.summary, routine=spec.routine)
         self.facts: dict[str, Record] = {}  # declared fact -> the latest record about it
+        # a world with an economy: (the ops feasible in a sector now, the inventory), set by the engine
+        self.market: Callable[[str], tuple[list[Op], list[Holding]]] | None = None
         self.reindex()
 
     # the parts of the state every layer reads
@@ -150,15 +153,15 @@ class Mind:
         """The action for `now`, and whether it is new (False: the same action goes on)."""
         if not self.settings.planning:
             return planning.unplanned(self, now, current)
-        activity, address, end = planning.action_at(self, now, current)
+        activity, address, end, op = planning.action_at(self, now, current)
         a = self.state.action
-        if a and a.activity == activity and a.address == address:
+        if a and a.activity == activity and a.address == address and not op and not a.op:
             self.state.action = Action(activity, address, a.start, end)
             return self.state.action, False
-        return self.start(activity, address, now, end), True
+        return self.start(activity, address, now, end, op), True
 
-    def start(self, activity: str, address: str, now: datetime, end: datetime) -> Action:
-        self.state.action = Action(activity, address, now, end)
+    def start(self, activity: str, address: str, now: datetime, end: datetime, op: dict | None = None) -> Action:
+        self.state.action = Action(activity, address, now, end, op)
         if self.settings.observation_memory:
             importance.note(self, "observation", f"{self.name} is {gerund(activity)}", now)
         return self.state.action

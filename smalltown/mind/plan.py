@@ -30,6 +30,7 @@ class PlanItem:
     actions: list["PlanItem"] | None = None  # its 5-15 minute actions, once decomposed (blocks)
     place: str = ""  # the sector (blocks)
     runs_on: int = 0  # minutes the activity goes on past midnight (the day's last block)
+    op: dict | None = None  # an economy op this action does (llm.tasks.Op's fields; sim/economy.py applies it)
 
     @property
     def end(self) -> int:
@@ -38,9 +39,12 @@ class PlanItem:
     def to_json(self) -> dict:
         """By hand, key for key as `dataclasses.asdict` wrote it (saves keep that JSON), at a
         fraction of its cost: a plan is encoded whenever its agent's state is written."""
-        return {"start": self.start, "minutes": self.minutes, "activity": self.activity, "address": self.address,
-                "actions": [a.to_json() for a in self.actions] if self.actions is not None else None,
-                "place": self.place, "runs_on": self.runs_on}
+        d = {"start": self.start, "minutes": self.minutes, "activity": self.activity, "address": self.address,
+             "actions": [a.to_json() for a in self.actions] if self.actions is not None else None,
+             "place": self.place, "runs_on": self.runs_on}
+        if self.op:  # (only in a world with an economy: other plans encode as before)
+            d["op"] = self.op
+        return d
 
     @classmethod
     def from_json(cls, d: dict) -> "PlanItem":
@@ -50,7 +54,7 @@ class PlanItem:
         for a in items or []:  # a save from before actions had their own objects
             a.address = a.address or address
         return cls(d["start"], d["minutes"], d["activity"], address, items,
-                   d["place"] if "place" in d else address.split(":")[0], d.get("runs_on", 0))
+                   d["place"] if "place" in d else address.split(":")[0], d.get("runs_on", 0), d.get("op"))
 
 
 @dataclass

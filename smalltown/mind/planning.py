@@ -23,7 +23,7 @@ from smalltown.llm.tasks import (
     PlanStep,
     Record,
 )
-from smalltown.mind import importance
+from smalltown.mind import importance, trade
 from smalltown.mind.awareness import unavailable_now
 from smalltown.mind.commitments import decision_input, narrowed, promise_inputs
 from smalltown.mind.places import choose_place, covered, gatherings_on
@@ -142,8 +142,9 @@ def _remember_schedule(mind: "Mind", plan: DayPlan, title: str, now: datetime, e
 # --- the action now -----------------------------------------------------------------------------
 
 
-def action_at(mind: "Mind", now: datetime, current: str) -> tuple[str, str, datetime]:
-    """(activity, object address, until when) for `now`, from today's plan (made if need be)."""
+def action_at(mind: "Mind", now: datetime, current: str) -> tuple[str, str, datetime, dict | None]:
+    """(activity, object address, until when, its economy op or None) for `now`, from today's plan
+    (made if need be)."""
     if mind.state.plan is None or mind.state.plan.date != now.date():
         mind.state.plan = plan_day(mind, now)
     plan = mind.state.plan
@@ -168,10 +169,11 @@ def action_at(mind: "Mind", now: datetime, current: str) -> tuple[str, str, date
     i = next((k for k, a in enumerate(actions) if a.start <= minute < a.end), len(actions) - 1)
     sub = actions[i]
     end = sub.end
-    while i + 1 < len(actions) and actions[i + 1].activity == sub.activity and actions[i + 1].address == sub.address:
+    while i + 1 < len(actions) and actions[i + 1].activity == sub.activity and actions[i + 1].address == sub.address \
+            and not actions[i].op:  # (an action doing an economy op ends with it)
         i += 1  # the same action again: one action, longer
         end = actions[i].end
-    return sub.activity, sub.address, _midnight(now) + timedelta(minutes=max(end, minute + 1))
+    return sub.activity, sub.address, _midnight(now) + timedelta(minutes=max(end, minute + 1)), actions[i].op
 
 
 def _object_for(mind: "Mind", block: PlanItem, current: str) -> str:
@@ -227,13 +229,15 @@ def _decompose(mind: "Mind", block: PlanItem, now: datetime, current: str) -> No
         if b.start == window[-1].end and b.actions is None and b.end - block.start <= WINDOW:
             window.append(b)
     part = PlanItem(block.start, window[-1].end - block.start, block.activity, place=block.place)
-    out = mind.ask(narrowed(mind, Decompose(persona=mind.persona, now=now, activity=block.activity, start=hhmm(block.start),
-                             minutes=part.minutes, place=block.place, objects=objects,
-                             activity_start=hhmm(first.start), activity_minutes=last.end - first.start + last.runs_on,
-                             done=done, minutes_left=last.end - part.end + last.runs_on, before=before, after=after,
-                             gatherings=gatherings_on(mind, now.date()), intentions=standing_intentions(mind, now),
-                             rate=rate, unavailable=unavailable, decision=decision_input(mind, acting=True),
-                             promises=promise_inputs(mind, now))))
+    inputs = dict(persona=mind.persona, now=now, activity=block.activity, start=hhmm(block.start),
+                  minutes=part.minutes, place=block.place, objects=objects,
+                  activity_start=hhmm(first.start), activity_minutes=last.end - first.start + last.runs_on,
+                  done=done, minutes_left=last.end - part.end + last.runs_on, before=before, after=after,
+                  gatherings=gatherings_on(mind, now.date()), intentions=standing_intentions(mind, now),
+                  rate=rate, unavailable=unavailable, decision=decision_input(mind, acting=True),
+                  promises=promise_inputs(mind, now))
+    task = trade.decompose(mind, block.place, inputs) if mind.market else Decompose(**inputs)
+    out = mind.ask(narrowed(mind, task))
     rated = mind.asker.last_task.rate  # those the prompt had room for
     if not importance.packed(mind, rated, out.ratings) and rated:
         mind.note(f"{len(out.ratings)} ratings for {len(rated)} memories; they are asked again")
@@ -251,8 +255,11 @@ def _decompose(mind: "Mind", block: PlanItem, now: datetime, current: str) -> No
     actions, fixed = fit_actions(raw, part, default)
     if fixed:
         mind.note(fixed)
+    if mind.market:
+        trade.attach(task, out.actions, actions)
     for b in window:  # each block gets the actions in its time; one crossing the hour is cut in two
-        b.actions = [PlanItem(max(a.start, b.start), min(a.end, b.end) - max(a.start, b.start), a.activity, a.address)
+        b.actions = [PlanItem(max(a.start, b.start), min(a.end, b.end) - max(a.start, b.start), a.activity, a.address,
+                              op=a.op if a.end <= b.end else None)  # (an op goes with the piece that ends it)
                      for a in actions if a.start < b.end and b.start < a.end]
     plan.edited()
     steps = "; ".join(f"{a.activity} ({a.minutes} min)" for a in actions)

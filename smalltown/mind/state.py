@@ -45,6 +45,7 @@ class Action:
     address: str  # sector:arena:object where it is done
     start: datetime
     end: datetime
+    op: dict | None = None  # an economy op it does, applied (and cleared) when it ends (sim/economy.py)
 
     def describe(self) -> str:
         """"<activity> @ sector: arena: object", as the paper shows an action (a conversation
@@ -52,12 +53,15 @@ class Action:
         return f"{self.activity} @ {pretty(self.address)}" if self.address else self.activity
 
     def to_json(self) -> dict:
-        return {"activity": self.activity, "address": self.address, "start": stamp(self.start), "end": stamp(self.end)}
+        d = {"activity": self.activity, "address": self.address, "start": stamp(self.start), "end": stamp(self.end)}
+        if self.op:  # (only in a world with an economy)
+            d["op"] = self.op
+        return d
 
     @classmethod
     def from_json(cls, d: dict) -> "Action":
         return cls(d["activity"], d["address"], datetime.fromisoformat(d["start"]),
-                   datetime.fromisoformat(d["end"]))
+                   datetime.fromisoformat(d["end"]), d.get("op"))
 
     @property
     def asleep(self) -> bool:

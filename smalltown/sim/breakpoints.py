@@ -27,11 +27,15 @@ BREAK_KINDS: dict[str, str] = {
     "broken": "breaks a promise",
     "sentiment": "changes its feeling toward someone",  # social awareness (mind/social.py)
     "goal": "takes up a new goal",
+    # the economy (sim/economy.py), each caught as its event kind
+    "gather": "gathers an item", "craft": "crafts an item", "give": "gives an item", "trade": "trades",
+    "deposit": "deposits into the town chest", "refused": "has an economy op refused",
 }
 # what `text` means for each kind (empty text: anything)
 TEXT_MEANS = {"call": "task", "enter": "place", "memory": "text", "sentiment": "toward"}
 QUIET_KINDS = frozenset({"perceived"})
-MODULE_KINDS = frozenset({"decided", "unexpected", "committed", "kept", "broken"})  # caught as their event kind  # every agent perceives every tick: not "an event" to stop at
+MODULE_KINDS = frozenset({"decided", "unexpected", "committed", "kept", "broken",
+                          "gather", "craft", "give", "trade", "deposit", "refused"})  # caught as their event kind  # every agent perceives every tick: not "an event" to stop at
 
 
 @dataclass(frozen=True)

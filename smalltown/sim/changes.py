@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from smalltown.mind.talk import Conversation
-from smalltown.store.records import Event
+from smalltown.store.records import Event, Transfer
 from smalltown.store.schema import TIME_FMT
 
 
@@ -20,6 +20,7 @@ class Changes:
     moved: set[str] = field(default_factory=set)  # agents of which only the tile changed
     objects: set[str] = field(default_factory=set)  # objects whose state changed
     conversations: list[Conversation] = field(default_factory=list)
+    ledger: list[Transfer] = field(default_factory=list)  # the economy's transfers (sim/economy.py)
 
     def __post_init__(self) -> None:
         self.stamp = self.time.strftime(TIME_FMT)

@@ -5,4 +5,6 @@ from __future__ import annotations
 KINDS = ("started", "moved", "arrived", "entered", "object", "perceived", "said", "reflected",
          "reacted", "replanned", "whispered", "interviewed",
          # the PIANO modules' (issue 16): the controller, goals, feelings, promises, action awareness
-         "decided", "goal", "goal_ended", "sentiment", "committed", "kept", "broken", "unexpected", "blocked")
+         "decided", "goal", "goal_ended", "sentiment", "committed", "kept", "broken", "unexpected", "blocked",
+         # the economy's (issue 17, sim/economy.py): its ops, and an op refused by its check
+         "gather", "craft", "give", "trade", "deposit", "refused")

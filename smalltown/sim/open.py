@@ -357,6 +357,8 @@ def resume(path: str | Path, backend: Backend, settings: Settings | None = None,
         if agent.using:
             sim.users.setdefault(agent.using, set()).add(agent.name)
         sim.add(agent)
+    if sim.economy:  # holdings: the starting inventories and the ledger (a ledger that does not add up refuses)
+        sim.economy.load(save.ledger(), str(path), sim.tick)
     if not save.snapshots() and not readonly:  # a save from before snapshots (schema 2): its first one, now
         sim.snapshot()
     start_after = capabilities(backend).start_after

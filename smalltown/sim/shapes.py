@@ -49,6 +49,17 @@ class _Shape(BaseModel):
     model_config = ConfigDict(strict=True, extra="ignore")
 
 
+class OpShape(_Shape):
+    """An economy op on an action (llm.tasks.Op's fields); sim/economy.py checks it again when applied."""
+    op: str
+    item: str
+    qty: Annotated[int, Field(ge=1, le=10 ** 6)]
+    other: str = ""
+    get: str = ""
+    get_qty: Annotated[int, Field(ge=0, le=10 ** 6)] = 0
+    minutes: Annotated[int, Field(ge=0, le=1440)] = 0
+
+
 class PlanItemShape(_Shape):
     start: Minute
     minutes: Annotated[int, Field(ge=0, le=2 * 1440)]
@@ -57,6 +68,7 @@ class PlanItemShape(_Shape):
     actions: Optional[list["PlanItemShape"]] = None
     place: str = ""
     runs_on: int = 0
+    op: Optional["OpShape"] = None
 
 
 class PlanShape(_Shape):
@@ -72,6 +84,7 @@ class ActionShape(_Shape):
     address: str
     start: Stamp
     end: Stamp
+    op: Optional["OpShape"] = None
 
 
 class TalkShape(_Shape):

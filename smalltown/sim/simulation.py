@@ -24,6 +24,7 @@ from smalltown.sim import aware, commit, commitments
 from smalltown.sim.agent import Agent
 from smalltown.sim.changes import Changes
 from smalltown.sim.crowd import Crowd
+from smalltown.sim.economy import Economy
 from smalltown.sim.encounters import Encounters
 from smalltown.store.records import Event
 from smalltown.sim.movement import Movement
@@ -91,6 +92,8 @@ class Simulation:
         # slow modules (goal generation, slow reflection): answers applied `slow_lag_ticks` after they were asked
         self.slow = SlowModules(world, self.crowd, self.agents, settings.slow_lag_ticks) \
             if settings.goal_generation or settings.slow_reflection else None
+        # a world's economy (its [economy]): holdings and the ledger, the ops applied as actions end
+        self.economy = Economy(world) if world.economy else None
 
     def _record_call(self, rec: CallRecord) -> None:
         job = self.slow.later.current() if self.slow else None
@@ -121,6 +124,8 @@ class Simulation:
     def add(self, agent: Agent) -> None:
         self.agents.append(agent)
         self._by_name[agent.name] = agent
+        if self.economy:
+            agent.mind.market = self.economy.market(agent, self.agents)
 
     def stop(self) -> None:
         """End the tick in flight now, even mid-answer, and every later one (they raise Stopped;
@@ -176,6 +181,8 @@ class Simulation:
         for agent in self.agents:
             if seen.get(agent.name):
                 agent.mind.observe(seen[agent.name], now, self.objects)
+        if self.economy:  # the ops of actions that have ended, before anyone thinks of the next
+            self.economy.settle(self.agents, self._by_name, now, changes)
         if self.slow:
             self.slow.step(self.tick, now, changes, self._calls)
         due = [a for a in self.agents if a.mind.should_reflect()]

@@ -27,7 +27,7 @@ from smalltown.store.schema import TIME_FMT
 from smalltown.store.snapshots import agent_rows_at, has_snapshots, has_table, read_snapshot
 
 TABLES = frozenset({"agents", "objects", "memories", "events", "llm_calls", "retrievals", "embeddings",
-                    "snapshots", "conversations"})
+                    "snapshots", "conversations", "ledger"})
 LOGS = ("events", "llm_calls", "retrievals", "conversations")  # the tables whose rows carry a tick
 
 
@@ -135,7 +135,18 @@ class Reader:
                                      "embedding, evidence FROM memories ORDER BY id"):
             h.update(json.dumps((*row[:6], _vector_hex(row[6]), row[7])).encode())
             h.update(b"\n")
+        for row in self.ledger():  # (no rows: the digest is as before the ledger)
+            h.update(json.dumps(row[1:]).encode())
+            h.update(b"\n")
         return h.hexdigest()
+
+    def ledger(self) -> list[tuple]:
+        """The economy's ledger, oldest first: (id, tick, time, kind, giver, taker, item, qty, note);
+        [] for a save from before it (schema 8)."""
+        if not self.count("ledger"):
+            return []
+        return self.conn.execute("SELECT id, tick, time, kind, giver, taker, item, qty, note FROM ledger "
+                                 "ORDER BY id").fetchall()
 
     # --- agents and objects -------------------------------------------------------------------
 

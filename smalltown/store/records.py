@@ -162,6 +162,7 @@ class TickChanges:
     calls: tuple[Call, ...] = ()
     completed: tuple[tuple[Memory, bytes], ...] = ()  # memories already saved, now rated and embedded
     meta: dict[str, Any] = field(default_factory=dict)
+    ledger: tuple["Transfer", ...] = ()  # the economy's transfers this tick, in order (sim/economy.py)
 
 
 # --- what the reader gives back of the logs ---
@@ -208,3 +209,18 @@ class CallTotals:
     noted: int  # calls with a note (a fallback answered, or something to say)
     prompt_tokens: int
     cached_tokens: int
+
+
+@dataclass(frozen=True)
+class Transfer:
+    """One row of the economy's ledger: `qty` of `item` from `giver` to `taker` ("" is the world:
+    a gather's giver, a craft's consumed inputs' taker; "chest" the town chest)."""
+
+    tick: int
+    time: str  # TIME_FMT
+    kind: str  # sim/economy.LEDGER_KINDS
+    giver: str
+    taker: str
+    item: str
+    qty: int
+    note: str = ""

@@ -324,6 +324,10 @@ class Save:
         """Rows of `table`; 0 for a table an older save does not have."""
         return Reader(self.conn).count(table)
 
+    def ledger(self) -> list[tuple]:
+        """The economy's ledger, oldest first (see Reader.ledger)."""
+        return Reader(self.conn).ledger()
+
     def digest(self) -> str:
         """A fingerprint of the simulation state (see Reader.digest)."""
         return Reader(self.conn).digest()

@@ -18,7 +18,7 @@ from smalltown.store import conversations as _conversations
 from smalltown.store import packing as _packing
 from smalltown.store import plans as _plans
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 TIME_FMT = "%Y-%m-%d %H:%M:%S"  # how a save writes game times
 
 
@@ -114,7 +114,18 @@ def _pack_v7(db: sqlite_utils.Database) -> None:
                           conn.execute("SELECT id, results FROM retrievals WHERE typeof(results) = 'text'").fetchall()))
 
 
-MIGRATIONS = {1: _create_v2, 2: _create_v3, 3: _create_v4, 4: _create_v5, 5: _pack_v6, 6: _pack_v7}  # from version N to N + 1
+def _create_v8(db: sqlite_utils.Database) -> None:
+    """Added in schema 8: the economy's ledger (issue 17), every transfer of an item, written in its
+    tick's commit. An older save gets it empty (its world has no economy, or none moved yet)."""
+    if "ledger" in db.table_names():  # (a save whose version was set back by hand: it has it)
+        return
+    db["ledger"].create({"id": int, "tick": int, "time": str, "kind": str, "giver": str, "taker": str,
+                         "item": str, "qty": int, "note": str}, pk="id")
+    db["ledger"].create_index(["tick"])
+
+
+MIGRATIONS = {1: _create_v2, 2: _create_v3, 3: _create_v4, 4: _create_v5, 5: _pack_v6, 6: _pack_v7,
+              7: _create_v8}  # from version N to N + 1
 
 
 @cache

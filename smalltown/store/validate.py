@@ -19,6 +19,8 @@ KB, MB = 1024, 1024 * 1024
 MAX_DEPTH = 32  # JSON nesting in a save: its deepest (an agent's plan) is about 7
 MAX_TICK = 10 ** 11  # about 3,000 years at a game second a tick (sim/check.py holds the clock to its world)
 MEMORY_KINDS = ("observation", "reflection", "plan", "chat")  # mind/memory.py's KINDS (a test keeps them one)
+# the economy's transfers (sim/economy.py): craft_in is a craft's inputs used up, tax the town's levy
+LEDGER_KINDS = ("gather", "craft", "craft_in", "give", "trade", "deposit", "tax")
 TIME_GLOB = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9]"
 
 TEXT, INT, REAL, BLOB, NULL = "text", "integer", "real", "blob", "null"
@@ -129,9 +131,16 @@ TABLES: dict[str, tuple[str, tuple[Col, ...]]] = {
         Col("lines", (TEXT,), 4 * MB, json="array"), Col("chats", (TEXT,), 1 * MB, json="object"),
         Col("relationships", (TEXT,), 1 * MB, json="object"),
     )),
+    "ledger": ("id", (
+        count("tick"), when("time"),
+        Col("kind", (TEXT,), 64, rule=f"kind NOT IN ({', '.join(repr(k) for k in LEDGER_KINDS)})",
+            says=f"not a kind of transfer ({', '.join(LEDGER_KINDS)})"),
+        name("giver"), name("taker"), Col("item", (TEXT,), 1 * KB, rule="item = ''", says="empty"),
+        count("qty", 1, 10 ** 9), text("note", 4 * KB, null=True),
+    )),
 }
 # the schema that added a table (snapshots: none, a save may lack them, every reader asks has_snapshots)
-SINCE = {"embeddings": 2, "retrievals": 2, "snapshots": 10 ** 9, "conversations": 4, "plans": 5}
+SINCE = {"embeddings": 2, "retrievals": 2, "snapshots": 10 ** 9, "conversations": 4, "plans": 5, "ledger": 8}
 COLUMNS_SINCE = {("llm_calls", "key"): 4, ("llm_calls", "fallback"): 4}
 
 

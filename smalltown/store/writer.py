@@ -73,6 +73,9 @@ def write(conn: sqlite3.Connection, changes: TickChanges) -> list[int]:
     if changes.completed:
         conn.executemany("UPDATE memories SET importance=?, embedding=? WHERE id=?",
                          ((m.importance, vector, m.id) for m, vector in changes.completed))
+    if changes.ledger:
+        conn.executemany("INSERT INTO ledger(tick, time, kind, giver, taker, item, qty, note) VALUES (?,?,?,?,?,?,?,?)",
+                         ((t.tick, t.time, t.kind, t.giver, t.taker, t.item, t.qty, t.note) for t in changes.ledger))
     set_meta(conn, changes.meta)
     return ids
 

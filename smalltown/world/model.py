@@ -246,6 +246,7 @@ class World:
     lines: list[ScriptedLine] = field(default_factory=list)  # scripted lines, in time order
     community_goal: str = ""  # what the community works toward (goal generation)
     needs: tuple[str, ...] = ()  # the community's needs as short words ("food", "tools")
+    economy: "EconomySpec | None" = None  # the world file's [economy] (world/economy.py); None: none
 
     def arena_at(self, tile: Tile) -> Arena | None:
         if not self.map.in_bounds(tile):

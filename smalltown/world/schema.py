@@ -166,6 +166,7 @@ class PersonaIn(_Strict):
     knows: list[NameStr] = Field(default_factory=list, max_length=1000)
     routine: list[RoutineItemIn] | None = Field(default=None, max_length=48)  # None: read from the description
     community_goal: LineStr = Field(default="", max_length=300)  # overrides the world's for this agent
+    inventory: dict[NameStr, int] = Field(default_factory=dict, max_length=100)  # [economy]: what it starts with
 
 
 class FactIn(_Strict):
@@ -222,6 +223,7 @@ class WorldIn(_Strict):
     # what the community works toward, and its needs as short words (goal generation, mind/goals.py)
     community_goal: LineStr = Field(default="", max_length=300)
     needs: list[NeedStr] = Field(default_factory=list, max_length=20)
+    economy: "EconomyIn | None" = None  # items, sources, recipes, the chest (world/economy.py)
 
 
 class LayersIn(_Strict):
@@ -241,3 +243,36 @@ class MapIn(_Strict):
             if len(glyph) != 1 or glyph.isspace():
                 raise ValueError(f"legend key {glyph!r} must be a single visible character")
         return v
+
+
+# --- [economy] (world/economy.py checks what refers to what: items, places, agents, cycles) ---
+
+
+class SourceIn(_Strict):
+    """Where an item is gathered: an arena, and how many one gather action brings."""
+
+    item: NameStr
+    at: LineStr = Field(min_length=1, max_length=300)  # "sector:arena"
+    qty: int = 1
+
+
+class RecipeIn(_Strict):
+    """Inputs in, `qty` of `output` out, at a place, taking `minutes` (one action: at most 15)."""
+
+    output: NameStr
+    qty: int = 1
+    inputs: dict[NameStr, int] = Field(min_length=1, max_length=20)
+    at: LineStr = Field(min_length=1, max_length=300)  # a sector, or "sector:arena"
+    minutes: int = 5
+
+
+class EconomyIn(_Strict):
+    items: list[NameStr] = Field(min_length=1, max_length=200)
+    sources: list[SourceIn] = Field(default_factory=list, max_length=200)
+    recipes: list[RecipeIn] = Field(default_factory=list, max_length=200)
+    chest: LineStr = Field(min_length=1, max_length=400)  # an object's address, "sector:arena:object"
+    chest_inventory: dict[NameStr, int] = Field(default_factory=dict, max_length=200)
+    inventory: dict[NameStr, dict[NameStr, int]] = Field(default_factory=dict, max_length=1000)  # per agent
+
+
+WorldIn.model_rebuild()

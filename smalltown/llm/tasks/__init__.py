@@ -95,3 +95,8 @@ from smalltown.llm.tasks.rate import RatePerson, RatePersonOut  # noqa: E402  (i
 
 TASKS[RatePerson.name] = RatePerson
 __all__ += ["RatePerson", "RatePersonOut"]
+
+from smalltown.llm.tasks.economy import EconomyDecompose, EconomyDecomposeOut, Holding, Op  # noqa: E402  (issue 17)
+
+TASKS[EconomyDecompose.name] = EconomyDecompose
+__all__ += ["EconomyDecompose", "EconomyDecomposeOut", "Holding", "Op"]

@@ -1,0 +1,45 @@
+"""The stand-in's economy (issue 17): the decomposition of an economy world, with at most one op,
+chosen from the typed inputs only (the ops listed, the inventory, the goal's need word).
+
+Which op: one whose item is the need (a craft first), else a craft (bakers bake), else a gather
+(people gather where they work), else a seeded choice among deposits, gifts and trades. It goes
+on the last action long enough for it: by then the person has walked there."""
+
+from __future__ import annotations
+
+import hashlib
+
+from smalltown.llm.tasks import EconomyDecompose, EconomyDecomposeOut, Op
+from smalltown.scripted import steps
+
+ORDER = ("craft", "gather")  # what work makes, before what is handed on
+
+
+def decompose(task: EconomyDecompose, rate) -> EconomyDecomposeOut:
+    base = steps.decompose(task, rate)
+    actions = [a.model_dump() for a in base.actions]
+    op = choose(task)
+    if op is not None:
+        fits = [i for i, a in enumerate(actions) if a["minutes"] >= op.minutes]
+        if fits:
+            actions[fits[-1]]["op"] = op.label
+    return EconomyDecomposeOut(actions=actions, ratings=base.ratings)
+
+
+def choose(task: EconomyDecompose) -> Op | None:
+    ops = task.ops
+    if not ops:
+        return None
+    need = task.need.strip().lower()
+    wanted = [o for o in ops if need and o.item.lower() == need and o.op in ORDER]
+    if wanted:
+        return min(wanted, key=lambda o: ORDER.index(o.op))
+    for kind in ORDER:
+        mine = [o for o in ops if o.op == kind]
+        if mine:
+            return mine[0]
+    kinds = sorted({o.op for o in ops})  # deposit, give, trade: a kind, then one of its ops, seeded
+    seed = int.from_bytes(hashlib.sha256(f"{task.persona.name}\x1f{task.start}\x1f{task.now}".encode()).digest()[:8], "big")
+    kind = kinds[seed % len(kinds)]
+    mine = [o for o in ops if o.op == kind]
+    return mine[(seed // len(kinds)) % len(mine)]
