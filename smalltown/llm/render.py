@@ -382,3 +382,14 @@ def _rate_person(t: T.Task) -> dict[str, str]:
 
 _EXTRA["rate_person"] = _rate_person
 EXAMPLES["rate_person"] = {"rating": 6}
+
+
+def _infer_role(t: T.InferRole) -> dict[str, str]:
+    goals = "\n".join(f"- {quote(g.goal)}" + (f" (for the community's {quote(g.need)})" if g.need else "")
+                      for g in t.goals)
+    return {"goals": goals or NONE, "community_goal": quote(t.community_goal) if t.community_goal else NONE,
+            "role": quote(t.role) if t.role else "none yet"}
+
+
+_EXTRA["infer_role"] = _infer_role
+EXAMPLES["infer_role"] = {"role": "farmer"}

@@ -36,6 +36,8 @@ from smalltown.llm.tasks import SocialGoal
 from smalltown.llm.tasks.social import SummarizeConversationSocial
 from smalltown.llm.tasks.rate import RatePerson
 from smalltown.scripted import rate
+from smalltown.llm.tasks import InferRole
+from smalltown.scripted import roles
 from smalltown.scripted import commit, goals, interview, memory, objects, plan, social, steps, talk
 
 
@@ -69,6 +71,7 @@ class ScriptedBackend:
             SummarizeConversationSocial: lambda t: social.summarize_social(t, talk.summarize(s, t)),
             SocialGoal: lambda t: goals.social_goal(s, t),
             RatePerson: rate.rate_person,
+            InferRole: roles.infer_role,
         }
 
     def answer(self, task: Task, prompt: str = "") -> Answer:

@@ -27,11 +27,12 @@ BREAK_KINDS: dict[str, str] = {
     "broken": "breaks a promise",
     "sentiment": "changes its feeling toward someone",  # social awareness (mind/social.py)
     "goal": "takes up a new goal",
+    "role": "takes up a new role",  # role inference (mind/roles.py)
 }
 # what `text` means for each kind (empty text: anything)
 TEXT_MEANS = {"call": "task", "enter": "place", "memory": "text", "sentiment": "toward"}
 QUIET_KINDS = frozenset({"perceived"})
-MODULE_KINDS = frozenset({"decided", "unexpected", "committed", "kept", "broken"})  # caught as their event kind  # every agent perceives every tick: not "an event" to stop at
+MODULE_KINDS = frozenset({"decided", "unexpected", "committed", "kept", "broken", "role"})  # caught as their event kind  # every agent perceives every tick: not "an event" to stop at
 
 
 @dataclass(frozen=True)

@@ -5,4 +5,6 @@ from __future__ import annotations
 KINDS = ("started", "moved", "arrived", "entered", "object", "perceived", "said", "reflected",
          "reacted", "replanned", "whispered", "interviewed",
          # the PIANO modules' (issue 16): the controller, goals, feelings, promises, action awareness
-         "decided", "goal", "goal_ended", "sentiment", "committed", "kept", "broken", "unexpected", "blocked")
+         "decided", "goal", "goal_ended", "sentiment", "committed", "kept", "broken", "unexpected", "blocked",
+         # issue 17: a role inferred from the goals (mind/roles.py), when it changes
+         "role")

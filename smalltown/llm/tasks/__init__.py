@@ -95,3 +95,8 @@ from smalltown.llm.tasks.rate import RatePerson, RatePersonOut  # noqa: E402  (i
 
 TASKS[RatePerson.name] = RatePerson
 __all__ += ["RatePerson", "RatePersonOut"]
+
+from smalltown.llm.tasks.roles import GoalSeen, InferRole, InferRoleOut  # noqa: E402  (issue 17: roles)
+
+TASKS[InferRole.name] = InferRole
+__all__ += ["GoalSeen", "InferRole", "InferRoleOut"]
