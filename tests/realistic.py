@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+from smalltown.llm.tasks.roles import GoalSeen, InferRole
 from smalltown.llm.tasks import Feeling, Other, RatePerson, SocialGoal, SummarizeConversationSocial
 from smalltown.llm.tasks import (
     TASKS,
@@ -173,6 +174,9 @@ def realistic_tasks() -> dict[str, Task]:
             facts=[PARTY], gatherings=[GATHERING],
             feeling=Feeling(other="Isabella Rodriguez", sentiment=6, summary="a friendly cafe owner he sees daily"),
             other_traits="friendly, outgoing, hospitable", tones=["kind"]),
+        InferRole(persona=ISABELLA, now=NOW, community_goal="make Smallville a friendly place to live",
+                  goals=[GoalSeen(goal="bake extra bread to share with the neighbours", need="food"),
+                         GoalSeen(goal="bring neighbours together for a chat and a meal", need="company")]),
     ]
     out = {t.name: t for t in tasks}
     assert set(out) == set(TASKS)

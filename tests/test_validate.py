@@ -43,6 +43,7 @@ VALID: dict[str, dict] = {
     "interview": {"answer": "I am a student at Oak Hill College."},
     "social_goal": {"goal": "bring neighbours together for a meal", "need": "company"},
     "rate_person": {"rating": 7},
+    "infer_role": {"role": "farmer"},
     "summarize_conversation_social": {"summary": "They talked about the party.",
                                       "learned": [{"fact": "The party is at 5 pm", "importance": 6}],
                                       "sentiment": 7, "relationship": "Klaus likes Isabella's warmth."},

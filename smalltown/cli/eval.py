@@ -324,3 +324,28 @@ def social(args: argparse.Namespace) -> int:
     from smalltown.cli.eval_social import social as run_social
 
     return run_social(args, sys.modules[__name__])  # its copy, backend and report helpers are these
+
+
+# issue 17: `eval civics` (cli/eval_civics.py), its parser added to eval's and its command to run's
+def _with_civics(add, run_):
+    def add_parser_civics(sub: argparse._SubParsersAction) -> None:
+        add(sub)
+        from smalltown.cli.eval_civics import add_parser as add_civics
+
+        ev = sub.choices["eval"]
+        add_civics(next(a for a in ev._actions if isinstance(a, argparse._SubParsersAction)))
+
+    def run_civics(args: argparse.Namespace) -> int:
+        if args.eval_command != "civics":
+            return run_(args)
+        from smalltown.cli.eval_civics import civics
+
+        try:
+            return civics(args, sys.modules[__name__])
+        except EvalError as e:
+            print(f"error: {shown(e, lines=True)}", file=sys.stderr)
+            return 1
+    return add_parser_civics, run_civics
+
+
+add_parser, run = _with_civics(add_parser, run)
