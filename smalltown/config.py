@@ -96,6 +96,10 @@ class Settings:
     slow_reflection: bool = False
     # which mind (issue 16): a preset of the module switches above, ARCHITECTURES
     architecture: str = field(default="generative_agents", metadata={"choices": tuple(ARCHITECTURES)})
+    # role inference (issue 17, mind/roles.py): a role from the last goals, asked as a slow module's
+    # question when the goals window changed, at most every `role_every_minutes` of game time
+    roles: bool = False
+    role_every_minutes: int = _in(60, 5, 1440)
 
     def __post_init__(self) -> None:
         """Every Settings is whole: each value of its setting's type and inside its range (so an

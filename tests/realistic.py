@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+from smalltown.llm.tasks.roles import GoalSeen, InferRole
 from smalltown.llm.tasks import Feeling, Other, RatePerson, SocialGoal, SummarizeConversationSocial
 from smalltown.llm.tasks import EconomyDecompose, Holding, Op
 from smalltown.llm.tasks import (
@@ -180,6 +181,9 @@ def realistic_tasks() -> dict[str, Task]:
                               Op(op="give", item="coffee", qty=1, other="Klaus Mueller"),
                               Op(op="trade", item="coffee", qty=1, other="Klaus Mueller", get="book", get_qty=1)],
                          inventory=[Holding(item="flour", qty=2), Holding(item="coffee", qty=1)], need="food"),
+        InferRole(persona=ISABELLA, now=NOW, community_goal="make Smallville a friendly place to live",
+                  goals=[GoalSeen(goal="bake extra bread to share with the neighbours", need="food"),
+                         GoalSeen(goal="bring neighbours together for a chat and a meal", need="company")]),
     ]
     out = {t.name: t for t in tasks}
     assert set(out) == set(TASKS)

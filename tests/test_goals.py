@@ -47,7 +47,8 @@ def test_awake_agents_take_up_a_goal_every_hour_applied_lag_ticks_after_it_was_a
 
 def test_agents_who_know_each_other_serve_different_needs(tmp_path):
     path = tmp_path / "goals.sqlite"
-    run(path, world_with_goal(tmp_path, TINY), 5)
+    # (others' goals are seen through social awareness: without it goal generation sees no others)
+    run(path, world_with_goal(tmp_path, TINY), 5, sets=GOAL_ON + ["social_awareness=true"])
     import json
     needs = {}
     for agent, data in query(path, "SELECT agent, data FROM events WHERE kind = 'goal' ORDER BY tick"):

@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import smalltown.scripted
+from smalltown.llm.tasks.roles import GoalSeen, InferRole
 from smalltown.llm.tasks import Feeling, SummarizeConversationSocial
 from smalltown.llm.tasks import EconomyDecompose, Holding, Op
 from smalltown.llm.tasks import (
@@ -249,6 +250,10 @@ def any_task(draw) -> Task:
             feeling=Feeling(other=other, sentiment=draw(st.integers(0, 10)), summary=draw(st.just("") | texts)),
             other_traits=draw(st.just("") | st.sampled_from(["kind, warm", "rude, cold", "curious"])),
             tones=draw(st.lists(st.sampled_from(["kind", "neutral", "rude"]), max_size=5)))
+    if name == "infer_role":  # (issue 17) from the window's needs; the goals' text is never read
+        seen = st.builds(GoalSeen, goal=texts, need=st.sampled_from(["", "food", "tools", "music making", "water"]))
+        return InferRole(**c, community_goal=draw(st.just("") | texts), goals=draw(st.lists(seen, max_size=5)),
+                         role=draw(st.just("") | texts))
     assert name == "interview"
     return Interview(**c, interviewer=draw(texts), question=draw(st.sampled_from(QUESTIONS) | texts), doing=draw(texts),
                      schedule=draw(st.lists(blocks, max_size=8)), memories=draw(recs))

@@ -68,6 +68,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     from smalltown.cli.eval_matrix import add_parser as add_matrix
 
     add_matrix(esub, _common)
+    from smalltown.cli.eval_civics import add_parser as add_civics
+
+    add_civics(esub)
 
 
 def _common(p: argparse.ArgumentParser, out_required: bool = False, copy: bool = True) -> None:
@@ -83,7 +86,7 @@ def _common(p: argparse.ArgumentParser, out_required: bool = False, copy: bool =
 def run(args: argparse.Namespace) -> int:
     try:
         return {"interview": interview, "town": town, "ablate": ablate,
-                "social": social, "matrix": matrix}[args.eval_command](args)
+                "social": social, "matrix": matrix, "civics": civics}[args.eval_command](args)
     except (EvalError, NoSuchAgent) as e:
         print(f"error: {shown(e, lines=True)}", file=sys.stderr)
         return 2 if isinstance(e, NoSuchAgent) else 1  # a misspelt name is a usage error
@@ -334,3 +337,9 @@ def matrix(args: argparse.Namespace) -> int:
     from smalltown.cli.eval_matrix import matrix as run_matrix
 
     return run_matrix(args, sys.modules[__name__])  # its copy, backend and report helpers are these
+
+
+def civics(args: argparse.Namespace) -> int:
+    from smalltown.cli.eval_civics import civics as run_civics
+
+    return run_civics(args, sys.modules[__name__])

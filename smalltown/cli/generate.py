@@ -22,6 +22,8 @@ def add_parser(world) -> None:
     g.add_argument("--facts", choices=("on", "off"), default="on", help="facts: who runs what, who is married")
     g.add_argument("--gatherings", choices=("on", "off"), default="on", help="a gathering in each town")
     g.add_argument("--overwrite", action="store_true", help="replace existing files")
+    g.add_argument("--same-traits", action="store_true",
+                   help="every persona the same traits and hobby, no couples (a role world: issue 17)")
 
 
 def world_generate(args: argparse.Namespace) -> int:
@@ -36,7 +38,8 @@ def world_generate(args: argparse.Namespace) -> int:
         print(f"error: {shown(str(out if out.exists() else map_path))}: a file is already there "
               f"(pass --overwrite)", file=sys.stderr)
         return 1
-    opts = Options(args.towns, args.agents, args.rural, args.seed, args.facts == "on", args.gatherings == "on")
+    opts = Options(args.towns, args.agents, args.rural, args.seed, args.facts == "on", args.gatherings == "on",
+                   args.same_traits)
     try:
         write(opts, out)
     except GenerateError as e:

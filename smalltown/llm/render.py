@@ -397,3 +397,12 @@ def _decompose_economy(t: T.EconomyDecompose) -> dict[str, str]:
 _EXTRA["decompose_economy"] = _decompose_economy
 EXAMPLES["decompose_economy"] = {"actions": [{"activity": "bake the loaves", "minutes": 10, "object": "<an object>",
                                               "state": "baking bread", "op": "<one of the ops listed, or empty>"}], "ratings": [2, 6]}
+def _infer_role(t: T.InferRole) -> dict[str, str]:
+    goals = "\n".join(f"- {quote(g.goal)}" + (f" (for the community's {quote(g.need)})" if g.need else "")
+                      for g in t.goals)
+    return {"goals": goals or NONE, "community_goal": quote(t.community_goal) if t.community_goal else NONE,
+            "role": quote(t.role) if t.role else "none yet"}
+
+
+_EXTRA["infer_role"] = _infer_role
+EXAMPLES["infer_role"] = {"role": "farmer"}

@@ -41,7 +41,10 @@ def due(mind: "Mind", now: datetime) -> bool:
 
 def known(mind: "Mind", names: list[str]) -> list[str]:
     """The others (of `names`, in that order) the agent knows of: named in its description, or
-    talked with."""
+    talked with. Without social awareness none: the agent forms no picture of others (Sid's
+    ablation, issue 17; docs/architecture.md "Roles")."""
+    if not mind.settings.social_awareness:
+        return []
     named = set(mind.lore.tags(mind.spec.description)[0]) | set(mind.state.last_chat) | set(mind.state.talks)
     return [n for n in names if n in named and n != mind.name]
 

@@ -150,6 +150,13 @@ class AgentState:
     goal_asked: datetime | None = None
     slow: list[Slow] = field(default_factory=list)
     goal_until: datetime | None = None  # when the goal's plan block ends (mind/goals.py: its success)
+    # role inference (mind/roles.py; setting `roles`): the needs of the goals window (aligned with
+    # `goals` from the end), the role inferred last, whether the window changed since it was asked,
+    # and when it was last asked
+    goal_needs: list[str] = field(default_factory=list)
+    role: str = ""
+    role_due: bool = False
+    role_asked: datetime | None = None
 
     def to_json(self, plan: bool = True) -> dict:
         """The state as JSON's data; `plan` False leaves "plan" None (the save keeps it apart)."""
@@ -175,6 +182,7 @@ class AgentState:
             **({"commitments": [c.to_json() for c in self.commitments]} if self.commitments else {}),
             **({"social": {k: b.to_json() for k, b in self.social.items()}} if self.social else {}),
             **self._goal_json(),
+            **self._role_json(),
         }
         if self.unavailable:  # (written only when some: older saves' JSON stays as it was)
             out["unavailable"] = {k: stamp(t) for k, t in self.unavailable.items()}
@@ -191,6 +199,19 @@ class AgentState:
             out["slow"] = [q.to_json() for q in self.slow]
         if self.goal_until is not None:
             out["goal_until"] = stamp(self.goal_until)
+        return out
+
+    def _role_json(self) -> dict:
+        """Role inference's keys, written only when set (a run without it writes what it did before)."""
+        out: dict = {}
+        if self.goal_needs:
+            out["goal_needs"] = self.goal_needs
+        if self.role:
+            out["role"] = self.role
+        if self.role_due:
+            out["role_due"] = True
+        if self.role_asked is not None:
+            out["role_asked"] = stamp(self.role_asked)
         return out
 
     @classmethod
@@ -226,4 +247,8 @@ class AgentState:
             goal_asked=when(d["goal_asked"]) if d.get("goal_asked") else None,
             slow=[Slow(q["module"], q["task"], dict(q["inputs"]), q["asked"], q["due"]) for q in d.get("slow", [])],
             goal_until=when(d["goal_until"]) if d.get("goal_until") else None,
+            goal_needs=list(d.get("goal_needs", [])),
+            role=d.get("role", ""),
+            role_due=bool(d.get("role_due", False)),
+            role_asked=when(d["role_asked"]) if d.get("role_asked") else None,
         )

@@ -37,6 +37,9 @@ from smalltown.llm.tasks.social import SummarizeConversationSocial
 from smalltown.llm.tasks.rate import RatePerson
 from smalltown.llm.tasks import EconomyDecompose
 from smalltown.scripted import rate, trade
+from smalltown.scripted import rate
+from smalltown.llm.tasks import InferRole
+from smalltown.scripted import roles
 from smalltown.scripted import commit, goals, interview, memory, objects, plan, social, steps, talk
 
 
@@ -71,6 +74,7 @@ class ScriptedBackend:
             SocialGoal: lambda t: goals.social_goal(s, t),
             RatePerson: rate.rate_person,
             EconomyDecompose: lambda t: trade.decompose(t, memory.rate),
+            InferRole: roles.infer_role,
         }
 
     def answer(self, task: Task, prompt: str = "") -> Answer:

@@ -30,12 +30,13 @@ BREAK_KINDS: dict[str, str] = {
     # the economy (sim/economy.py), each caught as its event kind
     "gather": "gathers an item", "craft": "crafts an item", "give": "gives an item", "trade": "trades",
     "deposit": "deposits into the town chest", "refused": "has an economy op refused",
+    "role": "takes up a new role",  # role inference (mind/roles.py)
 }
 # what `text` means for each kind (empty text: anything)
 TEXT_MEANS = {"call": "task", "enter": "place", "memory": "text", "sentiment": "toward"}
-QUIET_KINDS = frozenset({"perceived"})
+QUIET_KINDS = frozenset({"perceived"})  # every agent perceives every tick: not "an event" to stop at
 MODULE_KINDS = frozenset({"decided", "unexpected", "committed", "kept", "broken",
-                          "gather", "craft", "give", "trade", "deposit", "refused"})  # caught as their event kind  # every agent perceives every tick: not "an event" to stop at
+                          "gather", "craft", "give", "trade", "deposit", "refused", "role"})  # caught as their event kind
 
 
 @dataclass(frozen=True)

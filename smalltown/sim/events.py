@@ -7,4 +7,6 @@ KINDS = ("started", "moved", "arrived", "entered", "object", "perceived", "said"
          # the PIANO modules' (issue 16): the controller, goals, feelings, promises, action awareness
          "decided", "goal", "goal_ended", "sentiment", "committed", "kept", "broken", "unexpected", "blocked",
          # the economy's (issue 17, sim/economy.py): its ops, and an op refused by its check
-         "gather", "craft", "give", "trade", "deposit", "refused")
+         "gather", "craft", "give", "trade", "deposit", "refused",
+         # issue 17: a role inferred from the goals (mind/roles.py), when it changes
+         "role")

@@ -157,6 +157,10 @@ class AgentStateShape(_Shape):
     goal_asked: Optional[Stamp] = None
     slow: list[SlowShape] = []
     goal_until: Optional[Stamp] = None
+    goal_needs: list[str] = []
+    role: str = ""
+    role_due: bool = False
+    role_asked: Optional[Stamp] = None
 
 
 def state_problem(text: str) -> str | None:

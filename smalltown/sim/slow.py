@@ -9,7 +9,8 @@ from datetime import datetime
 from smalltown.llm.backend import CallRecord
 from smalltown.llm.tasks import (Other, Output, ReflectionInsights, ReflectionInsightsOut, ReflectionQuestions,
                                  ReflectionQuestionsOut, SocialGoalOut, Task)
-from smalltown.mind import goals, reflect
+from smalltown.llm.tasks import InferRoleOut
+from smalltown.mind import goals, reflect, roles
 from smalltown.mind.memory import Memory
 from smalltown.sim.agent import Agent
 from smalltown.sim.changes import Changes
@@ -30,7 +31,7 @@ class SlowModules:
         self.world = world
         self.agents = agents  # the simulation's list, in agent order
         self.later = Later(crowd, lag, {goals.MODULE: self._goal, reflect.QUESTIONS: self._questions,
-                                        reflect.INSIGHTS: self._insights})
+                                        reflect.INSIGHTS: self._insights, roles.MODULE: self._role})
 
     def step(self, tick: int, now: datetime, changes: Changes, calls: list[tuple[int, int, CallRecord]]) -> None:
         self.later.step(tick, self.agents, changes, calls)
@@ -43,6 +44,10 @@ class SlowModules:
                       for n in goals.known(agent.mind, names)]
             self.later.ask(agent, goals.MODULE, goals.question(agent.mind, now, self.world.needs, others), tick)
             changes.changed.add(agent.name)
+        for agent in self.agents:
+            if roles.due(agent.mind, now):
+                self.later.ask(agent, roles.MODULE, roles.question(agent.mind, now), tick)
+                changes.changed.add(agent.name)
         for agent in self.agents:
             if reflect.due_slow(agent.mind):
                 self.later.ask(agent, reflect.QUESTIONS, reflect.ask_questions(agent.mind, now), tick)
@@ -63,9 +68,20 @@ class SlowModules:
     @staticmethod
     def _goal(agent: Agent, out: Output, shown: Task, changes: Changes) -> None:
         assert isinstance(out, SocialGoalOut)
+        before = roles.window(agent.mind) if agent.mind.settings.roles else []
         if goals.apply(agent.mind, out, changes.time):
             changes.emit(agent.name, "goal", f"{agent.name}'s goal: {agent.mind.state.goal}",
                          goal=agent.mind.state.goal, need=agent.mind.state.goal_need)
+            roles.took_goal(agent.mind, agent.mind.state.goal_need, before)
+
+    @staticmethod
+    def _role(agent: Agent, out: Output, shown: Task, changes: Changes) -> None:
+        assert isinstance(out, InferRoleOut)
+        previous = roles.apply(agent.mind, out)
+        if previous is not None:
+            role = agent.mind.state.role
+            changes.emit(agent.name, "role", f"{agent.name}'s role: {role}" + (f" (was {previous})" if previous else ""),
+                         role=role, previous=previous)
 
     def _questions(self, agent: Agent, out: Output, shown: Task, changes: Changes) -> None:
         """Reflection's first step back: retrieve, and ask for the insights now."""

@@ -32,6 +32,11 @@ class Options:
     seed: int = 0
     facts: bool = True
     gatherings: bool = True
+    same_traits: bool = False  # every persona the same traits and hobby, no couples (issue 17's role world)
+
+
+SAME_TRAITS = ("calm", "loyal", "energetic")  # (none of the stand-in's trait lexicon: no need leaned to)
+SAME_HOBBY = "walking"
 
 
 def _sizes(rng: random.Random, total: int, most: int) -> list[int]:
@@ -64,6 +69,9 @@ def generate(opts: Options) -> tuple[str, str]:
     rural_sizes = [(s, r % opts.towns) for r, s in enumerate(_sizes(rng, opts.rural, 3))]
     sizes = town_sizes + rural_sizes
     houses = households(rng, [s for s, _ in sizes], [t for _, t in sizes])
+    if opts.same_traits:  # after the draws: names, ages, jobs and layout stay as without it
+        for p in (p for h in houses for p in h):
+            p.traits, p.hobby, p.partner = list(SAME_TRAITS), SAME_HOBBY, ""
     return _assemble(rng, opts, towns, houses, len(town_sizes))
 
 

@@ -100,3 +100,7 @@ from smalltown.llm.tasks.economy import EconomyDecompose, EconomyDecomposeOut, H
 
 TASKS[EconomyDecompose.name] = EconomyDecompose
 __all__ += ["EconomyDecompose", "EconomyDecomposeOut", "Holding", "Op"]
+from smalltown.llm.tasks.roles import GoalSeen, InferRole, InferRoleOut  # noqa: E402  (issue 17: roles)
+
+TASKS[InferRole.name] = InferRole
+__all__ += ["GoalSeen", "InferRole", "InferRoleOut"]

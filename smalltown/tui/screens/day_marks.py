@@ -20,6 +20,7 @@ MARKS: dict[str, tuple[str, str]] = {
     "broken": ("✗", "#ff6b6b"), "unexpected": ("?", "#ff922b"), "kept": ("✓", "#69db7c"),
     "committed": ("✎", "#4dabf7"), "sentiment": ("♥", "#f783ac"), "goal": ("◆", "#ffd43b"),
     "blocked": ("⊘", "#ffa94d"),
+    "role": ("★", "#94d82d"),  # issue 17: a role taken up (mind/roles.py)
 }
 MARK_KINDS = tuple(MARKS)
 SHOWN = 3  # events of a cell described under the grid

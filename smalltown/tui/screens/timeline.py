@@ -37,6 +37,7 @@ KIND_STYLES = {
     "whispered": "#ffe066", "interviewed": "#66d9e8", "object": "#c0eb75",
     "decided": "dim", "goal": "#ffd43b", "sentiment": "#f783ac", "committed": "#4dabf7", "kept": "#69db7c",
     "broken": "bold #ff6b6b", "unexpected": "#ff922b", "blocked": "#ffa94d",
+    "role": "#94d82d",
 }
 
 
