@@ -8,7 +8,13 @@ calls that waited on each other (per agent-day), and the run's digest: the same 
 same answer, so equal digests mean concurrency did not change the run.
 
     python benchmarks/concurrency.py [WORLD] [--hours H] [--concurrency 1 4 16] [--latency 0.02]
-                                     [--answers hash|scripted]
+                                     [--answers hash|scripted] [--set think_every_ticks=6 ...]
+
+With `--set` the run's settings (as `smalltown run --set`); two figures say what thinking on a
+grid (`think_every_ticks`) costs in behaviour: *wait* = game minutes per agent-day an agent
+whose action had ended stood waiting for its next (counted after each tick), and *sight→react*
+= mean game seconds from a sighting to the reaction that weighed it (the react prompt's "notices"
+matched to the agent's latest such sighting).
 
 Targets (issue 15): the same digest at 1, 4 and 16; at 16 over a 25-agent day, at least 8
 requests in flight on average and a longest chain of at most 15 calls per agent-day.
@@ -32,6 +38,7 @@ from benchmarks.promptserver import (PromptServer, Telling, in_flight_average, l
 from smalltown.scripted import ScriptedBackend  # noqa: E402
 from smalltown.sim.backends import BackendOptions, make_backend, make_fallback  # noqa: E402
 from smalltown.sim.open import create  # noqa: E402
+from smalltown.store.save import open_reader  # noqa: E402
 from smalltown.world.load import load_world  # noqa: E402
 
 
@@ -47,10 +54,29 @@ class Measure:
     per_agent_day: float  # the longest chain, per agent-day
     digest: str
     seeds: int  # distinct seeds the server received
+    wait: float  # game minutes per agent-day an agent with its action ended waited for the next
+    delay: float  # mean game seconds from a sighting to the reaction that weighed it
+
+
+def reaction_delay(path: Path, step: int) -> float:
+    """Mean game seconds from a sighting to the reaction weighing it (0 with no reactions)."""
+    reader = open_reader(path)
+    try:
+        delays = []
+        for call in reader.calls(task="react", limit=None):
+            prompt = reader.call_detail(call.id)["prompt"]
+            rows = reader.conn.execute("SELECT tick, text FROM events WHERE kind = 'perceived' AND agent = ? "
+                                       "AND tick <= ? ORDER BY tick DESC LIMIT 400", (call.agent, call.tick))
+            tick = next((t for t, text in rows if f'notices: "{text.split(" sees: ", 1)[-1]}"' in prompt), None)
+            if tick is not None:
+                delays.append((call.tick - tick) * step)
+        return sum(delays) / len(delays) if delays else 0.0
+    finally:
+        reader.close()
 
 
 def measure(world_path: Path | str, hours: float, concurrency: int, latency: float, work: Path,
-            answers: str = "hash") -> Measure:
+            answers: str = "hash", sets: list[str] | None = None) -> Measure:
     """One run of `hours` game hours of the world at `concurrency`, against a fresh server whose
     answers are drawn from the hash of the prompt ("hash") or are the stand-in's ("scripted")."""
     world = load_world(world_path)
@@ -61,18 +87,27 @@ def measure(world_path: Path | str, hours: float, concurrency: int, latency: flo
         if stand_in is not None:
             backend = Telling(server.url, timeout=60, retries=1, max_concurrency=concurrency, seed=world.seed,
                               tasks=server.tasks)
-        sim = create(world, work / f"c{concurrency}.sqlite", backend, fallback=make_fallback("openai", world.seed, opts))
+        path = work / f"c{concurrency}.sqlite"
+        sim = create(world, path, backend, fallback=make_fallback("openai", world.seed, opts), sets=sets or [])
+        waited = 0
+
+        def count(_events: object) -> None:  # agents whose action has ended, still undecided after the tick
+            nonlocal waited
+            waited += sum(a.mind.due(sim.now) for a in sim.agents)
+
         try:
             t0 = time.monotonic()
-            sim.run_until(sim.now + timedelta(hours=hours))
+            sim.run_until(sim.now + timedelta(hours=hours), on_tick=count)
             wall = time.monotonic() - t0
             calls, digest = sim.save.count("llm_calls"), sim.save.digest()
         finally:
             sim.close()
         reqs = list(server.requests)
     chain = longest_chain(reqs)
+    agent_days = len(world.agents) * hours / 24
     return Measure(concurrency, calls, len(reqs), wall, in_flight_average(reqs, wall), max_in_flight(reqs), chain,
-                   chain / (len(world.agents) * hours / 24), digest, len({r.seed for r in reqs}))
+                   chain / agent_days, digest, len({r.seed for r in reqs}),
+                   waited * world.step_seconds / 60 / agent_days, reaction_delay(path, world.step_seconds))
 
 
 def main() -> None:
@@ -83,17 +118,20 @@ def main() -> None:
     p.add_argument("--latency", type=float, default=0.02, help="seconds each answer takes at the server")
     p.add_argument("--answers", choices=("hash", "scripted"), default="hash",
                    help="the server's answers: drawn from a hash of the prompt, or the stand-in's for its task")
+    p.add_argument("--set", dest="sets", action="append", default=[], metavar="NAME=VALUE",
+                   help="a setting for the run, e.g. think_every_ticks=6 (repeatable)")
     args = p.parse_args()
     world = load_world(args.world)
     print(f"world {world.name} ({len(world.agents)} agents), {args.hours:g} game hours, "
-          f"server latency {args.latency * 1000:g} ms, {args.answers} answers")
+          f"server latency {args.latency * 1000:g} ms, {args.answers} answers" + "".join(f", {x}" for x in args.sets))
     print(f"{'conc':>4} {'calls':>6} {'reqs':>6} {'wall s':>7} {'in flight':>9} {'max':>4} {'chain':>6} "
-          f"{'/agent-day':>10} {'seeds':>6}  digest")
+          f"{'/agent-day':>10} {'seeds':>6} {'wait':>5} {'sight→react':>11}  digest")
     with tempfile.TemporaryDirectory() as d:
         for c in args.concurrency:
-            m = measure(args.world, args.hours, c, args.latency, Path(d), args.answers)
+            m = measure(args.world, args.hours, c, args.latency, Path(d), args.answers, args.sets)
             print(f"{m.concurrency:>4} {m.calls:>6} {m.requests:>6} {m.wall:>7.1f} {m.in_flight:>9.2f} {m.most:>4} "
-                  f"{m.chain:>6} {m.per_agent_day:>10.1f} {m.seeds:>6}  {m.digest[:16]}", flush=True)
+                  f"{m.chain:>6} {m.per_agent_day:>10.1f} {m.seeds:>6} {m.wait:>5.1f} {m.delay:>10.1f}s  "
+                  f"{m.digest[:16]}", flush=True)
 
 
 if __name__ == "__main__":

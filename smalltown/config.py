@@ -94,6 +94,10 @@ class Settings:
     slow_lag_ticks: int = _in(6, 1, 1000)
     # reflection as a slow module (mind/reflect.py): its two steps each applied `slow_lag_ticks` after asked
     slow_reflection: bool = False
+    # the mind thinks on a grid (issue 15): reflection, reactions and conversations and next actions
+    # run only on ticks that are multiples of this, so every agent's questions go out together;
+    # between them bodies move, perceive and remember. 1: every tick (the paper's loop)
+    think_every_ticks: int = _in(1, 1, 360)
     # which mind (issue 16): a preset of the module switches above, ARCHITECTURES
     architecture: str = field(default="generative_agents", metadata={"choices": tuple(ARCHITECTURES)})
     # role inference (issue 17, mind/roles.py): a role from the last goals, asked as a slow module's

@@ -12,7 +12,7 @@ from smalltown.mind.agent import Mind
 from smalltown.mind.awareness import Outcome
 from smalltown.mind.state import Action
 from smalltown.world.model import SLEEPING, Persona, Tile
-from smalltown.world.perception import Body
+from smalltown.world.perception import Body, Seen
 
 _doing = lru_cache(maxsize=8192)(doing)  # asked for every body every tick; few distinct answers
 
@@ -27,6 +27,8 @@ class Agent:
     dest: Tile | None = None
     using: str | None = None  # the object it is acting on, once arrived
     recent: deque[str] = field(default_factory=deque)  # latest percepts (retention)
+    # what it newly saw since the mind's last grid tick (`think_every_ticks` > 1), weighed there
+    sighted: list[Seen] = field(default_factory=list)
     # the plan last encoded, its edit count then, and its JSON: most state writes are action
     # changes with the plan as it was (93% at 25 agents), so its text is kept, not made again
     _plan_seen: tuple = field(default=(None, -1, None), init=False, repr=False, compare=False)
@@ -74,11 +76,18 @@ class Agent:
         a = self.mind.action
         return a is not None and a.asleep and not self.path
 
+    def sight(self, seen: list[Seen]) -> None:
+        """Keep what it newly saw for the next grid tick: the latest of each subject, last."""
+        subjects = {s.subject for s in seen}
+        self.sighted = [s for s in self.sighted if s.subject not in subjects] + seen
+
     def state_texts(self) -> tuple[str, str | None]:
         """The state's JSON with its "plan" null, and the plan's JSON (None: no plan): the save
         keeps the plan apart, written only when it changed (store/plans.py)."""
         # insertion order, not sorted: a resumed mind must list its known places in the same order
         state = {**self.mind.state.to_json(plan=False), "using": self.using, "recent": list(self.recent)}
+        if self.sighted:  # (only between grid ticks: a run thinking every tick never writes it)
+            state["sighted"] = [[s.subject, s.description, s.distance] for s in self.sighted]
         return json.dumps(state), self.plan_text()
 
     def plan_text(self) -> str | None:
@@ -91,3 +100,13 @@ class Agent:
             text = json.dumps(plan.to_json())
             self._plan_seen = (plan, plan.edits, text)
         return text
+
+
+def sighted_from(saved: object) -> list[Seen]:
+    """The saved state's "sighted" (a stranger's save: what is not [subject, text, distance] is dropped)."""
+    out = []
+    for row in saved if isinstance(saved, list) else []:
+        if (isinstance(row, list) and len(row) == 3 and isinstance(row[0], str) and isinstance(row[1], str)
+                and isinstance(row[2], int) and not isinstance(row[2], bool)):
+            out.append(Seen(row[0], row[1], row[2]))
+    return out

@@ -42,9 +42,10 @@ class Job:
 
 
 class Later:
-    def __init__(self, crowd: Crowd, lag: int, appliers: dict[str, Applier]):
+    def __init__(self, crowd: Crowd, lag: int, appliers: dict[str, Applier], grid: int = 1):
         self.crowd = crowd
         self.lag = lag
+        self.grid = grid  # answers land on the mind's grid (`think_every_ticks`): due rounded up to it
         self.appliers = appliers
         self.jobs: dict[int, Job] = {}  # id(the Slow in the agent's state) -> its job out
         self._local = threading.local()
@@ -54,8 +55,8 @@ class Later:
         return getattr(self._local, "job", None)
 
     def ask(self, agent: Agent, module: str, task: Task, tick: int) -> None:
-        """Send `task` out now; its answer is applied at tick + lag."""
-        q = Slow(module, task.name, task.model_dump(mode="json"), tick, tick + self.lag)
+        """Send `task` out now; its answer is applied at tick + lag (rounded up to the grid)."""
+        q = Slow(module, task.name, task.model_dump(mode="json"), tick, -(-(tick + self.lag) // self.grid) * self.grid)
         agent.mind.state.slow.append(q)
         self._send(agent, q, task)
 

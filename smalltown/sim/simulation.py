@@ -3,8 +3,10 @@ the user's commands between ticks, and commits each tick to the save.
 
 A tick, in phases: perception and memory → reflection → encounters (reactions, the re-plans
 after them, conversations) → thinking (each due agent's next action) → movement (and the objects
-used on arrival) → one commit. Each phase that asks the model gathers every agent's question and
-asks them at once (sim/crowd.py), then applies the answers in agent order.
+used on arrival) → one commit. With `think_every_ticks` G > 1 the three phases that ask the model
+run only on ticks that are multiples of G, weighing what each agent saw since the last of them.
+Each phase that asks the model gathers every agent's question and asks them at once
+(sim/crowd.py), then applies the answers in agent order.
 Creating and opening a run (its save, its agents' minds) is `sim/open.py`, which builds the
 Simulation; the engine knows nothing of how it was opened."""
 
@@ -38,6 +40,7 @@ from smalltown.store.errors import SaveError
 from smalltown.store.save import Save
 from smalltown.world.model import Persona, World
 from smalltown.world.paths import Paths
+from smalltown.world.perception import Seen
 from smalltown.world.sight import Sight
 
 __all__ = ["Agent", "Simulation", "SNAPSHOT_EVERY", "TIME_FMT"]
@@ -88,9 +91,11 @@ class Simulation:
         self.movement = Movement(world, self.paths, self.things)
         self.encounters = Encounters(world, self.lore, self.agents, self._by_name, self.things, self.movement,
                                      self.crowd)
-        self.thinking = Thinking(world, self.crowd)
-        # slow modules (goal generation, slow reflection): answers applied `slow_lag_ticks` after they were asked
-        self.slow = SlowModules(world, self.crowd, self.agents, settings.slow_lag_ticks) \
+        self.grid = settings.think_every_ticks  # the mind thinks on ticks that are multiples of it
+        self.thinking = Thinking(world, self.crowd, prefetch=self.grid > 1)
+        # slow modules (goal generation, slow reflection): answers applied `slow_lag_ticks` after they were
+        # asked, on the grid
+        self.slow = SlowModules(world, self.crowd, self.agents, settings.slow_lag_ticks, self.grid) \
             if settings.goal_generation or settings.slow_reflection else None
         # a world's economy (its [economy]): holdings and the ledger, the ops applied as actions end
         self.economy = Economy(world) if world.economy else None
@@ -185,16 +190,13 @@ class Simulation:
             self.economy.settle(self.agents, self._by_name, now, changes)
         if self.slow:
             self.slow.step(self.tick, now, changes, self._calls)
-        due = [a for a in self.agents if a.mind.should_reflect()]
-        for agent, insights in zip(due, self.crowd.each(due, lambda a: a.mind.reflect(now))):
-            changes.emit(agent.name, "reflected", f"{agent.name} reflects: " + " / ".join(m.description for m in insights),
-                         memories=[m.id for m in insights])
-            changes.changed.add(agent.name)
-        self.encounters.react(seen, now, changes)
-        due = [a for a in self.agents if a.mind.due(now)]
-        for agent, (action, new) in zip(due, self.thinking.next_actions(due, now)):
-            self.movement.start(agent, action, new, changes)
-            changes.changed.add(agent.name)
+        if self.grid > 1:  # the mind thinks on grid ticks only, on all it saw since the last
+            for name, new in seen.items():
+                self._by_name[name].sight(new)
+            if self.tick % self.grid == 0:
+                self._think(self._sighted(changes), now, changes)
+        else:
+            self._think(seen, now, changes)
         for agent in self.agents:
             if agent.path:
                 self.movement.walk(agent, changes)
@@ -210,6 +212,29 @@ class Simulation:
         self._flush(changes, snapshot=self._snapshot_due())
         self.finished = self.tick
         return changes.events
+
+    def _think(self, seen: dict[str, list[Seen]], now: datetime, changes: Changes) -> None:
+        """The tick's model-asking phases: reflection, encounters (reactions, conversations), next actions."""
+        due = [a for a in self.agents if a.mind.should_reflect()]
+        for agent, insights in zip(due, self.crowd.each(due, lambda a: a.mind.reflect(now))):
+            changes.emit(agent.name, "reflected", f"{agent.name} reflects: " + " / ".join(m.description for m in insights),
+                         memories=[m.id for m in insights])
+            changes.changed.add(agent.name)
+        self.encounters.react(seen, now, changes)
+        due = [a for a in self.agents if a.mind.due(now)]
+        for agent, (action, new) in zip(due, self.thinking.next_actions(due, now)):
+            self.movement.start(agent, action, new, changes)
+            changes.changed.add(agent.name)
+
+    def _sighted(self, changes: Changes) -> dict[str, list[Seen]]:
+        """Per agent, what it newly saw since the last grid tick, taken (kept in its saved state till now,
+        so a run stopped between grid ticks resumes to the same reactions)."""
+        out = {}
+        for agent in self.agents:
+            if agent.sighted:
+                out[agent.name], agent.sighted = agent.sighted, []
+                changes.changed.add(agent.name)
+        return out
 
     def _flush(self, changes: Changes, snapshot: bool = False) -> None:
         """Commit, in one transaction, everything this tick (or command) changed: its rows, the

@@ -27,11 +27,11 @@ def reflected(agent: Agent, insights: list[Memory], changes: Changes) -> None:
 
 
 class SlowModules:
-    def __init__(self, world: World, crowd: Crowd, agents: list[Agent], lag: int):
+    def __init__(self, world: World, crowd: Crowd, agents: list[Agent], lag: int, grid: int = 1):
         self.world = world
         self.agents = agents  # the simulation's list, in agent order
         self.later = Later(crowd, lag, {goals.MODULE: self._goal, reflect.QUESTIONS: self._questions,
-                                        reflect.INSIGHTS: self._insights, roles.MODULE: self._role})
+                                        reflect.INSIGHTS: self._insights, roles.MODULE: self._role}, grid)
 
     def step(self, tick: int, now: datetime, changes: Changes, calls: list[tuple[int, int, CallRecord]]) -> None:
         self.later.step(tick, self.agents, changes, calls)

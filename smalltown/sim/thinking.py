@@ -13,13 +13,21 @@ from smalltown.world.model import World
 
 
 class Thinking:
-    def __init__(self, world: World, crowd: Crowd):
+    def __init__(self, world: World, crowd: Crowd, prefetch: bool = False):
         self.world = world
         self.crowd = crowd
+        # (thinking on a grid) the state the action's object takes when used is asked with the
+        # action, so an arrival between grid ticks asks nothing: the same question (it names the
+        # action's start), asked sooner, and for an object the agent may not reach
+        self.prefetch = prefetch
 
     def next_actions(self, agents: list[Agent], now: datetime) -> list[tuple[Action, bool]]:
         def think(agent: Agent) -> tuple[Action, bool]:
             here = self.world.arena_at(agent.tile)
-            return controller.next_action(agent.mind, now, here.address if here else "")
+            action, new = controller.next_action(agent.mind, now, here.address if here else "")
+            thing = self.world.objects.get(action.address)
+            if self.prefetch and thing is not None:
+                agent.mind.object_state(thing.name)
+            return action, new
 
         return self.crowd.each(agents, think)

@@ -1,0 +1,113 @@
+"""Issue 15: the mind thinks on a grid (`think_every_ticks` G). Reflection, reactions and
+conversations and next actions run only on ticks that are multiples of G, so every agent's
+questions of a stretch go out together; between them bodies move, perceive and remember, and a
+reaction weighs what the agent saw since the last grid tick. A run stopped between grid ticks
+resumes to the same save, and the run is the same at any concurrency."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from benchmarks.promptserver import PromptServer
+from helpers import TINY, query
+from smalltown.config import Settings
+from smalltown.scripted import ScriptedBackend
+from smalltown.sim.backends import BackendOptions, make_backend, make_fallback
+from smalltown.sim.open import create, resume
+from smalltown.store.save import open_reader
+from smalltown.world.load import load_world
+
+G = 6
+HOURS = 16  # the tiny town's day: reactions, a conversation, reflections
+SETS = [f"think_every_ticks={G}"]
+
+
+@pytest.fixture(scope="module")
+def straight(tmp_path_factory) -> tuple[Path, str]:
+    """Sixteen game hours of the tiny town thinking every G ticks, in one go: the save and its digest."""
+    path = tmp_path_factory.mktemp("grid") / "straight.sqlite"
+    world = load_world(TINY)
+    sim = create(world, path, ScriptedBackend(world.seed), sets=SETS)
+    try:
+        sim.run_until(world.start + timedelta(hours=HOURS))
+        return path, sim.save.digest()
+    finally:
+        sim.close()
+
+
+def test_thinking_every_tick_is_the_default():
+    assert Settings().think_every_ticks == 1
+
+
+def test_the_model_is_asked_only_on_grid_ticks(straight):
+    path, _ = straight
+    rows = query(path, "SELECT tick, task FROM llm_calls")
+    tasks = {t for _, t in rows}
+    # every phase that asks: reflection, reactions, a conversation, next actions (and objects' states)
+    assert {"reflection_questions", "react", "utterance", "summarize_conversation", "decompose",
+            "object_state"} <= tasks
+    assert [(tick, task) for tick, task in rows if tick % G] == []
+
+
+def test_a_reaction_weighs_what_was_seen_since_the_last_grid_tick(straight):
+    path, _ = straight
+    reader = open_reader(path)
+    try:
+        seen_before_the_grid = 0
+        reacts = reader.calls(task="react", limit=None)
+        assert reacts
+        for call in reacts:
+            prompt = reader.call_detail(call.id)["prompt"]
+            sightings = query(path, "SELECT tick, text FROM events WHERE kind = 'perceived' AND agent = ? "
+                                    "AND tick > ? AND tick <= ?", call.agent, call.tick - G, call.tick)
+            weighed = [tick for tick, text in sightings
+                       if f'notices: "{text.split(" sees: ", 1)[1]}"' in prompt]
+            assert weighed, (call.tick, call.agent)  # a sighting of this stretch, not an older one
+            seen_before_the_grid += all(tick < call.tick for tick in weighed)
+        assert seen_before_the_grid  # seen between grid ticks, weighed at the next
+    finally:
+        reader.close()
+
+
+def test_a_run_stopped_between_grid_ticks_resumes_to_the_same_save(straight, tmp_path):
+    _, want = straight
+    world = load_world(TINY)
+    path = tmp_path / "stopped.sqlite"
+    sim = create(world, path, ScriptedBackend(world.seed), sets=SETS)
+    try:  # stopped off the grid, after an agent's actions began, with a sighting not yet weighed
+        while not (sim.tick % G and sim.now >= world.start + timedelta(hours=4)
+                   and any(a.sighted for a in sim.agents)):
+            sim.step()
+    finally:
+        sim.close()
+    again = resume(path, ScriptedBackend(world.seed))
+    try:
+        assert again.tick % G and any(a.sighted for a in again.agents)
+        again.run_until(world.start + timedelta(hours=HOURS))
+        assert again.save.digest() == want
+    finally:
+        again.close()
+
+
+def _hour(path: Path, server: PromptServer, concurrency: int) -> str:
+    world = load_world(TINY)
+    opts = BackendOptions(base_url=server.url, concurrency=concurrency, timeout=30, retries=0)
+    sim = create(world, path, make_backend("openai", world.seed, opts),
+                 fallback=make_fallback("openai", world.seed, opts), sets=SETS)
+    try:
+        sim.run_until(sim.now + timedelta(hours=1))
+        return sim.save.digest()
+    finally:
+        sim.close()
+
+
+def test_a_grid_run_has_the_same_digest_at_concurrency_1_and_4(tmp_path):
+    digests = []
+    for c in (1, 4):
+        with PromptServer(latency=0.005) as server:
+            digests.append(_hour(tmp_path / f"c{c}.sqlite", server, c))
+        assert not [t for (t,) in query(tmp_path / f"c{c}.sqlite", "SELECT tick FROM llm_calls") if t % G]
+    assert digests[0] == digests[1]
