@@ -16,6 +16,7 @@ from civic_saves import CHEST, CivicHand
 from helpers import ROOT, TINY, cli
 from smalltown.eval import EvalError
 from smalltown.eval.civics import civic_roles, mean_ci, measure_civics, read_civics, t95
+from smalltown.eval.matrix import gather, matrix_doc
 from smalltown.eval.measures import MEASURES
 from smalltown.store.save import open_reader
 
@@ -198,3 +199,11 @@ def test_the_matrix_civics_measure(tmp_path):
     assert m["figures"]["voted rate"] == 10 and m["figures"]["compliance after"] == pytest.approx(0.5)
     assert m["figures"]["compliance before"] == pytest.approx(statistics.mean([1 / 3, 1 / 4, 1 / 2, 0, 1 / 2]))
     assert [x for x, _ in m["series"]["compliance"]] == [1, 2] and m["axes"]["compliance"][0] == "tax season"
+    # the matrix plots it: a line per condition over tax seasons
+    runs = {"anti": {1: {"measures": {"civics": m}}}, "frozen": {1: {"measures": {"civics": {
+        **m, "series": {"compliance": [(1, 0.2), (2, 0.2)]}}}}}}
+    doc = matrix_doc({"world": "w", "until": "+20h", "backend": "scripted", "seeds": [1], "runs": runs,
+                      "conditions": {"anti": {}, "frozen": {}}, "measures": {"civics": MEASURES["civics"].about},
+                      "gathered": gather(runs)})
+    (svg,) = [b[2] for b in doc.blocks if b[0] == "figure"]
+    assert "tax season" in svg and svg.count("<path") == 2 and "frozen" in svg
