@@ -1,6 +1,7 @@
-"""`smalltown eval civics` (issue 17): the town's civic measures. `--roles SAVE [SAVE...]`: the
-roles that emerged (eval/roles.py), saves side by side (with/without social modules x seeds).
-Read only: a save is opened read-only and never changed."""
+"""`smalltown eval civics SAVE [SAVE...]` (issue 17): the town's civic measures — tax compliance per
+season, before and after the vote, the rate voted, amendments, votes and stances (eval/civics.py);
+saves side by side. `--roles`: the roles that emerged instead (eval/roles.py), saves side by side
+(with/without social modules x seeds). Read only: a save is opened read-only and never changed."""
 
 from __future__ import annotations
 
@@ -14,23 +15,74 @@ from smalltown.eval import EvalError
 
 
 def add_parser(esub: argparse._SubParsersAction) -> None:
-    cv = esub.add_parser("civics", help="civic measures (issue 17): with --roles, the roles that emerged from "
-                                        "the agents' goals, saves side by side")
-    cv.add_argument("--roles", nargs="+", metavar="SAVE", required=True,
-                    help="saves to measure roles in: distinct roles, entropy, persistence, role × action")
+    cv = esub.add_parser("civics", help="civic measures (issue 17): tax compliance per season before and after "
+                                        "the vote, the rate voted, amendments, votes and stances; with --roles, "
+                                        "the roles that emerged; saves side by side")
+    cv.add_argument("saves", nargs="+", metavar="SAVE", help="the saves to measure (several: side by side)")
+    cv.add_argument("--roles", action="store_true",
+                    help="measure roles instead: distinct roles, entropy, persistence, role × action")
     cv.add_argument("--out", metavar="DIR", help="write report.html, report.md (plots in plots/) and report.json here")
     cv.add_argument("--json", action="store_true", help="print the measures as JSON")
 
 
+def _labels(saves: list[str]) -> list[str]:
+    labels = [Path(x).stem for x in saves]
+    return labels if len(set(labels)) == len(labels) else [f"{i + 1}" for i in range(len(labels))]
+
+
 def civics(args: argparse.Namespace, cli: ModuleType) -> int:
+    for save in args.saves:
+        if not Path(save).is_file():
+            raise EvalError(f"{save}: no such save")
+    return roles(args, cli) if args.roles else taxes(args, cli)
+
+
+def taxes(args: argparse.Namespace, cli: ModuleType) -> int:
+    from smalltown.eval.civics import measure_civics, read_civics
+    from smalltown.eval.civics_report import civics_doc
+    from smalltown.store.save import open_reader
+
+    results = []
+    for save in args.saves:
+        reader = open_reader(save)
+        try:
+            results.append({"save": str(save), **measure_civics(read_civics(reader, str(save)))})
+        finally:
+            reader.close()
+    labels = _labels(args.saves)
+    out = results[0] if len(results) == 1 else {"saves": dict(zip(labels, results))}
+    return cli._emit(out, civics_doc(results, labels), args, lambda c, _r: show_civics(c, results, labels))
+
+
+def show_civics(c, results: list[dict], labels: list[str]) -> None:
+    from smalltown.eval.civics_report import headline, label
+
+    _show(c, f"{results[0]['world']}: civics", [dict(headline(r)) for r in results],
+          [f"{lb} ({label(r)})" for lb, r in zip(labels, results)])
+
+
+def _show(c, title: str, heads: list[dict], columns: list[str]) -> None:
+    from rich.table import Table
+
+    from smalltown.shown import shown_text
+
+    t = Table(title=shown_text(title), show_lines=True)
+    t.add_column("measure", style="bold")
+    for col in columns:
+        t.add_column(shown_text(col))
+    for m in dict.fromkeys(m for h in heads for m in h):
+        t.add_row(shown_text(m), *(shown_text(h.get(m, "")) for h in heads))
+    c.print(t)
+    sys.stdout.flush()
+
+
+def roles(args: argparse.Namespace, cli: ModuleType) -> int:
     from smalltown.eval.roles import measure_roles, read_roles
     from smalltown.eval.roles_report import roles_doc
     from smalltown.store.reader import Reader
 
     results = []
-    for save in args.roles:
-        if not Path(save).is_file():
-            raise EvalError(f"{save}: no such save")
+    for save in args.saves:
         conn = sqlite3.connect(f"file:{Path(save).resolve()}?mode=ro", uri=True)
         try:
             results.append({"save": str(save), **measure_roles(read_roles(Reader(conn)))})
@@ -38,25 +90,13 @@ def civics(args: argparse.Namespace, cli: ModuleType) -> int:
             raise EvalError(f"{save}: not a save with roles to read ({e})") from None
         finally:
             conn.close()
-    labels = [Path(x).stem for x in args.roles]
-    if len(set(labels)) < len(labels):
-        labels = [f"{i + 1}" for i in range(len(labels))]
+    labels = _labels(args.saves)
     out = results[0] if len(results) == 1 else {"saves": dict(zip(labels, results))}
     return cli._emit(out, roles_doc(results, labels), args, lambda c, _r: show_roles(c, results, labels))
 
 
 def show_roles(c, results: list[dict], labels: list[str]) -> None:
-    from rich.table import Table
-
     from smalltown.eval.roles_report import headline, label
-    from smalltown.shown import shown_text
 
-    heads = [dict(headline(r)) for r in results]
-    t = Table(title=shown_text(f"{results[0]['world']}: roles"), show_lines=True)
-    t.add_column("measure", style="bold")
-    for lb, r in zip(labels, results):
-        t.add_column(shown_text(f"{lb} ({label(r)})"))
-    for m in dict.fromkeys(m for h in heads for m in h):
-        t.add_row(shown_text(m), *(shown_text(h.get(m, "")) for h in heads))
-    c.print(t)
-    sys.stdout.flush()
+    _show(c, f"{results[0]['world']}: roles", [dict(headline(r)) for r in results],
+          [f"{lb} ({label(r)})" for lb, r in zip(labels, results)])

@@ -136,3 +136,21 @@ def feeling_curve(start: datetime, end: datetime, feelings: list[tuple[datetime,
             out.append((h, sum(held.values()) / len(held)))
     return out
 
+
+
+@register("civics", "tax compliance (items deposited / items held at a season's start, mean over constituents) "
+                    "before and after the new constitution, the rate voted; compliance per tax season (eval civics)")
+def civics_measure(save: Path, ctx: Context | None = None) -> Measured:
+    from smalltown.eval.civics import measure_civics, read_civics
+    from smalltown.store.save import open_reader
+
+    reader = open_reader(save)
+    try:
+        r = measure_civics(read_civics(reader, str(save)))
+    finally:
+        reader.close()
+    return {"figures": {"compliance before": r["before"]["mean"], "compliance after": r["after"]["mean"],
+                        "voted rate": r["voted_rate"], "tax seasons": float(len(r["seasons"]))},
+            "series": {"compliance": [(p["season"], p["compliance"]["mean"]) for p in r["seasons"]
+                                      if p["compliance"]["mean"] is not None]},
+            "axes": {"compliance": ["tax season", "share of holdings deposited (mean over constituents)"]}}

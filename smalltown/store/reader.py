@@ -373,6 +373,10 @@ class Reader:
         `limit`); see store/conversations.py."""
         return _conversations.read_conversations(self.conn, until, since, agent, limit)
 
+    def conversation(self, cid: int) -> Conversation | None:
+        """One conversation by its id (a said or stance event's data names it)."""
+        return _conversations.conversation(self.conn, cid)
+
     def conversation_mark(self) -> int:
         """Grows when a conversation is saved: compared to know whether to read them again."""
         return _conversations.conversation_mark(self.conn)
