@@ -237,7 +237,7 @@ def any_task(draw) -> Task:
         needs = draw(st.lists(st.sampled_from(["food", "company", "tools", "safety", "water"]), unique=True, max_size=4))
         others = st.builds(Other, name=st.sampled_from(NAMES), activity=texts, need=st.sampled_from(["", *needs]))
         return SocialGoal(**c, community_goal=draw(st.just("") | texts), needs=needs, goal=draw(st.just("") | texts),
-                          others=draw(st.lists(others, max_size=4)))
+                          others=draw(st.lists(others, max_size=4)), goal_need=draw(st.sampled_from(["", *needs])))
     if name == "rate_person":  # (issue 16, eval social) from traits, or from an observer's view
         traits = draw(st.just("") | st.sampled_from(["warm, shy", "blunt, talkative", "calm"]) | texts)
         return RatePerson(**c, other=draw(st.sampled_from(NAMES)), quality=draw(st.sampled_from(["likeable", "outgoing"])),

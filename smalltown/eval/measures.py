@@ -154,3 +154,24 @@ def civics_measure(save: Path, ctx: Context | None = None) -> Measured:
             "series": {"compliance": [(p["season"], p["compliance"]["mean"]) for p in r["seasons"]
                                       if p["compliance"]["mean"] is not None]},
             "axes": {"compliance": ["tax season", "share of holdings deposited (mean over constituents)"]}}
+
+
+@register("roles", "roles that emerge (Sid 5.1): distinct roles K, normalised entropy, persistence, mean "
+                   "run length; distinct roles held by game hour (as eval civics --roles)")
+def roles_measure(save: Path, ctx: Context | None = None) -> Measured:
+    from smalltown.eval.roles import distinct_by_hour, measure_roles, read_roles
+    from smalltown.sim.open import saved_at
+    from smalltown.store.save import open_reader
+
+    _tick, _now, start = saved_at(save)
+    reader = open_reader(save)
+    try:
+        s = read_roles(reader)
+    finally:
+        reader.close()
+    r = measure_roles(s)
+    return {"figures": {"roles K": float(r["roles"]), "entropy (normalised)": r["entropy_normalised"],
+                        "persistence": r["persistence"], "mean run length (hours)": r["run_hours"],
+                        "role changes": float(r["changes"])},
+            "series": {"distinct roles": [(float(h), float(k)) for h, k in distinct_by_hour(s.changes, start, s.end)]},
+            "axes": {"distinct roles": ["game hours", "distinct roles held at the hour's end"]}}

@@ -12,7 +12,7 @@ or the save's end. Over the agent-hours so held (from each agent's first role on
 - role x action: counts of the actions each role did (an action counted under the role its
   agent held when it began it; actions before an agent's first role are left out).
 Actions come from `actions` (the one place a save's actions are read: activities begun, the
-"started" events; more kinds of action, e.g. an economy's ledger, go there)."""
+"started" events, and with an economy its ledger's ops, e.g. "gather wheat", "craft bread")."""
 
 from __future__ import annotations
 
@@ -20,8 +20,6 @@ import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Iterator
-
 from smalltown.config import Settings
 from smalltown.store.reader import Reader
 from smalltown.store.schema import TIME_FMT
@@ -41,15 +39,32 @@ class RoleSave:
     settings: dict  # the run's architecture and module switches that matter here
     changes: list[Change]
     actions: list[Act]
+    ops: tuple[str, ...] = ()  # the actions that are the economy's ops (ledger_actions' labels)
 
 
-def actions(reader: Reader) -> Iterator[Act]:
-    """A save's actions, oldest first: each activity an agent began (sleep left out). The seam
-    for other kinds of action (an economy's gather/craft/give/trade/deposit, from its ledger)."""
+LEDGER_ACTS = ("gather", "craft", "give", "trade", "deposit", "tax")  # (craft_in: the inputs a craft used up)
+
+
+def ledger_actions(reader: Reader) -> list[Act]:
+    """The economy's ops in the save's ledger, oldest first, as "<kind> <item>", the agent's (the
+    giver's, or for what is made from nothing the taker's); a trade counts for both its sides."""
+    agents, out = set(reader.agent_names()), []
+    for _id, _tick, time, kind, giver, taker, item, _qty, _note in reader.ledger():
+        who = giver if giver in agents else taker
+        if kind in LEDGER_ACTS and who in agents:
+            out.append((who, datetime.strptime(time, TIME_FMT), f"{kind} {item}"))
+    return out
+
+
+def actions(reader: Reader) -> list[Act]:
+    """A save's actions, oldest first: each activity an agent began (sleep left out), and with an
+    economy each op of its ledger (`ledger_actions`)."""
+    out = []
     for e in reader.events(kinds=("started",)):
         activity = str(e.data.get("activity", ""))
         if e.agent and activity and activity != SLEEPING:
-            yield e.agent, datetime.strptime(e.time, TIME_FMT), activity
+            out.append((e.agent, datetime.strptime(e.time, TIME_FMT), activity))
+    return sorted(out + ledger_actions(reader), key=lambda a: a[1])  # (stable: a tick's activities first)
 
 
 def read_roles(reader: Reader) -> RoleSave:
@@ -57,12 +72,13 @@ def read_roles(reader: Reader) -> RoleSave:
     changes = [(datetime.strptime(e.time, TIME_FMT), e.agent, str(e.data.get("role", "")))
                for e in reader.events(kinds=("role",)) if e.agent]
     end = datetime.strptime(reader.meta("game_time"), TIME_FMT)
-    acts = list(actions(reader))
+    acts = actions(reader)
+    ops = tuple(sorted({a for _, _, a in ledger_actions(reader)}))
     start = min([t for t, _, _ in changes] + [t for _, t, _ in acts] + [end])  # (the first thing done)
     return RoleSave(str(reader.meta("world") or ""), reader.agent_names(), start, end,
                     {"architecture": settings.architecture, "social_awareness": settings.social_awareness,
                      "goal_generation": settings.goal_generation, "roles": settings.roles},
-                    changes, acts)
+                    changes, acts, ops)
 
 
 def runs(changes: list[Change], end: datetime) -> dict[str, list[tuple[datetime, datetime, str]]]:
@@ -131,4 +147,20 @@ def measure(changes: list[Change], acts: list[Act], end: datetime) -> dict:
 
 def measure_roles(s: RoleSave) -> dict:
     return {"world": s.world, "agents": len(s.agents), "start": s.start.strftime(TIME_FMT),
-            "end": s.end.strftime(TIME_FMT), **s.settings, **measure(s.changes, s.actions, s.end)}
+            "end": s.end.strftime(TIME_FMT), **s.settings, **measure(s.changes, s.actions, s.end), "ops": list(s.ops)}
+
+
+def distinct_by_hour(changes: list[Change], start: datetime, end: datetime) -> list[tuple[int, int]]:
+    """At the end of each game hour from `start` (1 = the first), how many distinct roles are
+    held then (each agent's latest change by then)."""
+    held: dict[str, str] = {}
+    ordered = sorted(changes)
+    out, i = [], 0
+    hours = int(-(-(end - start).total_seconds() // 3600))
+    for h in range(1, hours + 1):
+        cut = start + h * HOUR
+        while i < len(ordered) and ordered[i][0] <= cut:
+            held[ordered[i][1]] = ordered[i][2]
+            i += 1
+        out.append((h, len(set(held.values()))))
+    return out

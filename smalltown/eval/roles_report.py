@@ -100,4 +100,8 @@ def roles_doc(results: list[dict], labels: list[str]) -> Doc:
             continue
         doc.table(["role", *cols, "all actions"],
                   [[role, *(row.get(a, 0) for a in cols), sum(row.values())] for role, row in r["matrix"].items()])
+        ops = sorted((a for a in r.get("ops", []) if a in totals), key=lambda a: (-totals[a], a))[:ACTIONS_SHOWN]
+        if ops:
+            doc.para("The economy's ops (from the ledger) by role:")
+            doc.table(["role", *ops], [[role, *(row.get(a, 0) for a in ops)] for role, row in r["matrix"].items()])
     return doc

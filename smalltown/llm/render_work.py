@@ -5,7 +5,7 @@ in render's tables, which render.py imports this module to fill."""
 from __future__ import annotations
 
 from smalltown.llm import tasks as T
-from smalltown.llm.render import EXAMPLES, NONE, _EXTRA, _decompose, quote
+from smalltown.llm.render import EXAMPLES, NONE, _EXTRA, _decompose, _social_goal, quote
 
 
 def _decompose_economy(t: T.EconomyDecompose) -> dict[str, str]:
@@ -32,3 +32,15 @@ def _infer_role(t: T.InferRole) -> dict[str, str]:
 
 _EXTRA["infer_role"] = _infer_role
 EXAMPLES["infer_role"] = {"role": "farmer"}
+
+
+def _social_goal_need(t: T.SocialGoal) -> dict[str, str]:
+    """The goal question, its current subgoal followed by the need it serves when it has one (a
+    goal without a need, or a world that declares none, reads as before)."""
+    v = _social_goal(t)
+    if t.goal and t.goal_need:
+        v["goal"] += f" (for the community's {quote(t.goal_need)})"
+    return v
+
+
+_EXTRA["social_goal"] = _social_goal_need

@@ -53,7 +53,7 @@ def question(mind: "Mind", now: datetime, needs: tuple[str, ...], others: list[O
     """The goal question, its inputs fixed now (the clock restarts when it is asked)."""
     mind.state.goal_asked = now
     return SocialGoal(persona=mind.persona, now=now, community_goal=mind.spec.community_goal, needs=list(needs),
-                      goal=mind.state.goal, others=others)
+                      goal=mind.state.goal, others=others, goal_need=mind.state.goal_need if mind.state.goal else "")
 
 
 def apply(mind: "Mind", out: SocialGoalOut, now: datetime) -> bool:

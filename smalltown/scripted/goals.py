@@ -1,8 +1,19 @@
-"""The stand-in's social goal (issue 16): the community's need least served by the goals of the
-others the person knows of (their typed `need`), ties broken by the person's traits through a
-small lexicon, then by a seeded hash. Reads typed inputs and world text (traits, needs) only."""
+"""The stand-in's social goal (issues 16-17): what a model plausibly answers from the question's
+typed inputs (docs/architecture.md "Roles: the stand-in's goal choice"). Reads typed inputs and
+world text (traits, needs) only, never the goal's text.
+
+- Others known (their typed `need`): keep the current goal's need (`goal_need`), which others rely
+  on, unless at least KEEP_MARGIN more of them work toward it than toward the least-served need;
+  else pick among the least-served needs (hysteresis: no hourly churn).
+- None known: a model's own preference over the listed needs (earlier-listed likelier, by
+  POSITION_DECAY; a need the traits lean to, by TRAIT_BOOST) and its previous goal, shown to it,
+  continued with probability CONTINUE; the draws are sampling noise per question, seeded by the
+  person and the question's time (not the day).
+The same preference and noise break ties among the least-served needs when others are known."""
 
 from __future__ import annotations
+
+from datetime import datetime
 
 from smalltown.llm.tasks import SocialGoal, SocialGoalOut
 from smalltown.scripted.words import clip
@@ -10,6 +21,11 @@ from smalltown.seeded import stable_int
 
 # needs a town commonly has, when its world declares none: what a goal is drawn from then
 COMMON_NEEDS = ("company", "food", "knowledge", "tidiness", "safety", "tools")
+
+KEEP_MARGIN = 2  # others known: the own need is left when this many more serve it than the least-served
+CONTINUE = 0.75  # none known: the chance the previous goal's need, shown, is continued
+POSITION_DECAY = 0.5  # none known: each later-listed need half as likely as the one before it
+TRAIT_BOOST = 3.0  # a need a trait word leans to is this much likelier (per word)
 
 # trait words -> the needs such a person leans to (world text read through a lexicon)
 TRAIT_NEEDS: dict[str, tuple[str, ...]] = {
@@ -42,15 +58,44 @@ def _leaning(traits: str) -> dict[str, int]:
     return out
 
 
-def social_goal(seed: int, task: SocialGoal) -> SocialGoalOut:
-    candidates = list(task.needs) or list(COMMON_NEEDS)
-    covered = {n: 0 for n in candidates}
-    for o in task.others:
-        if o.need in covered:
-            covered[o.need] += 1
+def draw(seed: int, name: str, what: str, now: datetime) -> float:
+    """A seeded draw in [0, 1): one question's sampling noise (the person and the question's time)."""
+    return stable_int(seed, name, what, now.isoformat()) / 2.0 ** 64
+
+
+def preferred(seed: int, task: SocialGoal, candidates: list[str]) -> str:
+    """One need drawn from `candidates` by the model's own preference: the i-th listed of the
+    community's needs weighs POSITION_DECAY ** i, times TRAIT_BOOST per trait word leaning to it."""
+    order = list(task.needs) or list(COMMON_NEEDS)
     lean = _leaning(task.persona.traits)
-    day = task.now.date().isoformat()
-    need = min(candidates, key=lambda n: (covered[n], -lean.get(n.lower(), 0),
-                                          stable_int(seed, task.persona.name, n, day)))
+    weights = [POSITION_DECAY ** order.index(n) * TRAIT_BOOST ** lean.get(n.lower(), 0) for n in candidates]
+    u = draw(seed, task.persona.name, "need", task.now) * sum(weights)
+    for need, w in zip(candidates, weights):
+        if u < w:
+            return need
+        u -= w
+    return candidates[-1]
+
+
+def choose(seed: int, task: SocialGoal) -> str:
+    """The need the new subgoal serves (the rules above)."""
+    candidates = list(task.needs) or list(COMMON_NEEDS)
+    mine = task.goal_need if task.goal_need in candidates else ""  # (the mind sends it only with a goal)
+    if any(o.need for o in task.others):
+        covered = {n: 0 for n in candidates}
+        for o in task.others:
+            if o.need in covered:
+                covered[o.need] += 1
+        least = min(covered.values())
+        if mine and covered[mine] - least < KEEP_MARGIN:
+            return mine
+        return preferred(seed, task, [n for n in candidates if covered[n] == least])
+    if mine and draw(seed, task.persona.name, "continue", task.now) < CONTINUE:
+        return mine
+    return preferred(seed, task, candidates)
+
+
+def social_goal(seed: int, task: SocialGoal) -> SocialGoalOut:
+    need = choose(seed, task)
     text = PHRASES.get(need.lower(), f"do something for the community's {need}")
     return SocialGoalOut(goal=clip(text, 120), need=need if task.needs else "")

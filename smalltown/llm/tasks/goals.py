@@ -8,7 +8,7 @@ from typing import ClassVar
 
 from pydantic import Field
 
-from smalltown.llm.tasks.base import Output, Task, _Data, _enum
+from smalltown.llm.tasks.base import Output, Quiet, Task, _Data, _enum
 
 GOAL_MAX = 120
 
@@ -27,7 +27,7 @@ class SocialGoalOut(Output):
     need: str = Field(default="", max_length=30, description="which of the community's needs it serves")
 
 
-class SocialGoal(Task):
+class SocialGoal(Quiet, Task):
     """Sid's social goal: one subgoal aligned with the community's goal, for this person now."""
 
     name: ClassVar[str] = "social_goal"
@@ -36,6 +36,8 @@ class SocialGoal(Task):
     needs: list[str] = []  # the community's needs, as the world declares them
     goal: str = ""  # the person's current subgoal ("" = none yet)
     others: list[Other] = []
+    goal_need: str = ""  # the need the current subgoal serves (issue 17; left out while "")
+    quiet: ClassVar[tuple[str, ...]] = ("goal_need",)
 
     def schema(self) -> dict:
         return _enum(super().schema(), ("properties", "need"), self.needs) if self.needs else super().schema()
