@@ -37,6 +37,7 @@ class Checkpointer:
         self._wake = threading.Event()
         self._done = threading.Condition()
         self.passes = 0
+        self._folding = False  # a pass under way
         self._closing = False
         self._thread = threading.Thread(target=self._run, name="save-checkpoint", daemon=True)
         self._thread.start()
@@ -51,9 +52,9 @@ class Checkpointer:
         """Ask for a pass now and wait until one has ended (whatever was committed is then in the
         file, unless a reader held it back)."""
         with self._done:
-            passes = self.passes
+            until = self.passes + (2 if self._folding else 1)  # (one under way may predate the ask)
             self._wake.set()
-            self._done.wait_for(lambda: self.passes > passes or not self._thread.is_alive())
+            self._done.wait_for(lambda: self.passes >= until or not self._thread.is_alive())
 
     def close(self) -> None:
         self._closing = True
@@ -70,10 +71,11 @@ class Checkpointer:
             conn.execute("PRAGMA synchronous=NORMAL")  # (a checkpoint syncs as its connection says)
             while True:
                 self._wake.wait()
+                self._wake.clear()  # (before reading: a commit asking meanwhile asks again)
                 asked = self._asked
-                self._wake.clear()
                 if self._closing:
                     return
+                self._folding = True
                 self._fold(conn, asked)
         finally:
             conn.close()
@@ -91,6 +93,7 @@ class Checkpointer:
             self._log = log
         with self._done:
             self.passes += 1
+            self._folding = False
             self._done.notify_all()
 
 
