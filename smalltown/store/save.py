@@ -18,6 +18,7 @@ from smalltown.store import calls as _calls
 from smalltown.store import conversations as _conversations
 from smalltown.store import plans as _plans
 from smalltown.store import writer
+from smalltown.store.checkpoint import Checkpointer, for_writer
 from smalltown.store.checks import check_contents, check_header, check_rows, is_save
 from smalltown.store.conversations import Conversation
 from smalltown.store.copy import Aside, take_lock
@@ -44,6 +45,9 @@ class Save:
     # (Aside) until it is published at its path.
     _lock: WriterLock | None = None
     _aside: Aside | None = None
+    # the thread that checkpoints this writer's log (store/checkpoint.py), from its first commit
+    # (False: none, the save is in memory)
+    _checkpointer: Checkpointer | bool | None = None
 
     def __init__(self, conn: sqlite3.Connection, path: Path):
         self.conn = conn
@@ -84,6 +88,7 @@ class Save:
         """Put a new save (built aside by `create`) at its path, whole; it stays open there."""
         if self._aside is None:
             return
+        self._stop_checkpointer()
         # Closed, its write-ahead log is folded into the file (Aside.place checks it was): the file
         # alone is the save, still in WAL mode, so opening it at its path never writes its header
         # (a change of journal mode killed half-way would leave a journal a reader cannot undo).
@@ -217,6 +222,7 @@ class Save:
 
     def close(self) -> None:
         """Close it and let go of its writer lock; a new save never published is removed."""
+        self._stop_checkpointer()
         self.conn.close()
         if self._aside is not None:
             self._aside.close()
@@ -267,7 +273,16 @@ class Save:
             ids = writer.write(self.conn, changes)
             if snapshot:
                 self._write_snapshot(changes.tick, changes.time)
+        if self._checkpointer is None:
+            self._checkpointer = for_writer(self.conn)
+        if self._checkpointer:
+            self._checkpointer.committed()
         return ids
+
+    def _stop_checkpointer(self) -> None:
+        if self._checkpointer:
+            self._checkpointer.close()
+        self._checkpointer = None
 
     # --- reading ------------------------------------------------------------------------------
 
