@@ -25,6 +25,7 @@ from smalltown.sim.agent import Agent
 from smalltown.sim.changes import Changes
 from smalltown.sim.crowd import Crowd
 from smalltown.sim.economy import Economy
+from smalltown.sim.civics import Civics
 from smalltown.sim.encounters import Encounters
 from smalltown.store.records import Event
 from smalltown.sim.movement import Movement
@@ -94,6 +95,9 @@ class Simulation:
             if settings.goal_generation or settings.slow_reflection else None
         # a world's economy (its [economy]): holdings and the ledger, the ops applied as actions end
         self.economy = Economy(world) if world.economy else None
+        # a world's civics (its [civics]): the constitution, tax seasons, the vote (sim/civics.py)
+        self.civics = Civics(world, settings, self.crowd, self.agents, self.economy, self.movement) \
+            if world.civics and self.economy else None
 
     def _record_call(self, rec: CallRecord) -> None:
         job = self.slow.later.current() if self.slow else None
@@ -183,6 +187,8 @@ class Simulation:
                 agent.mind.observe(seen[agent.name], now, self.objects)
         if self.economy:  # the ops of actions that have ended, before anyone thinks of the next
             self.economy.settle(self.agents, self._by_name, now, changes)
+        if self.civics:  # the constitution's phases and tax seasons due now
+            self.civics.step(now, changes)
         if self.slow:
             self.slow.step(self.tick, now, changes, self._calls)
         due = [a for a in self.agents if a.mind.should_reflect()]
