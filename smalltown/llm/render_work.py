@@ -56,7 +56,7 @@ def _amendments_listed(amendments: list) -> str:
 
 
 def _feedback(t: T.Amendments) -> dict[str, str]:
-    return {"feedback_part": "\n".join(f"- {f.who} (wants {f.rate}%): {quote(f.text)}" for f in t.feedback) or NONE}
+    return {"feedback_part": "\n".join(f"- {quote(f.who)} (wants {f.rate}%): {quote(f.text)}" for f in t.feedback) or NONE}
 
 
 def _holdings(t: T.PayTax) -> dict[str, str]:

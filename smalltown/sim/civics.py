@@ -1,5 +1,5 @@
 """Civics (issue 17; Project Sid §5.2 and Appendix D): a constitution in force, tax seasons, the
-constituents' feedback, the election manager's amendments, a vote, the engine's tally, and the
+constituents' feedback, the manager of the vote's amendments, a vote, the engine's tally, and the
 revised constitution in force, on the game clock from the run's start.
 
 The timeline is the world's `[civics.timeline]` in Sid's seconds times `civics_scale` game seconds.
@@ -10,7 +10,7 @@ constitution in force, the feedback, the amendments, the tally's draft, the stan
 taxes. Tax seasons (sim/civics_tax.py) are asked and paid through the economy's ledger.
 
 Events (the shapes `eval civics` reads): constitution, season, tax_due, tax_paid, feedback,
-proposal, vote, tally, stance. The election manager stays home and only does the civic tasks."""
+proposal, vote, tally, stance. The manager of the vote stays home and only does the civic tasks."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ KINDS = ("constitution", "season", "tax_due", "tax_paid", "feedback", "proposal"
 QUERY = "the constitution and the tax"  # what is retrieved before a civic question
 K = 5  # records retrieved
 NOTICE = 7  # importance of the world's notices (no call to rate them)
-HOME_MINUTES = 60  # the election manager's stay at home, renewed as it ends
+HOME_MINUTES = 60  # the manager of the vote's stay at home, renewed as it ends
 
 
 def put(changes: Changes, agent: str | None, kind: str, shown: str, **data: object) -> None:
@@ -88,7 +88,7 @@ class Civics:
         return self.world.start + timedelta(seconds=sid_seconds * self.settings.civics_scale)
 
     def constituents(self) -> list[Agent]:
-        """Everyone but the election manager (influencers included)."""
+        """Everyone but the manager of the vote (influencers included)."""
         return [a for a in self.agents if a.name != self.spec.manager]
 
     def side_of(self, name: str) -> str:
@@ -96,6 +96,16 @@ class Civics:
 
     def stance_text(self, name: str) -> str:
         return self.spec.stance(self.side) if self.side_of(name) else ""
+
+    def view(self, me: str, other: str) -> tuple[int, int | None, str]:
+        """Mind.civic: the rate in force, `me`'s stance, `other`'s side (read only, at a talk's end)."""
+        return self.rate, self.stances.get(me), self.side_of(other)
+
+    def heard(self, changes: Changes) -> None:
+        """The stances this tick's talks formed (their "stance" events)."""
+        for e in changes.events:
+            if e.kind == "stance" and e.agent:
+                self.stances[e.agent] = e.data["value"]
 
     def memories(self, agent: Agent, now: datetime) -> list[Record]:
         return agent.mind.retrieve(QUERY, now, K, purpose="civics")
@@ -123,7 +133,7 @@ class Civics:
                      version=version, rate=rate, text=text, in_force=now.strftime(TIME_FMT))
 
     def _stay_home(self, now: datetime, changes: Changes) -> None:
-        """Sid's election manager takes no actions: it keeps to its home, doing the civic tasks."""
+        """Sid's manager of the vote takes no actions: it keeps to its home, doing the civic tasks."""
         agent = next((a for a in self.agents if a.name == self.spec.manager), None)
         if agent is None or not agent.mind.due(now):
             return
@@ -131,7 +141,7 @@ class Civics:
         address = next((o for o in self.world.objects if o.split(":")[0] == home), None)
         if address is None:
             return
-        action = agent.mind.start("keep the town's election records", address, now,
+        action = agent.mind.start("keep the town's vote records", address, now,
                                   now + timedelta(minutes=HOME_MINUTES))
         self.movement.start(agent, action, True, changes)
         changes.changed.add(agent.name)
@@ -139,7 +149,7 @@ class Civics:
     def _feedback(self, now: datetime, changes: Changes) -> None:
         people = self.constituents()
         for agent in people:
-            self.notice(agent, "The election manager asks everyone for feedback on the constitution.", now, changes)
+            self.notice(agent, "The manager of the vote asks everyone for feedback on the constitution.", now, changes)
         outs = self.crowd.each(people, lambda a: a.mind.ask(ConstitutionFeedback(
             persona=a.mind.persona, now=now, constitution=self.text, rate=self.rate, memories=self.memories(a, now),
             stance=self.stances.get(a.name), stance_text=self.stance_text(a.name), side=self.side_of(a.name))))

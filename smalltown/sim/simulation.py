@@ -130,6 +130,8 @@ class Simulation:
         self._by_name[agent.name] = agent
         if self.economy:
             agent.mind.market = self.economy.market(agent, self.agents)
+        if self.civics:
+            agent.mind.civic = self.civics.view
 
     def stop(self) -> None:
         """End the tick in flight now, even mid-answer, and every later one (they raise Stopped;
@@ -197,6 +199,8 @@ class Simulation:
                          memories=[m.id for m in insights])
             changes.changed.add(agent.name)
         self.encounters.react(seen, now, changes)
+        if self.civics:  # the stances the talks just formed
+            self.civics.heard(changes)
         due = [a for a in self.agents if a.mind.due(now)]
         for agent, (action, new) in zip(due, self.thinking.next_actions(due, now)):
             self.movement.start(agent, action, new, changes)

@@ -5,7 +5,7 @@ Appendix D), checked with file:line.
     constitution = "..."                     # the text in force at the start (version 1)
     tax_rate = 20                            # percent of what each holds, paid each tax season
     influencers = ["Ann Lee"]                # agents who argue a side (the `influencer_side` setting)
-    election_manager = "Bo Park"             # collects feedback, writes amendments and the new text
+    election_manager = "Kit Ray"             # collects feedback, writes amendments and the new text
     stances = {anti = "...", pro = "..."}    # what an influencer believes and does, per side
     [civics.timeline]                        # optional, in Sid's seconds (scaled by `civics_scale`)
     season_every = 120                       # a tax season starts every 120 s, its window 20 s
@@ -80,7 +80,7 @@ def civics(source: str, doc, lines: TomlLines, agents: list[Persona], problems: 
         elif name in seen:
             problems.append(Problem(source, where, f"influencer {name!r} is named twice"))
         elif name == c.election_manager:
-            problems.append(Problem(source, where, f"{name!r} is the election manager: it cannot be an influencer"))
+            problems.append(Problem(source, where, f"{name!r} is the manager of the vote: it cannot be an influencer"))
         seen.add(name)
     t = c.timeline
     times = [getattr(t, p) for p in PHASES]

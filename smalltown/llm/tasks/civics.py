@@ -66,7 +66,7 @@ class AmendmentsOut(Output):
 
 
 class Amendments(_Civic):
-    """The election manager turns every feedback into 1-5 amendments."""
+    """The manager of the vote turns every feedback into 1-5 amendments."""
 
     name: ClassVar[str] = "amendments"
     output: ClassVar[type[Output]] = AmendmentsOut
@@ -103,7 +103,7 @@ class ReviseOut(Output):
 
 
 class ReviseConstitution(_Civic):
-    """The election manager writes the constitution with the passed amendments in; `new_rate` is
+    """The manager of the vote writes the constitution with the passed amendments in; `new_rate` is
     the rate the engine put in force from the amendments' typed rates (the text should say it)."""
 
     name: ClassVar[str] = "revise_constitution"
