@@ -104,6 +104,12 @@ class Settings:
     # question when the goals window changed, at most every `role_every_minutes` of game time
     roles: bool = False
     role_every_minutes: int = _in(60, 5, 1440)
+    # civics (issue 17, sim/civics.py; worlds with a [civics]): game seconds per Sid second (60: his
+    # 1,200 s run is 20 game hours), which side the influencers argue ("none": plain constituents),
+    # and a frozen constitution (the vote is held and tallied, the text never changes)
+    civics_scale: int = _in(60, 1, 3600)
+    influencer_side: str = field(default="anti", metadata={"choices": ("anti", "pro", "none")})
+    constitution_frozen: bool = False
 
     def __post_init__(self) -> None:
         """Every Settings is whole: each value of its setting's type and inside its range (so an

@@ -8,6 +8,8 @@ from datetime import datetime, timedelta
 from smalltown.llm.tasks.roles import GoalSeen, InferRole
 from smalltown.llm.tasks import Feeling, Other, RatePerson, SocialGoal, SummarizeConversationSocial
 from smalltown.llm.tasks import EconomyDecompose, Holding, Op
+from smalltown.llm.tasks import Amendment, Amendments, ConstitutionFeedback, FeedbackSeen, PayTax, ReviseConstitution, Vote
+from smalltown.llm.tasks.civics import SummarizeConversationCivic, SummarizeConversationSocialCivic
 from smalltown.llm.tasks import (
     TASKS,
     Block,
@@ -184,10 +186,37 @@ def realistic_tasks() -> dict[str, Task]:
         InferRole(persona=ISABELLA, now=NOW, community_goal="make Smallville a friendly place to live",
                   goals=[GoalSeen(goal="bake extra bread to share with the neighbours", need="food"),
                          GoalSeen(goal="bring neighbours together for a chat and a meal", need="company")]),
+        *_civic(transcript),
     ]
     out = {t.name: t for t in tasks}
     assert set(out) == set(TASKS)
     return out
+
+
+CONSTITUTION = ("Every resident pays 20% of what they hold each tax season into the town chest. The chest feeds "
+                "those in need. Amendments are proposed by the election manager and passed by a majority vote.")
+
+
+def _civic(transcript: list) -> list[Task]:
+    """Issue 17's civic questions (llm/tasks/civics.py), as a world with civics asks them."""
+    memories = [rec("Tax season 1 has begun: the constitution asks 20% of what each holds", 60, i=70)]
+    amendments = [Amendment(text="Lower the tax to 10% of what each holds per season.", rate=10),
+                  Amendment(text="The chest's bread goes first to those in need.", rate=None)]
+    civ = dict(constitution=CONSTITUTION, rate=20)
+    summary = dict(persona=KLAUS, now=NOW, other="Isabella Rodriguez", place="Hobbs Cafe: cafe", lines=transcript,
+                   facts=[PARTY], gatherings=[GATHERING], rate=20, stance=15, other_side="anti")
+    return [
+        ConstitutionFeedback(persona=KLAUS, now=NOW, **civ, memories=memories, stance=15),
+        Amendments(persona=ISABELLA, now=NOW, **civ, feedback=[FeedbackSeen(who="Klaus Mueller", rate=10,
+                                                                            text="The tax is too high for students.")]),
+        Vote(persona=KLAUS, now=NOW, **civ, amendments=amendments, memories=memories, stance=15),
+        ReviseConstitution(persona=ISABELLA, now=NOW, **civ, passed=amendments[:1], new_rate=10),
+        PayTax(persona=KLAUS, now=NOW, **civ, memories=memories, season=1,
+               holdings=[Holding(item="coffee", qty=3), Holding(item="book", qty=1)]),
+        SummarizeConversationCivic(**summary),
+        SummarizeConversationSocialCivic(**summary, feeling=Feeling(other="Isabella Rodriguez", sentiment=6),
+                                         other_traits="friendly, outgoing", tones=[]),
+    ]
 
 
 class Spy:

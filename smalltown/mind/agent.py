@@ -48,6 +48,7 @@ class Mind:
         self.facts: dict[str, Record] = {}  # declared fact -> the latest record about it
         # a world with an economy: (the ops feasible in a sector now, the inventory), set by the engine
         self.market: Callable[[str], tuple[list[Op], list[Holding]]] | None = None
+        self.civic: Callable[[str, str], tuple] | None = None  # a world with civics: the tax view a talk's summary asks with
         self.reindex()
 
     # the parts of the state every layer reads

@@ -20,6 +20,7 @@ from smalltown.llm import tasks
 from smalltown.llm.tasks import CommittingUtterance, LastTalk, Record, SummarizeConversation, Utterance
 from smalltown.mind import commitments
 from smalltown.mind import social
+from smalltown.mind import civics
 from smalltown.mind.memory import Memory
 from smalltown.mind.records import record
 from smalltown.mind.state import Action, talking_with
@@ -54,6 +55,7 @@ class Conversation:
     tones: dict[int, str] = field(default_factory=dict, repr=False)
     max_lines: int = 0
     feelings: dict[str, social.Change] = field(default_factory=dict)  # how the talk moved each side's feeling (when on)
+    stances: dict[str, "civics.StanceChange"] = field(default_factory=dict)  # each side's desired tax rate after it
 
     @property
     def minutes(self) -> int:
@@ -193,6 +195,7 @@ class Remembered:
     learned: list[Memory]
     plan_changes: bool
     feeling: social.Change | None = None  # how the talk moved the feeling toward the other (when on)
+    stance: "civics.StanceChange | None" = None  # the desired tax rate it came away with (civics)
 
 
 def settle_memory(conv: Conversation, name: str, got: Remembered) -> None:
@@ -202,6 +205,8 @@ def settle_memory(conv: Conversation, name: str, got: Remembered) -> None:
     conv.plan_changes[name] = got.plan_changes
     if got.feeling is not None:
         conv.feelings[name] = got.feeling
+    if got.stance is not None:
+        conv.stances[name] = got.stance
 
 
 def remember(me: "Mind", other: "Mind", conv: Conversation) -> Remembered:
@@ -214,9 +219,10 @@ def remember(me: "Mind", other: "Mind", conv: Conversation) -> Remembered:
     facts = [me.lore.fact(f) for f in passed if f in me.lore.facts]
     gatherings = [g for f in passed for g in me.lore.announced(f)]
     tones = [t for i, t in sorted(conv.tones.items()) if conv.lines[i].speaker == other.name]
-    out = me.ask(social.summary_task(me, other, SummarizeConversation(
+    task = civics.summary_task(me, other.name, social.summary_task(me, other, SummarizeConversation(
         persona=me.persona, now=now, other=other.name, place=conv.place, lines=lines, facts=facts,
         known_facts=[f for f in passed if f in knew], gatherings=gatherings), tones))
+    out = me.ask(task)
     chat = me.remember("chat", [out.summary.strip()], now, ratings=[out.importance])[0]
     learned = [(x.fact.strip(), x.importance) for x in out.learned if x.fact.strip()]
     learned = [(t, r) for t, r in dict(learned).items() if not me.memory.has(t)]
@@ -226,7 +232,8 @@ def remember(me: "Mind", other: "Mind", conv: Conversation) -> Remembered:
         for f in me.lore.tags(m.description)[1]:
             me.state.heard.setdefault(f, other.name)
     me.state.talks[other.name] = LastTalk(time=now, summary=out.summary.strip())
-    return Remembered(chat, heard, out.plan_changes, social.update(me, other.name, out, now))
+    return Remembered(chat, heard, out.plan_changes, social.update(me, other.name, out, now),
+                      civics.took(task, other.name, out))
 
 
 def carry_on(me: "Mind", other: "Mind", conv: Conversation) -> bool:

@@ -40,6 +40,9 @@ from smalltown.scripted import rate, trade
 from smalltown.scripted import rate
 from smalltown.llm.tasks import InferRole
 from smalltown.scripted import roles
+from smalltown.llm.tasks import Amendments, ConstitutionFeedback, PayTax, ReviseConstitution, Vote
+from smalltown.llm.tasks.civics import SummarizeConversationCivic, SummarizeConversationSocialCivic
+from smalltown.scripted import civics
 from smalltown.scripted import commit, goals, interview, memory, objects, plan, social, steps, talk
 
 
@@ -75,6 +78,14 @@ class ScriptedBackend:
             RatePerson: rate.rate_person,
             EconomyDecompose: lambda t: trade.decompose(t, memory.rate),
             InferRole: roles.infer_role,
+            ConstitutionFeedback: civics.feedback,
+            Amendments: civics.amendments,
+            Vote: civics.vote,
+            ReviseConstitution: civics.revise,
+            PayTax: lambda t: civics.pay_tax(s, t),
+            SummarizeConversationCivic: lambda t: civics.summary(t, talk.summarize(s, t)),
+            SummarizeConversationSocialCivic: lambda t: civics.summary(
+                t, social.summarize_social(t, talk.summarize(s, t))),
         }
 
     def answer(self, task: Task, prompt: str = "") -> Answer:

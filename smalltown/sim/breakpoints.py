@@ -31,12 +31,18 @@ BREAK_KINDS: dict[str, str] = {
     "gather": "gathers an item", "craft": "crafts an item", "give": "gives an item", "trade": "trades",
     "deposit": "deposits into the town chest", "refused": "has an economy op refused",
     "role": "takes up a new role",  # role inference (mind/roles.py)
+    # civics (sim/civics.py)
+    "constitution": "a constitution comes into force", "season": "a tax season begins",
+    "tax_paid": "pays (or misses) a tax", "feedback": "gives feedback on the constitution",
+    "proposal": "proposes an amendment", "vote": "votes", "tally": "the vote is tallied",
+    "stance": "changes its view of the tax",
 }
 # what `text` means for each kind (empty text: anything)
 TEXT_MEANS = {"call": "task", "enter": "place", "memory": "text", "sentiment": "toward"}
 QUIET_KINDS = frozenset({"perceived"})  # every agent perceives every tick: not "an event" to stop at
 MODULE_KINDS = frozenset({"decided", "unexpected", "committed", "kept", "broken",
-                          "gather", "craft", "give", "trade", "deposit", "refused", "role"})  # caught as their event kind
+                          "gather", "craft", "give", "trade", "deposit", "refused", "role",
+                          "constitution", "season", "tax_paid", "feedback", "proposal", "vote", "tally", "stance"})  # caught as their event kind
 
 
 @dataclass(frozen=True)

@@ -164,6 +164,9 @@ class Encounters:
         for name, f in conv.feelings.items():  # social awareness: the feeling each side came away with
             changes.emit(name, "sentiment", f"{name} feels {f.value}/10 toward {f.other} (was {f.previous})",
                          other=f.other, value=f.value, previous=f.previous, summary=f.summary, conversation=index)
+        for name, st in conv.stances.items():  # civics: the desired tax rate each side came away with
+            changes.emit(name, "stance", f"{name} now wants a {st.value}% tax (was {st.previous})", value=st.value,
+                         previous=st.previous, other=st.other, conversation=index)
         for me in (t.a, t.b):
             if conv.replanned[me.name]:  # what was said changed the day: planned again from here
                 changes.emit(me.name, "replanned", f"{me.name} re-plans the rest of the day",

@@ -9,4 +9,6 @@ KINDS = ("started", "moved", "arrived", "entered", "object", "perceived", "said"
          # the economy's (issue 17, sim/economy.py): its ops, and an op refused by its check
          "gather", "craft", "give", "trade", "deposit", "refused",
          # issue 17: a role inferred from the goals (mind/roles.py), when it changes
-         "role")
+         "role",
+         # civics (issue 17, sim/civics.py): the constitution in force, tax seasons, the vote, stances
+         "constitution", "season", "tax_due", "tax_paid", "feedback", "proposal", "vote", "tally", "stance")

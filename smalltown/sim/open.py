@@ -32,6 +32,7 @@ from smalltown.sim.backends import (BackendOptions, choose_backend, connect, mak
                                     make_fallback, refuse_stripped_cassette)
 from smalltown.sim.clock import clock_near
 from smalltown.sim.files import require_folder
+from smalltown.sim.civics import KINDS as CIVIC_KINDS
 from smalltown.sim.simulation import Simulation
 from smalltown.store.records import TickChanges
 from smalltown.store.copy import copy_save, remove_db
@@ -359,6 +360,8 @@ def resume(path: str | Path, backend: Backend, settings: Settings | None = None,
         sim.add(agent)
     if sim.economy:  # holdings: the starting inventories and the ledger (a ledger that does not add up refuses)
         sim.economy.load(save.ledger(), str(path), sim.tick)
+    if sim.civics:  # the constitution in force, the amendments, the phase: from the save's events
+        sim.civics.load(save.events_since(-1, CIVIC_KINDS), sim.now)
     if not save.snapshots() and not readonly:  # a save from before snapshots (schema 2): its first one, now
         sim.snapshot()
     start_after = capabilities(backend).start_after

@@ -27,6 +27,7 @@ from smalltown.sim.agent import Agent
 from smalltown.sim.changes import Changes
 from smalltown.sim.crowd import Crowd
 from smalltown.sim.economy import Economy
+from smalltown.sim.civics import Civics
 from smalltown.sim.encounters import Encounters
 from smalltown.store.records import Event
 from smalltown.sim.movement import Movement
@@ -99,6 +100,9 @@ class Simulation:
             if settings.goal_generation or settings.slow_reflection else None
         # a world's economy (its [economy]): holdings and the ledger, the ops applied as actions end
         self.economy = Economy(world) if world.economy else None
+        # a world's civics (its [civics]): the constitution, tax seasons, the vote (sim/civics.py)
+        self.civics = Civics(world, settings, self.crowd, self.agents, self.economy, self.movement) \
+            if world.civics and self.economy else None
 
     def _record_call(self, rec: CallRecord) -> None:
         job = self.slow.later.current() if self.slow else None
@@ -131,6 +135,8 @@ class Simulation:
         self._by_name[agent.name] = agent
         if self.economy:
             agent.mind.market = self.economy.market(agent, self.agents)
+        if self.civics:
+            agent.mind.civic = self.civics.view
 
     def stop(self) -> None:
         """End the tick in flight now, even mid-answer, and every later one (they raise Stopped;
@@ -188,6 +194,8 @@ class Simulation:
                 agent.mind.observe(seen[agent.name], now, self.objects)
         if self.economy:  # the ops of actions that have ended, before anyone thinks of the next
             self.economy.settle(self.agents, self._by_name, now, changes)
+        if self.civics:  # the constitution's phases and tax seasons due now
+            self.civics.step(now, changes)
         if self.slow:
             self.slow.step(self.tick, now, changes, self._calls)
         if self.grid > 1:  # the mind thinks on grid ticks only, on all it saw since the last
@@ -221,6 +229,8 @@ class Simulation:
                          memories=[m.id for m in insights])
             changes.changed.add(agent.name)
         self.encounters.react(seen, now, changes)
+        if self.civics:  # the stances the talks just formed
+            self.civics.heard(changes)
         due = [a for a in self.agents if a.mind.due(now)]
         for agent, (action, new) in zip(due, self.thinking.next_actions(due, now)):
             self.movement.start(agent, action, new, changes)

@@ -10,6 +10,7 @@ import numpy as np
 
 from smalltown.config import Settings, SettingsError
 from smalltown.world.economy import economy
+from smalltown.world.civics import civics
 from smalltown.world.errors import Problem, WorldError
 from smalltown.world.load_news import news, scripted_lines
 from smalltown.world.load_text import (MAP_MAX_BYTES, MAP_MAX_SIDE, WORLD_MAX_BYTES, check_size, grid, parse_text,
@@ -247,6 +248,7 @@ def build_world(
                                     f"need {need!r} is {'blank' if not need.strip() else 'listed twice'}"))
         seen_needs.add(need.strip().lower())
     spec = economy(source, doc, lines, agents, sectors, objects, problems)
+    civic = civics(source, doc, lines, agents, problems)
     if problems:
         raise WorldError(problems)
     return World(
@@ -255,6 +257,7 @@ def build_world(
         seed=doc.seed, sectors=sectors, agents=agents, arenas=arenas, objects=objects,
         settings=dict(doc.settings), facts=facts, gatherings=gatherings, lines=said,
         community_goal=doc.community_goal, needs=tuple(n.strip() for n in doc.needs), economy=spec,
+        civics=civic,
     )
 
 

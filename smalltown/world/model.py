@@ -247,6 +247,7 @@ class World:
     community_goal: str = ""  # what the community works toward (goal generation)
     needs: tuple[str, ...] = ()  # the community's needs as short words ("food", "tools")
     economy: "EconomySpec | None" = None  # the world file's [economy] (world/economy.py); None: none
+    civics: "CivicsSpec | None" = None  # the world file's [civics] (world/civics.py); None: none
 
     def arena_at(self, tile: Tile) -> Arena | None:
         if not self.map.in_bounds(tile):

@@ -224,6 +224,7 @@ class WorldIn(_Strict):
     community_goal: LineStr = Field(default="", max_length=300)
     needs: list[NeedStr] = Field(default_factory=list, max_length=20)
     economy: "EconomyIn | None" = None  # items, sources, recipes, the chest (world/economy.py)
+    civics: "CivicsIn | None" = None  # a constitution, tax seasons, influencers, a vote (world/civics.py)
 
 
 class LayersIn(_Strict):
@@ -275,4 +276,37 @@ class EconomyIn(_Strict):
     inventory: dict[NameStr, dict[NameStr, int]] = Field(default_factory=dict, max_length=1000)  # per agent
 
 
-WorldIn.model_rebuild()
+
+# --- [civics] (world/civics.py checks the names against the agents, the timeline's order) ---
+
+
+class StancesIn(_Strict):
+    """What an influencer believes and does, for each side (added to its self-description)."""
+
+    anti: TextStr = Field(min_length=1, max_length=2000)
+    pro: TextStr = Field(min_length=1, max_length=2000)
+
+
+class TimelineIn(_Strict):
+    """Sid's timeline in his seconds (scaled by the `civics_scale` setting to game seconds)."""
+
+    season_every: int = Field(default=120, ge=1, le=100_000)
+    window: int = Field(default=20, ge=1, le=100_000)
+    feedback: int = Field(default=300, ge=1, le=100_000)
+    amendments: int = Field(default=360, ge=1, le=100_000)
+    vote: int = Field(default=420, ge=1, le=100_000)
+    tally: int = Field(default=480, ge=1, le=100_000)
+    in_force: int = Field(default=600, ge=1, le=100_000)
+    end: int = Field(default=1200, ge=1, le=100_000)
+
+
+class CivicsIn(_Strict):
+    constitution: TextStr = Field(min_length=1, max_length=1500)  # (the revised text is as long at most)
+    tax_rate: int = Field(ge=0, le=100)  # percent of what each holds, per season
+    influencers: list[NameStr] = Field(default_factory=list, max_length=100)
+    election_manager: NameStr
+    stances: StancesIn
+    timeline: TimelineIn = Field(default_factory=TimelineIn)
+
+
+WorldIn.model_rebuild()  # (after [economy]'s and [civics]' models)

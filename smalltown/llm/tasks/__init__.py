@@ -104,3 +104,11 @@ from smalltown.llm.tasks.roles import GoalSeen, InferRole, InferRoleOut  # noqa:
 
 TASKS[InferRole.name] = InferRole
 __all__ += ["GoalSeen", "InferRole", "InferRoleOut"]
+from smalltown.llm.tasks.civics import (  # noqa: E402  (issue 17: civics)
+    CIVIC_TASKS, Amendment, Amendments, AmendmentsOut, ConstitutionFeedback, FeedbackOut, FeedbackSeen, PayTax,
+    PayTaxOut, Payment, ReviseConstitution, ReviseOut, Vote, VoteOut,
+)
+
+TASKS.update({t.name: t for t in CIVIC_TASKS})
+__all__ += ["Amendment", "Amendments", "AmendmentsOut", "ConstitutionFeedback", "FeedbackOut", "FeedbackSeen",
+            "PayTax", "PayTaxOut", "Payment", "ReviseConstitution", "ReviseOut", "Vote", "VoteOut"]

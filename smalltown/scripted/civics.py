@@ -1,0 +1,90 @@
+"""The stand-in's civics (issue 17): from typed inputs only (rates, stances, sides, holdings,
+the amendments' typed rates), never the constitution's or anyone's words.
+
+- A stance is the rate a person wants (None: the rate in force). An influencer wants its side's:
+  SIDE_STEP below ("anti") or above ("pro") the rate in force; a listener's stance moves STEP toward
+  the side of an influencer it talked with (the world file's side, typed).
+- Feedback asks for the stance; the manager proposes the rates asked for, most asked first.
+- A vote is yes when the amendment's rate is nearer the voter's stance than the rate in force, no
+  when farther, abstain when as near or when it sets no rate.
+- Constituents follow the law: each pays the rate in force of each item held, rounded by a
+  seeded coin (a small spread)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from smalltown.llm.tasks import (Amendments, AmendmentsOut, ConstitutionFeedback, FeedbackOut, Output, PayTax,
+                                 PayTaxOut, ReviseConstitution, ReviseOut, Vote, VoteOut)
+from smalltown.llm.tasks.civics import CivicConversationOut, CivicSocialConversationOut, SummarizeConversationCivic
+from smalltown.seeded import stable_int
+
+STEP = 5  # percent a talk with an influencer moves a listener
+SIDE_STEP = 10  # how far from the rate in force an influencer's side wants it
+PULL = {"anti": -1, "pro": 1}
+
+
+def _clip(r: int) -> int:
+    return max(0, min(100, r))
+
+
+def wanted(rate: int, stance: int | None, side: str) -> int:
+    if side:
+        return _clip(rate + PULL[side] * SIDE_STEP)
+    return rate if stance is None else stance
+
+
+def feedback(t: ConstitutionFeedback) -> FeedbackOut:
+    r = wanted(t.rate, t.stance, t.side)
+    how = "lower" if r < t.rate else "higher" if r > t.rate else "kept as it is"
+    return FeedbackOut(text=f"I want the tax {how}: {r}% of what each holds per season.", rate=r)
+
+
+def amendments(t: Amendments) -> AmendmentsOut:
+    asked = Counter(f.rate for f in t.feedback if f.rate != t.rate)
+    rates = sorted(asked, key=lambda r: (-asked[r], r))[:5]
+    if not rates:
+        return AmendmentsOut(amendments=[{"text": f"Keep the tax at {t.rate}% of what each holds per season.",
+                                          "rate": t.rate}])
+    return AmendmentsOut(amendments=[{"text": f"Set the tax to {r}% of what each holds per season.", "rate": r}
+                                     for r in rates])
+
+
+def vote(t: Vote) -> VoteOut:
+    me = wanted(t.rate, t.stance, t.side)
+    votes = []
+    for a in t.amendments:
+        if a.rate is None:
+            votes.append("abstain")
+            continue
+        new, old = abs(a.rate - me), abs(t.rate - me)
+        votes.append("yes" if new < old else "no" if new > old else "abstain")
+    return VoteOut(votes=votes)
+
+
+def revise(t: ReviseConstitution) -> ReviseOut:
+    amended = " ".join(a.text for a in t.passed)  # the manager's own typed amendments, appended whole
+    return ReviseOut(text=f"{t.constitution}\n\nAmended: {amended} The tax in force is {t.new_rate}% of what each "
+                          "holds per season.")
+
+
+def pay_tax(seed: int, t: PayTax) -> PayTaxOut:
+    pays = []
+    for h in t.holdings:
+        exact = h.qty * t.rate / 100
+        coin = stable_int(seed, t.persona.name, t.season, h.item) % 100 / 100
+        qty = min(h.qty, int(exact + coin))
+        if qty > 0:
+            pays.append({"item": h.item, "qty": qty})
+    return PayTaxOut(payments=pays)
+
+
+def summary(t: SummarizeConversationCivic, base: Output) -> Output:
+    """`base` (the summary without the stance) with the desired rate, moved toward the side of an
+    influencer talked with (None when the other argues no side: the talk did not touch the tax)."""
+    cls = CivicSocialConversationOut if hasattr(base, "sentiment") else CivicConversationOut
+    desired = None
+    if t.other_side:
+        before = t.rate if t.stance is None else t.stance
+        desired = _clip(before + PULL[t.other_side] * STEP)
+    return cls(**dict(base), desired_rate=desired)
