@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import typing
 
+from pydantic import BaseModel
+
 from smalltown.llm.schema import grammar_schema, request_schema
 from smalltown.llm.tasks import Task
 
@@ -77,5 +79,16 @@ def representative(task: type[Task]) -> Task:
         if typing.get_origin(field.annotation) is list:
             (item,) = typing.get_args(field.annotation) or (object,)
             values[name] = ([f"Sector {i}: Ñandú café's room: the keeper's big armchair {i}" for i in range(1, 13)]
-                            if item is str else [None] * 9)
+                            if item is str else [_placeholder(item, i) for i in range(1, 10)])
     return task.model_construct(**values)
+
+
+def _placeholder(item: object, i: int) -> object:
+    """The i-th item of a representative list: a record whose text fields are distinct words and
+    numbers 1 (so a question that lists options from such records, as the economy's ops, has some),
+    or None for items that are not records."""
+    if not (isinstance(item, type) and issubclass(item, BaseModel)):
+        return None
+    filled = {n: (f"thing {i}" if f.annotation is str else 1 if f.annotation is int else f.get_default())
+              for n, f in item.model_fields.items()}
+    return item.model_construct(**filled)

@@ -9,21 +9,41 @@ their "tax_paid"."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from smalltown.config import Settings
 from smalltown.llm.tasks import Holding, PayTax
+from smalltown.llm.tasks.base import Record
+from smalltown.sim.agent import Agent
 from smalltown.sim.changes import Changes
+from smalltown.sim.crowd import Crowd
 from smalltown.sim.economy import Economy, Refused
 from smalltown.sim.movement import Movement
 from smalltown.store.schema import TIME_FMT
+from smalltown.world.civics import CivicsSpec
 from smalltown.world.model import World, pretty
 
-if TYPE_CHECKING:
-    from smalltown.sim.civics import Civics
+
+
+class Law(Protocol):
+    """What the tax seasons read of the civics (sim/civics.Civics, which owns them): the rate and text
+    in force, who pays, and how they are told and asked."""
+
+    spec: CivicsSpec
+    settings: Settings
+    crowd: Crowd
+    agents: list[Agent]
+    rate: int
+    text: str
+
+    def at(self, sid_seconds: float) -> datetime: ...
+    def constituents(self) -> list[Agent]: ...
+    def memories(self, agent: Agent, now: datetime) -> list[Record]: ...
+    def notice(self, agent: Agent, text: str, now: datetime, changes: Changes) -> None: ...
 
 
 class Taxes:
-    def __init__(self, world: World, economy: Economy, movement: Movement, civics: "Civics"):
+    def __init__(self, world: World, economy: Economy, movement: Movement, civics: Law):
         self.world, self.economy, self.movement, self.civics = world, economy, movement, civics
         self.season = 0  # the last season begun
         self.pending: dict[str, tuple[int, dict[str, int], datetime]] = {}  # name -> (season, items, until)
