@@ -6,6 +6,7 @@ are shown as text. On the market town and on the tiny town given an economy."""
 from __future__ import annotations
 
 import io
+import shutil
 import sqlite3
 from collections import Counter
 from datetime import datetime, timedelta
@@ -251,3 +252,8 @@ def test_the_day_view_marks_the_economys_ops_and_a_kind_it_does_not_know_yet(mar
 
 def gathers_time(events) -> str:
     return next(e.time for e in events if e.kind == "gather")
+
+
+def test_town_screen_snapshot(snap_compare, market_save: Path, tmp_path: Path) -> None:
+    save = shutil.copy(market_save, tmp_path / "market.sqlite")  # (a fixed name: the screen may show it)
+    assert snap_compare(ReplayApp(save), terminal_size=(110, 34), press=["T"])
