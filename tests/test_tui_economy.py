@@ -18,6 +18,7 @@ from textual.app import App
 
 from helpers import ROOT, TINY, assert_safe, tiny_sim, wait_until
 from smalltown.scripted import ScriptedBackend
+from smalltown.sim.commands import RunUntil
 from smalltown.sim.open import create
 from smalltown.tui.app import SmalltownApp
 from smalltown.tui.reader import SaveReader
@@ -257,3 +258,18 @@ def gathers_time(events) -> str:
 def test_town_screen_snapshot(snap_compare, market_save: Path, tmp_path: Path) -> None:
     save = shutil.copy(market_save, tmp_path / "market.sqlite")  # (a fixed name: the screen may show it)
     assert snap_compare(ReplayApp(save), terminal_size=(110, 34), press=["T"])
+
+
+@pytest.mark.asyncio
+async def test_the_live_town_screen_follows_the_run(tmp_path) -> None:
+    sim = run(world_of(MARKET), tmp_path / "live.sqlite", 0.5)
+    assert not ledger(sim.save.path)  # nothing moved yet at 06:30
+    app = SmalltownApp(sim)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("T")
+        await wait_until(pilot, lambda: isinstance(app.screen, TownScreen))
+        table = app.screen.query_one("#ledger")
+        assert table.row_keys == []
+        app._runner.send(RunUntil(sim.world.start + timedelta(hours=3, minutes=30)))
+        await wait_until(pilot, lambda: not app.frame.running and app.frame.now.hour == 9 and table.row_keys, 60)
+        await wait_until(pilot, lambda: table.row_keys == [str(r[0]) for r in reversed(ledger(sim.save.path))], 5)
