@@ -16,7 +16,7 @@ import pytest
 from rich.console import Console
 from textual.app import App
 
-from helpers import ROOT, TINY, assert_safe, tiny_sim, wait_until
+from helpers import ROOT, TINY, assert_safe, store_state, stored_state, tiny_sim, wait_until
 from smalltown.scripted import ScriptedBackend
 from smalltown.sim.commands import RunUntil
 from smalltown.sim.open import create
@@ -273,3 +273,24 @@ async def test_the_live_town_screen_follows_the_run(tmp_path) -> None:
         app._runner.send(RunUntil(sim.world.start + timedelta(hours=3, minutes=30)))
         await wait_until(pilot, lambda: not app.frame.running and app.frame.now.hour == 9 and table.row_keys, 60)
         await wait_until(pilot, lambda: table.row_keys == [str(r[0]) for r in reversed(ledger(sim.save.path))], 5)
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("tab", ["5", "6"])
+async def test_an_agents_role_is_shown_in_the_social_and_goods_tabs(market_save, tmp_path, tab) -> None:
+    save = shutil.copy(market_save, tmp_path / "role.sqlite")
+    conn = sqlite3.connect(save)
+    state = stored_state(conn, "Bea Quillon")
+    state["role"] = "[b]baker[/b] of the town"  # a model's word: shown as text
+    store_state(conn, "Bea Quillon", state)
+    conn.commit()
+    conn.close()
+    reader = SaveReader(save)
+    try:
+        async with App[None]().run_test(size=SIZE) as pilot:
+            await pilot.app.push_screen(InspectorScreen(reader, "Bea Quillon"))
+            await pilot.press(tab)
+            await pilot.pause()
+            assert_safe(screen_text(pilot.app), "Role [b]baker[/b] of the town")
+    finally:
+        reader.close()
