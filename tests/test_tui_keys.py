@@ -103,6 +103,8 @@ LIVE: dict[str, Check] = {
     "left_square_bracket": lambda app, b: app.selected != b["selected"],
     "f": lambda app, b: app.following,
     "i": screen(InspectorScreen),
+    # the tiny town has no economy: the town screen's key is off (tests/test_tui_economy.py: on)
+    "T": lambda app, b: app.check_action("town", ()) is False and len(app.screen_stack) == 1,
     "c": screen(CallsScreen),
     "m": screen(ModelsScreen),
     "t": screen(TimelineScreen),
@@ -218,6 +220,7 @@ REPLAY: dict[str, Callable[[ReplayApp, dict], bool]] = {
     "right_square_bracket": lambda app, b: app.selected != b["selected"],
     "left_square_bracket": lambda app, b: app.selected != b["selected"],
     "i": lambda app, b: isinstance(app.screen, InspectorScreen),
+    "T": lambda app, b: app.check_action("town", ()) is False and len(app.screen_stack) == 1,  # (no economy)
     "c": lambda app, b: isinstance(app.screen, CallsScreen),
     "t": lambda app, b: isinstance(app.screen, TimelineScreen),
     "d": lambda app, b: isinstance(app.screen, ConversationsScreen),

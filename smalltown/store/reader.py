@@ -140,13 +140,14 @@ class Reader:
             h.update(b"\n")
         return h.hexdigest()
 
-    def ledger(self) -> list[tuple]:
-        """The economy's ledger, oldest first: (id, tick, time, kind, giver, taker, item, qty, note);
-        [] for a save from before it (schema 8)."""
+    def ledger(self, until: int | None = None, after_id: int = 0) -> list[tuple]:
+        """The economy's ledger, oldest first: (id, tick, time, kind, giver, taker, item, qty, note)
+        of ticks up to `until` and ids above `after_id`; [] for a save from before it (schema 8)."""
         if not self.count("ledger"):
             return []
-        return self.conn.execute("SELECT id, tick, time, kind, giver, taker, item, qty, note FROM ledger "
-                                 "ORDER BY id").fetchall()
+        where = Where().at_most("tick", until).above("id", after_id)
+        return self.conn.execute("SELECT id, tick, time, kind, giver, taker, item, qty, note FROM ledger"
+                                 f"{where.sql} ORDER BY id", where.args).fetchall()
 
     # --- agents and objects -------------------------------------------------------------------
 

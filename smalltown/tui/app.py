@@ -46,6 +46,7 @@ from smalltown.tui.screens.help import HelpScreen
 from smalltown.tui.screens.inspector import InspectorScreen
 from smalltown.tui.screens.models import CallCount, ModelsScreen, backend_facts, state_line
 from smalltown.tui.screens.timeline import ConversationsScreen, TimelineScreen
+from smalltown.tui.screens.town_goods import TownScreen
 from smalltown.tui.snapshot import Frame
 from smalltown.tui.widgets.map_view import MapView
 from smalltown.tui.widgets.panels import ClockBar, EventLog
@@ -189,6 +190,13 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
     def action_calls(self) -> None:
         self.push_screen(CallsScreen(self._save_reader(), self.selected))
 
+    def action_town(self) -> None:
+        self.push_screen(TownScreen(self._save_reader(), None))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The town screen's key only in a world with an economy (elsewhere not in the footer)."""
+        return action != "town" or self._world.economy is not None
+
     def action_models(self) -> None:
         self.push_screen(ModelsScreen(self._save_reader(), self._facts))
 
@@ -303,7 +311,7 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         """The command palette (ctrl+p): every action of the app."""
-        for action, title, what in COMMANDS:
+        for action, title, what in (c for c in COMMANDS if self.check_action(c[0], ())):
             yield SystemCommand(title, what, lambda action=action: self.run_action(action))
 
     def action_help(self) -> None:

@@ -17,6 +17,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("breakpoints", "Breakpoints…", "Pause when an agent talks, reflects, re-plans, calls the model, "
                                     "enters a place, or remembers a text (b)"),
     ("inspect", "Inspect the selected agent", "Summary, plan, memories, retrievals (i)"),
+    ("town", "The town's goods", "The chest, everyone's holdings, the ledger, the constitution (T; with an economy)"),
     ("calls", "Model calls", "Every call with its prompt and answers (c)"),
     ("models", "Models", "Which backend answers, and how to add a model (m)"),
     ("timeline", "Timeline", "Events, filterable by agent and kind (t)"),
@@ -53,6 +54,7 @@ BINDINGS: list[BindingType] = [
     Binding("left_square_bracket", "select(-1)", "Prev agent", key_display="[", show=False),
     Binding("f", "follow", "Follow", show=False),
     Binding("i", "inspect", "Inspect"),
+    Binding("T", "town", "Town"),  # only in a world with an economy (the app's check_action)
     Binding("c", "calls", "Calls", show=False),
     Binding("m", "models", "Models", show=False),
     Binding("t", "timeline", "Timeline", show=False),

@@ -12,6 +12,7 @@ mind state as kept latest at or before it (`state_tick` says when)."""
 from __future__ import annotations
 
 import copy
+import sqlite3
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -23,6 +24,9 @@ from smalltown.store.records import CallRow, CallSums, EventRow
 from smalltown.store.save import open_reader
 from smalltown.store.records import Memory
 from smalltown.store.schema import TIME_FMT
+from smalltown.world.errors import WorldError
+from smalltown.world.load import load_world_text
+from smalltown.world.model import World
 
 
 class UnreadableState(Exception):
@@ -51,6 +55,7 @@ class SaveReader:
         # opened as every command opens a save: its schema untrusted, its rows checked
         self.store = open_reader(self.path)
         self.until: Until | None = None  # None: the save as last committed
+        self._shared: dict = {}  # read once, for this reader and its bounded copies (the world)
 
     def close(self) -> None:
         self.store.close()
@@ -83,6 +88,31 @@ class SaveReader:
     def world_text(self) -> str | None:
         """The world file's text as stored (JSON text, unparsed: a stranger's may be huge)."""
         return self.store.meta_text("world_text")
+
+    def world(self) -> World | None:
+        """The save's world, read once from its stored texts; None (and `world_problem` says why)
+        when they are missing or do not load (a stranger's save)."""
+        if "world" not in self._shared:
+            world, problem = None, ""
+            try:
+                texts = [self.store.meta(k) for k in ("world_source", "world_text", "map_source", "map_text")]
+                if all(isinstance(t, str) for t in texts):
+                    world = load_world_text(*texts)
+                else:
+                    problem = "the save keeps no world text"
+            except (WorldError, SaveError, ValueError, TypeError, sqlite3.Error) as e:
+                problem = f"its world does not load: {e}"
+            self._shared["world"], self._shared["world_problem"] = world, problem
+        return self._shared["world"]
+
+    @property
+    def world_problem(self) -> str:
+        return self._shared.get("world_problem", "")
+
+    def ledger(self, after_id: int = 0) -> list[tuple]:
+        """The economy's ledger rows (id, tick, time, kind, giver, taker, item, qty, note), oldest
+        first, with ids above `after_id`, up to the bound."""
+        return self.store.ledger(self._tick(), after_id)
 
     def newest_id(self, table: str) -> int:
         """The newest id in "events" or "llm_calls" (0 for none), up to the bound."""

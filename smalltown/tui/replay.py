@@ -67,6 +67,7 @@ class ReplayApp(ReplayDebugger, TownView[None]):
         Binding("s", "step_agent", "Next event", show=False),
         Binding("b", "breakpoints", "Breaks"),
         Binding("i", "inspect", "Inspect"),
+        Binding("T", "town", "Town"),  # only in a world with an economy (ReplayDebugger.check_action)
         Binding("c", "calls", "Calls"),
         Binding("t", "timeline", "Timeline"),
         Binding("d", "conversations", "Conversations"),

@@ -23,6 +23,7 @@ from smalltown.tui.screens.help import REPLAY_KEYS, HelpScreen
 from smalltown.tui.screens.inspector import InspectorScreen
 from smalltown.tui.screens.models import ModelsScreen
 from smalltown.tui.screens.timeline import ConversationsScreen, TimelineScreen
+from smalltown.tui.screens.town_goods import TownScreen
 from smalltown.tui.widgets.panels import EventLog
 
 # what the replay's keys do that a screen on top must not (it shows the tick it opened at)
@@ -60,7 +61,10 @@ class ReplayDebugger:
             self._reader.close()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """With a screen on top only quitting and help: the screen shows the tick it opened at."""
+        """With a screen on top only quitting and help: the screen shows the tick it opened at. The
+        town screen's key only in a world with an economy."""
+        if action == "town" and self.history.world.economy is None:
+            return False
         return len(self.screen_stack) == 1 or action in FREE_ON_SCREENS
 
     # --- the screens, at the tick shown -------------------------------------------------------
@@ -93,6 +97,9 @@ class ReplayDebugger:
 
     def action_conversations(self) -> None:
         self._open(ConversationsScreen(self.reader_now(), self.selected))
+
+    def action_town(self) -> None:
+        self._open(TownScreen(self.reader_now(), None))
 
     def action_models(self) -> None:
         """Who answered the recorded run (its whole call log), and how to get a model."""

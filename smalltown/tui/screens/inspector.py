@@ -31,10 +31,11 @@ from smalltown.tui.palette import agent_colours
 from smalltown.tui.reader import Memory, SaveReader
 from smalltown.tui.screens.inspector_retrievals import Retrievals
 from smalltown.tui.screens.inspector_social import Social
-from smalltown.tui.screens.inspector_text import (action_cell, clock_line, current_block, importance_text, kind_text,
+from smalltown.tui.screens.inspector_goods import Goods
+from smalltown.tui.screens.inspector_text import (ACTION_COLUMNS, BLOCK_COLUMNS, MEMORY_COLUMNS, action_cell, clock_line, current_block, importance_text, kind_text,
                                                   memory_counts, memory_detail, memory_label, plan_item, read_state,
                                                   save_clock, span, stamp, summary)
-from smalltown.tui.widgets.fit_table import Col, FitTable
+from smalltown.tui.widgets.fit_table import FitTable
 from smalltown.world.model import pretty
 
 # The memory filter's keys: a letter of the kind's name, underlined in the filter bar. "r" is
@@ -46,18 +47,12 @@ FILTER_KEYS: tuple[tuple[str, str | None, str], ...] = (
     ("l", "plan", "p[u]l[/u]an"),
     ("c", "chat", "[u]c[/u]hat"),
 )
-TABS = ("summary", "plan", "memory", "retrievals", "social")
+TABS = ("summary", "plan", "memory", "retrievals", "social", "goods")  # goods: in a world with an economy
 
 CURRENT = "▶"
 CURRENT_STYLE = "bold #ffe066"
 MEMORY_LIMIT = 200  # records in the memory list, newest first
 RELOAD_SECONDS = 0.25  # `reload()` re-reads the save at most this often
-# the tables' columns: the plan's blocks and a block's actions, the memory list
-BLOCK_COLUMNS = (Col("mark", ""), Col("start", "start"), Col("min", "min", right=True), Col("activity", "activity", flex=3),
-                 Col("place", "place", flex=2))
-ACTION_COLUMNS = (Col("mark", ""), Col("start", "start"), Col("min", "min", right=True), Col("activity", "activity", flex=1))
-MEMORY_COLUMNS = (Col("time", "time"), Col("kind", "kind"), Col("imp", "imp", right=True),
-                  Col("description", "description", flex=1), Col("evidence", "evidence", cap=12))
 
 
 # --- the screen --------------------------------------------------------------------------------
@@ -78,6 +73,7 @@ class InspectorScreen(Screen[None]):
         Binding("3", "tab('memory')", "Memory", show=False),
         Binding("4", "tab('retrievals')", "Retrievals", show=False),
         Binding("5", "tab('social')", "Social", show=False),
+        Binding("6", "tab('goods')", "Goods", show=False),
         *(Binding(key, f"filter({kind!r})", f"Show {kind or 'all'}", show=False)
           for key, kind, _ in FILTER_KEYS),
     ]
@@ -98,6 +94,7 @@ class InspectorScreen(Screen[None]):
         self._current_block: int | None = None
         self._loaded: set[int] = set()  # evidence-tree nodes whose children have been added
         self._stale: set[str] = set()  # tabs not drawn since the last read
+        self._goods = Goods(reader, agent, id="goods-scroll")  # its tab only in a world with an economy
         names = reader.agent_names()
         self._colour = agent_colours(names).get(agent, "white")
 
@@ -129,6 +126,9 @@ class InspectorScreen(Screen[None]):
                 yield Retrievals(id="ret-body")
             with TabPane("Social", id="social"):
                 yield Social(id="social-scroll")
+            if self._goods.view.on:
+                with TabPane("Goods", id="goods"):
+                    yield self._goods
         yield Footer()
 
     def on_mount(self) -> None:
@@ -174,7 +174,8 @@ class InspectorScreen(Screen[None]):
         if tab in self._stale:
             self._stale.discard(tab)
             {"summary": self._show_summary, "plan": self._show_plan, "memory": self._show_memories,
-             "retrievals": self._show_retrievals, "social": self._show_social}[tab]()
+             "retrievals": self._show_retrievals, "social": self._show_social,
+             "goods": lambda: self._goods.show(self._state, self._now)}[tab]()
 
     # --- summary ------------------------------------------------------------------------------
 
@@ -378,13 +379,14 @@ class InspectorScreen(Screen[None]):
     # --- keys ---------------------------------------------------------------------------------
 
     def action_tab(self, tab: str) -> None:
-        self.query_one(TabbedContent).active = tab
+        if tab != "goods" or self._goods.view.on:  # (no Goods tab in a world without an economy)
+            self.query_one(TabbedContent).active = tab
 
     @on(TabbedContent.TabActivated)
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
         self._show_tab(event.pane.id or "")
         focus = {"plan": "#plan-blocks", "memory": "#evidence" if self.evidence_open else "#mem-table",
-                 "retrievals": "#ret-list", "social": "#social-scroll"}.get(event.pane.id or "")
+                 "retrievals": "#ret-list", "social": "#social-scroll", "goods": "#goods-scroll"}.get(event.pane.id or "")
         if focus:
             self.query_one(focus).focus()
 

@@ -200,6 +200,8 @@ def social(reader: SaveReader, agent: str, state: AgentState | None, note: str, 
         sections.append(("Feelings toward others", feelings(state, trails(feel), today)))
     if state.goal or state.goals or state.slow:
         sections.append(("Goal", goal(state, today)))
+    if state.role:  # issue 17: the role inferred from its goals (mind/roles.py)
+        sections.append(("Role", shown_text(state.role)))
     if state.decision is not None:
         sections.append(("Latest decision", decision(state, today)))
     if state.commitments or kept:

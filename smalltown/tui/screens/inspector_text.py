@@ -16,12 +16,19 @@ from smalltown.mind.state import Action, AgentState
 from smalltown.shown import shown, shown_text
 from smalltown.store.records import Memory
 from smalltown.tui.reader import SaveReader, UnreadableState
+from smalltown.tui.widgets.fit_table import Col
 from smalltown.world.model import pretty
 
 KINDS = ("observation", "reflection", "plan", "chat")
 KIND_STYLE = {"observation": "", "reflection": "bold #e599f7", "plan": "#74c0fc", "chat": "#69db7c"}
 SHORT_KIND = {"observation": "obs", "reflection": "refl", "plan": "plan", "chat": "chat"}
 LABEL_CHARS = 240  # a tree label's description is cut here; the detail line below has it whole
+# the tables' columns: the plan's blocks and a block's actions, the memory list
+BLOCK_COLUMNS = (Col("mark", ""), Col("start", "start"), Col("min", "min", right=True), Col("activity", "activity", flex=3),
+                 Col("place", "place", flex=2))
+ACTION_COLUMNS = (Col("mark", ""), Col("start", "start"), Col("min", "min", right=True), Col("activity", "activity", flex=1))
+MEMORY_COLUMNS = (Col("time", "time"), Col("kind", "kind"), Col("imp", "imp", right=True),
+                  Col("description", "description", flex=1), Col("evidence", "evidence", cap=12))
 
 
 # --- what is read from the save --------------------------------------------------------------
