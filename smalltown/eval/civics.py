@@ -26,6 +26,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from smalltown.config import Settings
 from smalltown.eval import EvalError
 from smalltown.store.reader import Reader
 from smalltown.store.records import EventRow
@@ -214,7 +215,8 @@ def measure_civics(s: CivicSave) -> dict:
                       key=lambda v: v["version"] if isinstance(v["version"], int) else 0)
     voted = [v for v in versions if isinstance(v["version"], int) and v["version"] > 1]
     return {"world": s.world, "start": s.start.strftime(TIME_FMT), "end": s.end.strftime(TIME_FMT),
-            "influencer_side": s.settings.get("influencer_side"), "frozen": bool(s.settings.get("constitution_frozen")),
+            "influencer_side": s.settings.get("influencer_side", Settings().influencer_side),  # (a default: not saved)
+            "frozen": bool(s.settings.get("constitution_frozen")),
             "architecture": s.settings.get("architecture", "generative_agents"),
             "constituents": s.constituents, "election_manager": s.manager, "influencers": s.influencers,
             "divider": divide.strftime(TIME_FMT) if divide else None, "divider_is": why,

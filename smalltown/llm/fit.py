@@ -84,6 +84,19 @@ def _to_window(task: Task, prompt: str, budget: int, count: Counter) -> tuple[Ta
 
 
 def fit(task: Task, budget: int, count: Counter | None = None) -> tuple[Task, str, int]:
+    """`_fit`, and for a prompt that still does not fit, the task's options cut (`Task.shrunk`,
+    e.g. an economy's ops) until it does: a prompt that fits is never touched."""
+    while True:
+        try:
+            return _fit(task, budget, count)
+        except PromptTooLong:
+            smaller = task.shrunk()
+            if smaller is None:
+                raise
+            task = smaller
+
+
+def _fit(task: Task, budget: int, count: Counter | None = None) -> tuple[Task, str, int]:
     """(the task as asked, its prompt, how many records were dropped to fit its lists' budgets
     and `budget` tokens for the whole prompt).
 

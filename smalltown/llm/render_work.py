@@ -87,6 +87,26 @@ def _summary_civic(t: T.Task) -> dict[str, str]:
     return v
 
 
+def _civic_line(t: T.Task) -> str:
+    """A talk question's civic part (react, utterance): the constitution in force, an influencer's
+    beliefs and its aim ("" without civics: the prompt is as before)."""
+    name, parts = t.persona.name, []
+    if t.constitution:
+        parts.append(f"The town's constitution in force: {quote(t.constitution)}")
+    if t.stance_text:
+        parts.append(f"What {name} believes and argues for: {quote(t.stance_text)}")
+    if getattr(t, "persuading", False):
+        parts.append(f"{name} seeks people out to explain this view and win their support.")
+    return "\n".join(parts)
+
+
+def _with_civic(extra):
+    return lambda t: {**extra(t), "civic_line": _civic_line(t)}
+
+
+for _name in ("react", "utterance", "utterance_commit"):
+    _EXTRA[_name] = _with_civic(_EXTRA[_name])
+
 _EXTRA.update({"constitution_feedback": _stance_part, "vote": lambda t: {**_stance_part(t),
                "amendments_part": _amendments_listed(t.amendments)}, "amendments": _feedback,
                "revise_constitution": lambda t: {"passed_part": _amendments_listed(t.passed)}, "pay_tax": _holdings,

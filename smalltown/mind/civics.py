@@ -3,8 +3,15 @@ the conversation summary in a world with civics (a typed desired rate in the sam
 call). It belongs to social awareness: with that module off (`architecture=baseline`) the summary
 is the plain one and no stance forms, so everyone votes by the rate in force alone.
 
-`Mind.civic` (set by the engine, sim/civics.py) answers, for a talk partner: the rate in force,
-this agent's stance (None: none formed yet) and the partner's side when it is an influencer."""
+`Mind.civic` (set by the engine, sim/civics.py) answers, for a talk partner, a `CivicView`: the
+rate and constitution in force, this agent's stance (None: none formed yet), its own side and
+beliefs when it is an influencer, the partner's side when it is one, and the world's typed step
+a talk with an influencer moves a listener by (for the stand-in).
+
+Influencers argue their case (Appendix D: "approach other agents, explain ... and encourage them
+to support your stance"): the talk questions (react, utterance) carry the constitution in force
+and an influencer's beliefs, and an influencer's react question is `persuading` (a typed flag the
+stand-in reads to start a talk with whomever it sees; the cooldowns still hold)."""
 
 from __future__ import annotations
 
@@ -19,7 +26,20 @@ from smalltown.mind import social
 if TYPE_CHECKING:
     from smalltown.mind.agent import Mind
 
-View = Callable[[str, str], tuple[int, "int | None", str]]  # (me, other) -> (rate, my stance, other's side)
+
+
+@dataclass(frozen=True)
+class CivicView:
+    rate: int  # in force
+    constitution: str  # in force
+    stance: int | None  # this agent's desired rate (None: none formed)
+    side: str  # this agent's side when it is an influencer ("" else)
+    stance_text: str  # this agent's beliefs when it is an influencer (world-file text; "" else)
+    other_side: str  # the partner's side when it is an influencer ("" else, or no partner)
+    step: int  # percent a talk with an influencer moves a listener (the world's, typed)
+
+
+View = Callable[[str, str], CivicView]  # (me, other) -> the view
 
 
 @dataclass(frozen=True)
@@ -33,9 +53,20 @@ def summary_task(mind: "Mind", other: str, task: SummarizeConversation) -> Summa
     """The summary question with the stance asked too (only in a world with civics, social awareness on)."""
     if mind.civic is None or not social.on(mind):
         return task
-    rate, stance, side = mind.civic(mind.name, other)
+    v = mind.civic(mind.name, other)
     cls = SummarizeConversationSocialCivic if isinstance(task, SummarizeConversationSocial) else SummarizeConversationCivic
-    return cls(**dict(task), rate=rate, stance=stance, other_side=side)
+    return cls(**dict(task), rate=v.rate, stance=v.stance, other_side=v.other_side, step=v.step)
+
+
+def talk_inputs(mind: "Mind", react: bool = False) -> dict:
+    """The civic inputs of a talk question ({} without civics: the question is as before)."""
+    if mind.civic is None:
+        return {}
+    v = mind.civic(mind.name, "")
+    out = {"constitution": v.constitution, "stance_text": v.stance_text}
+    if react:
+        out["persuading"] = bool(v.side)
+    return out
 
 
 def took(task: SummarizeConversation, other: str, out: object) -> StanceChange | None:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from smalltown.lang import gerund
 from smalltown.llm.tasks import React, ReactOut, Record
 from smalltown.mind.commitments import narrowed
-from smalltown.mind import social
+from smalltown.mind import civics, social
 from smalltown.mind.talk import facts_of, news_for
 from smalltown.world.perception import Seen
 
@@ -73,7 +73,8 @@ def consider(mind: "Mind", seen: Seen, is_agent: bool, now: datetime, place: str
                             observed_state=state, context=list(context.values()),
                             last_talk=mind.state.talks.get(seen.subject) if is_agent else None,
                             news=news, facts=facts_of(mind, news),
-                            feeling=social.feeling(mind, seen.subject) if is_agent else None)))
+                            feeling=social.feeling(mind, seen.subject) if is_agent else None,
+                            **(civics.talk_inputs(mind, react=True) if is_agent else {}))))
     if not answer.react:
         mind.state.declined[seen.subject] = now
     return Reaction(seen.subject, is_agent, answer)

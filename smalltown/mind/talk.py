@@ -171,7 +171,7 @@ def say(conv: Conversation, a: "Mind", b: "Mind") -> bool:
         gatherings=[g for f in facts for g in speaker.lore.announced(f.name)],
         memories=list(memories.values()),
         transcript=[tasks.Line(speaker=x.speaker, text=x.text, facts=x.facts) for x in conv.lines],
-        feeling=social.feeling(speaker, listener.name), **extra))
+        feeling=social.feeling(speaker, listener.name), **extra, **civics.talk_inputs(speaker)))
     if committing:
         commitments.commit(speaker, listener.name, out, now)
     asked = speaker.asker.last_task  # numbered as its prompt showed them

@@ -68,7 +68,7 @@ class ScriptedBackend:
             ReflectionQuestions: memory.reflection_questions,
             ReflectionInsights: memory.reflection_insights,
             SummaryDescription: lambda t: memory.summary_description(s, t),
-            React: lambda t: talk.react(s, t),
+            React: lambda t: civics.react(talk.react(s, t), t),
             Utterance: lambda t: talk.utterance(s, t),
             SummarizeConversation: lambda t: talk.summarize(s, t),
             Interview: lambda t: interview.interview(s, t),

@@ -2,8 +2,11 @@
 the amendments' typed rates), never the constitution's or anyone's words.
 
 - A stance is the rate a person wants (None: the rate in force). An influencer wants its side's:
-  SIDE_STEP below ("anti") or above ("pro") the rate in force; a listener's stance moves STEP toward
-  the side of an influencer it talked with (the world file's side, typed).
+  SIDE_STEP below ("anti") or above ("pro") the rate in force; a listener's stance moves the world's
+  typed step ([civics] persuasion_step) toward the side of an influencer it talked with (the world
+  file's side, typed), never past what that side wants.
+- An influencer's react question is `persuading` (typed): it talks with whoever it sees (the mind
+  and the engine keep the cooldowns); its opening names its side's wish from the typed rate.
 - Feedback asks for the stance; the manager proposes the rates asked for, most asked first.
 - A vote is yes when the amendment's rate is nearer the voter's stance than the rate in force, no
   when farther, abstain when as near or when it sets no rate.
@@ -15,11 +18,10 @@ from __future__ import annotations
 from collections import Counter
 
 from smalltown.llm.tasks import (Amendments, AmendmentsOut, ConstitutionFeedback, FeedbackOut, Output, PayTax,
-                                 PayTaxOut, ReviseConstitution, ReviseOut, Vote, VoteOut)
+                                 PayTaxOut, React, ReactOut, ReviseConstitution, ReviseOut, Vote, VoteOut)
 from smalltown.llm.tasks.civics import CivicConversationOut, CivicSocialConversationOut, SummarizeConversationCivic
 from smalltown.seeded import stable_int
 
-STEP = 5  # percent a talk with an influencer moves a listener
 SIDE_STEP = 10  # how far from the rate in force an influencer's side wants it
 PULL = {"anti": -1, "pro": 1}
 
@@ -86,5 +88,16 @@ def summary(t: SummarizeConversationCivic, base: Output) -> Output:
     desired = None
     if t.other_side:
         before = t.rate if t.stance is None else t.stance
-        desired = _clip(before + PULL[t.other_side] * STEP)
+        target = wanted(t.rate, None, t.other_side)
+        moved = before + PULL[t.other_side] * t.step
+        desired = max(moved, target) if t.other_side == "anti" else min(moved, target)
+        desired = before if (desired - before) * PULL[t.other_side] < 0 else _clip(desired)  # never away
     return cls(**dict(base), desired_rate=desired)
+
+
+def react(base: ReactOut, t: React) -> ReactOut:
+    """`base` (the stand-in's usual decision), or for a persuading influencer seeing someone, a talk."""
+    if not (t.persuading and t.observed_is_agent) or base.talk:
+        return base
+    return base.model_copy(update={"react": True, "talk": True, "reaction": "",
+                                   "opening": "Have you a minute? I'd like to talk about the town's tax."})

@@ -20,6 +20,7 @@ from datetime import datetime, timedelta
 from smalltown.config import Settings
 from smalltown.llm.tasks import Amendment, Amendments, ConstitutionFeedback, FeedbackSeen, ReviseConstitution, Vote
 from smalltown.llm.tasks.base import Record
+from smalltown.mind.civics import CivicView
 from smalltown.sim.agent import Agent
 from smalltown.sim.changes import Changes
 from smalltown.sim.civics_tax import Taxes
@@ -97,9 +98,10 @@ class Civics:
     def stance_text(self, name: str) -> str:
         return self.spec.stance(self.side) if self.side_of(name) else ""
 
-    def view(self, me: str, other: str) -> tuple[int, int | None, str]:
-        """Mind.civic: the rate in force, `me`'s stance, `other`'s side (read only, at a talk's end)."""
-        return self.rate, self.stances.get(me), self.side_of(other)
+    def view(self, me: str, other: str) -> CivicView:
+        """Mind.civic (read only): what `me` knows of the tax, talking with `other` ("": nobody yet)."""
+        return CivicView(self.rate, self.text, self.stances.get(me), self.side_of(me), self.stance_text(me),
+                         self.side_of(other) if other else "", self.spec.persuasion_step)
 
     def heard(self, changes: Changes) -> None:
         """The stances this tick's talks formed (their "stance" events)."""

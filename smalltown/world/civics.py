@@ -7,6 +7,8 @@ Appendix D), checked with file:line.
     influencers = ["Ann Lee"]                # agents who argue a side (the `influencer_side` setting)
     election_manager = "Kit Ray"             # collects feedback, writes amendments and the new text
     stances = {anti = "...", pro = "..."}    # what an influencer believes and does, per side
+    persuasion_step = 5                      # percent a talk with an influencer moves a listener's
+                                             # desired rate toward its side (the stand-in's; typed)
     [civics.timeline]                        # optional, in Sid's seconds (scaled by `civics_scale`)
     season_every = 120                       # a tax season starts every 120 s, its window 20 s
     window = 20
@@ -55,6 +57,7 @@ class CivicsSpec:
     manager: str
     stances: tuple[tuple[str, str], ...]  # (side, text) for "anti" and "pro"
     timeline: Timeline
+    persuasion_step: int = 5
 
     def stance(self, side: str) -> str:
         return dict(self.stances).get(side, "")
@@ -93,4 +96,4 @@ def civics(source: str, doc, lines: TomlLines, agents: list[Persona], problems: 
                                 f"a tax window ({t.window} s) must be shorter than a season ({t.season_every} s)"))
     return CivicsSpec(c.constitution.strip(), c.tax_rate, tuple(c.influencers), c.election_manager,
                       (("anti", c.stances.anti.strip()), ("pro", c.stances.pro.strip())),
-                      Timeline(**t.model_dump()))
+                      Timeline(**t.model_dump()), c.persuasion_step)

@@ -307,6 +307,7 @@ class CivicsIn(_Strict):
     election_manager: NameStr
     stances: StancesIn
     timeline: TimelineIn = Field(default_factory=TimelineIn)
+    persuasion_step: int = Field(default=5, ge=0, le=100)  # percent a talk with an influencer moves a listener (stand-in)
 
 
 WorldIn.model_rebuild()  # (after [economy]'s and [civics]' models)

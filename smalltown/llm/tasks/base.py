@@ -135,6 +135,7 @@ class Task(BaseModel):
     trim: ClassVar[tuple[str, ...]] = ()
     budgets: ClassVar[dict[str, int]] = {}
     numbered: ClassVar[tuple[str, ...]] = ()
+    shrinkable: ClassVar[tuple[str, ...]] = ()  # lists cut, in order, when a prompt cannot fit otherwise
     persona: Persona
     now: datetime  # the game time it is asked at
 
@@ -158,6 +159,16 @@ class Task(BaseModel):
                 return n
             n += len(getattr(self, f))
         raise KeyError(field)
+
+    def shrunk(self) -> "Task | None":
+        """This question with a quarter of its first non-empty `shrinkable` list left out (from
+        the end), for a prompt still too long once its records are dropped (llm/fit.py); None:
+        nothing more to leave out."""
+        for name in self.shrinkable:
+            items = getattr(self, name)
+            if items:
+                return self.model_copy(update={name: items[:len(items) * 3 // 4]})
+        return None
 
 
 @cache

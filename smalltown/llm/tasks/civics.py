@@ -149,6 +149,7 @@ class _Stance(Quiet):
     rate: int = 0  # in force
     stance: int | None = None  # the person's desired rate before the talk
     other_side: Side = ""  # the other's side, when it is an influencer (world data, for the stand-in)
+    step: int = 5  # percent a talk with an influencer moves a listener ([civics] persuasion_step, for the stand-in)
     quiet: ClassVar[tuple[str, ...]] = ()
 
 

@@ -64,6 +64,7 @@ class EconomyDecompose(Decompose):
     name: ClassVar[str] = "decompose_economy"
     template_name: ClassVar[str] = "decompose"
     output: ClassVar[type[Output]] = EconomyDecomposeOut
+    shrinkable: ClassVar[tuple[str, ...]] = ("ops", "promises")  # the last ops are gives and trades
     ops: list[Op] = []
     inventory: list[Holding] = []
     need: str = ""

@@ -59,6 +59,7 @@ class HourlySchedule(Quiet, Task):
     reaction: str = ""  # a reaction to do first, from `from_time`
     place: str = ""  # where the agent is now ("sector: arena"), when re-planning
     quiet: ClassVar[tuple[str, ...]] = ("decision", "promises", "goal")
+    shrinkable: ClassVar[tuple[str, ...]] = ("promises",)  # (llm/fit.py: a prompt too long otherwise)
     decision: Decided | None = None  # the controller's decision (broadcast on)
     promises: list[Promise] = []  # the agent's open commitments, to keep (broadcast on)
     goal: str = ""  # the person's current goal (goal generation), shown only when there is one
@@ -111,6 +112,7 @@ class Decompose(Quiet, Task):
     rate: list[Record] = []  # memories to rate on SPEC 2's scale
     unavailable: list[str] = []  # of `objects`: found closed or taken (mind/awareness.py)
     quiet: ClassVar[tuple[str, ...]] = ("unavailable", "decision", "promises")
+    shrinkable: ClassVar[tuple[str, ...]] = ("promises",)  # (llm/fit.py: a prompt too long otherwise)
     decision: Decided | None = None  # the controller's decision (broadcast on)
     promises: list[Promise] = []  # the agent's open commitments (broadcast on)
 

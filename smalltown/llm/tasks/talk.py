@@ -40,7 +40,12 @@ class React(Quiet, Task):
     news: list[Record] = []  # the world's news the agent knows and has not told the one seen
     facts: list[Fact] = []  # the declared facts the news is about
     feeling: Feeling | None = None  # social awareness: toward the agent seen (None: off, or an object)
-    quiet: ClassVar[tuple[str, ...]] = ("feeling",)
+    quiet: ClassVar[tuple[str, ...]] = ("feeling", "constitution", "stance_text", "persuading")
+    # civics (issue 17, mind/civics.py; "" / False in a world without [civics]): the constitution in
+    # force, an influencer's beliefs (world-file text) and whether it sets out to win people over
+    constitution: str = ""
+    stance_text: str = ""
+    persuading: bool = False
 
 
 class UtteranceOut(Output):
@@ -74,10 +79,13 @@ class Utterance(Quiet, Task):
     gatherings: list[Gathering] = []  # events those facts announce
     memories: list[Record] = []  # retrieved about the listener and the last line
     transcript: list[Line] = []  # the conversation so far
-    quiet: ClassVar[tuple[str, ...]] = ("decision", "promises", "feeling")
+    quiet: ClassVar[tuple[str, ...]] = ("decision", "promises", "feeling", "constitution", "stance_text")
+    shrinkable: ClassVar[tuple[str, ...]] = ("promises",)  # (llm/fit.py: a prompt too long otherwise)
     decision: Decided | None = None  # the controller's decision (broadcast on)
     promises: list[Promise] = []  # the speaker's open commitments (broadcast on)
     feeling: Feeling | None = None  # social awareness: the speaker's toward the listener (None: off)
+    constitution: str = ""  # civics (issue 17): the constitution in force ("" without [civics])
+    stance_text: str = ""  # civics: the speaker's beliefs, when an influencer (world-file text)
 
     def schema(self) -> dict:
         n = len(self.news) + len(self.memories)

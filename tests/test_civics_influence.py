@@ -1,0 +1,159 @@
+"""Influence that spreads (issue 17; Project Sid §5.2, Appendix D): the talk questions of a world
+with civics carry the constitution in force and an influencer's beliefs, an influencer's react
+question is `persuading` (so it starts talks), and a talk with an influencer moves a listener's
+desired rate by the world's typed `persuasion_step` toward its side. From the saves, via
+`eval civics`: anti-tax influencers lower the voted rate and the deposits after the vote, pro-tax
+ones raise them, a frozen constitution keeps both; influencers start more talks than constituents.
+On the market town and on the 30-agent role world, each given a [civics] here with a short
+timeline (Sid's 1200 s cut to 700, the feedback at 300 as his, at the default scale: 20-minute
+tax windows)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import Counter
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from helpers import ROOT
+from smalltown.eval.civics import measure_civics, read_civics
+from smalltown.llm.tasks import React, Utterance
+from smalltown.scripted import ScriptedBackend
+from smalltown.sim.open import create
+from smalltown.store.save import open_reader
+from smalltown.world.load import load_world_text
+
+CIVICS = """
+[civics]
+constitution = "Everyone pays the town its share: 20% of what each holds, each tax season, into the town chest."
+tax_rate = 20
+influencers = {influencers}
+election_manager = "{manager}"
+stances = {{anti = "believes taxes are too high and argues to cut them", pro = "believes the tax keeps the town alive and argues to raise it"}}
+persuasion_step = {step}
+timeline = {{season_every = 60, window = 20, feedback = 300, amendments = 320, vote = 340, tally = 360, in_force = 400, end = 700}}
+"""
+WORLDS = {  # world -> (influencers, the manager of the vote)
+    "market": (["Ivo Ferrow", "Ysolde Thorsby"], "Lio Corwin"),
+    "roles": (["Otis Ashdown", "Quill Hollis", "Rhona Eskew"], "Xavi Kestrel"),
+}
+HOURS = 12  # the timeline's 700 s at 60 game seconds each, and a little more
+
+
+def _world(name: str, step: int = 5):
+    influencers, manager = WORLDS[name]
+    text = (ROOT / "worlds" / f"{name}.toml").read_text()
+    text += CIVICS.format(influencers=json.dumps(influencers), manager=manager, step=step)
+    m = ROOT / "maps" / f"{name}.toml"
+    return load_world_text(f"{name}.toml", text, m.name, m.read_text())
+
+
+class Recording(ScriptedBackend):
+    """The stand-in, keeping the talk questions it was asked."""
+
+    def __init__(self, seed: int):
+        super().__init__(seed)
+        self.asked: list = []
+        self.lock = threading.Lock()
+
+    def answer(self, task, prompt=""):
+        if isinstance(task, (React, Utterance)):
+            with self.lock:
+                self.asked.append(task)
+        return super().answer(task, prompt)
+
+
+def _run(path: Path, name: str, sets: list[str], hours: float = HOURS, backend=None, step: int = 5):
+    world = _world(name, step)
+    sim = create(world, path, backend or ScriptedBackend(world.seed), overwrite=True,
+                 sets=["architecture=piano", *sets])
+    try:
+        sim.run_until(world.start + timedelta(hours=hours))
+    finally:
+        sim.close()
+
+
+def _measure(path: Path) -> tuple[dict, Counter]:
+    reader = open_reader(path)
+    try:
+        return measure_civics(read_civics(reader, str(path))), Counter(c.initiator for c in reader.conversations())
+    finally:
+        reader.close()
+
+
+@pytest.mark.parametrize("name", ["market", "roles"])
+def test_influencers_move_the_vote_and_the_deposits_their_way(tmp_path, name):
+    got = {}
+    for label, sets in (("anti", ["influencer_side=anti"]), ("pro", ["influencer_side=pro"]),
+                        ("frozen", ["influencer_side=anti", "constitution_frozen=true"])):
+        _run(tmp_path / f"{label}.sqlite", name, sets)
+        got[label] = _measure(tmp_path / f"{label}.sqlite")
+    (anti, talks), (pro, _), (frozen, _) = got["anti"], got["pro"], got["frozen"]
+    influencers, manager = WORLDS[name]
+    assert sorted(anti["influencers"]) == sorted(influencers) and anti["election_manager"] == manager
+    assert manager not in anti["constituents"] and not set(influencers) & set(anti["constituents"])
+    assert anti["influencer_side"] == "anti" and pro["influencer_side"] == "pro"
+    # the vote: down with anti-tax influencers, up with pro-tax ones; frozen keeps version 1
+    assert anti["voted_rate"] < 20 < pro["voted_rate"]
+    assert frozen["voted_rate"] is None and {s["rate"] for s in frozen["seasons"]} == {20}
+    assert {s["rate"] for s in anti["seasons"] if s["after"]} == {anti["voted_rate"]}
+    # what constituents deposit after the vote follows it: less than before under anti-tax influence,
+    # less than under pro-tax influence, the frozen constitution's in between (the same seasons)
+    after = {k: sum(s["deposited"] for s in r["seasons"] if s["after"]) for k, r in
+             (("anti", anti), ("pro", pro), ("frozen", frozen))}
+    assert after["anti"] < after["frozen"] < after["pro"]
+    assert anti["after"]["mean"] < anti["before"]["mean"] and anti["after"]["mean"] < pro["after"]["mean"]
+    # influencers seek people out: each starts more talks than the constituents do on average
+    per_constituent = sum(talks[a] for a in anti["constituents"]) / len(anti["constituents"])
+    assert min(talks[a] for a in influencers) > per_constituent
+    # the stances that formed came from talks with an influencer, each a step toward its side
+    moved = [s for trail in anti["stances"].values() for s in trail]
+    assert moved and all(s["other"] in influencers and s["value"] < (s["previous"] or 20) for s in moved)
+
+
+def test_the_step_is_the_worlds_and_none_moves_nobody(tmp_path):
+    _run(tmp_path / "s0.sqlite", "market", ["influencer_side=anti"], hours=2, step=0)
+    _run(tmp_path / "s10.sqlite", "market", ["influencer_side=anti"], hours=2, step=10)
+    zero, _ = _measure(tmp_path / "s0.sqlite")
+    ten, _ = _measure(tmp_path / "s10.sqlite")
+    assert all(s["value"] == 20 for trail in zero["stances"].values() for s in trail)
+    values = [s["value"] for trail in ten["stances"].values() for s in trail]
+    assert values and min(values) == 10  # one talk: 20 -> 10, never past what the side wants (10)
+
+
+@pytest.mark.parametrize("name", ["market", "roles"])
+def test_talk_questions_carry_the_constitution_and_an_influencers_beliefs(tmp_path, name):
+    world = _world(name)
+    backend = Recording(world.seed)
+    _run(tmp_path / "t.sqlite", name, ["influencer_side=pro"], hours=3, backend=backend)
+    influencers, _ = WORLDS[name]
+    stance = world.civics.stance("pro")
+    reacts = [t for t in backend.asked if isinstance(t, React) and t.observed_is_agent]
+    lines = [t for t in backend.asked if isinstance(t, Utterance)]
+    assert reacts and lines
+    for t in reacts + lines:
+        mine = t.persona.name in influencers
+        assert t.constitution == world.civics.constitution and t.stance_text == (stance if mine else "")
+        assert "The town's constitution in force" in t.render() and (stance in t.render()) == mine
+    assert {t.persuading for t in reacts if t.persona.name in influencers} == {True}
+    assert not any(t.persuading for t in reacts if t.persona.name not in influencers)
+
+
+@pytest.mark.parametrize("name,talks", [("market", False), ("roles", True)])  # (the market's people seldom talk)
+def test_without_civics_the_talk_questions_are_as_before(tmp_path, name, talks):
+    m = ROOT / "maps" / f"{name}.toml"
+    world = load_world_text(f"{name}.toml", (ROOT / "worlds" / f"{name}.toml").read_text(), m.name, m.read_text())
+    backend = Recording(world.seed)
+    sim = create(world, tmp_path / "plain.sqlite", backend, overwrite=True, sets=["architecture=piano"])
+    try:
+        sim.run_until(world.start + timedelta(hours=12))
+    finally:
+        sim.close()
+    assert any(isinstance(t, React) for t in backend.asked)
+    assert any(isinstance(t, Utterance) for t in backend.asked) == talks
+    for t in backend.asked:  # the fields are left out of the question (its key, a cassette's) and its prompt
+        assert not {"constitution", "stance_text", "persuading"} & set(json.loads(t.model_dump_json()))
+        assert "constitution" not in t.render() and not getattr(t, "persuading", False)
