@@ -86,6 +86,28 @@ def save_info(path: Path) -> dict:
     return json.loads(out.getvalue())
 
 
+def save_digest(path: Path) -> str:
+    """A save's digest, read without a process (as `save info` computes it)."""
+    from smalltown.store.save import Save
+
+    save = Save.open(path, readonly=True)
+    try:
+        return save.digest()
+    finally:
+        save.close()
+
+
+# the tiny town given an economy (issue 17): the second world the economy's mechanisms are checked on
+TINY_ECONOMY = """
+[economy]
+items = ["flowers", "coffee beans", "coffee"]
+chest = "Hobbs Cafe:cafe:cafe counter"
+sources = [{ item = "flowers", at = "Johnson Park:park", qty = 1 }, { item = "coffee beans", at = "Hobbs Cafe:cafe", qty = 2 }]
+recipes = [{ output = "coffee", inputs = {"coffee beans" = 1}, at = "Hobbs Cafe", minutes = 5 }]
+inventory = {"Maria Lopez" = {coffee = 1}, "Klaus Mueller" = {flowers = 2}}
+"""
+
+
 def query(path: Path, sql: str, *params) -> list[tuple]:
     """Read a save without ever creating it (a plain connect would make an empty file)."""
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)

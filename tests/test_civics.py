@@ -21,6 +21,8 @@ from smalltown.store.save import Save
 from smalltown.world.errors import WorldError
 from smalltown.world.load import load_world_text
 
+from helpers import save_digest
+
 ROOT = Path(__file__).resolve().parent.parent
 MARKET = ROOT / "worlds" / "market.toml"
 PEOPLE = ["Tamsin Wrenfield", "Osric Pellow", "Bea Quillon", "Ivo Ferrow", "Ysolde Thorsby"]
@@ -65,13 +67,6 @@ def _events(path: Path, *kinds: str) -> list[tuple[str, str | None, dict]]:
     finally:
         con.close()
 
-
-def _digest(path: Path) -> str:
-    save = Save.open(path, readonly=True)
-    try:
-        return save.digest()
-    finally:
-        save.close()
 
 
 def test_bad_civics_are_told_at_their_line():
@@ -174,7 +169,7 @@ def test_a_run_stopped_mid_vote_resumes_to_the_straight_run(tmp_path, stop):
         sim.run_until(world.start + timedelta(minutes=70))
     finally:
         sim.close()
-    assert _digest(half) == _digest(straight)
+    assert save_digest(half) == save_digest(straight)
 
 
 def test_influencers_pull_the_amendments_down_or_up(tmp_path):

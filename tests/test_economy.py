@@ -20,20 +20,13 @@ from smalltown.store.schema import SCHEMA_VERSION
 from smalltown.world.errors import WorldError
 from smalltown.world.load import load_world, load_world_text
 
+from helpers import save_digest, TINY_ECONOMY
+
 ROOT = Path(__file__).resolve().parent.parent
 MARKET = ROOT / "worlds" / "market.toml"
 TINY = ROOT / "worlds" / "tiny.toml"
 KINDS = {"gather", "craft", "craft_in", "give", "trade", "deposit"}
 
-# the tiny town given an economy: the second world the mechanism is checked on
-TINY_ECONOMY = """
-[economy]
-items = ["flowers", "coffee beans", "coffee"]
-chest = "Hobbs Cafe:cafe:cafe counter"
-sources = [{ item = "flowers", at = "Johnson Park:park", qty = 1 }, { item = "coffee beans", at = "Hobbs Cafe:cafe", qty = 2 }]
-recipes = [{ output = "coffee", inputs = {"coffee beans" = 1}, at = "Hobbs Cafe", minutes = 5 }]
-inventory = {"Maria Lopez" = {coffee = 1}, "Klaus Mueller" = {flowers = 2}}
-"""
 
 
 def _world(path: Path, extra: str = "", edit: tuple[str, str] | None = None):
@@ -63,13 +56,6 @@ def _run(world, path: Path, hours: float):
     finally:
         sim.close()
 
-
-def _digest(path: Path) -> str:
-    save = Save.open(path, readonly=True)
-    try:
-        return save.digest()
-    finally:
-        save.close()
 
 
 def _from_ledger(world, rows) -> dict[str, Counter]:
@@ -197,7 +183,7 @@ def test_a_scripted_morning_makes_every_kind_and_holdings_are_the_ledger(tmp_pat
         sim.close()
 
 
-def test_resume_and_fork_mid_run_give_the_straight_runs_digest(tmp_path):
+def test_resume_and_fork_mid_run_give_the_straight_runssave_digest(tmp_path):
     straight = _short_market(tmp_path, "straight.sqlite")
     half = _short_market(tmp_path, "half.sqlite", hours=6.5)
     sim = resume(half, ScriptedBackend(load_world(MARKET).seed))
@@ -205,7 +191,7 @@ def test_resume_and_fork_mid_run_give_the_straight_runs_digest(tmp_path):
         sim.run_until(sim.world.start + timedelta(hours=12.25))
     finally:
         sim.close()
-    assert _digest(half) == _digest(straight)
+    assert save_digest(half) == save_digest(straight)
     forked = tmp_path / "fork.sqlite"
     fork(straight, sim.world.start + timedelta(hours=5), forked)
     sim = resume(forked, ScriptedBackend(load_world(MARKET).seed))
@@ -214,7 +200,7 @@ def test_resume_and_fork_mid_run_give_the_straight_runs_digest(tmp_path):
         sim.run_until(sim.world.start + timedelta(hours=12.25))
     finally:
         sim.close()
-    assert _digest(forked) == _digest(straight)
+    assert save_digest(forked) == save_digest(straight)
 
 
 # --- a second world: the tiny town with an economy written here ---------------------------------
@@ -246,7 +232,7 @@ def test_the_tiny_town_with_an_economy(tmp_path):
 def test_a_schema_7_save_opens_with_an_empty_ledger(tmp_path):
     path = tmp_path / "old.sqlite"
     _run(load_world(TINY), path, 0.5)
-    digest = _digest(path)
+    digest = save_digest(path)
     conn = sqlite3.connect(path)
     conn.execute("DROP TABLE ledger")
     conn.execute("UPDATE meta SET value = '7' WHERE key = 'schema_version'")

@@ -16,7 +16,7 @@ import pytest
 from rich.console import Console
 from textual.app import App
 
-from helpers import ROOT, TINY, assert_safe, store_state, stored_state, tiny_sim, wait_until
+from helpers import ROOT, TINY, assert_safe, store_state, stored_state, tiny_sim, wait_until, TINY_ECONOMY
 from smalltown.scripted import ScriptedBackend
 from smalltown.sim.commands import RunUntil
 from smalltown.sim.open import create
@@ -32,14 +32,6 @@ from smalltown.world.load import load_world_text
 
 MARKET = ROOT / "worlds" / "market.toml"
 SIZE = (130, 44)
-TINY_ECONOMY = """
-[economy]
-items = ["flowers", "coffee beans", "coffee"]
-chest = "Hobbs Cafe:cafe:cafe counter"
-sources = [{ item = "flowers", at = "Johnson Park:park", qty = 1 }, { item = "coffee beans", at = "Hobbs Cafe:cafe", qty = 2 }]
-recipes = [{ output = "coffee", inputs = {"coffee beans" = 1}, at = "Hobbs Cafe", minutes = 5 }]
-inventory = {"Maria Lopez" = {coffee = 1}, "Klaus Mueller" = {flowers = 2}}
-"""
 HOSTILE_ITEM = "[b]loaf[/b][red]"  # markup in an item's name: shown as these very characters
 
 

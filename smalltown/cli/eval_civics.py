@@ -39,26 +39,45 @@ def civics(args: argparse.Namespace, cli: ModuleType) -> int:
 
 def taxes(args: argparse.Namespace, cli: ModuleType) -> int:
     from smalltown.eval.civics import measure_civics, read_civics
-    from smalltown.eval.civics_report import civics_doc
+    from smalltown.eval.civics_report import civics_doc, headline, label
+
+    results = _measured(args.saves, lambda reader, save: measure_civics(read_civics(reader, save)))
+    return _report(args, cli, results, "civics", civics_doc, headline, label)
+
+
+def roles(args: argparse.Namespace, cli: ModuleType) -> int:
+    from smalltown.eval.roles import measure_roles, read_roles
+    from smalltown.eval.roles_report import headline, label, roles_doc
+
+    def measure(reader, save: str) -> dict:
+        try:
+            return measure_roles(read_roles(reader))
+        except (sqlite3.DatabaseError, TypeError, ValueError) as e:
+            raise EvalError(f"{save}: not a save with roles to read ({e})") from None
+
+    return _report(args, cli, _measured(args.saves, measure), "roles", roles_doc, headline, label)
+
+
+def _measured(saves: list[str], measure) -> list[dict]:
+    """measure(reader, save) of each save, opened read-only as every command opens one."""
     from smalltown.store.save import open_reader
 
     results = []
-    for save in args.saves:
+    for save in saves:
         reader = open_reader(save)
         try:
-            results.append({"save": str(save), **measure_civics(read_civics(reader, str(save)))})
+            results.append({"save": str(save), **measure(reader, str(save))})
         finally:
             reader.close()
+    return results
+
+
+def _report(args: argparse.Namespace, cli: ModuleType, results: list[dict], what: str, doc, headline, label) -> int:
     labels = _labels(args.saves)
     out = results[0] if len(results) == 1 else {"saves": dict(zip(labels, results))}
-    return cli._emit(out, civics_doc(results, labels), args, lambda c, _r: show_civics(c, results, labels))
-
-
-def show_civics(c, results: list[dict], labels: list[str]) -> None:
-    from smalltown.eval.civics_report import headline, label
-
-    _show(c, f"{results[0]['world']}: civics", [dict(headline(r)) for r in results],
-          [f"{lb} ({label(r)})" for lb, r in zip(labels, results)])
+    return cli._emit(out, doc(results, labels), args, lambda c, _r: _show(
+        c, f"{results[0]['world']}: {what}", [dict(headline(r)) for r in results],
+        [f"{lb} ({label(r)})" for lb, r in zip(labels, results)]))
 
 
 def _show(c, title: str, heads: list[dict], columns: list[str]) -> None:
@@ -74,29 +93,3 @@ def _show(c, title: str, heads: list[dict], columns: list[str]) -> None:
         t.add_row(shown_text(m), *(shown_text(h.get(m, "")) for h in heads))
     c.print(t)
     sys.stdout.flush()
-
-
-def roles(args: argparse.Namespace, cli: ModuleType) -> int:
-    from smalltown.eval.roles import measure_roles, read_roles
-    from smalltown.eval.roles_report import roles_doc
-    from smalltown.store.reader import Reader
-
-    results = []
-    for save in args.saves:
-        conn = sqlite3.connect(f"file:{Path(save).resolve()}?mode=ro", uri=True)
-        try:
-            results.append({"save": str(save), **measure_roles(read_roles(Reader(conn)))})
-        except (sqlite3.DatabaseError, TypeError, ValueError) as e:
-            raise EvalError(f"{save}: not a save with roles to read ({e})") from None
-        finally:
-            conn.close()
-    labels = _labels(args.saves)
-    out = results[0] if len(results) == 1 else {"saves": dict(zip(labels, results))}
-    return cli._emit(out, roles_doc(results, labels), args, lambda c, _r: show_roles(c, results, labels))
-
-
-def show_roles(c, results: list[dict], labels: list[str]) -> None:
-    from smalltown.eval.roles_report import headline, label
-
-    _show(c, f"{results[0]['world']}: roles", [dict(headline(r)) for r in results],
-          [f"{lb} ({label(r)})" for lb, r in zip(labels, results)])
