@@ -33,11 +33,13 @@ def test_measures_of_hand_made_role_changes():
     h = -(0.75 * math.log(0.75) + 0.25 * math.log(0.25))
     assert m["entropy"] == pytest.approx(h, abs=1e-4)
     assert m["entropy_normalised"] == pytest.approx(h / math.log(2), abs=1e-4)
+    assert m["effective_roles"] == pytest.approx(math.exp(h), abs=1e-3)  # between 1 and K = 2: uneven
     assert m["persistence"] == pytest.approx((1.0 + 0.75) / 2)  # A 4 of 4 hourly pairs, B 3 of 4
     assert m["run_hours"] == pytest.approx(8 / 3, abs=1e-3)  # 8 agent-hours in 3 runs
     assert m["matrix"] == {"farmer": {"plough": 2}, "guard": {"patrol": 1}}
     one = measure([(T0, "A", "farmer")], [], T0 + 4 * H)
     assert one["entropy"] == 0 and one["entropy_normalised"] is None and one["persistence"] == 1.0
+    assert one["effective_roles"] == 1.0
 
 
 def test_the_stand_in_names_the_most_frequent_need_ties_by_the_newest():

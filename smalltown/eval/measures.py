@@ -171,6 +171,7 @@ def roles_measure(save: Path, ctx: Context | None = None) -> Measured:
         reader.close()
     r = measure_roles(s)
     return {"figures": {"roles K": float(r["roles"]), "entropy (normalised)": r["entropy_normalised"],
+                        "effective roles": r["effective_roles"],
                         "persistence": r["persistence"], "mean run length (hours)": r["run_hours"],
                         "role changes": float(r["changes"])},
             "series": {"distinct roles": [(float(h), float(k)) for h, k in distinct_by_hour(s.changes, start, s.end)]},

@@ -6,6 +6,9 @@ or the save's end. Over the agent-hours so held (from each agent's first role on
 - distribution: each role's share p of the agent-hours held;
 - entropy: H = -sum p ln p, and H / ln K (1: the hours spread evenly over the K roles held,
   0: one role; undefined for K < 2) — K is this save's own count of distinct roles;
+- effective roles: e^H, the number of equally held roles with the same entropy (K when the hours
+  spread evenly, 1 for one role): "more roles" when K is capped, e.g. by a stand-in that names one
+  role per need;
 - persistence: each agent's role sampled hourly from its first role on; the share of
   consecutive samples that are the same role (mean over agents), and the mean run length in
   hours (agent-hours held / role runs, the last run of each agent ending at the save's end);
@@ -140,6 +143,7 @@ def measure(changes: list[Change], acts: list[Act], end: datetime) -> dict:
             "hours": {r: round(v, 3) for r, v in hours.most_common()},
             "shares": {r: round(v / held, 4) for r, v in hours.most_common()} if held else {},
             "entropy": round(h, 4), "entropy_normalised": None if norm is None else round(norm, 4),
+            "effective_roles": round(math.exp(h), 3) if hours else 0.0,
             "persistence": round(sum(persist) / len(persist), 4) if persist else None,
             "run_hours": round(held / n_runs, 3) if n_runs else None,
             "matrix": {r: dict(c.most_common()) for r, c in sorted(matrix.items())}}

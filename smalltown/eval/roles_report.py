@@ -24,6 +24,7 @@ def headline(r: dict) -> list[list[str]]:
             ["distinct roles (K)", str(r["roles"])],
             ["entropy H (nats)", _num(r["entropy"])],
             ["normalised entropy H / ln K", _num(r["entropy_normalised"])],
+            ["effective roles e^H", _num(r["effective_roles"], 2)],
             ["persistence (hourly samples unchanged)", _num(r["persistence"])],
             ["mean run length (hours)", _num(r["run_hours"], 2)],
             ["role changes (first roles included)", str(r["changes"])],
