@@ -41,7 +41,8 @@ def civics(reader: SaveReader) -> RenderableType | None:
         return None
     parts: list[RenderableType] = []
     if law is not None:
-        text = _value(law.data, "text")
+        raw = law.data.get("text")  # the constitution's articles keep their lines
+        text = shown(raw, lines=True) if isinstance(raw, str) else _value(law.data, "text")
         parts += [Text.assemble(("Constitution ", HEAD), (f"v{_value(law.data, 'version')}", "bold"),
                                 ("  tax rate ", "dim"), _value(law.data, "rate"), (f"  since {shown(law.time)}", "dim")),
                   Text(text[:TEXT_CHARS] + ("…" if len(text) > TEXT_CHARS else ""))]
