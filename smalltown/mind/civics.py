@@ -63,9 +63,11 @@ def talk_inputs(mind: "Mind", react: bool = False) -> dict:
     if mind.civic is None:
         return {}
     v = mind.civic(mind.name, "")
+    if react and not v.side:  # whether to stop for someone: the law's text bears on it only for one who argues it
+        return {}
     out = {"constitution": v.constitution, "stance_text": v.stance_text}
     if react:
-        out["persuading"] = bool(v.side)
+        out["persuading"] = True
     return out
 
 
