@@ -11,7 +11,8 @@ a talk with an influencer moves a listener by (for the stand-in).
 Influencers argue their case (Appendix D: "approach other agents, explain ... and encourage them
 to support your stance"): the talk questions (react, utterance) carry the constitution in force
 and an influencer's beliefs, and an influencer's react question is `persuading` (a typed flag the
-stand-in reads to start a talk with whomever it sees; the cooldowns still hold)."""
+stand-in reads to start a talk with whomever it sees; the cooldowns still hold). The campaign ends
+with the vote: afterwards an influencer's react question is a constituent's (no law, no persuading)."""
 
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ class CivicView:
     stance_text: str  # this agent's beliefs when it is an influencer (world-file text; "" else)
     other_side: str  # the partner's side when it is an influencer ("" else, or no partner)
     step: int  # percent a talk with an influencer moves a listener (the world's, typed)
+    campaigning: bool = False  # the vote is still to come (an influencer's campaign ends with it)
 
 
 View = Callable[[str, str], CivicView]  # (me, other) -> the view
@@ -63,8 +65,8 @@ def talk_inputs(mind: "Mind", react: bool = False) -> dict:
     if mind.civic is None:
         return {}
     v = mind.civic(mind.name, "")
-    if react and not v.side:  # whether to stop for someone: the law's text bears on it only for one who argues it
-        return {}
+    if react and not (v.side and v.campaigning):  # whether to stop for someone: the law bears on it only
+        return {}                                  # for one still arguing it (the vote not yet held)
     out = {"constitution": v.constitution, "stance_text": v.stance_text}
     if react:
         out["persuading"] = True

@@ -101,7 +101,7 @@ class Civics:
     def view(self, me: str, other: str) -> CivicView:
         """Mind.civic (read only): what `me` knows of the tax, talking with `other` ("": nobody yet)."""
         return CivicView(self.rate, self.text, self.stances.get(me), self.side_of(me), self.stance_text(me),
-                         self.side_of(other) if other else "", self.spec.persuasion_step)
+                         self.side_of(other) if other else "", self.spec.persuasion_step, "vote" not in self.done)
 
     def heard(self, changes: Changes) -> None:
         """The stances this tick's talks formed (their "stance" events)."""
