@@ -6,7 +6,7 @@ desired rate by the world's typed `persuasion_step` toward its side. From the sa
 `eval civics`: anti-tax influencers lower the voted rate and the deposits after the vote, pro-tax
 ones raise them, a frozen constitution keeps both; influencers start more talks than constituents.
 On the market town and on the 30-agent role world, each given a [civics] here with a short
-timeline (Sid's 1200 s cut to 700, the feedback at 300 as his, at the default scale: 20-minute
+timeline (Sid's 1200 s cut to 700, the feedback at 300 as his, at civics_scale 60: 20-minute
 tax windows)."""
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ class Recording(ScriptedBackend):
 def _run(path: Path, name: str, sets: list[str], hours: float = HOURS, backend=None, step: int = 5):
     world = _world(name, step)
     sim = create(world, path, backend or ScriptedBackend(world.seed), overwrite=True,
-                 sets=["architecture=piano", *sets])
+                 sets=["architecture=piano", "civics_scale=60", *sets])
     try:
         sim.run_until(world.start + timedelta(hours=hours))
     finally:
@@ -133,7 +133,7 @@ def test_talk_questions_carry_the_constitution_and_an_influencers_beliefs(tmp_pa
     _run(tmp_path / "t.sqlite", name, ["influencer_side=pro"], backend=backend)  # past the vote
     influencers, _ = WORLDS[name]
     stance = world.civics.stance("pro")
-    vote = world.start + timedelta(seconds=340 * 60)  # the timeline's vote at the default civics_scale
+    vote = world.start + timedelta(seconds=340 * 60)  # the timeline's vote at civics_scale 60
     reacts = [t for t in backend.asked if isinstance(t, React) and t.observed_is_agent]
     lines = [t for t in backend.asked if isinstance(t, Utterance)]
     assert reacts and lines
