@@ -104,10 +104,12 @@ class Settings:
     # question when the goals window changed, at most every `role_every_minutes` of game time
     roles: bool = False
     role_every_minutes: int = _in(60, 5, 1440)
-    # civics (issue 17, sim/civics.py; worlds with a [civics]): game seconds per Sid second (60: his
-    # 1,200 s run is 20 game hours), which side the influencers argue ("none": plain constituents),
-    # and a frozen constitution (the vote is held and tallied, the text never changes)
-    civics_scale: int = _in(60, 1, 3600)
+    # civics (issue 17, sim/civics.py; worlds with a [civics]): game seconds per Sid second (144: his
+    # 1,200 s run is two game days, as his agents never sleep and ours wake ~16 h a day: the vote on
+    # the first, the new law from the second's dawn, a tax season every 4.8 h), which side the
+    # influencers argue ("none": plain constituents), and a frozen constitution (the vote is held
+    # and tallied, the text never changes)
+    civics_scale: int = _in(144, 1, 3600)
     influencer_side: str = field(default="anti", metadata={"choices": ("anti", "pro", "none")})
     constitution_frozen: bool = False
 

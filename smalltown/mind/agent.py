@@ -167,6 +167,13 @@ class Mind:
             importance.note(self, "observation", f"{self.name} is {gerund(activity)}", now)
         return self.state.action
 
+    def finish(self, now: datetime) -> None:
+        """The action in progress ends now, before its planned end (an errand done early: the plan's
+        next action is due)."""
+        a = self.state.action
+        if a is not None and a.end > now:
+            self.state.action = Action(a.activity, a.address, a.start, now, a.op)
+
     def object_state(self, obj: str) -> str:
         """Asked once per (object, activity): the answer repeats (a bed is slept in every night)."""
         action = self.state.action

@@ -11,11 +11,15 @@ a talk with an influencer moves a listener by (for the stand-in).
 Influencers argue their case (Appendix D: "approach other agents, explain ... and encourage them
 to support your stance"): the talk questions (react, utterance) carry the constitution in force
 and an influencer's beliefs, and an influencer's react question is `persuading` (a typed flag the
-stand-in reads to start a talk with whomever it sees; the cooldowns still hold)."""
+stand-in reads to start a talk with whomever it sees; the cooldowns still hold). The campaign ends
+with the vote, and an influencer argues with each person once per constitution version (a talk
+with them since the version began: `argued`); otherwise its react question is a constituent's (no
+law, no persuading)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Callable
 
 from smalltown.llm.tasks import SummarizeConversation
@@ -37,6 +41,8 @@ class CivicView:
     stance_text: str  # this agent's beliefs when it is an influencer (world-file text; "" else)
     other_side: str  # the partner's side when it is an influencer ("" else, or no partner)
     step: int  # percent a talk with an influencer moves a listener (the world's, typed)
+    campaigning: bool = False  # the vote is still to come (an influencer's campaign ends with it)
+    since: datetime | None = None  # when the constitution in force began (an influencer argues with each once)
 
 
 View = Callable[[str, str], CivicView]  # (me, other) -> the view
@@ -58,15 +64,25 @@ def summary_task(mind: "Mind", other: str, task: SummarizeConversation) -> Summa
     return cls(**dict(task), rate=v.rate, stance=v.stance, other_side=v.other_side, step=v.step)
 
 
-def talk_inputs(mind: "Mind", react: bool = False) -> dict:
-    """The civic inputs of a talk question ({} without civics: the question is as before)."""
+def talk_inputs(mind: "Mind", react: bool = False, other: str = "") -> dict:
+    """The civic inputs of a talk question ({} without civics: the question is as before); for a
+    react question, about stopping for `other`."""
     if mind.civic is None:
         return {}
     v = mind.civic(mind.name, "")
+    if react and not (v.side and v.campaigning and not argued(mind, other, v.since)):
+        return {}  # whether to stop for someone: the law bears on it only for one still to argue it with them
     out = {"constitution": v.constitution, "stance_text": v.stance_text}
     if react:
-        out["persuading"] = bool(v.side)
+        out["persuading"] = True
     return out
+
+
+def argued(mind: "Mind", other: str, since: datetime | None) -> bool:
+    """Whether the agent has talked with `other` since the constitution in force began (canvassing:
+    one argument per person per version)."""
+    last = mind.state.talks.get(other)
+    return last is not None and since is not None and last.time >= since
 
 
 def took(task: SummarizeConversation, other: str, out: object) -> StanceChange | None:

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 MODULE = "goal"  # its slow questions' module name (AgentState.slow)
 HISTORY = 5  # goals kept: issue 17's roles read a rolling window of 5
+OTHERS_SHOWN = 5  # others the goal question shows: those on the agent's mind, not everyone it knows
 FAILURES = frozenset({"blocked", "broken"})  # the agent's events that end its goal as failed
 
 
@@ -40,13 +41,19 @@ def due(mind: "Mind", now: datetime) -> bool:
 
 
 def known(mind: "Mind", names: list[str]) -> list[str]:
-    """The others (of `names`, in that order) the agent knows of: named in its description, or
-    talked with. Without social awareness none: the agent forms no picture of others (Sid's
-    ablation, issue 17; docs/architecture.md "Roles")."""
+    """The others (of `names`, in that order) the agent knows of and has in mind: at most
+    OTHERS_SHOWN of those named in its description or talked with, the most recently talked with
+    first, then the named (a town of many the agent has met is not all on its mind at once).
+    Without social awareness none: the agent forms no picture of others (Sid's ablation, issue 17;
+    docs/architecture.md "Roles")."""
     if not mind.settings.social_awareness:
         return []
-    named = set(mind.lore.tags(mind.spec.description)[0]) | set(mind.state.last_chat) | set(mind.state.talks)
-    return [n for n in names if n in named and n != mind.name]
+    s, order = mind.state, {n: i for i, n in enumerate(names)}
+    named = set(mind.lore.tags(mind.spec.description)[0]) | set(s.last_chat) | set(s.talks)
+    named = {n for n in named if n in order and n != mind.name}
+    recent = sorted(named, key=lambda n: (n not in s.last_chat, -s.last_chat[n].timestamp() if n in s.last_chat else 0,
+                                          order[n]))[:OTHERS_SHOWN]
+    return sorted(recent, key=order.__getitem__)
 
 
 def question(mind: "Mind", now: datetime, needs: tuple[str, ...], others: list[Other]) -> SocialGoal:

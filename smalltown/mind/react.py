@@ -74,7 +74,7 @@ def consider(mind: "Mind", seen: Seen, is_agent: bool, now: datetime, place: str
                             last_talk=mind.state.talks.get(seen.subject) if is_agent else None,
                             news=news, facts=facts_of(mind, news),
                             feeling=social.feeling(mind, seen.subject) if is_agent else None,
-                            **(civics.talk_inputs(mind, react=True) if is_agent else {}))))
+                            **(civics.talk_inputs(mind, True, seen.subject) if is_agent else {}))))
     if not answer.react:
         mind.state.declined[seen.subject] = now
     return Reaction(seen.subject, is_agent, answer)

@@ -75,6 +75,7 @@ class Civics:
                 if spec.name in self.spec.influencers:
                     world.agents[i] = replace(spec, description=f"{spec.description} {self.spec.stance(self.side)}")
         self.version, self.rate, self.text = 0, self.spec.tax_rate, self.spec.constitution
+        self.since: datetime | None = None  # when the version in force began
         self.feedback: list[FeedbackSeen] = []
         self.amendments: list[Amendment] = []
         self.draft: dict | None = None  # the tally's: the new text and rate, in force at `in_force`
@@ -101,7 +102,8 @@ class Civics:
     def view(self, me: str, other: str) -> CivicView:
         """Mind.civic (read only): what `me` knows of the tax, talking with `other` ("": nobody yet)."""
         return CivicView(self.rate, self.text, self.stances.get(me), self.side_of(me), self.stance_text(me),
-                         self.side_of(other) if other else "", self.spec.persuasion_step)
+                         self.side_of(other) if other else "", self.spec.persuasion_step, "vote" not in self.done,
+                         self.since)
 
     def heard(self, changes: Changes) -> None:
         """The stances this tick's talks formed (their "stance" events)."""
@@ -130,7 +132,7 @@ class Civics:
         self.taxes.step(now, changes)
 
     def _enact(self, version: int, rate: int, text: str, now: datetime, changes: Changes) -> None:
-        self.version, self.rate, self.text = version, rate, text
+        self.version, self.rate, self.text, self.since = version, rate, text, now
         put(changes, None, "constitution", f"Constitution version {version} is in force: the tax is {rate}%",
                      version=version, rate=rate, text=text, in_force=now.strftime(TIME_FMT))
 
@@ -218,9 +220,10 @@ class Civics:
 
     def load(self, events: list[tuple[str, str | None, str, dict]], now: datetime) -> None:
         """The state a run reached, from its save's events (oldest first) and its clock."""
-        for _time, agent, kind, data in events:
+        for when, agent, kind, data in events:
             if kind == "constitution":
                 self.version, self.rate, self.text = data["version"], data["rate"], data["text"]
+                self.since = datetime.strptime(str(data.get("in_force", when)), TIME_FMT)  # (the event's own time)
             elif kind == "feedback":
                 self.feedback.append(FeedbackSeen(who=agent, rate=data["rate"], text=data["text"]))
             elif kind == "proposal":

@@ -79,9 +79,13 @@ class Taxes:
             if not items:
                 continue
             self.pending[agent.name] = (n, items, until)
-            action = agent.mind.start("pay the tax at the town chest", chest, now, until)
-            self.movement.start(agent, action, True, changes)
-            changes.changed.add(agent.name)
+            self._walk(agent, now, until, changes)
+
+    def _walk(self, agent: Agent, now: datetime, until: datetime, changes: Changes) -> None:
+        """To the town chest, by the window's close (an errand: sim/encounters.py's `errands`)."""
+        action = agent.mind.start("pay the tax at the town chest", self.economy.spec.chest, now, until)
+        self.movement.start(agent, action, True, changes)
+        changes.changed.add(agent.name)
 
     def _pay(self, now: datetime, changes: Changes) -> None:
         chest_arena = self.economy.spec.chest_arena
@@ -106,10 +110,13 @@ class Taxes:
                 changes.emit(agent.name, "tax_paid", f"{agent.name} pays " + (", ".join(
                     f"{q} {i}" for i, q in paid.items()) or "nothing") + f" of tax (season {n})", season=n,
                     items=paid, asked=items, missed=False)
+                agent.mind.finish(now)  # paid: the errand is done, back to the day's plan
             elif now >= until:
                 changes.emit(agent.name, "tax_paid", f"{agent.name} misses tax season {n}", season=n, items={},
                              asked=items, missed=True)
             else:
+                if agent.mind.due(now):  # stopped on the way (a talk) and let go: the errand resumes
+                    self._walk(agent, now, until, changes)
                 continue
             del self.pending[agent.name]
             changes.changed.add(agent.name)

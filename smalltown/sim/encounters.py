@@ -10,6 +10,7 @@ side's summary, the re-plans after."""
 
 from __future__ import annotations
 
+from collections.abc import Container
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -60,6 +61,10 @@ class Encounters:
         self.objects = objects
         self.movement = movement
         self.crowd = crowd
+        # the agents on a timed errand (a walk with a deadline, e.g. a tax season's, sim/civics_tax.py):
+        # they do not stop to weigh what they see (others may still stop them to talk: the errand
+        # resumes after the talk)
+        self.errands: Container[str] = ()
 
     def candidates(self, seen: dict[str, list[Seen]], now: datetime) -> list[Candidate]:
         """Each awake agent's one new observation to weigh: another agent it may talk to, or an
@@ -70,7 +75,7 @@ class Encounters:
             if not new:  # (most agents most ticks: nothing new to weigh)
                 continue
             # not before its first action: an agent that has not woken into its day does not react
-            if agent.action is None or agent.asleep or agent.action.talking:
+            if agent.action is None or agent.asleep or agent.action.talking or agent.name in self.errands:
                 continue
             # something going on with nobody tending it (a burning stove) comes before people
             for s in sorted(new, key=lambda s: s.subject in self.by_name):

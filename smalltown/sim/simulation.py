@@ -103,6 +103,8 @@ class Simulation:
         # a world's civics (its [civics]): the constitution, tax seasons, the vote (sim/civics.py)
         self.civics = Civics(world, settings, self.crowd, self.agents, self.economy, self.movement) \
             if world.civics and self.economy else None
+        if self.civics:  # those walking to pay a tax are on an errand: they do not stop to react
+            self.encounters.errands = self.civics.taxes.pending
 
     def _record_call(self, rec: CallRecord) -> None:
         job = self.slow.later.current() if self.slow else None
