@@ -108,6 +108,20 @@ inventory = {"Maria Lopez" = {coffee = 1}, "Klaus Mueller" = {flowers = 2}}
 """
 
 
+def ledger_holdings(world, rows) -> dict:
+    """Holdings computed apart from the engine (sim/economy.py): the world's starting inventories
+    plus the save's ledger rows, every count kept (a negative one would be a bug to catch)."""
+    from collections import Counter
+
+    held = {h: Counter(inv) for h, inv in world.economy.starting().items()}
+    for _id, _t, _time, _kind, giver, taker, item, qty, _note in rows:
+        if giver:
+            held.setdefault(giver, Counter())[item] -= qty
+        if taker:
+            held.setdefault(taker, Counter())[item] += qty
+    return held
+
+
 def query(path: Path, sql: str, *params) -> list[tuple]:
     """Read a save without ever creating it (a plain connect would make an empty file)."""
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)

@@ -20,7 +20,7 @@ from smalltown.store.schema import SCHEMA_VERSION
 from smalltown.world.errors import WorldError
 from smalltown.world.load import load_world, load_world_text
 
-from helpers import save_digest, TINY_ECONOMY
+from helpers import TINY_ECONOMY, ledger_holdings, save_digest
 
 ROOT = Path(__file__).resolve().parent.parent
 MARKET = ROOT / "worlds" / "market.toml"
@@ -57,16 +57,6 @@ def _run(world, path: Path, hours: float):
         sim.close()
 
 
-
-def _from_ledger(world, rows) -> dict[str, Counter]:
-    """Holdings computed here, independently of sim/economy.py: the start plus the ledger."""
-    held = {h: Counter(inv) for h, inv in world.economy.starting().items()}
-    for _id, _t, _time, _kind, giver, taker, item, qty, _note in rows:
-        if giver:
-            held.setdefault(giver, Counter())[item] -= qty
-        if taker:
-            held.setdefault(taker, Counter())[item] += qty
-    return held
 
 
 # --- the world file -------------------------------------------------------------------------------
@@ -173,7 +163,7 @@ def test_a_scripted_morning_makes_every_kind_and_holdings_are_the_ledger(tmp_pat
         save.close()
     assert KINDS <= {r[3] for r in rows}, {r[3] for r in rows}
     assert all(events[k] for k in ("gather", "craft", "give", "trade", "deposit"))
-    expected = _from_ledger(world, rows)
+    expected = ledger_holdings(world, rows)
     assert all(n >= 0 for inv in expected.values() for n in inv.values())
     sim = resume(path, ScriptedBackend(0))
     try:
@@ -216,7 +206,7 @@ def test_the_tiny_town_with_an_economy(tmp_path):
     finally:
         save.close()
     assert {"gather", "craft", "craft_in"} <= {r[3] for r in rows}
-    expected = _from_ledger(world, rows)
+    expected = ledger_holdings(world, rows)
     assert all(n >= 0 for inv in expected.values() for n in inv.values())
     sim = resume(path, ScriptedBackend(0))
     try:

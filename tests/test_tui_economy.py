@@ -16,7 +16,7 @@ import pytest
 from rich.console import Console
 from textual.app import App
 
-from helpers import ROOT, TINY, assert_safe, store_state, stored_state, tiny_sim, wait_until, TINY_ECONOMY
+from helpers import ROOT, TINY, assert_safe, store_state, stored_state, tiny_sim, wait_until, TINY_ECONOMY, ledger_holdings
 from smalltown.scripted import ScriptedBackend
 from smalltown.sim.commands import RunUntil
 from smalltown.sim.open import create
@@ -69,12 +69,7 @@ def ledger(path: Path) -> list[tuple]:
 
 def held_by_ledger(world, rows) -> dict[str, dict[str, int]]:
     """Holdings computed here, apart from the engine: the starting inventories plus the ledger."""
-    held = {h: Counter(inv) for h, inv in world.economy.starting().items()}
-    for _id, _t, _time, _kind, giver, taker, item, qty, _note in rows:
-        if giver:
-            held.setdefault(giver, Counter())[item] -= qty
-        if taker:
-            held.setdefault(taker, Counter())[item] += qty
+    held = ledger_holdings(world, rows)
     return {h: {i: n for i, n in inv.items() if n > 0} for h, inv in held.items()}
 
 
