@@ -8,7 +8,6 @@ from __future__ import annotations
 import io
 import shutil
 import sqlite3
-from collections import Counter
 from datetime import datetime, timedelta
 from pathlib import Path
 

@@ -35,11 +35,8 @@ from smalltown.llm.tasks import (
 from smalltown.llm.tasks import SocialGoal
 from smalltown.llm.tasks.social import SummarizeConversationSocial
 from smalltown.llm.tasks.rate import RatePerson
-from smalltown.llm.tasks import EconomyDecompose
-from smalltown.scripted import rate, trade
-from smalltown.scripted import rate
-from smalltown.llm.tasks import InferRole
-from smalltown.scripted import roles
+from smalltown.llm.tasks import EconomyDecompose, InferRole
+from smalltown.scripted import rate, roles, trade
 from smalltown.llm.tasks import Amendments, ConstitutionFeedback, PayTax, ReviseConstitution, Vote
 from smalltown.llm.tasks.civics import SummarizeConversationCivic, SummarizeConversationSocialCivic
 from smalltown.scripted import civics

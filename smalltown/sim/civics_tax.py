@@ -8,7 +8,7 @@ their "tax_paid"."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Protocol
 
 from smalltown.config import Settings
