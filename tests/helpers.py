@@ -122,6 +122,34 @@ def ledger_holdings(world, rows) -> dict:
     return held
 
 
+def civics_table(influencers: list[str] | tuple[str, ...], manager: str = "Lio Corwin", extra: str = "") -> str:
+    """A [civics] table for a test world (issue 17): a 20% constitution, Sid's two sides as short
+    stances, and `extra` lines (a timeline, a persuasion step) after them."""
+    return (f"""
+[civics]
+constitution = "Everyone pays the town its share: 20% of what each holds, each tax season, into the town chest."
+tax_rate = 20
+influencers = {json.dumps(list(influencers))}
+election_manager = "{manager}"
+stances = {{anti = "believes taxes are too high and argues to cut them", pro = "believes the tax keeps the town alive and argues to raise it"}}
+""" + extra)
+
+
+def market_with(table: str, edit: tuple[str, str] | None = None):
+    """The market town with `table` (e.g. a [civics]) before its agents, and `edit` (old, new) made
+    in its text: (the world, the text)."""
+    from smalltown.world.load import load_world_text
+
+    text = (ROOT / "worlds" / "market.toml").read_text()
+    i = text.index("[[agents]]")
+    text = text[:i] + table + "\n" + text[i:]
+    if edit:
+        assert edit[0] in text
+        text = text.replace(edit[0], edit[1], 1)
+    m = ROOT / "maps" / "market.toml"
+    return load_world_text("market.toml", text, m.name, m.read_text()), text
+
+
 def query(path: Path, sql: str, *params) -> list[tuple]:
     """Read a save without ever creating it (a plain connect would make an empty file)."""
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)

@@ -17,35 +17,18 @@ from smalltown.llm.tasks import Amendment, PayTax, PayTaxOut
 from smalltown.scripted import ScriptedBackend
 from smalltown.sim.civics import new_rate, tally
 from smalltown.sim.open import create, resume
-from smalltown.store.save import Save
 from smalltown.world.errors import WorldError
-from smalltown.world.load import load_world_text
 
-from helpers import save_digest
+from helpers import civics_table, market_with, save_digest
 
 ROOT = Path(__file__).resolve().parent.parent
 MARKET = ROOT / "worlds" / "market.toml"
 PEOPLE = ["Tamsin Wrenfield", "Osric Pellow", "Bea Quillon", "Ivo Ferrow", "Ysolde Thorsby"]
-CIVICS = """
-[civics]
-constitution = "Everyone pays the town its share: 20% of what each holds, each tax season, into the town chest."
-tax_rate = 20
-influencers = {influencers}
-election_manager = "Lio Corwin"
-stances = {{anti = "believes taxes are too high and argues to cut them", pro = "believes the tax keeps the town alive and argues to raise it"}}
-"""
 SCALE = 6  # game seconds per Sid second: the run is 2 game hours, a season every 12 minutes
 
 
 def _world(influencers=("Tamsin Wrenfield",), edit: tuple[str, str] | None = None):
-    text = MARKET.read_text()
-    i = text.index("[[agents]]")
-    text = text[:i] + CIVICS.format(influencers=json.dumps(list(influencers))) + "\n" + text[i:]
-    if edit:
-        assert edit[0] in text
-        text = text.replace(edit[0], edit[1], 1)
-    m = ROOT / "maps" / "market.toml"
-    return load_world_text("market.toml", text, m.name, m.read_text()), text
+    return market_with(civics_table(influencers), edit)
 
 
 def _run(path: Path, minutes: float, backend=None, sets=(), **kw):

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import ROOT
+from helpers import ROOT, civics_table
 from smalltown.eval.civics import measure_civics, read_civics
 from smalltown.llm.tasks import React, Utterance
 from smalltown.scripted import ScriptedBackend
@@ -27,16 +27,7 @@ from smalltown.sim.open import create
 from smalltown.store.save import open_reader
 from smalltown.world.load import load_world_text
 
-CIVICS = """
-[civics]
-constitution = "Everyone pays the town its share: 20% of what each holds, each tax season, into the town chest."
-tax_rate = 20
-influencers = {influencers}
-election_manager = "{manager}"
-stances = {{anti = "believes taxes are too high and argues to cut them", pro = "believes the tax keeps the town alive and argues to raise it"}}
-persuasion_step = {step}
-timeline = {{season_every = 60, window = 20, feedback = 300, amendments = 320, vote = 340, tally = 360, in_force = 400, end = 700}}
-"""
+TIMELINE = "timeline = {season_every = 60, window = 20, feedback = 300, amendments = 320, vote = 340, tally = 360, in_force = 400, end = 700}\n"
 WORLDS = {  # world -> (influencers, the manager of the vote)
     "market": (["Ivo Ferrow", "Ysolde Thorsby"], "Lio Corwin"),
     "roles": (["Otis Ashdown", "Quill Hollis", "Rhona Eskew"], "Xavi Kestrel"),
@@ -47,7 +38,7 @@ HOURS = 12  # the timeline's 700 s at 60 game seconds each, and a little more
 def _world(name: str, step: int = 5):
     influencers, manager = WORLDS[name]
     text = (ROOT / "worlds" / f"{name}.toml").read_text()
-    text += CIVICS.format(influencers=json.dumps(influencers), manager=manager, step=step)
+    text += civics_table(influencers, manager, f"persuasion_step = {step}\n" + TIMELINE)
     m = ROOT / "maps" / f"{name}.toml"
     return load_world_text(f"{name}.toml", text, m.name, m.read_text())
 

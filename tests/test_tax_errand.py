@@ -15,24 +15,13 @@ import pytest
 from smalltown.scripted import ScriptedBackend
 from smalltown.sim.open import create
 from smalltown.store.schema import TIME_FMT
-from smalltown.world.load import load_world, load_world_text
+from smalltown.world.load import load_world
 
-ROOT = Path(__file__).resolve().parent.parent
-CIVICS = """
-[civics]
-constitution = "Everyone pays the town its share: 20% of what each holds, each tax season, into the town chest."
-tax_rate = 20
-influencers = ["Tamsin Wrenfield"]
-election_manager = "Lio Corwin"
-stances = {anti = "believes taxes are too high and argues to cut them", pro = "believes the tax keeps the town alive"}
-"""
+from helpers import ROOT, civics_table, market_with
 
 
 def _market():
-    text = (ROOT / "worlds" / "market.toml").read_text()
-    i = text.index("[[agents]]")
-    m = ROOT / "maps" / "market.toml"
-    return load_world_text("market.toml", text[:i] + CIVICS + "\n" + text[i:], m.name, m.read_text())
+    return market_with(civics_table(["Tamsin Wrenfield"]))[0]
 
 
 def _run(tmp_path: Path, which: str) -> Path:

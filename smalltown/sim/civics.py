@@ -30,7 +30,7 @@ from smalltown.sim.movement import Movement
 from smalltown.store.records import Event
 from smalltown.store.schema import TIME_FMT
 from smalltown.world.civics import PHASES
-from smalltown.world.model import World
+from smalltown.world.model import Persona, World
 
 KINDS = ("constitution", "season", "tax_due", "tax_paid", "feedback", "proposal", "vote", "tally", "stance")
 QUERY = "the constitution and the tax"  # what is retrieved before a civic question
@@ -70,10 +70,6 @@ class Civics:
         self.agents = agents  # the simulation's list, in agent order
         self.side = settings.influencer_side if settings.influencer_side != "none" else ""
         self.movement = movement
-        if self.side:  # an influencer's beliefs join its self-description (before any mind is made)
-            for i, spec in enumerate(world.agents):
-                if spec.name in self.spec.influencers:
-                    world.agents[i] = replace(spec, description=f"{spec.description} {self.spec.stance(self.side)}")
         self.version, self.rate, self.text = 0, self.spec.tax_rate, self.spec.constitution
         self.since: datetime | None = None  # when the version in force began
         self.feedback: list[FeedbackSeen] = []
@@ -92,6 +88,13 @@ class Civics:
     def constituents(self) -> list[Agent]:
         """Everyone but the manager of the vote (influencers included)."""
         return [a for a in self.agents if a.name != self.spec.manager]
+
+    def persona(self, spec: Persona) -> Persona:
+        """The persona its mind is made from: an influencer's beliefs join its self-description (the
+        world's own spec stays as its file has it, so a world used by several runs is never changed)."""
+        if not self.side_of(spec.name):
+            return spec
+        return replace(spec, description=f"{spec.description} {self.spec.stance(self.side)}")
 
     def side_of(self, name: str) -> str:
         return self.side if name in self.spec.influencers else ""

@@ -198,7 +198,7 @@ def create(world: World, path: str | Path, backend: Backend, settings: Settings 
             arena = world.arena_at(spec.spawn)
             agent = Agent(spec, sim.mind_for(spec), spec.spawn, arena.index if arena else -1)
             sim.add(agent)
-            agent.mind.remember("observation", spec.seed_memories, sim.now)  # seed memories
+            agent.mind.remember("observation", agent.mind.spec.seed_memories, sim.now)  # seed memories
             if arena:
                 agent.mind.enter(arena.sector, arena.name, list(arena.objects))
         first = sim.changes()

@@ -130,7 +130,8 @@ class Simulation:
         while len(self._memory_counts) <= index:
             self._memory_counts.append(-1)
         stream = MemoryStream(spec.name, self.embedder, lambda: self._new_id(index), self.weights)
-        return Mind(spec, self.world, self.asker, stream, self.importance[spec.name], self.settings, state, self.lore)
+        persona = self.civics.persona(spec) if self.civics else spec  # (an influencer's beliefs added)
+        return Mind(persona, self.world, self.asker, stream, self.importance[spec.name], self.settings, state, self.lore)
 
     def add(self, agent: Agent) -> None:
         self.agents.append(agent)
