@@ -68,7 +68,7 @@ class InspectorScreen(Screen[None]):
     BINDINGS = [
         Binding("escape", "close", "Close"),
         Binding("r", "refresh", "Refresh"),
-        Binding("1", "tab('summary')", "Tabs", key_display="1-5"),
+        Binding("1", "tab('summary')", "Tabs", key_display="1-6"),
         Binding("2", "tab('plan')", "Plan", show=False),
         Binding("3", "tab('memory')", "Memory", show=False),
         Binding("4", "tab('retrievals')", "Retrievals", show=False),
