@@ -39,9 +39,9 @@ NAMES = "tuple[str, ...]"  # the type of a list-of-names setting
 PIANO_MODULES = ("social_awareness", "controller_broadcast", "commitments", "action_awareness", "goal_generation",
                  "slow_reflection")
 ARCHITECTURES = {
-    "generative_agents": {**dict.fromkeys(PIANO_MODULES, False), "reflection": True},
-    "piano": {**dict.fromkeys(PIANO_MODULES, True), "reflection": True},
-    "baseline": {**dict.fromkeys(PIANO_MODULES, False), "reflection": False},
+    "generative_agents": {**dict.fromkeys(PIANO_MODULES, False), "reflection": True, "attention_minutes": 0.0},
+    "piano": {**dict.fromkeys(PIANO_MODULES, True), "reflection": True, "attention_minutes": 5.0},
+    "baseline": {**dict.fromkeys(PIANO_MODULES, False), "reflection": False, "attention_minutes": 5.0},
 }
 PRESET = tuple(ARCHITECTURES["piano"])  # the settings a preset fills
 
@@ -112,6 +112,10 @@ class Settings:
     civics_scale: int = _in(144, 1, 3600)
     influencer_side: str = field(default="anti", metadata={"choices": ("anti", "pro", "none")})
     constitution_frozen: bool = False
+    # attention (mind/react.py `attending`): after weighing a person it saw, an agent weighs no other
+    # person for this many game minutes (a crowd is passed through); 0: every new face is weighed
+    # (the paper's loop). Sid's controller (piano, baseline) decides at its own pace: 5
+    attention_minutes: float = _in(0.0, 0.0, 1440.0)
 
     def __post_init__(self) -> None:
         """Every Settings is whole: each value of its setting's type and inside its range (so an

@@ -38,7 +38,7 @@ MODULES: tuple[Module, ...] = (
     Module("controller", "mind/controller.py", "on an event", "an action boundary, an observation weighed",
            "controller_broadcast", "the state's parts named in controller_inputs", "decision"),
     Module("reacting", "mind/react.py", "on an event", "an observation weighed", "",
-           "retrievals, the last talk, news", "the plan (re-planned), declined"),
+           "retrievals, the last talk, news, weighed", "the plan (re-planned), declined, weighed"),
     Module("talking", "mind/talk.py", "on an event", "each line of a conversation", "",
            "retrievals, the last talk, decision, feeling", "talks, told, heard, commitments"),
     Module("social awareness", "mind/social.py", "on an event", "after each conversation", "social_awareness",

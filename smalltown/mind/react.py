@@ -51,6 +51,16 @@ def may_consider(mind: "Mind", subject: str, now: datetime) -> bool:
     return last is None or now - last >= timedelta(hours=mind.settings.react_cooldown_hours)
 
 
+def attending(mind: "Mind", other: str, now: datetime) -> bool:
+    """Whether the agent weighs the person `other` now: having just weighed someone, it passes
+    through a crowd without deliberating over each new face for `attention_minutes`, unless it is
+    an influencer still to argue its case with `other` (seeking people out is its whole point)."""
+    last = mind.state.weighed
+    if last is None or now - last >= timedelta(minutes=mind.settings.attention_minutes):
+        return True
+    return bool(civics.talk_inputs(mind, True, other).get("persuading"))
+
+
 def consider(mind: "Mind", seen: Seen, is_agent: bool, now: datetime, place: str, state: str) -> Reaction:
     """SPEC 5: continue or react, given a context from two retrievals. `state`: what the other
     agent is doing, or the object's state."""
@@ -77,6 +87,8 @@ def consider(mind: "Mind", seen: Seen, is_agent: bool, now: datetime, place: str
                             **(civics.talk_inputs(mind, True, seen.subject) if is_agent else {}))))
     if not answer.react:
         mind.state.declined[seen.subject] = now
+    if is_agent and mind.settings.attention_minutes > 0:  # (kept only with attention on: saves as before)
+        mind.state.weighed = now
     return Reaction(seen.subject, is_agent, answer)
 
 

@@ -157,6 +157,8 @@ class AgentState:
     role: str = ""
     role_due: bool = False
     role_asked: datetime | None = None
+    # attention (mind/react.py `attending`; setting `attention_minutes` > 0): when it last weighed a person
+    weighed: datetime | None = None
 
     def to_json(self, plan: bool = True) -> dict:
         """The state as JSON's data; `plan` False leaves "plan" None (the save keeps it apart)."""
@@ -183,6 +185,7 @@ class AgentState:
             **({"social": {k: b.to_json() for k, b in self.social.items()}} if self.social else {}),
             **self._goal_json(),
             **self._role_json(),
+            **({"weighed": stamp(self.weighed)} if self.weighed is not None else {}),
         }
         if self.unavailable:  # (written only when some: older saves' JSON stays as it was)
             out["unavailable"] = {k: stamp(t) for k, t in self.unavailable.items()}
@@ -251,4 +254,5 @@ class AgentState:
             role=d.get("role", ""),
             role_due=bool(d.get("role_due", False)),
             role_asked=when(d["role_asked"]) if d.get("role_asked") else None,
+            weighed=when(d["weighed"]) if d.get("weighed") else None,
         )

@@ -18,7 +18,7 @@ from smalltown.llm.backend import CallRecord
 from smalltown.mind import talk
 from smalltown.mind.agent import Mind
 from smalltown.mind.controller import weigh as consider
-from smalltown.mind.react import Reaction, act_on, may_consider, may_talk_to
+from smalltown.mind.react import Reaction, act_on, attending, may_consider, may_talk_to
 from smalltown.mind.records import Lore
 from smalltown.sim.agent import Agent
 from smalltown.sim.changes import Changes
@@ -82,7 +82,7 @@ class Encounters:
                 other = self.by_name.get(s.subject)
                 if other is not None:
                     if (other.action is None or other.asleep or other.action.talking
-                            or not may_talk_to(agent.mind, other.name, now)):
+                            or not may_talk_to(agent.mind, other.name, now) or not attending(agent.mind, other.name, now)):
                         continue
                 elif not self.objects.unusual(s.subject, self.agents):
                     continue

@@ -161,6 +161,7 @@ class AgentStateShape(_Shape):
     role: str = ""
     role_due: bool = False
     role_asked: Optional[Stamp] = None
+    weighed: Optional[Stamp] = None
 
 
 def state_problem(text: str) -> str | None:
