@@ -215,7 +215,9 @@ def _values(task: T.Task) -> dict[str, str]:
         if name in task.numbered:
             v[name] = records(value, task.count(name), today) if value else NONE
         elif isinstance(value, list) and value and isinstance(value[0], T.Record):
-            v[name] = records(value, today=today)
+            # oldest first (unnumbered: no answer points at a position): the next question's
+            # retrieval mostly adds newer memories, so a cached prefix stays longer
+            v[name] = records(sorted(value, key=lambda r: (r.time, r.id)), today=today)
         elif isinstance(value, list) and value and isinstance(value[0], Gathering):
             v[name] = "\n".join(gathering(g) for g in value)
         elif isinstance(value, list) and value and isinstance(value[0], T.Block):
