@@ -265,7 +265,7 @@ def _decompose(t: T.Decompose) -> dict[str, str]:
     return {**_unavailable(t),
             "before_line": f"before: {block(t.before)}" if t.before else "before: (the start of the day)",
             "after_line": f"after: {block(t.after)}" if t.after else "after: (the end of the day)",
-            "activity_end": hhmm_end(t.activity_start, t.activity_minutes), "economy_part": ""}
+            "activity_end": hhmm_end(t.activity_start, t.activity_minutes), "economy_part": "", "economy_task": ""}
 
 
 def _unavailable(t: T.ChoosePlace | T.Decompose) -> dict[str, str]:

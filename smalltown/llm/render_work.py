@@ -10,12 +10,17 @@ from smalltown.llm.render import EXAMPLES, NONE, _EXTRA, _decompose, _social_goa
 
 def _decompose_economy(t: T.EconomyDecompose) -> dict[str, str]:
     """Decompose in a world with an economy: the ops feasible there and what the person holds."""
-    ops = "\n".join(f"- {quote(o.label)}" + (f" (takes at least {o.minutes} minutes)" if o.minutes else "") for o in t.ops)
+    ops = "; ".join(quote(o.label) + (f" (takes at least {o.minutes} minutes)" if o.minutes else "") for o in t.ops)
     held = ", ".join(f"{h.qty} {quote(h.item)}" for h in t.inventory) or "nothing"
     need = f"\n{t.persona.name} is working toward: {quote(t.need)}" if t.need else ""
-    return {**_decompose(t), "economy_part": f'What {t.persona.name} can do here '
-            f'with goods (give an action "op": one of these, spelled exactly (without the quotes), when the action '
-            f'does it; else leave it empty):\n{ops or NONE}\n{t.persona.name} holds: {held}{need}'}
+    return {**_decompose(t), "economy_task": _OP_TASK,
+            "economy_part": f"What {t.persona.name} can do here with goods:\n{ops or NONE}\n"
+                            f"{t.persona.name} holds: {held}{need}"}
+
+
+# the same for every agent: with the instructions, before the card (cached with them)
+_OP_TASK = (' When an action does one of the things the person "can do here with goods", give it as the '
+            'action\'s "op", spelled exactly as listed (without the quotes); else leave "op" empty.')
 
 
 _EXTRA["decompose_economy"] = _decompose_economy
