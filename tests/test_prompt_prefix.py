@@ -1,7 +1,8 @@
 """Prompts a model caches across agents (issue 17's cost): what every agent of a town is told alike
 (the instructions, the answer's shape, the constitution in force, the economy's rule for "op")
 comes before the person's card, so the text before the card is the same for every agent asking
-the same question; what varies (the tax season's number, holdings, memories) comes after it. On
+the same question; what varies (the tax season's number, holdings, memories) comes after it, and
+both sides of a conversation sum it up from the same text up to their cards. On
 Sid's tax town (its [economy] and [civics]) and on the market town given a [civics]; a world
 without them is told no rule of goods or law."""
 
@@ -14,6 +15,7 @@ from datetime import timedelta
 import pytest
 
 from helpers import ROOT, civics_table, market_with
+from smalltown.llm.render import quote
 from smalltown.scripted import ScriptedBackend
 from smalltown.sim.open import create
 from smalltown.world.load import load_world
@@ -70,18 +72,31 @@ def test_what_all_agents_are_told_alike_comes_before_the_card(tmp_path, make):
             assert f"season {task.season}" not in head and f"tax season {task.season}." in rest
             assert task.persona.name not in head
         if getattr(task, "constitution", ""):
-            assert task.constitution.splitlines()[0][:40] in head  # (quoted: its line breaks escaped)
+            assert quote(task.constitution) in head
         if task.name == "decompose_economy":
             assert 'leave "op" empty' in head and all(f'"{o.label}"' in rest for o in task.ops)
     assert {name for name, _ in before} >= {"pay_tax", "react", "decompose_economy"}
     for (name, _), heads in before.items():
         assert len(heads) >= 2 or name != "pay_tax"
         assert len(set(heads.values())) == 1, (name, heads.keys())
+    _both_sides_share_the_conversation(asked)
+
+
+def _both_sides_share_the_conversation(asked: list) -> None:
+    """Each side of a conversation sums it up from the same text up to its own card: the lines."""
+    sides: dict[tuple, dict[str, str]] = defaultdict(dict)
+    for task, prompt in asked:
+        if task.name.startswith("summarize_conversation"):
+            head = prompt.partition(CARD)[0]
+            assert all(quote(line.text) in head for line in task.lines)
+            sides[task.now, tuple((line.speaker, line.text) for line in task.lines)][task.persona.name] = head
+    assert sides and all(len(s) == 2 and len(set(s.values())) == 1 for s in sides.values())
 
 
 def test_a_world_without_goods_or_law_is_told_none(tmp_path):
     world = load_world(ROOT / "worlds" / "tiny.toml")
-    asked = _asked(world, tmp_path, 3)
+    asked = _asked(world, tmp_path, 8)
     assert any(t.name == "decompose" for t, _ in asked)
+    _both_sides_share_the_conversation(asked)
     for _, prompt in asked:
         assert '"op"' not in prompt and "constitution" not in prompt and "goods" not in prompt
