@@ -215,7 +215,9 @@ def _values(task: T.Task) -> dict[str, str]:
         if name in task.numbered:
             v[name] = records(value, task.count(name), today) if value else NONE
         elif isinstance(value, list) and value and isinstance(value[0], T.Record):
-            v[name] = records(value, today=today)
+            # oldest first (unnumbered: no answer points at a position): the next question's
+            # retrieval mostly adds newer memories, so a cached prefix stays longer
+            v[name] = records(sorted(value, key=lambda r: (r.time, r.id)), today=today)
         elif isinstance(value, list) and value and isinstance(value[0], Gathering):
             v[name] = "\n".join(gathering(g) for g in value)
         elif isinstance(value, list) and value and isinstance(value[0], T.Block):
@@ -263,7 +265,7 @@ def _decompose(t: T.Decompose) -> dict[str, str]:
     return {**_unavailable(t),
             "before_line": f"before: {block(t.before)}" if t.before else "before: (the start of the day)",
             "after_line": f"after: {block(t.after)}" if t.after else "after: (the end of the day)",
-            "activity_end": hhmm_end(t.activity_start, t.activity_minutes), "economy_part": ""}
+            "activity_end": hhmm_end(t.activity_start, t.activity_minutes), "economy_part": "", "economy_task": ""}
 
 
 def _unavailable(t: T.ChoosePlace | T.Decompose) -> dict[str, str]:

@@ -10,12 +10,17 @@ from smalltown.llm.render import EXAMPLES, NONE, _EXTRA, _decompose, _social_goa
 
 def _decompose_economy(t: T.EconomyDecompose) -> dict[str, str]:
     """Decompose in a world with an economy: the ops feasible there and what the person holds."""
-    ops = "\n".join(f"- {quote(o.label)}" + (f" (takes at least {o.minutes} minutes)" if o.minutes else "") for o in t.ops)
+    ops = "; ".join(quote(o.label) + (f" (takes at least {o.minutes} minutes)" if o.minutes else "") for o in t.ops)
     held = ", ".join(f"{h.qty} {quote(h.item)}" for h in t.inventory) or "nothing"
     need = f"\n{t.persona.name} is working toward: {quote(t.need)}" if t.need else ""
-    return {**_decompose(t), "economy_part": f'{t.persona.name} holds: {held}{need}\nWhat {t.persona.name} can do here '
-            f'with goods (give an action "op": one of these, spelled exactly (without the quotes), when the action '
-            f'does it; else leave it empty):\n{ops or NONE}'}
+    return {**_decompose(t), "economy_task": _OP_TASK,
+            "economy_part": f"What {t.persona.name} can do here with goods:\n{ops or NONE}\n"
+                            f"{t.persona.name} holds: {held}{need}"}
+
+
+# the same for every agent: with the instructions, before the card (cached with them)
+_OP_TASK = (' When an action does one of the things the person "can do here with goods", give it as the '
+            'action\'s "op", spelled exactly as listed (without the quotes); else leave "op" empty.')
 
 
 _EXTRA["decompose_economy"] = _decompose_economy
@@ -88,11 +93,9 @@ def _summary_civic(t: T.Task) -> dict[str, str]:
 
 
 def _civic_line(t: T.Task) -> str:
-    """A talk question's civic part (react, utterance): the constitution in force, an influencer's
-    beliefs and its aim ("" without civics: the prompt is as before)."""
+    """A talk question's civic part (react, utterance): an influencer's beliefs and its aim ("" without
+    civics: the prompt is as before)."""
     name, parts = t.persona.name, []
-    if t.constitution:
-        parts.append(f"The town's constitution in force: {quote(t.constitution)}")
     if t.stance_text:
         parts.append(f"What {name} believes and argues for: {quote(t.stance_text)}")
     if getattr(t, "persuading", False):
@@ -101,7 +104,10 @@ def _civic_line(t: T.Task) -> str:
 
 
 def _with_civic(extra):
-    return lambda t: {**extra(t), "civic_line": _civic_line(t)}
+    """The constitution in force goes before the card (the same for every agent: it stays cached with
+    the instructions); the asker's own civic part after it."""
+    return lambda t: {**extra(t), "civic_line": _civic_line(t), "constitution_part":
+                      f"The town's constitution in force: {quote(t.constitution)}" if t.constitution else ""}
 
 
 for _name in ("react", "utterance", "utterance_commit"):

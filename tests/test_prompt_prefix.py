@@ -1,0 +1,102 @@
+"""Prompts a model caches across agents (issue 17's cost): what every agent of a town is told alike
+(the instructions, the answer's shape, the constitution in force, the economy's rule for "op")
+comes before the person's card, so the text before the card is the same for every agent asking
+the same question; what varies (the tax season's number, holdings, memories) comes after it, and
+both sides of a conversation sum it up from the same text up to their cards. On
+Sid's tax town (its [economy] and [civics]) and on the market town given a [civics]; a world
+without them is told no rule of goods or law."""
+
+from __future__ import annotations
+
+import threading
+from collections import defaultdict
+from datetime import timedelta
+
+import pytest
+
+from helpers import ROOT, civics_table, market_with
+from smalltown.llm.render import quote
+from smalltown.scripted import ScriptedBackend
+from smalltown.sim.open import create
+from smalltown.world.load import load_world
+
+CARD = "\nThe person: "
+SHARED = ("pay_tax", "react", "utterance", "utterance_commit", "decompose_economy")
+
+
+class Prompts(ScriptedBackend):
+    """The stand-in, keeping each question with its prompt."""
+
+    def __init__(self, seed: int):
+        super().__init__(seed)
+        self.asked: list = []
+        self.lock = threading.Lock()
+
+    def answer(self, task, prompt=""):
+        with self.lock:
+            self.asked.append((task, prompt))
+        return super().answer(task, prompt)
+
+
+def _asked(world, tmp_path, hours: float) -> list:
+    backend = Prompts(world.seed)
+    sim = create(world, tmp_path / "p.sqlite", backend, overwrite=True, sets=["architecture=piano"])
+    try:
+        sim.run_until(world.start + timedelta(hours=hours))
+    finally:
+        sim.close()
+    return backend.asked
+
+
+def _sid():
+    return load_world(ROOT / "worlds" / "sid-tax.toml"), 5.5  # past the first tax season (10:48)
+
+
+def _market():
+    timeline = "timeline = {season_every = 60, window = 20, feedback = 300, amendments = 320, vote = 340, tally = 360, in_force = 400, end = 700}\n"
+    return market_with(civics_table(["Ivo Ferrow", "Ysolde Thorsby"], "Lio Corwin", timeline))[0], 3
+
+
+@pytest.mark.parametrize("make", [_sid, _market], ids=["sid-tax", "market"])
+def test_what_all_agents_are_told_alike_comes_before_the_card(tmp_path, make):
+    world, hours = make()
+    asked = _asked(world, tmp_path, hours)
+    before: dict[tuple, dict[str, str]] = defaultdict(dict)  # (task, constitution) -> agent -> text before the card
+    for task, prompt in asked:
+        if task.name not in SHARED or (task.name in ("react", "utterance", "utterance_commit") and not task.constitution):
+            continue
+        head, card, rest = prompt.partition(CARD)
+        assert card, prompt
+        before[task.name, getattr(task, "constitution", "")][task.persona.name] = head
+        if task.name == "pay_tax":
+            assert f"season {task.season}" not in head and f"tax season {task.season}." in rest
+            assert task.persona.name not in head
+        if getattr(task, "constitution", ""):
+            assert quote(task.constitution) in head
+        if task.name == "decompose_economy":
+            assert 'leave "op" empty' in head and all(f'"{o.label}"' in rest for o in task.ops)
+    assert {name for name, _ in before} >= {"pay_tax", "react", "decompose_economy"}
+    for (name, _), heads in before.items():
+        assert len(heads) >= 2 or name != "pay_tax"
+        assert len(set(heads.values())) == 1, (name, heads.keys())
+    _both_sides_share_the_conversation(asked)
+
+
+def _both_sides_share_the_conversation(asked: list) -> None:
+    """Each side of a conversation sums it up from the same text up to its own card: the lines."""
+    sides: dict[tuple, dict[str, str]] = defaultdict(dict)
+    for task, prompt in asked:
+        if task.name.startswith("summarize_conversation"):
+            head = prompt.partition(CARD)[0]
+            assert all(quote(line.text) in head for line in task.lines)
+            sides[task.now, tuple((line.speaker, line.text) for line in task.lines)][task.persona.name] = head
+    assert sides and all(len(s) == 2 and len(set(s.values())) == 1 for s in sides.values())
+
+
+def test_a_world_without_goods_or_law_is_told_none(tmp_path):
+    world = load_world(ROOT / "worlds" / "tiny.toml")
+    asked = _asked(world, tmp_path, 8)
+    assert any(t.name == "decompose" for t, _ in asked)
+    _both_sides_share_the_conversation(asked)
+    for _, prompt in asked:
+        assert '"op"' not in prompt and "constitution" not in prompt and "goods" not in prompt
