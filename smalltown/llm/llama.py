@@ -212,7 +212,8 @@ class LlamaBackend:
         # one saved state per agent and task: the agent's prefix, and the task's own instructions
         # after it, are both reused the next time that agent asks that kind of question
         agent = f"{task.persona.name}\x1f{task.name}"
-        self._switch_to(agent, np.asarray(tokens, dtype=np.intc))
+        prompt = np.asarray(tokens, dtype=np.intc)
+        restored = self._switch_to(agent, prompt)
         llm = self._llm
         llm.evaluated.clear()
         try:
@@ -225,7 +226,9 @@ class LlamaBackend:
                 raise
             raise UnusableAnswer(f"llama.cpp failed: {e}", "", kind="failed") from None
         self._owner, self._saved = agent, False
-        self._prompt_len = len(tokens)  # what a saved state keeps: the next prompt never shares the answer
+        # what a saved state keeps: never the answer (the next prompt does not share it), and of
+        # the prompt only the part the next one is expected to share
+        self._prompt_len = self.states.keep(agent, prompt, restored)
         usage = out["usage"]
         # Cached prompt tokens, measured, not inferred: llama-cpp-python evaluates only the part
         # of the prompt after its longest common prefix with the tokens in the KV cache (after
@@ -238,19 +241,22 @@ class LlamaBackend:
         choice = out["choices"][0]
         return choice["text"], choice["finish_reason"] or "stop"
 
-    def _switch_to(self, agent: str, tokens: np.ndarray) -> None:
+    def _switch_to(self, agent: str, tokens: np.ndarray) -> int:
         """Before evaluating `agent`'s prompt: save the state of the agent the KV cache holds, if
         we leave it, and load the saved state that shares most of this prompt, if that beats
-        what the KV cache already shares."""
+        what the KV cache already shares. How many of the prompt's tokens the KV cache then holds."""
         llm = self._llm
-        current = np.asarray(llm.input_ids[:llm.n_tokens], dtype=np.intc)
         if self._owner is not None and self._owner != agent and not self._saved:
             self.states.put(self._owner, self._save())
             self._saved = True
+        current = np.asarray(llm.input_ids[:llm.n_tokens], dtype=np.intc)
+        held = common_prefix(current, tokens)
         state, shared = self.states.best(tokens)
-        if state is not None and shared > common_prefix(current, tokens):
+        if state is not None and shared > held:
             self._restore(state)
             self._saved = True  # what the KV cache holds is saved (as `state`)
+            return shared
+        return held
 
     def _save(self) -> SavedState:
         import llama_cpp

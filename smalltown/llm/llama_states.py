@@ -17,18 +17,54 @@ class SavedState:
     size: int
 
 
+KEEP_MARGIN = 48  # tokens kept past the prefix a prompt is expected to share with its next one
+PROMPTS_BYTES = 32 << 20  # room for each agent+task's latest prompt tokens (a few KB each)
+
+
+def kept_length(whole: int, restored: int, previous: int | None, margin: int = KEEP_MARGIN) -> int:
+    """How much of a prompt's evaluated state is worth keeping: what its agent+task's next prompt
+    will likely share. A prompt's tail (the retrieved memories, the time, the question) changes
+    from call to call; the part that this prompt shared with the state it started from
+    (`restored`) or with the same agent+task's previous prompt (`previous`) is the part that
+    recurs, plus a small `margin` since the next prompt may share a little more. The whole prompt
+    while there is no previous one (nothing yet tells which part recurs). Measured offline on
+    recorded runs (benchmarks/cost.py): fewer uncached tokens on three towns, margins of 35 to
+    75 tokens alike; smaller states leave room for more of them."""
+    if previous is None:
+        return whole
+    return min(whole, max(restored, previous) + margin)
+
+
 class AgentStates:
     """Each agent's evaluated KV cache, saved when the model turns to another agent and restored
     when it turns back; least recently used states go first beyond `capacity_bytes`.
 
-    One state per agent and task (its latest prompt and answer of that kind): calls share the
-    agent's prefix, and calls of one task also share that task's instructions. Only the KV cells are saved
+    One state per agent and task (the part of its latest prompt of that kind that its next is
+    expected to share, `keep`): calls share the agent's prefix, and calls of one task also share
+    that task's instructions. Only the KV cells are saved
     (llama.cpp's sequence state), not llama-cpp-python's LlamaState, which also copies a
     batch-by-vocabulary score matrix and is not counted against a cache's capacity."""
 
     def __init__(self, capacity_bytes: int):
         self.capacity_bytes = capacity_bytes
         self._states: OrderedDict[str, SavedState] = OrderedDict()
+        self._prompts: OrderedDict[str, np.ndarray] = OrderedDict()  # agent+task -> its latest prompt
+        self._prompt_bytes = 0
+
+    def keep(self, agent: str, tokens: np.ndarray, restored: int) -> int:
+        """How many of `agent`'s prompt `tokens` to keep when its state is saved (`kept_length`),
+        `restored` of them having been reused; records the prompt as that agent's latest (the
+        least recently asked forgotten first beyond PROMPTS_BYTES: their next state is kept whole)."""
+        previous = self._prompts.pop(agent, None)
+        if previous is not None:
+            self._prompt_bytes -= previous.nbytes
+        tokens = np.array(tokens, dtype=np.intc)
+        self._prompts[agent] = tokens
+        self._prompt_bytes += tokens.nbytes
+        while self._prompt_bytes > PROMPTS_BYTES:
+            self._prompt_bytes -= self._prompts.popitem(last=False)[1].nbytes
+        shared = None if previous is None else common_prefix(previous, tokens)
+        return kept_length(len(tokens), restored, shared)
 
     def put(self, agent: str, state: SavedState) -> None:
         self._states.pop(agent, None)

@@ -1,0 +1,134 @@
+"""The llama backend keeps, of each agent+task's prompt, only the part its next prompt is expected
+to share (`kept_length`): a truncated state restores to the same greedy answer as evaluating
+afresh, takes fewer bytes, and the cache's capacity still bounds the states; benchmarks/cost.py's
+`tally` models the same policy."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from smalltown.llm import llama_states
+from smalltown.llm.llama_states import KEEP_MARGIN, AgentStates, common_prefix, kept_length
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from cost import shared, tally  # noqa: E402
+
+
+def test_the_whole_prompt_first_then_what_recurs_and_a_margin():
+    assert kept_length(900, 100, None) == 900  # no previous prompt: nothing tells what recurs
+    assert kept_length(900, 100, 300) == 300 + KEEP_MARGIN
+    assert kept_length(900, 500, 300) == 500 + KEEP_MARGIN
+    assert kept_length(320, 300, 10) == 320  # never past the prompt
+
+
+def test_each_agent_tasks_latest_prompt_is_remembered_within_its_room(monkeypatch):
+    states = AgentStates(1 << 20)
+    a, b = np.arange(400), np.concatenate([np.arange(250), np.arange(150) + 1000])
+    assert states.keep("k\x1fchoose", a, 0) == 400
+    assert states.keep("k\x1fchoose", b, 20) == 250 + KEEP_MARGIN  # shares 250 with the previous
+    assert states.keep("i\x1fchoose", b, 250) == 400  # another agent: its first
+    monkeypatch.setattr(llama_states, "PROMPTS_BYTES", b.astype(np.intc).nbytes)  # room for one
+    assert states.keep("j\x1fchoose", a, 0) == 400  # forgets the least recently asked...
+    assert states.keep("k\x1fchoose", a, 0) == 400  # ... so Klaus's next is kept whole again
+
+
+@pytest.mark.parametrize("truncated", [True, False])
+def test_the_cost_tally_keeps_the_same_part(truncated, monkeypatch):
+    """Klaus asks twice, Isabella once (sharing only the instructions), then Klaus a third time:
+    truncated, his state holds only what his two prompts shared (plus the margin), so with room
+    for just that much both states fit; kept whole, his would be pushed out."""
+    import cost
+
+    if not truncated:
+        monkeypatch.setattr(cost, "kept_length", lambda whole, *_: whole)
+    head, card = "instructions " * 20, "Klaus card " * 20
+    k1, k2 = head + card + "time 1" + "x" * 600, head + card + "time 2" + "y" * 600
+    i1 = head + "Isabella" + "z" * 300
+    calls = [("K", "t", k1, "", 10), ("K", "t", k2, "", 10), ("I", "t", i1, "", 10), ("K", "t", k1, "", 10)]
+    system = len(cost.RULES) + cost.TEMPLATE_TOKENS  # a token a character, below
+    kept = shared(k1, k2) + KEEP_MARGIN * 4
+    by_task, _ = tally(calls, len, 1, 2 * system + len(i1) + kept)
+    klaus_again = shared(k1, k2) if truncated else shared(k1, i1)
+    assert by_task["t"][2] == 4 * system + shared(k1, k2) + shared(k2, i1) + klaus_again
+    assert shared(k1, i1) == len(head) < shared(k1, k2)
+
+
+# --- the backend, on the tiny model -----------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory):
+    pytest.importorskip("llama_cpp")
+    pytest.importorskip("gguf")
+    from tinymodel import build_tiny_gguf
+
+    return build_tiny_gguf(tmp_path_factory.mktemp("model") / "tiny.gguf")
+
+
+def greedy(model, **kw):
+    from smalltown.llm.llama import LlamaBackend
+
+    return LlamaBackend(model, n_threads=1, n_ctx=8192, temperature=0, **kw)
+
+
+def klaus_and_isabella():
+    """Klaus's two questions of one task (the same instructions and card, another activity and
+    order of options), and Isabella's of that task."""
+    from realistic import realistic_tasks
+
+    tasks = realistic_tasks()
+    k1 = tasks["choose_place"]
+    k2 = k1.model_copy(update={"activity": "meet his study group", "options": k1.options[::-1]})
+    i1 = k1.model_copy(update={"persona": tasks["object_state"].persona})
+    return k1, k2, i1
+
+
+def ask(backend, *tasks):
+    return [backend.answer(t, t.render()) for t in tasks]
+
+
+def test_a_truncated_state_is_smaller_and_restores_to_the_same_answer(model, monkeypatch):
+    k1, k2, i1 = klaus_and_isabella()
+    key = f"{k1.persona.name}\x1f{k1.name}"
+    t1, t2 = (np.asarray(greedy_tokens, dtype=np.intc) for greedy_tokens in
+              (greedy(model).prompt_tokens(t.render())[0] for t in (k1, k2)))
+    keep = kept_length(len(t2), common_prefix(t1, t2), common_prefix(t1, t2))
+    assert common_prefix(t1, t2) < keep < len(t2)
+
+    cut = greedy(model)
+    ask(cut, k1, k2, i1)  # turning to Isabella saves Klaus's state, cut
+    state = cut.states._states[key]
+    assert len(state.tokens) == keep and np.array_equal(state.tokens, t2[:keep])
+    again = cut.answer(k1, k1.render())  # restores the cut state
+    assert again.cached_tokens == common_prefix(t1, t2)
+    assert again.raw == greedy(model).answer(k1, k1.render()).raw  # as if evaluated afresh
+
+    from smalltown.llm.llama_states import AgentStates as States
+
+    monkeypatch.setattr(States, "keep", lambda self, agent, tokens, restored: len(tokens))  # as before
+    whole = greedy(model)
+    ask(whole, k1, k2, i1)
+    assert len(whole.states._states[key].tokens) == len(t2)
+    assert state.size < whole.states._states[key].size * keep / len(t2) * 1.1  # bytes shrink with the tokens
+    assert again.raw == whole.answer(k1, k1.render()).raw
+
+
+def test_the_capacity_still_bounds_the_states_and_now_holds_more(model, monkeypatch):
+    k1, k2, i1 = klaus_and_isabella()
+    probe = greedy(model)
+    ask(probe, k1, k2, i1, k1)  # Klaus's cut state and Isabella's whole one, saved
+    sizes = {k.split("\x1f")[0]: s.size for k, s in probe.states._states.items()}
+    room = sum(sizes.values())
+    cut = greedy(model, cache_bytes=room)
+    ask(cut, k1, k2, i1, k1, i1)
+    assert len(cut.states) == 2 and cut.states.nbytes <= room
+
+    from smalltown.llm.llama_states import AgentStates as States
+
+    monkeypatch.setattr(States, "keep", lambda self, agent, tokens, restored: len(tokens))
+    whole = greedy(model, cache_bytes=room)
+    ask(whole, k1, k2, i1, k1, i1)
+    assert len(whole.states) < 2 and whole.states.nbytes <= room  # Klaus's whole state did not fit
