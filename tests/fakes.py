@@ -6,6 +6,7 @@
   options, its counts, its lengths): whatever a model could say that passes validation. A town
   run on it must never crash, whatever the answers.
 - `FakeServer`: an OpenAI-compatible chat endpoint on 127.0.0.1 that a test scripts step by step.
+- `Asking`: the scripted stand-in itself, keeping each question it was asked with its prompt.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from smalltown.llm.schema import request_schema
 from smalltown.llm.tasks import Answer, Output, Task
+from smalltown.scripted import ScriptedBackend
 
 
 class QueueBackend:
@@ -206,3 +208,21 @@ class FakeServer(Loopback):
 
     def script(self, *steps: tuple[str, object]) -> None:
         self.steps.extend(steps)
+
+
+class Asking(ScriptedBackend):
+    """The stand-in, keeping each question it was asked with its prompt (from the crowd's threads)."""
+
+    def __init__(self, seed: int):
+        super().__init__(seed)
+        self.asked: list[tuple[object, str]] = []
+        self.lock = threading.Lock()
+
+    def answer(self, task, prompt=""):
+        with self.lock:
+            self.asked.append((task, prompt))
+        return super().answer(task, prompt)
+
+    @property
+    def tasks(self) -> list:
+        return [task for task, _ in self.asked]

@@ -112,3 +112,14 @@ def resumed_digest(path: Path, world_path: Path, hours: float) -> str:
         return sim.save.digest()
     finally:
         sim.close()
+
+
+def scripted_digest(world, path: Path, hours: float, sets: list[str]) -> str:
+    """A loaded world (or its file) run `hours` with the stand-in under `sets`: its save's digest."""
+    world = load_world(world) if isinstance(world, Path) else world
+    sim = create(world, path, ScriptedBackend(world.seed), sets=sets)
+    try:
+        sim.run_until(sim.now + timedelta(hours=hours))
+        return sim.save.digest()
+    finally:
+        sim.close()

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from helpers import ROOT, SMALLVILLE, TINY, civics_table, query
+from piano_worlds import scripted_digest
 from smalltown.config import Settings, SettingsError
 from smalltown.scripted import ScriptedBackend
 from smalltown.sim.open import create, resume
@@ -46,15 +47,6 @@ def too_soon(asked: dict[str, list[tuple[datetime, bool]]]) -> list[tuple[str, d
     """The person questions asked within the window of the same agent's previous one."""
     return [(name, t, campaigning) for name, qs in asked.items()
             for (prev, _), (t, campaigning) in zip(qs, qs[1:]) if t - prev < WINDOW]
-
-
-def run(world, path: Path, hours: float, sets: list[str]) -> str:
-    sim = create(world, path, ScriptedBackend(world.seed), sets=sets)
-    try:
-        sim.run_until(sim.now + timedelta(hours=hours))
-        return sim.save.digest()
-    finally:
-        sim.close()
 
 
 def test_the_presets_fill_it_and_a_value_the_user_names_wins():
@@ -91,10 +83,10 @@ def test_a_worlds_setting_wins_over_the_preset_given_on_the_command_line(tmp_pat
 def test_no_agent_weighs_two_people_within_the_window_and_off_the_run_is_as_before(name, tmp_path):
     world_path, hours, before = RUNS[name]
     world = load_world(world_path)
-    assert run(world, tmp_path / "off.sqlite", hours, []).startswith(before)
+    assert scripted_digest(world, tmp_path / "off.sqlite", hours, []).startswith(before)
     off = person_questions(tmp_path / "off.sqlite")
     assert too_soon(off)  # the crowd: faces weighed one after another
-    run(world, tmp_path / "on.sqlite", hours, ["attention_minutes=5"])
+    scripted_digest(world, tmp_path / "on.sqlite", hours, ["attention_minutes=5"])
     on = person_questions(tmp_path / "on.sqlite")
     assert sum(map(len, on.values())) >= 10 and too_soon(on) == []
     assert any("weighed" in json.loads(s) for (s,) in _states(tmp_path / "on.sqlite"))
@@ -114,9 +106,9 @@ def test_an_influencer_still_campaigning_seeks_people_out_through_the_window(tmp
         ["Otis Ashdown", "Quill Hollis", "Rhona Eskew"], "Xavi Kestrel", "persuasion_step = 5\n" + timeline)
     m = ROOT / "maps" / "roles.toml"
     world = load_world_text("roles.toml", text, m.name, m.read_text())
-    run(world, tmp_path / "off.sqlite", 6, [])
+    scripted_digest(world, tmp_path / "off.sqlite", 6, [])
     assert any(not campaigning for _, _, campaigning in too_soon(person_questions(tmp_path / "off.sqlite")))
-    run(world, tmp_path / "on.sqlite", 6, ["attention_minutes=5"])
+    scripted_digest(world, tmp_path / "on.sqlite", 6, ["attention_minutes=5"])
     soon = too_soon(person_questions(tmp_path / "on.sqlite"))
     assert soon and all(campaigning for _, _, campaigning in soon), soon
     assert {name for name, _, _ in soon} <= {"Otis Ashdown", "Quill Hollis", "Rhona Eskew"}
@@ -125,7 +117,7 @@ def test_an_influencer_still_campaigning_seeks_people_out_through_the_window(tmp
 def test_a_run_resumed_inside_the_window_is_the_straight_run(tmp_path):
     world = load_world(MARKET)
     sets = ["attention_minutes=5"]
-    straight = run(world, tmp_path / "straight.sqlite", 8, sets)
+    straight = scripted_digest(world, tmp_path / "straight.sqlite", 8, sets)
     path = tmp_path / "cut.sqlite"
     sim = create(world, path, ScriptedBackend(world.seed), sets=sets)
     end = sim.now + timedelta(hours=8)

@@ -12,13 +12,13 @@ tax windows)."""
 from __future__ import annotations
 
 import json
-import threading
 from collections import Counter
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
+from fakes import Asking
 from helpers import ROOT, civics_table
 from smalltown.eval.civics import measure_civics, read_civics
 from smalltown.llm.tasks import React, Utterance
@@ -41,21 +41,6 @@ def _world(name: str, step: int = 5):
     text += civics_table(influencers, manager, f"persuasion_step = {step}\n" + TIMELINE)
     m = ROOT / "maps" / f"{name}.toml"
     return load_world_text(f"{name}.toml", text, m.name, m.read_text())
-
-
-class Recording(ScriptedBackend):
-    """The stand-in, keeping the talk questions it was asked."""
-
-    def __init__(self, seed: int):
-        super().__init__(seed)
-        self.asked: list = []
-        self.lock = threading.Lock()
-
-    def answer(self, task, prompt=""):
-        if isinstance(task, (React, Utterance)):
-            with self.lock:
-                self.asked.append(task)
-        return super().answer(task, prompt)
 
 
 def _run(path: Path, name: str, sets: list[str], hours: float = HOURS, backend=None, step: int = 5):
@@ -120,13 +105,13 @@ def test_the_step_is_the_worlds_and_none_moves_nobody(tmp_path):
 @pytest.mark.parametrize("name", ["market", "roles"])
 def test_talk_questions_carry_the_constitution_and_an_influencers_beliefs(tmp_path, name):
     world = _world(name)
-    backend = Recording(world.seed)
+    backend = Asking(world.seed)
     _run(tmp_path / "t.sqlite", name, ["influencer_side=pro"], backend=backend)  # past the vote
     influencers, _ = WORLDS[name]
     stance = world.civics.stance("pro")
     vote = world.start + timedelta(seconds=340 * 60)  # the timeline's vote at civics_scale 60
-    reacts = [t for t in backend.asked if isinstance(t, React) and t.observed_is_agent]
-    lines = [t for t in backend.asked if isinstance(t, Utterance)]
+    reacts = [t for t in backend.tasks if isinstance(t, React) and t.observed_is_agent]
+    lines = [t for t in backend.tasks if isinstance(t, Utterance)]
     assert reacts and lines
     for t in lines:
         mine = t.persona.name in influencers
@@ -154,14 +139,14 @@ def test_talk_questions_carry_the_constitution_and_an_influencers_beliefs(tmp_pa
 def test_without_civics_the_talk_questions_are_as_before(tmp_path, name, talks):
     m = ROOT / "maps" / f"{name}.toml"
     world = load_world_text(f"{name}.toml", (ROOT / "worlds" / f"{name}.toml").read_text(), m.name, m.read_text())
-    backend = Recording(world.seed)
+    backend = Asking(world.seed)
     sim = create(world, tmp_path / "plain.sqlite", backend, overwrite=True, sets=["architecture=piano"])
     try:
         sim.run_until(world.start + timedelta(hours=12))
     finally:
         sim.close()
-    assert any(isinstance(t, React) for t in backend.asked)
-    assert any(isinstance(t, Utterance) for t in backend.asked) == talks
-    for t in backend.asked:  # the fields are left out of the question (its key, a cassette's) and its prompt
+    assert any(isinstance(t, React) for t in backend.tasks)
+    assert any(isinstance(t, Utterance) for t in backend.tasks) == talks
+    for t in backend.tasks:  # the fields are left out of the question (its key, a cassette's) and its prompt
         assert not {"constitution", "stance_text", "persuading"} & set(json.loads(t.model_dump_json()))
         assert "constitution" not in t.render() and not getattr(t, "persuading", False)

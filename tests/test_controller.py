@@ -5,12 +5,12 @@ when the broadcast is off."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
-from pathlib import Path
+from datetime import datetime
 
 import pytest
 
 from helpers import GULLHAVEN, TINY
+from piano_worlds import scripted_digest
 from smalltown.config import Settings, SettingsError
 from smalltown.llm.tasks import (Block, CommittingUtterance, Decided, HourlySchedule, Persona, Promise, React,
                                  Utterance)
@@ -28,26 +28,16 @@ NOW = datetime(2023, 2, 13, 10, 0)
 P = Persona(name="Ann Lee", age=30, traits="kind", description="a baker", home="Oak House")
 
 
-def run(world: Path, path: Path, hours: int, sets: list[str]) -> str:
-    w = load_world(world)
-    sim = create(w, path, ScriptedBackend(w.seed), sets=sets)
-    try:
-        sim.run_until(sim.now + timedelta(hours=hours))
-        return sim.save.digest()
-    finally:
-        sim.close()
-
-
 def test_the_settings_off_leave_the_tiny_town_byte_identical(tmp_path):
-    assert run(TINY, tmp_path / "t.sqlite", 6, []).startswith("a60cd65e")
+    assert scripted_digest(TINY, tmp_path / "t.sqlite", 6, []).startswith("a60cd65e")
 
 
 @pytest.mark.parametrize("world", [TINY, GULLHAVEN], ids=["tiny", "gullhaven"])
 def test_promises_are_kept_with_the_broadcast_and_fewer_without(world, tmp_path):
     on = tmp_path / "on.sqlite"
     off = tmp_path / "off.sqlite"
-    run(world, on, 24, ["commitments=true", "controller_broadcast=true"])
-    run(world, off, 24, ["commitments=true", "controller_broadcast=false"])
+    scripted_digest(world, on, 24, ["commitments=true", "controller_broadcast=true"])
+    scripted_digest(world, off, 24, ["commitments=true", "controller_broadcast=false"])
     r_on, r_off = rate_of_save(on), rate_of_save(off)
     assert r_on.made > 0 and r_on.kept + r_on.broken > 0
     assert r_on.rate >= 0.9

@@ -8,15 +8,14 @@ without them is told no rule of goods or law."""
 
 from __future__ import annotations
 
-import threading
 from collections import defaultdict
 from datetime import timedelta
 
 import pytest
 
+from fakes import Asking
 from helpers import ROOT, civics_table, market_with
 from smalltown.llm.render import quote
-from smalltown.scripted import ScriptedBackend
 from smalltown.sim.open import create
 from smalltown.world.load import load_world
 
@@ -24,22 +23,8 @@ CARD = "\nThe person: "
 SHARED = ("pay_tax", "react", "utterance", "utterance_commit", "decompose_economy")
 
 
-class Prompts(ScriptedBackend):
-    """The stand-in, keeping each question with its prompt."""
-
-    def __init__(self, seed: int):
-        super().__init__(seed)
-        self.asked: list = []
-        self.lock = threading.Lock()
-
-    def answer(self, task, prompt=""):
-        with self.lock:
-            self.asked.append((task, prompt))
-        return super().answer(task, prompt)
-
-
 def _asked(world, tmp_path, hours: float) -> list:
-    backend = Prompts(world.seed)
+    backend = Asking(world.seed)
     sim = create(world, tmp_path / "p.sqlite", backend, overwrite=True, sets=["architecture=piano"])
     try:
         sim.run_until(world.start + timedelta(hours=hours))
