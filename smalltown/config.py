@@ -39,9 +39,12 @@ NAMES = "tuple[str, ...]"  # the type of a list-of-names setting
 PIANO_MODULES = ("social_awareness", "controller_broadcast", "commitments", "action_awareness", "goal_generation",
                  "slow_reflection")
 ARCHITECTURES = {
-    "generative_agents": {**dict.fromkeys(PIANO_MODULES, False), "reflection": True, "attention_minutes": 0.0},
-    "piano": {**dict.fromkeys(PIANO_MODULES, True), "reflection": True, "attention_minutes": 5.0},
-    "baseline": {**dict.fromkeys(PIANO_MODULES, False), "reflection": False, "attention_minutes": 5.0},
+    "generative_agents": {**dict.fromkeys(PIANO_MODULES, False), "reflection": True, "attention_minutes": 0.0,
+                          "reflection_every_minutes": 0},
+    "piano": {**dict.fromkeys(PIANO_MODULES, True), "reflection": True, "attention_minutes": 5.0,
+              "reflection_every_minutes": 480},
+    "baseline": {**dict.fromkeys(PIANO_MODULES, False), "reflection": False, "attention_minutes": 5.0,
+                 "reflection_every_minutes": 0},
 }
 PRESET = tuple(ARCHITECTURES["piano"])  # the settings a preset fills
 
@@ -94,6 +97,10 @@ class Settings:
     slow_lag_ticks: int = _in(6, 1, 1000)
     # reflection as a slow module (mind/reflect.py): its two steps each applied `slow_lag_ticks` after asked
     slow_reflection: bool = False
+    # reflection at most every this many game minutes (counted from the newest reflection in the
+    # stream), like the other slow modules' clocks; 0: whenever the threshold is passed (the paper's
+    # loop). The piano preset: 480, the paper's "roughly two or three times a day" in a busy town
+    reflection_every_minutes: int = _in(0, 0, 1440)
     # the mind thinks on a grid (issue 15): reflection, reactions and conversations and next actions
     # run only on ticks that are multiples of this, so every agent's questions go out together;
     # between them bodies move, perceive and remember. 1: every tick (the paper's loop)
@@ -104,12 +111,14 @@ class Settings:
     # question when the goals window changed, at most every `role_every_minutes` of game time
     roles: bool = False
     role_every_minutes: int = _in(60, 5, 1440)
-    # civics (issue 17, sim/civics.py; worlds with a [civics]): game seconds per Sid second (144: his
-    # 1,200 s run is two game days, as his agents never sleep and ours wake ~16 h a day: the vote on
-    # the first, the new law from the second's dawn, a tax season every 4.8 h), which side the
+    # civics (issue 17, sim/civics.py; worlds with a [civics]): game seconds per Sid second (288: his
+    # 1,200 s run is four game days, as his agents never sleep and ours wake ~16 h a day: the
+    # feedback from the second day's dawn, the vote that afternoon, the new law from the third's
+    # dawn, a tax season every 9.6 h; at 144, a season every 4.8 h, the town's cost per agent-day
+    # passed the PIANO budget: benchmarks/RESULTS.md), which side the
     # influencers argue ("none": plain constituents), and a frozen constitution (the vote is held
     # and tallied, the text never changes)
-    civics_scale: int = _in(144, 1, 3600)
+    civics_scale: int = _in(288, 1, 3600)
     influencer_side: str = field(default="anti", metadata={"choices": ("anti", "pro", "none")})
     constitution_frozen: bool = False
     # attention (mind/react.py `attending`): after weighing a person it saw, an agent weighs no other

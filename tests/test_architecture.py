@@ -18,7 +18,8 @@ from smalltown.world.load import load_world
 
 
 def switches(s: Settings) -> dict[str, bool | float]:
-    return {k: getattr(s, k) for k in (*PIANO_MODULES, "reflection", "planning", "attention_minutes")}
+    return {k: getattr(s, k) for k in (*PIANO_MODULES, "reflection", "planning", "attention_minutes",
+                                         "reflection_every_minutes")}
 
 
 def test_each_preset_fills_the_switches_and_the_default_is_todays_mind():

@@ -53,10 +53,10 @@ def test_reflection_triggers_only_above_150(tiny):
     for t in texts:
         cache[t] = 5  # 30 records of importance 5 = exactly 150
     klaus.remember("observation", texts, NOW)
-    assert klaus.state.since_reflection == 150 and not klaus.should_reflect()
+    assert klaus.state.since_reflection == 150 and not klaus.should_reflect(NOW)
     cache["Klaus Mueller spills his coffee"] = 1
     klaus.remember("observation", ["Klaus Mueller spills his coffee"], NOW)
-    assert klaus.should_reflect()
+    assert klaus.should_reflect(NOW)
 
 
 def test_a_reflection_asks_3_questions_and_stores_5_insights_with_evidence(tiny):

@@ -25,7 +25,7 @@ SHARED = ("pay_tax", "react", "utterance", "utterance_commit", "decompose_econom
 
 def _asked(world, tmp_path, hours: float) -> list:
     backend = Asking(world.seed)
-    sim = create(world, tmp_path / "p.sqlite", backend, overwrite=True, sets=["architecture=piano"])
+    sim = create(world, tmp_path / "p.sqlite", backend, overwrite=True, sets=["architecture=piano", "civics_scale=144"])  # (seasons within the hours run)
     try:
         sim.run_until(world.start + timedelta(hours=hours))
     finally:

@@ -135,8 +135,8 @@ class Mind:
                 if not s.idle:
                     importance.note(self, "observation", s.description, now)
 
-    def should_reflect(self) -> bool:
-        return reflect.due(self)
+    def should_reflect(self, now: datetime) -> bool:
+        return reflect.due(self, now)
 
     def reflect(self, now: datetime) -> list[Memory]:
         return reflect.reflect(self, now)

@@ -51,7 +51,8 @@ MODULES: tuple[Module, ...] = (
     Module("daily plan", "mind/planning.py", "rare", "each morning; blocks decomposed as they start", "planning",
            "the summary, retrievals, goal, decision", "plan, action"),
     Module("summary", "mind/summary.py", "rare", "each morning", "", "retrievals", "summary"),
-    Module("reflection", "mind/reflect.py", "rare", "when importance since the last passes reflection_threshold",
+    Module("reflection", "mind/reflect.py", "rare",
+           "when importance since the last passes reflection_threshold, at most every reflection_every_minutes (piano: 480)",
            "reflection, slow_reflection", "recent records, retrievals", "reflections, since_reflection, slow",
            slow="with `slow_reflection`"),
 )

@@ -1,7 +1,8 @@
 """Reflection (SPEC 3): questions from recent records, retrieval per question, insights that cite
 the records they rest on (which may themselves be reflections: a tree).
 
-CLOCK: rare, when the importance filed since the last reflection passes `reflection_threshold`.
+CLOCK: rare, when the importance filed since the last reflection passes `reflection_threshold`
+(and, with `reflection_every_minutes`, not sooner than that after the newest reflection).
 Inline (the default), both calls are made in the tick's reflection phase. With `slow_reflection`
 it is a SLOW module in two steps (sim/later.py, driven by sim/slow.py): the questions are asked at
 tick t with their inputs fixed then and applied at t + lag, where the retrievals are made and the
@@ -12,7 +13,7 @@ ratings packed into the questions' answer, `since_reflection`. Setting: `reflect
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from smalltown.llm.tasks import (Record, ReflectionInsights, ReflectionInsightsOut, ReflectionQuestions,
@@ -27,19 +28,27 @@ if TYPE_CHECKING:
 QUESTIONS, INSIGHTS = "reflection", "insights"  # the slow steps' module names (AgentState.slow)
 
 
-def _over(mind: "Mind") -> bool:
-    return mind.settings.reflection and mind.state.since_reflection > mind.settings.reflection_threshold
+def _over(mind: "Mind", now: datetime) -> bool:
+    """Over the threshold, and (with `reflection_every_minutes`) the newest reflection in the stream
+    at least that long ago: read from the stream, so a resumed run sees the same."""
+    s = mind.settings
+    if not (s.reflection and mind.state.since_reflection > s.reflection_threshold):
+        return False
+    if s.reflection_every_minutes:
+        newest = mind.memory.recent(1, ("reflection",))
+        return not newest or now - newest[0].created >= timedelta(minutes=s.reflection_every_minutes)
+    return True
 
 
-def due(mind: "Mind") -> bool:
+def due(mind: "Mind", now: datetime) -> bool:
     """Inline reflection: checked every tick; counts only settled records, so it costs nothing in
     between."""
-    return not mind.settings.slow_reflection and _over(mind)
+    return not mind.settings.slow_reflection and _over(mind, now)
 
 
-def due_slow(mind: "Mind") -> bool:
-    """Slow reflection: over the threshold, and no step of an earlier one still out."""
-    return mind.settings.slow_reflection and _over(mind) and \
+def due_slow(mind: "Mind", now: datetime) -> bool:
+    """Slow reflection: due (`_over`), and no step of an earlier one still out."""
+    return mind.settings.slow_reflection and _over(mind, now) and \
         not any(q.module in (QUESTIONS, INSIGHTS) for q in mind.state.slow)
 
 

@@ -226,7 +226,7 @@ class Simulation:
 
     def _think(self, seen: dict[str, list[Seen]], now: datetime, changes: Changes) -> None:
         """The tick's model-asking phases: reflection, encounters (reactions, conversations), next actions."""
-        due = [a for a in self.agents if a.mind.should_reflect()]
+        due = [a for a in self.agents if a.mind.should_reflect(now)]
         for agent, insights in zip(due, self.crowd.each(due, lambda a: a.mind.reflect(now))):
             changes.emit(agent.name, "reflected", f"{agent.name} reflects: " + " / ".join(m.description for m in insights),
                          memories=[m.id for m in insights])

@@ -49,7 +49,7 @@ class SlowModules:
                 self.later.ask(agent, roles.MODULE, roles.question(agent.mind, now), tick)
                 changes.changed.add(agent.name)
         for agent in self.agents:
-            if reflect.due_slow(agent.mind):
+            if reflect.due_slow(agent.mind, now):
                 self.later.ask(agent, reflect.QUESTIONS, reflect.ask_questions(agent.mind, now), tick)
                 changes.changed.add(agent.name)
 
