@@ -15,7 +15,7 @@ from typing import Callable
 import pytest
 
 from helpers import TINY, query
-from helpers import exit_code, forked
+from helpers import exit_code, forked, save_digest
 
 SCRIPTED = ["--backend", "scripted"]
 
@@ -40,16 +40,6 @@ def _smalltown(*argv: object) -> Callable[[], int]:
 
         return main([str(a) for a in argv])
     return work
-
-
-def _digest(path: Path) -> str:
-    from smalltown.store.save import Save
-
-    save = Save.open(path, readonly=True)
-    try:
-        return save.digest()
-    finally:
-        save.close()
 
 
 def _files(folder: Path) -> list[str]:
@@ -95,7 +85,7 @@ def test_a_run_killed_while_its_save_is_made_leaves_nothing_and_runs_again(tmp_p
     assert not save.exists(), f"a kill while creating left {_files(folder)}"
     # the same command again: no "a file is already there", and it ends where an unbroken run does
     assert _in_child(_smalltown(*argv, save), tmp_path / "log") == 0, (tmp_path / "log").read_text()
-    assert _digest(save) == _digest(reference)
+    assert save_digest(save) == save_digest(reference)
     assert _files(folder) == ["s.sqlite"]  # the killed build's s.sqlite.partial and lock are gone
 
 
@@ -181,7 +171,7 @@ def _tui_copy(big: Path, to: Path) -> Callable[[], int]:
 
 @pytest.mark.parametrize("how", ["run --save", "tui copy", "fork"])
 def test_a_copy_killed_half_way_leaves_nothing_at_its_name(tmp_path: Path, big: Path, how: str):
-    before = _digest(big)
+    before = save_digest(big)
     folder = tmp_path / "copies"
     folder.mkdir()
     new = folder / "new.sqlite"
@@ -194,12 +184,12 @@ def test_a_copy_killed_half_way_leaves_nothing_at_its_name(tmp_path: Path, big: 
         return work()
     assert _in_child(killed, tmp_path / "log") == -signal.SIGKILL
     assert not new.exists(), f"a copy killed half-way left {_files(folder)}"
-    assert _digest(big) == before
+    assert save_digest(big) == before
     assert _in_child(work, tmp_path / "log") == 0, (tmp_path / "log").read_text()  # and it works again
     assert query(new, "PRAGMA integrity_check") == [("ok",)]
     assert _files(folder) == ["new.sqlite"]
     if how == "tui copy":
-        assert _digest(new) == before
+        assert save_digest(new) == before
 
 
 # --- failed starts -------------------------------------------------------------------------------
@@ -225,14 +215,14 @@ def test_a_start_that_fails_writes_nothing(tmp_path: Path, capsys, small: Path, 
     folder = tmp_path / "out"
     folder.mkdir()
     target = TINY if start == "world" else small
-    before = _digest(small)
+    before = save_digest(small)
     t0 = time.monotonic()
     assert main(["run", "--headless", str(target), "--save", str(folder / "s.sqlite"), *wrong]) == rc
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
     assert time.monotonic() - t0 < 30
     assert _files(folder) == [], "a start that failed left files"
-    assert _digest(small) == before
+    assert save_digest(small) == before
     # the corrected command needs no --overwrite
     assert main(["run", "--headless", str(target), "--save", str(folder / "s.sqlite"), "--until", "+10m",
                  *SCRIPTED]) == 0

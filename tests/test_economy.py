@@ -173,7 +173,7 @@ def test_a_scripted_morning_makes_every_kind_and_holdings_are_the_ledger(tmp_pat
         sim.close()
 
 
-def test_resume_and_fork_mid_run_give_the_straight_runssave_digest(tmp_path):
+def test_resume_and_fork_mid_run_give_the_straight_runs_digest(tmp_path):
     straight = _short_market(tmp_path, "straight.sqlite")
     half = _short_market(tmp_path, "half.sqlite", hours=6.5)
     sim = resume(half, ScriptedBackend(load_world(MARKET).seed))

@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from smalltown.mind.agent import Mind
 
 
-
 @dataclass(frozen=True)
 class CivicView:
     rate: int  # in force
@@ -69,13 +68,19 @@ def talk_inputs(mind: "Mind", react: bool = False, other: str = "") -> dict:
     react question, about stopping for `other`."""
     if mind.civic is None:
         return {}
-    v = mind.civic(mind.name, "")
-    if react and not (v.side and v.campaigning and not argued(mind, other, v.since)):
+    if react and not persuading(mind, other):
         return {}  # whether to stop for someone: the law bears on it only for one still to argue it with them
-    out = {"constitution": v.constitution, "stance_text": v.stance_text}
-    if react:
-        out["persuading"] = True
-    return out
+    v = mind.civic(mind.name, "")
+    return {"constitution": v.constitution, "stance_text": v.stance_text, **({"persuading": True} if react else {})}
+
+
+def persuading(mind: "Mind", other: str) -> bool:
+    """Whether the agent is an influencer still campaigning that has not argued its case with `other`
+    under the constitution in force (False without civics)."""
+    if mind.civic is None:
+        return False
+    v = mind.civic(mind.name, "")
+    return bool(v.side and v.campaigning and not argued(mind, other, v.since))
 
 
 def argued(mind: "Mind", other: str, since: datetime | None) -> bool:

@@ -75,6 +75,7 @@ class MemoryStream:
         self._texts: dict[str, int] = {}  # description -> text id
         self._text_kinds = bytearray()  # text id -> the kinds it was stored as (bit per KINDS code)
         self._text_row = array("q")  # text id -> its first row (whose importance is the text's rating)
+        self._latest: dict[str, datetime] = {}  # kind -> when its newest record was noted
         # What changed since the last drain().
         self._new: list[tuple[Memory, np.ndarray]] = []
         self._touched: dict[int, datetime] = {}
@@ -119,6 +120,7 @@ class MemoryStream:
         self._tid[i] = tid
         self._text_kinds[tid] |= 1 << _KIND_CODE[mem.kind]
         self._mems.append(mem)
+        self._latest[mem.kind] = mem.created
         self._row[mem.id] = i
         self._n += 1
 
@@ -259,6 +261,10 @@ class MemoryStream:
                     break
         out.reverse()
         return out
+
+    def latest(self, kind: str) -> datetime | None:
+        """When the newest record of `kind` was noted (None: none), without a scan."""
+        return self._latest.get(kind)
 
     def get(self, memory_id: int) -> Memory:
         return self._mems[self._row[memory_id]]

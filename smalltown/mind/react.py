@@ -58,7 +58,7 @@ def attending(mind: "Mind", other: str, now: datetime) -> bool:
     last = mind.state.weighed
     if last is None or now - last >= timedelta(minutes=mind.settings.attention_minutes):
         return True
-    return bool(civics.talk_inputs(mind, True, other).get("persuading"))
+    return civics.persuading(mind, other)
 
 
 def consider(mind: "Mind", seen: Seen, is_agent: bool, now: datetime, place: str, state: str) -> Reaction:

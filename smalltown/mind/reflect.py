@@ -35,8 +35,8 @@ def _over(mind: "Mind", now: datetime) -> bool:
     if not (s.reflection and mind.state.since_reflection > s.reflection_threshold):
         return False
     if s.reflection_every_minutes:
-        newest = mind.memory.recent(1, ("reflection",))
-        return not newest or now - newest[0].created >= timedelta(minutes=s.reflection_every_minutes)
+        newest = mind.memory.latest("reflection")
+        return newest is None or now - newest >= timedelta(minutes=s.reflection_every_minutes)
     return True
 
 

@@ -24,7 +24,6 @@ from smalltown.world.civics import CivicsSpec
 from smalltown.world.model import World, pretty
 
 
-
 class Law(Protocol):
     """What the tax seasons read of the civics (sim/civics.Civics, which owns them): the rate and text
     in force, who pays, and how they are told and asked."""
