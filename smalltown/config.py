@@ -105,6 +105,10 @@ class Settings:
     # run only on ticks that are multiples of this, so every agent's questions go out together;
     # between them bodies move, perceive and remember. 1: every tick (the paper's loop)
     think_every_ticks: int = _in(1, 1, 360)
+    # (issue 15) the next action of an agent whose action ends before the next grid tick is decided
+    # ahead, on this one, beside the encounters of the others, and taken up when the action ends:
+    # no standing between actions, and planning off the tick's critical path
+    think_ahead: bool = False
     # which mind (issue 16): a preset of the module switches above, ARCHITECTURES
     architecture: str = field(default="generative_agents", metadata={"choices": tuple(ARCHITECTURES)})
     # role inference (issue 17, mind/roles.py): a role from the last goals, asked as a slow module's

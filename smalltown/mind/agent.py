@@ -154,7 +154,16 @@ class Mind:
         """The action for `now`, and whether it is new (False: the same action goes on)."""
         if not self.settings.planning:
             return planning.unplanned(self, now, current)
-        activity, address, end, op = planning.action_at(self, now, current)
+        return self.take(*planning.action_at(self, now, current), now)
+
+    def plan_ahead(self, at: datetime, current: str) -> Action:
+        """The action the plan has for `at` (its current action's end, still to come), decided now:
+        the plan is made or decomposed as need be, but the action in progress stays; `take` it at `at`."""
+        activity, address, end, op = planning.action_at(self, at, current)
+        return Action(activity, address, at, end, op)
+
+    def take(self, activity: str, address: str, end: datetime, op: dict | None, now: datetime) -> tuple[Action, bool]:
+        """The plan's action for `now` taken up (and whether it is new: False, the same action goes on)."""
         a = self.state.action
         if a and a.activity == activity and a.address == address and not op and not a.op:
             self.state.action = Action(activity, address, a.start, end)
@@ -174,9 +183,10 @@ class Mind:
         if a is not None and a.end > now:
             self.state.action = Action(a.activity, a.address, a.start, now, a.op)
 
-    def object_state(self, obj: str) -> str:
-        """Asked once per (object, activity): the answer repeats (a bed is slept in every night)."""
-        action = self.state.action
+    def object_state(self, obj: str, action: Action | None = None) -> str:
+        """Asked once per (object, activity): the answer repeats (a bed is slept in every night).
+        `action`: one decided ahead (default: the action in progress)."""
+        action = action or self.state.action
         assert action is not None
         key = f"{obj}\x1f{action.activity}"
         answers = self.state.object_states

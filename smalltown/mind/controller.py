@@ -30,7 +30,15 @@ if TYPE_CHECKING:
 
 def next_action(mind: "Mind", now: datetime, current: str) -> tuple[Action, bool]:
     """At an action boundary: the action for now (and whether it is new), decided."""
-    action, new = mind.next_action(now, current)
+    return _boundary(mind, *mind.next_action(now, current), now)
+
+
+def begin(mind: "Mind", ahead: Action, now: datetime) -> tuple[Action, bool]:
+    """At an action boundary: the action decided ahead (`Mind.plan_ahead`) taken up, decided."""
+    return _boundary(mind, *mind.take(ahead.activity, ahead.address, ahead.end, ahead.op, now), now)
+
+
+def _boundary(mind: "Mind", action: Action, new: bool, now: datetime) -> tuple[Action, bool]:
     if new:
         plan = mind.state.plan
         block = plan.block_at(minute_of(now)) if plan is not None and plan.date == now.date() else None

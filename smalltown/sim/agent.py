@@ -29,6 +29,9 @@ class Agent:
     recent: deque[str] = field(default_factory=deque)  # latest percepts (retention)
     # what it newly saw since the mind's last grid tick (`think_every_ticks` > 1), weighed there
     sighted: list[Seen] = field(default_factory=list)
+    # (`think_ahead`) the action in progress when the next ones were decided, and those next
+    # actions (decided on a grid tick, each taken up when the one before it ends)
+    ahead: tuple[Action, list[Action]] | None = None
     # the plan last encoded, its edit count then, and its JSON: most state writes are action
     # changes with the plan as it was (93% at 25 agents), so its text is kept, not made again
     _plan_seen: tuple = field(default=(None, -1, None), init=False, repr=False, compare=False)
@@ -88,6 +91,8 @@ class Agent:
         state = {**self.mind.state.to_json(plan=False), "using": self.using, "recent": list(self.recent)}
         if self.sighted:  # (only between grid ticks: a run thinking every tick never writes it)
             state["sighted"] = [[s.subject, s.description, s.distance] for s in self.sighted]
+        if self.ahead:  # (only with `think_ahead`, until it is taken up)
+            state["ahead"] = [self.ahead[0].to_json()] + [a.to_json() for a in self.ahead[1]]
         return json.dumps(state), self.plan_text()
 
     def plan_text(self) -> str | None:
@@ -110,3 +115,11 @@ def sighted_from(saved: object) -> list[Seen]:
                 and isinstance(row[2], int) and not isinstance(row[2], bool)):
             out.append(Seen(row[0], row[1], row[2]))
     return out
+
+
+def ahead_from(saved: object) -> tuple[Action, list[Action]] | None:
+    """The saved state's "ahead": the action then in progress, the next ones (checked with the
+    rest of a stranger's state by sim/shapes.py)."""
+    if not (isinstance(saved, list) and len(saved) >= 2):
+        return None
+    return Action.from_json(saved[0]), [Action.from_json(a) for a in saved[1:]]

@@ -10,7 +10,7 @@ side's summary, the re-plans after."""
 
 from __future__ import annotations
 
-from collections.abc import Container
+from collections.abc import Callable, Container
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -93,8 +93,11 @@ class Encounters:
                 break  # one observation considered per tick
         return out
 
-    def react(self, seen: dict[str, list[Seen]], now: datetime, changes: Changes) -> None:
-        """Every agent weighs its observation at once; the decisions are carried out in agent order."""
+    def react(self, seen: dict[str, list[Seen]], now: datetime, changes: Changes,
+              meanwhile: Callable[[set[str]], None] | None = None) -> None:
+        """Every agent weighs its observation at once; the decisions are carried out in agent order.
+        `meanwhile`, once the decisions are known, is told who acts or talks on them (its work may
+        run beside theirs on other minds)."""
         def weigh(c: Candidate) -> tuple[Reaction, CallRecord]:
             reaction = consider(c.agent.mind, c.seen, c.other is not None, now, self.place(c.agent), c.state)
             return reaction, c.agent.mind.asker.last  # this thread's call: a note may follow
@@ -124,6 +127,8 @@ class Encounters:
                 changes.emit(agent.name, "reacted", f"{agent.name} reacts to {c.seen.description}: {answer.reaction}",
                              observed=c.seen.subject, reaction=answer.reaction)
                 acts.append((agent, reaction))
+        if meanwhile is not None:
+            meanwhile({a.name for a, _ in acts} | {n for t in talks for n in (t.a.name, t.b.name)})
         for (agent, reaction), replanned in zip(acts, self.crowd.each(acts, lambda x: act_on(x[0].mind, x[1], now))):
             if replanned:
                 changes.emit(agent.name, "replanned", f"{agent.name} re-plans the rest of the day",

@@ -26,7 +26,7 @@ from smalltown.mind.agent import Mind
 from smalltown.mind.memory import Memory
 from smalltown.mind.records import record
 from smalltown.shown import shown
-from smalltown.sim.agent import Agent, sighted_from
+from smalltown.sim.agent import Agent, ahead_from, sighted_from
 from smalltown.sim.check import Sound, require, require_sound
 from smalltown.sim.backends import (BackendOptions, choose_backend, connect, make_backend, make_embedder,
                                     make_fallback, refuse_stripped_cassette)
@@ -346,7 +346,8 @@ def resume(path: str | Path, backend: Backend, settings: Settings | None = None,
         arena = world.arena_at(tile)
         agent = Agent(spec, sim.mind_for(spec, state), tile,
                       arena.index if arena else -1, using=state.get("using"),
-                      recent=deque(state.get("recent", [])), sighted=sighted_from(state.get("sighted")))
+                      recent=deque(state.get("recent", [])), sighted=sighted_from(state.get("sighted")),
+                      ahead=ahead_from(state.get("ahead")))
         mems, embs = streams.get(spec.name, ([], []))
         if spec.name in legacy:
             _complete_legacy(sim, agent.mind, mems, embs, legacy[spec.name])

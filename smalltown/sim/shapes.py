@@ -162,6 +162,7 @@ class AgentStateShape(_Shape):
     role_due: bool = False
     role_asked: Optional[Stamp] = None
     weighed: Optional[Stamp] = None
+    ahead: Optional[Annotated[list[ActionShape], Field(min_length=2)]] = None
 
 
 def state_problem(text: str) -> str | None:

@@ -93,7 +93,8 @@ class Simulation:
         self.encounters = Encounters(world, self.lore, self.agents, self._by_name, self.things, self.movement,
                                      self.crowd)
         self.grid = settings.think_every_ticks  # the mind thinks on ticks that are multiples of it
-        self.thinking = Thinking(world, self.crowd, prefetch=self.grid > 1)
+        self.thinking = Thinking(world, self.crowd, self.movement, prefetch=self.grid > 1)
+        self.think_ahead = settings.think_ahead and settings.planning  # (the no-planning ablation asks each action)
         # slow modules (goal generation, slow reflection): answers applied `slow_lag_ticks` after they were
         # asked, on the grid
         self.slow = SlowModules(world, self.crowd, self.agents, settings.slow_lag_ticks, self.grid) \
@@ -110,6 +111,8 @@ class Simulation:
         job = self.slow.later.current() if self.slow else None
         if job is not None:  # a slow question's calls are logged at the tick it is applied
             job.calls.append(rec)
+        elif (thought := self.thinking.calls()) is not None:  # logged in agent order when taken
+            thought.append(rec)
         else:
             self._calls.append((self.tick, self.crowd.phase, rec))
 
@@ -201,6 +204,8 @@ class Simulation:
             self.civics.step(now, changes)
         if self.slow:
             self.slow.step(self.tick, now, changes, self._calls)
+        if self.think_ahead:
+            self.thinking.take_up(self.agents, now, changes)
         if self.grid > 1:  # the mind thinks on grid ticks only, on all it saw since the last
             for name, new in seen.items():
                 self._by_name[name].sight(new)
@@ -231,13 +236,29 @@ class Simulation:
             changes.emit(agent.name, "reflected", f"{agent.name} reflects: " + " / ".join(m.description for m in insights),
                          memories=[m.id for m in insights])
             changes.changed.add(agent.name)
-        self.encounters.react(seen, now, changes)
+        self.encounters.react(seen, now, changes, self._ahead if self.think_ahead else None)
+        self._join_ahead(changes)
         if self.civics:  # the stances the talks just formed
             self.civics.heard(changes)
         due = [a for a in self.agents if a.mind.due(now)]
-        for agent, (action, new) in zip(due, self.thinking.next_actions(due, now)):
+        for agent, (action, new, later) in zip(due, self.thinking.next_actions(due, now, self._horizon())):
             self.movement.start(agent, action, new, changes)
             changes.changed.add(agent.name)
+            if later:
+                agent.ahead = (action, later)
+        if self.think_ahead:  # those the encounters had: what follows their talk or re-plan, now
+            self._ahead(set())
+            self._join_ahead(changes)
+
+    def _join_ahead(self, changes: Changes) -> None:
+        self.thinking.join(changes, lambda phase, c: self._calls.append((self.tick, phase, c)))
+
+    def _ahead(self, involved: set[str]) -> None:
+        self.thinking.ahead(self.agents, involved, self.now, self._horizon())
+
+    def _horizon(self) -> datetime | None:
+        """(`think_ahead`) The next grid tick's time: actions that begin by then are decided now."""
+        return self.now + timedelta(seconds=self.grid * self.world.step_seconds) if self.think_ahead else None
 
     def _sighted(self, changes: Changes) -> dict[str, list[Seen]]:
         """Per agent, what it newly saw since the last grid tick, taken (kept in its saved state till now,
