@@ -12,7 +12,7 @@ and, whatever the server's latency L, the average requests in flight are at most
 changed: the crowd, the call log and the slow modules' queue are wrapped for the run.
 
     python benchmarks/rounds.py [WORLD] [--hours 24] [--set think_every_ticks=6 ...]
-                                [--concurrency C] [--latency L --tick-ms 0.45]
+                                [--concurrency C] [--latency L --tick-ms 0.45] [--sequences N]
 
 With `--concurrency C` a phase is also scheduled on C workers in item order (as the pool does), so
 a phase of more than C one-call items counts ceil(items / C) rounds. With `--latency` the bound on
@@ -21,6 +21,7 @@ the waits for slow answers not back by the tick they are due (their calls are of
 an answer due sooner than its latency holds the tick up).
 The "what-if" column: each grid tick's next-action rounds hidden behind the rest of that tick
 (its reflections, reactions, talks, lone calls): max(next action, rest) instead of their sum.
+The calls counted are the run's own (not the ratings of the agents' first memories made at create).
 """
 
 from __future__ import annotations
