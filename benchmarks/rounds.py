@@ -19,7 +19,9 @@ a phase of more than C one-call items counts ceil(items / C) rounds. With `--lat
 the average in flight is (calls x L) / (rounds x L + ticks x tick-ms), and a timeline also counts
 the waits for slow answers not back by the tick they are due (their calls are off the path, but
 an answer due sooner than its latency holds the tick up).
-The "what-if" column: each grid tick's next-action rounds hidden behind the rest of that tick
+With `think_ahead` the next actions decided beside the encounters (sim/thinking.py) are counted
+like slow jobs ("ahead: ..."): off the rounds, and in the timeline waited for where they are
+taken in. The "what-if" column: each grid tick's next-action rounds hidden behind the rest of that tick
 (its reflections, reactions, talks, lone calls): max(next action, rest) instead of their sum.
 The calls counted are the run's own (not the ratings of the agents' first memories made at create).
 """
@@ -43,7 +45,7 @@ sys.path.insert(0, str(ROOT))
 from smalltown.mind import controller, talk  # noqa: E402
 from smalltown.mind.agent import Mind  # noqa: E402
 from smalltown.scripted import ScriptedBackend  # noqa: E402
-from smalltown.sim import encounters, later, simulation  # noqa: E402
+from smalltown.sim import encounters, later, simulation, thinking  # noqa: E402
 from smalltown.sim.crowd import Crowd  # noqa: E402
 from smalltown.sim.open import create  # noqa: E402
 from smalltown.world.load import load_world  # noqa: E402
@@ -61,6 +63,13 @@ class Phase:
     step: str  # the marker its items ran, else the function that called Crowd.each
     counts: list[int]  # calls per item, in item order
     tasks: list[list[str]]  # each item's calls' tasks, in order
+
+
+@dataclass
+class Thought:
+    """(`think_ahead`) next actions decided beside the tick's encounters: off the rounds, like a slow
+    job, and waited for where they are taken in (the timeline)."""
+    future: object
 
 
 @dataclass
@@ -123,6 +132,8 @@ def instrument(tape: Tape) -> None:
         if job is not None:
             tape.steps_calls["later: " + rec.task] += 1
             tape.job_calls[id(job)] += 1
+        elif self.thinking.calls() is not None:  # (`think_ahead`) a thought beside the tick's encounters
+            tape.steps_calls["ahead: " + rec.task] += 1
         elif item is not None:
             item[0].counts[item[1]] += 1
             item[0].tasks[item[1]].append(rec.task)
@@ -149,6 +160,17 @@ def instrument(tape: Tape) -> None:
         send(self, agent, q, task)
         tape.events.append((now(), "ask", self.jobs[id(q)]))
     later.Later._send = tagged_send
+
+    ahead = thinking.Thinking.ahead
+
+    def tagged_ahead(self, *a, **k):  # each thought: asked now, taken in at `join` (its calls in a row)
+        before = len(self._out)
+        ahead(self, *a, **k)
+        for _, _, future, calls in self._out[before:]:
+            job = Thought(future)
+            tape.job_calls[id(job)] = len(calls)  # (the stand-in answers at once: the calls are made)
+            tape.events.append((now(), "ask", job))
+    thinking.Thinking.ahead = tagged_ahead
 
     result = Crowd.result
 
