@@ -173,6 +173,23 @@ def store_state(conn: sqlite3.Connection, name: str, state: dict) -> None:
     conn.execute("DELETE FROM plans WHERE agent = ?", (name,))
 
 
+def server_hour(path: Path, url: str, concurrency: int, sets: list[str]) -> str:
+    """A game hour of the tiny town against the OpenAI-compatible server at `url`: the save's digest."""
+    from smalltown.sim.backends import BackendOptions, make_backend, make_fallback
+    from smalltown.sim.open import create
+    from smalltown.world.load import load_world
+
+    world = load_world(TINY)
+    opts = BackendOptions(base_url=url, concurrency=concurrency, timeout=30, retries=0)
+    sim = create(world, path, make_backend("openai", world.seed, opts),
+                 fallback=make_fallback("openai", world.seed, opts), sets=sets)
+    try:
+        sim.run_until(sim.now + timedelta(hours=1))
+        return sim.save.digest()
+    finally:
+        sim.close()
+
+
 def tiny_sim(tmp_path: Path, until: str | None = None) -> "Simulation":
     """The tiny town on the scripted backend, in tmp_path/tiny.sqlite (a fixed file name: the TUI's
     header shows it, and snapshots must not depend on tmp_path). With `until` ("07:10", a clock

@@ -13,11 +13,10 @@ from pathlib import Path
 import pytest
 
 from benchmarks.promptserver import PromptServer
-from helpers import GULLHAVEN, TINY, query
+from helpers import GULLHAVEN, TINY, query, server_hour
 from smalltown.config import Settings
 from smalltown.mind.state import Action
 from smalltown.scripted import ScriptedBackend
-from smalltown.sim.backends import BackendOptions, make_backend, make_fallback
 from smalltown.sim.open import create, resume
 from smalltown.world.load import load_world
 
@@ -120,23 +119,11 @@ def test_next_actions_decided_for_an_action_since_changed_are_dropped(tmp_path):
         sim.close()
 
 
-def _hour(path: Path, server: PromptServer, concurrency: int) -> str:
-    world = load_world(TINY)
-    opts = BackendOptions(base_url=server.url, concurrency=concurrency, timeout=30, retries=0)
-    sim = create(world, path, make_backend("openai", world.seed, opts),
-                 fallback=make_fallback("openai", world.seed, opts), sets=AHEAD)
-    try:
-        sim.run_until(sim.now + timedelta(hours=1))
-        return sim.save.digest()
-    finally:
-        sim.close()
-
-
 def test_thinking_ahead_is_the_same_at_concurrency_1_and_4(tmp_path):
     digests, logs = [], []
     for c in (1, 4):
         with PromptServer(latency=0.005) as server:
-            digests.append(_hour(tmp_path / f"c{c}.sqlite", server, c))
+            digests.append(server_hour(tmp_path / f"c{c}.sqlite", server.url, c, AHEAD))
         logs.append(query(tmp_path / f"c{c}.sqlite", "SELECT tick, agent, task, prompt FROM llm_calls ORDER BY id"))
     assert digests[0] == digests[1]
     assert logs[0] == logs[1]  # the same calls, logged in the same order

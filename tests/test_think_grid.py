@@ -12,10 +12,9 @@ from pathlib import Path
 import pytest
 
 from benchmarks.promptserver import PromptServer
-from helpers import TINY, query
+from helpers import TINY, query, server_hour
 from smalltown.config import Settings
 from smalltown.scripted import ScriptedBackend
-from smalltown.sim.backends import BackendOptions, make_backend, make_fallback
 from smalltown.sim.open import create, resume
 from smalltown.store.save import open_reader
 from smalltown.world.load import load_world
@@ -92,22 +91,10 @@ def test_a_run_stopped_between_grid_ticks_resumes_to_the_same_save(straight, tmp
         again.close()
 
 
-def _hour(path: Path, server: PromptServer, concurrency: int) -> str:
-    world = load_world(TINY)
-    opts = BackendOptions(base_url=server.url, concurrency=concurrency, timeout=30, retries=0)
-    sim = create(world, path, make_backend("openai", world.seed, opts),
-                 fallback=make_fallback("openai", world.seed, opts), sets=SETS)
-    try:
-        sim.run_until(sim.now + timedelta(hours=1))
-        return sim.save.digest()
-    finally:
-        sim.close()
-
-
 def test_a_grid_run_has_the_same_digest_at_concurrency_1_and_4(tmp_path):
     digests = []
     for c in (1, 4):
         with PromptServer(latency=0.005) as server:
-            digests.append(_hour(tmp_path / f"c{c}.sqlite", server, c))
+            digests.append(server_hour(tmp_path / f"c{c}.sqlite", server.url, c, SETS))
         assert not [t for (t,) in query(tmp_path / f"c{c}.sqlite", "SELECT tick FROM llm_calls") if t % G]
     assert digests[0] == digests[1]
