@@ -173,6 +173,30 @@ def store_state(conn: sqlite3.Connection, name: str, state: dict) -> None:
     conn.execute("DELETE FROM plans WHERE agent = ?", (name,))
 
 
+def stopped_and_resumed(path: Path, sets: list[str], stop: Callable[["Simulation"], bool],
+                        held: Callable[["Simulation"], bool], hours: float) -> str:
+    """The tiny town run with `sets` until `stop` holds, closed, resumed (where `held` must still
+    hold), and run on to `hours` after its start: the resumed run's digest."""
+    from smalltown.scripted import ScriptedBackend
+    from smalltown.sim.open import create, resume
+    from smalltown.world.load import load_world
+
+    world = load_world(TINY)
+    sim = create(world, path, ScriptedBackend(world.seed), sets=sets)
+    try:
+        while not stop(sim):
+            sim.step()
+    finally:
+        sim.close()
+    again = resume(path, ScriptedBackend(world.seed))
+    try:
+        assert held(again)
+        again.run_until(world.start + timedelta(hours=hours))
+        return again.save.digest()
+    finally:
+        again.close()
+
+
 def server_hour(path: Path, url: str, concurrency: int, sets: list[str]) -> str:
     """A game hour of the tiny town against the OpenAI-compatible server at `url`: the save's digest."""
     from smalltown.sim.backends import BackendOptions, make_backend, make_fallback

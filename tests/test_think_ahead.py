@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from benchmarks.promptserver import PromptServer
-from helpers import GULLHAVEN, TINY, query, server_hour
+from helpers import GULLHAVEN, TINY, query, server_hour, stopped_and_resumed
 from smalltown.config import Settings
 from smalltown.mind.state import Action
 from smalltown.scripted import ScriptedBackend
-from smalltown.sim.open import create, resume
+from smalltown.sim.open import create
 from smalltown.world.load import load_world
 
 G = 30  # five game minutes: plans end actions on whole minutes, so a finer grid hardly waits
@@ -78,21 +78,13 @@ def test_a_second_world_stands_no_more_either(tmp_path):
 
 def test_a_run_stopped_with_next_actions_held_resumes_to_the_same_save(straight, tmp_path):
     _, want, _ = straight["ahead"]
-    world = load_world(TINY)
-    path = tmp_path / "stopped.sqlite"
-    sim = create(world, path, ScriptedBackend(world.seed), sets=AHEAD)
-    try:  # stopped off the grid, with next actions decided and not yet taken up
-        while not (sim.tick % G and sim.now >= world.start + timedelta(hours=4) and any(a.ahead for a in sim.agents)):
-            sim.step()
-    finally:
-        sim.close()
-    again = resume(path, ScriptedBackend(world.seed))
-    try:
-        assert again.tick % G and any(a.ahead for a in again.agents)
-        again.run_until(world.start + timedelta(hours=HOURS))
-        assert again.save.digest() == want
-    finally:
-        again.close()
+    start = load_world(TINY).start
+    # stopped off the grid, after hour 4, with next actions decided and not yet taken up
+    got = stopped_and_resumed(
+        tmp_path / "stopped.sqlite", AHEAD,
+        stop=lambda sim: sim.tick % G and sim.now >= start + timedelta(hours=4) and any(a.ahead for a in sim.agents),
+        held=lambda sim: sim.tick % G and any(a.ahead for a in sim.agents), hours=HOURS)
+    assert got == want
 
 
 def test_next_actions_decided_for_an_action_since_changed_are_dropped(tmp_path):

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from benchmarks.promptserver import PromptServer
-from helpers import TINY, query, server_hour
+from helpers import TINY, query, server_hour, stopped_and_resumed
 from smalltown.config import Settings
 from smalltown.scripted import ScriptedBackend
-from smalltown.sim.open import create, resume
+from smalltown.sim.open import create
 from smalltown.store.save import open_reader
 from smalltown.world.load import load_world
 
@@ -73,22 +73,13 @@ def test_a_reaction_weighs_what_was_seen_since_the_last_grid_tick(straight):
 
 def test_a_run_stopped_between_grid_ticks_resumes_to_the_same_save(straight, tmp_path):
     _, want = straight
-    world = load_world(TINY)
-    path = tmp_path / "stopped.sqlite"
-    sim = create(world, path, ScriptedBackend(world.seed), sets=SETS)
-    try:  # stopped off the grid, after an agent's actions began, with a sighting not yet weighed
-        while not (sim.tick % G and sim.now >= world.start + timedelta(hours=4)
-                   and any(a.sighted for a in sim.agents)):
-            sim.step()
-    finally:
-        sim.close()
-    again = resume(path, ScriptedBackend(world.seed))
-    try:
-        assert again.tick % G and any(a.sighted for a in again.agents)
-        again.run_until(world.start + timedelta(hours=HOURS))
-        assert again.save.digest() == want
-    finally:
-        again.close()
+    start = load_world(TINY).start
+    # stopped off the grid, after hour 4, with a sighting not yet weighed
+    got = stopped_and_resumed(
+        tmp_path / "stopped.sqlite", SETS,
+        stop=lambda sim: sim.tick % G and sim.now >= start + timedelta(hours=4) and any(a.sighted for a in sim.agents),
+        held=lambda sim: sim.tick % G and any(a.sighted for a in sim.agents), hours=HOURS)
+    assert got == want
 
 
 def test_a_grid_run_has_the_same_digest_at_concurrency_1_and_4(tmp_path):
