@@ -166,7 +166,7 @@ def instrument(tape: Tape) -> None:
     def tagged_ahead(self, *a, **k):  # each thought: asked now, taken in at `join` (its calls in a row)
         before = len(self._out)
         ahead(self, *a, **k)
-        for _, _, future, calls in self._out[before:]:
+        for _, _, future, calls, _ in self._out[before:]:
             job = Thought(future)
             tape.job_calls[id(job)] = len(calls)  # (the stand-in answers at once: the calls are made)
             tape.events.append((now(), "ask", job))

@@ -96,8 +96,9 @@ class Encounters:
     def react(self, seen: dict[str, list[Seen]], now: datetime, changes: Changes,
               meanwhile: Callable[[set[str]], None] | None = None) -> None:
         """Every agent weighs its observation at once; the decisions are carried out in agent order.
-        `meanwhile`, once the decisions are known, is told who acts or talks on them (its work may
-        run beside theirs on other minds)."""
+        `meanwhile` is told twice whose minds the encounters may use (its work may run beside
+        theirs on other minds): before the weighing, every agent that weighs, may be spoken to or
+        has scripted lines; once the decisions are known, those who act or talk on them."""
         def weigh(c: Candidate) -> tuple[Reaction, CallRecord]:
             reaction = consider(c.agent.mind, c.seen, c.other is not None, now, self.place(c.agent), c.state)
             return reaction, c.agent.mind.asker.last  # this thread's call: a note may follow
@@ -111,6 +112,8 @@ class Encounters:
                 talks.append(Talk(a, b, f"{b.name} is nearby", said[0][0], "", said))
                 partner[a.name], partner[b.name] = b.name, a.name
             found = [c for c in found if c.agent.name not in partner and (c.other is None or c.other.name not in partner)]
+        if meanwhile is not None:
+            meanwhile({n for c in found for n in (c.agent.name, c.other.name if c.other else "")} | set(partner))
         for c, (reaction, call) in zip(found, self.crowd.each(found, weigh)):
             agent, answer = c.agent, reaction.answer
             changes.changed.add(agent.name)

@@ -2,8 +2,9 @@
 agent at once (the crowd), the results taken in agent order.
 
 With `think_ahead`, an agent whose action ends before the next grid tick has its next action
-decided on this one (`ahead`), while the tick's encounters go on for the others, and takes it up
-when the action ends (sim/simulation.py). A thought touches only its own mind, and its calls are
+decided on this one (`ahead`), beside the tick's encounters (those the weighing cannot touch
+before it, the rest once the decisions are known), and takes it up when the action ends
+(sim/simulation.py). A thought touches only its own mind, and its calls are
 logged at a phase of their own in agent order (`join`), so the run is the same at any
 concurrency."""
 
@@ -34,9 +35,9 @@ class Thinking:
         # action's start), asked sooner, and for an object the agent may not reach
         self.prefetch = prefetch
         self._local = threading.local()
-        # thoughts out: (agent, the action they follow, the decisions, their calls), in agent order
-        self._out: list[tuple[Agent, Action, Future, list[CallRecord]]] = []
-        self._phase = 0
+        # thoughts out, in the order sent: (agent, the action they follow, the decisions, their
+        # calls, the phase of the call log they are logged at)
+        self._out: list[tuple[Agent, Action, Future, list[CallRecord], int]] = []
 
     def next_actions(self, agents: list[Agent], now: datetime,
                      horizon: datetime | None = None) -> list[tuple[Action, bool, list[Action]]]:
@@ -74,14 +75,17 @@ class Thinking:
 
     def ahead(self, agents: list[Agent], involved: set[str], now: datetime, horizon: datetime) -> None:
         """Send out the next actions of each agent whose action ends by `horizon` (the next grid
-        tick), but those in `involved` (the encounters act or talk for them): decided for when the
-        action ends, and the ones after it that begin by `horizon`; taken in with `join`."""
+        tick), but those in `involved` (the encounters may act or talk for them) and those with
+        theirs out already: decided for when the action ends, and the ones after it that begin
+        by `horizon`; taken in with `join`."""
         self.crowd.phase += 1
-        self._phase = self.crowd.phase  # the thoughts' calls' place in this tick's call log
+        phase = self.crowd.phase  # the thoughts' calls' place in this tick's call log
         self.crowd.phase += 1
+        out = {a.name for a, *_ in self._out}
         for agent in agents:
             after = agent.action
-            if agent.name in involved or agent.ahead is not None or after is None or not now < after.end <= horizon:
+            if (agent.name in involved or agent.name in out or agent.ahead is not None or after is None
+                    or not now < after.end <= horizon):
                 continue
             arena = self.world.arena_at(agent.dest or agent.tile)  # where it will be: its walk's end
             current, calls = arena.address if arena else "", []
@@ -95,16 +99,16 @@ class Thinking:
                 finally:
                     self._local.calls = None
 
-            self._out.append((agent, after, self.crowd.submit(run), calls))
+            self._out.append((agent, after, self.crowd.submit(run), calls, phase))
 
     def join(self, changes: Changes, log: Callable[[int, CallRecord], None]) -> None:
         """The thoughts out, in agent order, kept with their agents (`Agent.ahead`); their calls
         logged with `log(phase, call)`."""
         out, self._out = self._out, []
-        for agent, after, future, calls in out:
+        for agent, after, future, calls, phase in out:
             actions = self.crowd.result(future)
             for c in calls:
-                log(self._phase, c)
+                log(phase, c)
             agent.ahead = (after, actions)
             changes.changed.add(agent.name)
 
