@@ -126,6 +126,7 @@ class _Server(ThreadingHTTPServer):
     # socketserver listens with a backlog of 5: a client 16 wide opening connections at once has
     # the rest dropped, each retried by TCP a second later (benchmarks' in-flight figures included)
     request_queue_size = 128
+    daemon_threads = True
 
 
 class Loopback:
@@ -134,7 +135,6 @@ class Loopback:
 
     def serve(self, handler: type[BaseHTTPRequestHandler]) -> None:
         self.httpd = _Server(("127.0.0.1", 0), handler)
-        self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
         self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self.thread.start()

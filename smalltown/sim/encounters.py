@@ -113,7 +113,7 @@ class Encounters:
                 partner[a.name], partner[b.name] = b.name, a.name
             found = [c for c in found if c.agent.name not in partner and (c.other is None or c.other.name not in partner)]
         if meanwhile is not None:
-            meanwhile({n for c in found for n in (c.agent.name, c.other.name if c.other else "")} | set(partner))
+            meanwhile({c.agent.name for c in found} | {c.other.name for c in found if c.other} | set(partner))
         for c, (reaction, call) in zip(found, self.crowd.each(found, weigh)):
             agent, answer = c.agent, reaction.answer
             changes.changed.add(agent.name)

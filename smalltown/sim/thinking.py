@@ -102,8 +102,8 @@ class Thinking:
             self._out.append((agent, after, self.crowd.submit(run), calls, phase))
 
     def join(self, changes: Changes, log: Callable[[int, CallRecord], None]) -> None:
-        """The thoughts out, in agent order, kept with their agents (`Agent.ahead`); their calls
-        logged with `log(phase, call)`."""
+        """The thoughts out, in the order sent, kept with their agents (`Agent.ahead`); their
+        calls logged with `log(phase, call)` at the phase each was sent in."""
         out, self._out = self._out, []
         for agent, after, future, calls, phase in out:
             actions = self.crowd.result(future)
