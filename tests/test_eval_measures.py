@@ -264,3 +264,4 @@ def test_bracketed_names_come_from_memory(town_path):
     assert ("reflections", "What would you get Ann Lee for their birthday?") in qs
     qs, notes = questions_for(town, DEE)  # remembers only Cal: the town's others stand in, said so
     assert ("memory", "Who is Cal Reyes?") in qs and notes
+

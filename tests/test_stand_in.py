@@ -691,9 +691,9 @@ def test_small_talk_is_first_person_varied_and_asks_for_the_relationship_when_to
 # --- interviews ---------------------------------------------------------------------------------------------
 
 
-def interview(question: str, memories=(), now: datetime = DAY) -> str:
+def interview(question: str, memories=(), now: datetime = DAY, asks_about: tuple[str, ...] = ()) -> str:
     return ask(Interview(persona=ISA, now=now, interviewer="a news reporter", question=question, doing="reading",
-                         schedule=schedule(ISA, [GATHERING]), memories=list(memories))).answer
+                         schedule=schedule(ISA, [GATHERING]), memories=list(memories), asks_about=asks_about)).answer
 
 
 def test_plan_questions_are_answered_from_the_schedule_at_the_asked_time():
@@ -712,8 +712,21 @@ def test_who_questions_come_from_records_about_the_person():
     assert interview("Give an introduction of yourself.").startswith("I'm Isabella Rodriguez")
     assert interview("Was there a Valentine's day party?", [seen]) == "Not that I know of."
     heard = rec("Maria said there is a party at the cafe", facts=("party",), score=2.0)
-    assert interview("Was there a Valentine's day party?", [seen, heard]).startswith("Yes")
-    assert '"Maria said there is a party at the cafe"' in interview("Who is throwing a party?", [seen, heard])
+    assert interview("Was there a Valentine's day party?", [seen, heard], asks_about=("party",)).startswith("Yes")
+    assert '"Maria said there is a party at the cafe"' in interview("Who is throwing a party?", [seen, heard],
+                                                                   asks_about=("party",))
+
+
+def test_a_yes_comes_only_from_a_memory_of_the_fact_asked_about():
+    """Hearing one piece of news is no answer to a question about another: the stand-in says yes
+    only when a memory carries the very fact asked about, however relevant the others score."""
+    election = rec("Sam said he is running for mayor", facts=("election",), score=9.0, importance=9)
+    party = rec("Maria said there is a party at the cafe", facts=("party",), score=1.0)
+    assert interview("Was there a Valentine's day party?", [election], asks_about=("party",)) == "Not that I know of."
+    assert interview("Was there a Valentine's day party?", [election]) == "Not that I know of."  # about no fact
+    yes = interview("Was there a Valentine's day party?", [election, party], asks_about=("party",))
+    assert yes.startswith("Yes") and "party at the cafe" in yes and "mayor" not in yes
+    assert not interview("Who is throwing a party?", [election], asks_about=("party",)).startswith("From what I've heard")
     assert "stove" in interview("Your breakfast is burning! What would you do?")
 
 

@@ -216,8 +216,10 @@ class Mind:
                           activity=s[0].activity[:60], place=s[0].place)
                     for s in plan.spans()] if plan and plan.date == now.date() else []
         doing = gerund(self.state.action.activity) if self.state.action else "just waking up"
+        asks_about = tuple(f.name for f in self.lore.facts.values() if question == f.question or f.about(question))
         answer = self.ask(Interview(persona=self.persona, now=now, interviewer=interviewer, question=question,
-                                    doing=doing, schedule=schedule, memories=self.records(retrieval))).answer
+                                    doing=doing, schedule=schedule, memories=self.records(retrieval),
+                                    asks_about=asks_about)).answer
         self.remember("chat", [f"{interviewer} asked {self.name}: {question} {self.name} answered: {answer}"], now)
         return answer, retrieval
 

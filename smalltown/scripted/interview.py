@@ -194,15 +194,16 @@ def interview(seed: int, task: Interview) -> InterviewOut:
             return InterviewOut(answer=clip(f"Thinking of {someone}, I remember {_quotes(about, task.now)}. "
                                             f"I'd pick something with that in mind.", 600))
         return InterviewOut(answer=f"I don't know {someone} well enough to say.")
-    # the memory retrieved as the most relevant to the question says whether it is news one knows
-    top = max(task.memories, key=lambda r: (r.score, r.importance, r.id), default=None)
+    # a question about the world's news is answered from the memories of the very fact asked
+    # about (any other news the agent heard is no answer to it), the most relevant first
+    heard = [r for r in task.memories if set(r.facts) & set(task.asks_about)]
+    top = max(heard, key=lambda r: (r.score, r.importance, r.id), default=None)
     if YES_NO.match(ql):
-        if top is not None and top.facts:
+        if top is not None:
             return InterviewOut(answer=clip(f"Yes, I think so. I heard {_quote(top, task.now)}.", 600))
         return InterviewOut(answer="Not that I know of.")
-    if top is not None and top.facts:
-        news = [r for r in task.memories if set(r.facts) & set(top.facts)]
-        return InterviewOut(answer=clip(f"From what I've heard: {_quotes(news, task.now)}.", 600))
+    if top is not None:
+        return InterviewOut(answer=clip(f"From what I've heard: {_quotes(heard, task.now)}.", 600))
     if re.search(r"inspire", ql):
         work, _, _, _ = _routine_words(task)
         why = f"my work: I {work[0]}, and I like doing it well" if work else "the people around me"

@@ -154,7 +154,7 @@ class InterviewOut(Output):
     answer: str = Field(min_length=1, max_length=600)
 
 
-class Interview(Task):
+class Interview(Quiet, Task):
     """The user talks to an agent in a persona of their choosing; the town does not advance."""
 
     name: ClassVar[str] = "interview"
@@ -166,3 +166,7 @@ class Interview(Task):
     doing: str  # what the agent is doing now
     schedule: list[Block] = []  # today's plan
     memories: list[Record] = []
+    # the world's declared facts the question is about (their names: its keywords are in it, or it
+    # is the fact's own question), so that a yes comes only from a memory of the fact asked about
+    asks_about: tuple[str, ...] = ()
+    quiet: ClassVar[tuple[str, ...]] = ("asks_about",)
