@@ -18,6 +18,9 @@ def add_backend_args(p: argparse.ArgumentParser) -> None:
                    "(llama: its n_ctx; openai: the server's; default 4096)")
     g.add_argument("--threads", type=int, help="llama: threads (default: physical cores)")
     g.add_argument("--gpu-layers", type=int, help="llama: layers offloaded to a GPU (default 0)")
+    g.add_argument("--repack", choices=("auto", "on", "off"), help="llama: let llama.cpp repack the weights "
+                   "for its fast CPU kernels (its extra buffer types, AMX among them); auto (the default) "
+                   "keeps them off where the CPU has AMX, whose kernel crashes llama.cpp on some models")
     g.add_argument("--temperature", type=float, help="default 0.7")
     g.add_argument("--seed", type=int, help="sampling seed (default: the world's seed)")
     g.add_argument("--base-url", metavar="URL", action="append", help="openai: e.g. http://127.0.0.1:8080/v1; "
@@ -41,7 +44,7 @@ def backend_options(args: argparse.Namespace):
 
     conf = user_config()
     given = {k: getattr(args, k) for k in ("model", "ctx", "threads", "gpu_layers", "temperature", "seed",
-                                             "base_url", "api_key_env", "embed_model", "timeout")}
+                                             "base_url", "api_key_env", "embed_model", "timeout", "repack")}
     merged = {k: v if v is not None else conf.get(k) for k, v in given.items()}
     if args.model is None and os.environ.get("SMALLTOWN_MODEL"):
         merged["model"] = None  # the environment outranks the file: default_model() finds it
