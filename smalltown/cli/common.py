@@ -44,13 +44,14 @@ def backend_options(args: argparse.Namespace):
 
     conf = user_config()
     given = {k: getattr(args, k) for k in ("model", "ctx", "threads", "gpu_layers", "temperature", "seed",
-                                             "base_url", "api_key_env", "embed_model", "timeout", "repack")}
+                                             "base_url", "api_key_env", "embed_model", "timeout")}
     merged = {k: v if v is not None else conf.get(k) for k, v in given.items()}
     if args.model is None and os.environ.get("SMALLTOWN_MODEL"):
         merged["model"] = None  # the environment outranks the file: default_model() finds it
     defaults = BackendOptions()
     return BackendOptions(**{k: v if v is not None else getattr(defaults, k) for k, v in merged.items()},
-                          concurrency=args.concurrency, replay=args.replay, fallthrough=args.fallthrough)
+                          concurrency=args.concurrency, replay=args.replay, fallthrough=args.fallthrough,
+                          repack=getattr(args, "repack", None) or defaults.repack)
 
 
 def int_in(low: int, high: int):

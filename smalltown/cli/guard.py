@@ -96,9 +96,9 @@ def supervise(args: argparse.Namespace, command: list[str]) -> int:
         if rc >= 0:
             return rc
         sig = -rc
+        restore_terminal()  # it died mid-frame, or with the terminal in raw mode: whatever killed it
         if sig in STOPS or sig in forwarded:
             return 128 + sig
-        restore_terminal()
         stack = Path(fault_path).read_text(errors="replace") if Path(fault_path).exists() else ""
         print(report(sig, stack, save_of(args, saves_before), args), file=sys.stderr)
         return 128 + sig
@@ -122,12 +122,14 @@ def run_child(command: list[str], env: dict[str, str]) -> tuple[int, set[int]]:
     watched = {*FORWARDED, signal.SIGCHLD}
     old = signal.pthread_sigmask(signal.SIG_BLOCK, watched)  # taken by sigwaitinfo below, never lost
 
+    import ctypes
+
+    libc = ctypes.CDLL(None)  # (loaded here: nothing is imported between fork and exec)
+
     def in_child() -> None:  # (between fork and exec) the child gets signals as usual, and a stop
         signal.pthread_sigmask(signal.SIG_SETMASK, old)  # when this process goes without one
         with contextlib.suppress(Exception):
-            import ctypes
-
-            ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM))
+            libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM))
 
     forwarded: set[int] = set()
     try:

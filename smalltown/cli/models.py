@@ -34,16 +34,12 @@ def models(args: argparse.Namespace) -> int:
 
 
 def print_cpu_paths() -> None:
-    """Which CPU paths llama.cpp takes here (its features, weight repacking, AMX), under the
-    user's config (`repack`, else auto); `--repack` on a command overrides it there."""
-    try:
-        from smalltown.llm.llama_model import cpu_paths
-    except ImportError:
-        return
-    from smalltown.llm.models import user_config
+    """Which CPU paths llama.cpp takes here by default (its features, weight repacking, AMX);
+    `--repack` on a command changes them for that command."""
+    from smalltown.llm.llama_model import cpu_paths
 
     try:
-        paths = cpu_paths(user_config().get("repack") or "auto")
+        paths = cpu_paths()
     except ImportError:
         print("\nllama.cpp: not installed (llama-cpp-python)")
         return
