@@ -122,3 +122,27 @@ async def test_m_in_replay_shows_who_answered_the_recorded_run(tmp_path: Path) -
         assert "smalltown models pull NAME" in text_of(app.screen, "#how")
         await pilot.press("m")
         assert not isinstance(app.screen, ModelsScreen)
+
+
+def test_a_llama_backend_s_facts_say_which_cpu_paths_llama_cpp_takes(tmp_path: Path) -> None:
+    from rich.console import Console
+
+    from smalltown.llm.llama import LlamaBackend
+    from smalltown.tui.screens.models import backend_table
+    from tinymodel import build_tiny_gguf
+
+    backend = LlamaBackend(build_tiny_gguf(tmp_path / "tiny.gguf"), n_ctx=512, n_threads=1, repack="off")
+    try:
+        facts = backend_facts(backend)
+    finally:
+        backend.close()
+    lines = dict(facts.cpu)
+    assert lines["weight repacking"] == "off (--repack off)"
+    assert lines["AMX"].startswith(("absent", "present, kept off"))
+    assert "AVX" in lines["CPU features"] or "NEON" in lines["CPU features"]
+    assert lines["weights in"] == ", ".join(backend.buffers) and "CPU_REPACK" not in lines["weights in"]
+    console = Console(width=200, color_system=None)
+    with console.capture() as cap:
+        console.print(backend_table(facts))
+    for what, how in facts.cpu:
+        assert what in cap.get() and how in cap.get()

@@ -18,6 +18,9 @@ def add_backend_args(p: argparse.ArgumentParser) -> None:
                    "(llama: its n_ctx; openai: the server's; default 4096)")
     g.add_argument("--threads", type=int, help="llama: threads (default: physical cores)")
     g.add_argument("--gpu-layers", type=int, help="llama: layers offloaded to a GPU (default 0)")
+    g.add_argument("--repack", choices=("auto", "on", "off"), help="llama: let llama.cpp repack the weights "
+                   "for its fast CPU kernels (its extra buffer types, AMX among them); auto (the default) "
+                   "keeps them off where the CPU has AMX, whose kernel crashes llama.cpp on some models")
     g.add_argument("--temperature", type=float, help="default 0.7")
     g.add_argument("--seed", type=int, help="sampling seed (default: the world's seed)")
     g.add_argument("--base-url", metavar="URL", action="append", help="openai: e.g. http://127.0.0.1:8080/v1; "
@@ -47,7 +50,8 @@ def backend_options(args: argparse.Namespace):
         merged["model"] = None  # the environment outranks the file: default_model() finds it
     defaults = BackendOptions()
     return BackendOptions(**{k: v if v is not None else getattr(defaults, k) for k, v in merged.items()},
-                          concurrency=args.concurrency, replay=args.replay, fallthrough=args.fallthrough)
+                          concurrency=args.concurrency, replay=args.replay, fallthrough=args.fallthrough,
+                          repack=getattr(args, "repack", None) or defaults.repack)
 
 
 def int_in(low: int, high: int):

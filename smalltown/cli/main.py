@@ -142,6 +142,13 @@ def join_negative_times(argv: list[str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(join_negative_times(sys.argv[1:] if argv is None else list(argv)))
+    if argv is None:  # the program itself (not a caller in this process): llama.cpp runs supervised
+        from smalltown.cli import guard
+
+        if guard.in_child():
+            guard.arm()
+        elif guard.loads_llama(args):
+            return guard.supervise(args, guard.smalltown_command(sys.argv[1:]))
     try:
         if args.command == "run":
             from smalltown.cli.run import run

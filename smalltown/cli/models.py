@@ -25,11 +25,27 @@ def models(args: argparse.Namespace) -> int:
         print("  no GGUF models here yet")
     if default and default not in found:
         print(f"default from $SMALLTOWN_MODEL: {shown(default)}")
+    print_cpu_paths()
     print("\nrecommended (4-bit quantised instruct models):")
     for r in RECOMMENDED:
         print(f"  {r.name:14} {r.size_gb:4.1f} GB  {r.note}")
     print("\nsmalltown models pull NAME   downloads one into the models directory")
     return 0
+
+
+def print_cpu_paths() -> None:
+    """Which CPU paths llama.cpp takes here by default (its features, weight repacking, AMX);
+    `--repack` on a command changes them for that command."""
+    from smalltown.llm.llama_model import cpu_paths
+
+    try:
+        paths = cpu_paths()
+    except ImportError:
+        print("\nllama.cpp: not installed (llama-cpp-python)")
+        return
+    print("\nllama.cpp on this machine (--repack auto|on|off changes it for a command):")
+    for what, how in paths.describe():
+        print(f"  {what + ':':18} {how}")
 
 
 def pull(name: str) -> int:

@@ -92,7 +92,7 @@ class LlamaEmbedder(CachedEmbedder):
     (mean, CLS or last token), else `pooling` ("mean", "cls" or "last")."""
 
     def __init__(self, model_path: str | Path, n_ctx: int = 512, n_threads: int | None = None,
-                 pooling: str = "mean"):
+                 pooling: str = "mean", repack: str = "auto"):
         import llama_cpp
 
         super().__init__()
@@ -118,8 +118,9 @@ class LlamaEmbedder(CachedEmbedder):
         self._lock = threading.RLock()
         # n_batch = n_ubatch = n_ctx: a whole (truncated) text is one micro-batch, as a model
         # with non-causal attention (BERT) requires
-        self._llm = load_model(path, embedding=True, pooling_type=pooling_type, n_ctx=n_ctx, n_batch=n_ctx,
-                          n_ubatch=n_ctx, n_threads=self.n_threads, n_threads_batch=self.n_threads)
+        self._llm = load_model(path, repack, embedding=True, pooling_type=pooling_type, n_ctx=n_ctx,
+                               n_batch=n_ctx, n_ubatch=n_ctx, n_threads=self.n_threads,
+                               n_threads_batch=self.n_threads)
         llm = self._llm
         got = llm._ctx.pooling_type()
         if got not in POOLINGS.values():

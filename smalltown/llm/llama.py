@@ -53,7 +53,7 @@ class LlamaBackend:
 
     def __init__(self, model_path: str | Path, n_ctx: int = 4096, n_threads: int | None = None,
                  n_gpu_layers: int = 0, seed: int = 0, temperature: float = 0.7, retries: int = 2,
-                 cache_bytes: int = 2 << 30):
+                 cache_bytes: int = 2 << 30, repack: str = "auto"):
         if retries < 0 or n_ctx < 2 * MIN_ROOM or cache_bytes < 0:
             raise ValueError("need retries >= 0, n_ctx >= 128, cache_bytes >= 0")
         path = Path(model_path)
@@ -71,8 +71,9 @@ class LlamaBackend:
         self._owner: str | None = None  # whose prompt the KV cache holds
         self._prompt_len = 0  # how many of the tokens in the KV cache are the owner's prompt
         self._saved = True  # ... and whether that is already in `states`
-        self._llm = load_model(path, n_ctx=n_ctx, n_threads=self.n_threads, n_threads_batch=self.n_threads,
-                          n_gpu_layers=n_gpu_layers, seed=seed)
+        self._llm = load_model(path, repack, n_ctx=n_ctx, n_threads=self.n_threads, n_threads_batch=self.n_threads,
+                               n_gpu_layers=n_gpu_layers, seed=seed)
+        self.cpu, self.buffers = self._llm.cpu, self._llm.buffers  # the CPU paths taken (the models screen)
         self._formatter, self._system_in_user = self._chat_formatter()
         self._grammars: OrderedDict[str, object] = OrderedDict()  # grammar text -> LlamaGrammar (LRU)
         self._refused: dict[str, str] = {}  # task -> what it decodes under instead: "declared" or "json"

@@ -26,6 +26,7 @@ class BackendOptions:
     ctx: int = 4096  # the model's context window: llama's n_ctx; openai: the server's, to fit prompts to
     threads: int | None = None  # default: the machine's physical cores
     gpu_layers: int = 0
+    repack: str = "auto"  # llama: weight repacking (llama.cpp's extra buffer types): auto is off where AMX is
     temperature: float = 0.7
     seed: int | None = None  # sampling seed (default: the world's seed)
     retries: int = 2
@@ -44,7 +45,7 @@ def make_embedder(opts: BackendOptions | None):
         return None
     from smalltown.llm.embed_llama import LlamaEmbedder
 
-    return LlamaEmbedder(Path(opts.embed_model), n_threads=opts.threads)
+    return LlamaEmbedder(Path(opts.embed_model), n_threads=opts.threads, repack=opts.repack)
 
 
 def choose_backend(name: str | None, opts: BackendOptions) -> str:
@@ -105,7 +106,7 @@ def make_backend(name: str, seed: int, opts: BackendOptions | None = None) -> Ba
             raise ModelError("--backend llama needs a model: --model PATH.gguf, $SMALLTOWN_MODEL, "
                              "or a GGUF file in the models directory (see `smalltown models`)")
         return LlamaBackend(Path(path), n_ctx=opts.ctx, n_threads=opts.threads, n_gpu_layers=opts.gpu_layers,
-                            seed=seed, temperature=opts.temperature, retries=opts.retries)
+                            seed=seed, temperature=opts.temperature, retries=opts.retries, repack=opts.repack)
     if name == "openai":
         from smalltown.llm.openai_compat import BackendError, OpenAIBackend
 

@@ -36,6 +36,7 @@ class BackendFacts:
     context: int | None = None  # tokens in the model's window
     threads: int | None = None  # llama: CPU threads
     concurrency: int | None = None  # openai: requests in flight at most
+    cpu: tuple[tuple[str, str], ...] = ()  # llama: the CPU paths llama.cpp takes, as (what, how) lines
 
     @property
     def label(self) -> str:
@@ -53,7 +54,16 @@ def backend_facts(backend: Backend) -> BackendFacts:
     # the fields each backend keeps (llm/llama.py, llm/openai_compat.py); absent on the others
     source = getattr(backend, "path", None) or getattr(backend, "base_url", None) or ""
     return BackendFacts(backend.name, backend.model, str(source), can.context,
-                        getattr(backend, "n_threads", None), can.max_concurrency if can.max_concurrency > 1 else None)
+                        getattr(backend, "n_threads", None), can.max_concurrency if can.max_concurrency > 1 else None,
+                        cpu_lines(backend))
+
+
+def cpu_lines(backend: Backend) -> tuple[tuple[str, str], ...]:
+    """A llama backend's CPU paths (llm/llama_model.py's CpuPaths) and where its weights went."""
+    cpu, buffers = getattr(backend, "cpu", None), getattr(backend, "buffers", None)
+    if cpu is None:
+        return ()
+    return (*cpu.describe(), *((("weights in", ", ".join(buffers)),) if buffers else ()))
 
 
 def state_line(facts: BackendFacts, calls: int, fallbacks: int) -> Text:
@@ -104,6 +114,8 @@ def backend_table(facts: BackendFacts) -> Table:
         t.add_row("threads", Text(str(facts.threads)))
     if facts.concurrency:
         t.add_row("concurrency", Text(f"{facts.concurrency} requests at once"))
+    for what, how in facts.cpu:
+        t.add_row(what, Text(how))
     return t
 
 
