@@ -39,6 +39,9 @@ def run(args: argparse.Namespace) -> int:
     if args.headless and not args.until:
         print("error: --headless needs --until WHEN (e.g. --until +1d)", file=sys.stderr)
         return 2
+    from smalltown.store.save import is_save
+
+    made = not is_save(target)  # a new save: the calls its creation made (tick 0) are this run's
     early = catch_early_signals()
     try:
         sim, until = open_simulation(target, args)
@@ -58,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"{sim.backend.name}: {about}", file=sys.stderr)
     notice = HOW_TO_ADD if args.backend is None and sim.backend.name == "scripted" else None
     if args.headless:
-        return run_headless(sim, until, notice, early=early.signals)
+        return run_headless(sim, until, notice, early=early.signals, made=made)
     if early.signals:  # stopped while opening: the TUI is not started
         sim.close()
         return EXIT_CODES.get(early.signals[0], 130)
@@ -149,10 +152,11 @@ STUCK_SECONDS = 3.0  # after a stop, how long the exit waits for a worker a back
 
 
 def run_headless(sim: Simulation, until: datetime, notice: str | None = None,
-                 early: list[int] | None = None) -> int:
+                 early: list[int] | None = None, made: bool = False) -> int:
     """Run to `until` with a progress bar. Ctrl-C or SIGTERM stops it at once, even mid-answer: the
     tick in flight is dropped, the save stays at the last whole tick (exit 130, or 143 on SIGTERM);
-    a second signal leaves immediately, whatever a worker is doing."""
+    a second signal leaves immediately, whatever a worker is doing. `made`: the save was created
+    by this run, so the summary counts the calls of its creation (tick 0) too."""
     console = Console(stderr=True)
     stop = threading.Event()
     signals: list[int] = []
@@ -194,7 +198,8 @@ def run_headless(sim: Simulation, until: datetime, notice: str | None = None,
     finally:
         wall = time.perf_counter() - t0
         why = SIGNAL_NAMES.get(signals[0], "a signal") if signals else "an error, below" if failed else ""
-        summarise(console, sim, start_time, start_tick, wall, kinds, interrupted=why, until=until)
+        summarise(console, sim, start_time, start_tick, wall, kinds, interrupted=why, until=until,
+                  calls_after=-1 if made else start_tick)
         if notice:
             console.print(shown_text(notice, "dim"))  # it names a folder: not markup
         sim.close()
@@ -222,7 +227,10 @@ def leave_if_stuck(code: int) -> None:
 
 
 def summarise(console: Console, sim: Simulation, start: datetime, start_tick: int, wall: float,
-              kinds: Counter[str], interrupted: str = "", until: datetime | None = None) -> None:
+              kinds: Counter[str], interrupted: str = "", until: datetime | None = None,
+              calls_after: int | None = None) -> None:
+    """The end-of-run table; `calls_after`: the tick after which the calls counted were made
+    (default `start_tick`; -1 for a save this run created: its creation's calls are at tick 0)."""
     try:  # the last whole tick: a tick cut off by an error is not in the save
         tick = int(sim.save.meta("tick"))
     except Exception:  # (the error being reported may be the save's own)
@@ -236,7 +244,7 @@ def summarise(console: Console, sim: Simulation, start: datetime, start_tick: in
     t.add_row("save", shown_text(sim.save.path))
     t.add_row("backend", shown_text(f"{sim.backend.name} ({sim.backend.model})" if sim.backend.model != sim.backend.name
               else sim.backend.name))
-    calls = Reader(sim.save.conn).call_totals(start_tick)
+    calls = Reader(sim.save.conn).call_totals(start_tick if calls_after is None else calls_after)
     if calls.calls:
         cached = f", {calls.cached_tokens / calls.prompt_tokens:.0%} of prompt tokens from cache" \
             if calls.prompt_tokens else ""

@@ -144,13 +144,14 @@ class OpenAIBackend:
         """A piece of text's tokens, estimated: Backend.count_tokens."""
         return estimate(text)
 
-    def connect(self, timeout: float = 10.0) -> None:
+    def connect(self, timeout: float | None = None) -> None:
         """Reach every server once (GET /models) before a run writes anything: any HTTP answer,
-        even an error status, shows a server is there; no answer raises BackendError."""
+        even an error status, shows a server is there; no answer raises BackendError. Bounded by
+        `timeout`, else by the backend's own (--timeout): a busy server may take that long."""
         for e in self.endpoints:
             req = urllib.request.Request(f"{e.base_url}/models", headers=self._headers, method="GET")
             try:
-                self._exchange(req, min(timeout, self.timeout), e, read=False)  # its status is enough
+                self._exchange(req, self.timeout if timeout is None else timeout, e, read=False)  # its status is enough
             except _Transport as t:
                 if t.status is None:  # an HTTP error status still shows a server is there
                     raise BackendError(f"OpenAI-compatible server at {e.base_url}: {t.what}") from None

@@ -82,7 +82,9 @@ class Retry:
                 failures += 1
                 if not e.retry or failures > p.retries:
                     tries = f" (after {failures} attempts)" if failures > 1 else ""
-                    raise e.error(f"{e.what}{tries}") from None
+                    error = e.error(f"{e.what}{tries}")
+                    error.retried = e.retry  # a failure of the moment, retried: a Fallback may answer it
+                    raise error from None
                 if self._stopping.wait(max(p.backoff * 2 ** (failures - 1), min(e.wait, p.max_wait))):
                     raise Stopped
                 continue
@@ -139,28 +141,57 @@ class NotFitted(UnusableAnswer):
         super().__init__(reason, "", kind="too long")
 
 
+GONE_AFTER = 3  # questions in a row whose every attempt failed: the backend is gone, the run stops
+
+
 class Fallback:
     """`step`, with `backend` answering what it cannot: a question too long for its window (asked
-    whole, unfitted), or an answer it gave up on (whose raw text and cost stay in the log)."""
+    whole, unfitted), an answer it gave up on (whose raw text and cost stay in the log), or a
+    question whose every attempt failed for a reason of the moment (a server's HTTP 500, a
+    timeout: "failed") -- unless `gone_after` questions in a row have failed so, with no answer
+    between: then the backend is gone and its error stops the run, as does a failure that
+    retrying cannot mend (a refused request, a redirect)."""
 
-    def __init__(self, step: Step, backend: Backend):
+    def __init__(self, step: Step, backend: Backend, gone_after: int = GONE_AFTER):
         self.step = step
         self.backend = backend
+        self.gone_after = gone_after
+        self._failed = 0  # questions failed in a row (across the threads that ask)
+        self._lock = threading.Lock()
 
     def __call__(self, q: Question) -> Answer:
         asked = q.task
         try:
-            return self.step(q)
+            ans = self.step(q)
+        except BackendUnavailable as e:
+            if not getattr(e, "retried", False):
+                raise
+            with self._lock:
+                self._failed += 1
+                gone = self._failed >= self.gone_after
+            if gone:
+                raise type(e)(f"{e} ({self.gone_after} questions in a row failed: the backend is gone)") from None
+            ans = self.backend.answer(q.task, q.prompt)
+            q.fallback = "failed"
+            q.note = "; ".join(x for x in (q.note, f"fallback to {self.backend.name}: {e}") if x)
+            return dataclasses.replace(ans, raw="", prompt_tokens=0, completion_tokens=0, cached_tokens=0, model="")
         except NotFitted as e:
             q.task, q.prompt, q.note, q.fallback = asked, asked.render(), f"error: {e}", "too long"
             return self.backend.answer(q.task, q.prompt)
         except UnusableAnswer as e:
+            self._answered()  # (the backend answered, if not usably)
             ans = self.backend.answer(q.task, q.prompt)
             q.fallback = e.kind
             q.note = "; ".join(x for x in (q.note, e.note, f"fallback to {self.backend.name}: {e.reason}") if x)
             # what the model said stays in the log, and what the failed attempts cost is still counted
             return dataclasses.replace(ans, raw=e.raw, prompt_tokens=e.usage[0], completion_tokens=e.usage[1],
                                        cached_tokens=e.usage[2], model=e.model)
+        self._answered()
+        return ans
+
+    def _answered(self) -> None:
+        with self._lock:
+            self._failed = 0
 
 
 class Timed:
