@@ -39,6 +39,7 @@ from smalltown.llm.endpoints import BackendError, Endpoint, endpoints, pin
 from smalltown.llm.fit import estimate
 from smalltown.llm.schema import max_answer_tokens
 from smalltown.llm.structured import described, refuses, structured_fields
+from smalltown.llm.streamed import StreamError, read_stream
 from smalltown.llm.tasks import RULES, Task
 from smalltown.llm.validate import UnusableAnswer, parse_answer
 from smalltown.llm.wrappers import Retry, RetryPolicy, Transient
@@ -191,6 +192,8 @@ class OpenAIBackend:
                                 wait=e.wait) from None
             break
         usage = _usage(reply)
+        if "usage" not in reply and "chunks" in reply:  # a stream without usage: its pieces, our estimate
+            usage = (estimate_prompt(prompt), reply["chunks"], 0)
         try:
             raw, finish = _content(reply)
             output = _parse(task, raw, finish)
@@ -234,7 +237,9 @@ class OpenAIBackend:
             **structured_fields(task, mode),
             "temperature": self.temperature,
             "max_tokens": max_answer_tokens(task),
-            "stream": False,
+            # streamed: a server then ends a generation whose client has gone (llm/streamed.py)
+            "stream": True,
+            "stream_options": {"include_usage": True},
         }
         if seed is not None:  # (llama-server, vLLM, Ollama and OpenAI all read `seed`)
             request["seed"] = seed
@@ -243,8 +248,10 @@ class OpenAIBackend:
     def _post(self, body: bytes, where: Endpoint) -> dict:
         """The server's reply as a JSON object, or _Transport saying what went wrong."""
         req = urllib.request.Request(where.url, data=body, headers=self._headers, method="POST")
-        with where.slots:
+        with where.slots:  # (the deadline starts once a slot is ours: when the request is sent)
             data = self._exchange(req, self.timeout, where)
+        if isinstance(data, dict):  # a stream, read into a reply
+            return data
         if len(data) > MAX_RESPONSE_BYTES:
             raise _Transport(f"the response is over {MAX_RESPONSE_BYTES} bytes")
         try:
@@ -256,9 +263,11 @@ class OpenAIBackend:
         return reply
 
 
-    def _exchange(self, req: urllib.request.Request, seconds: float, where: Endpoint, read: bool = True) -> bytes:
-        """Send `req` and read its reply (at most MAX_RESPONSE_BYTES + 1 bytes), all within
-        `seconds`; _Transport saying what went wrong, or Stopped."""
+    def _exchange(self, req: urllib.request.Request, seconds: float, where: Endpoint,
+                  read: bool = True) -> bytes | dict:
+        """Send `req` and read its reply (at most MAX_RESPONSE_BYTES + 1 bytes; a stream of
+        server-sent events is read into the reply it adds up to, a dict), all within `seconds`;
+        _Transport saying what went wrong, or Stopped."""
         exchange = Exchange(seconds)
         self._live[id(exchange)] = exchange
         current.exchange = exchange
@@ -268,13 +277,18 @@ class OpenAIBackend:
             with exchange:
                 try:
                     with where.opener.open(req, timeout=seconds) as resp:
-                        data = resp.read(MAX_RESPONSE_BYTES + 1) if read else b""
+                        if read and resp.headers.get_content_type() == "text/event-stream":
+                            data = read_stream(resp, MAX_RESPONSE_BYTES)
+                        else:
+                            data = resp.read(MAX_RESPONSE_BYTES + 1) if read else b""
                 except urllib.error.HTTPError as e:
                     failure = _http_failure(e)  # (reads the error's body: still within the deadline)
                 except urllib.error.URLError as e:
                     failure = _Transport(_describe(e.reason, seconds))
                 except (OSError, http.client.HTTPException) as e:  # timeouts and resets while reading
                     failure = _Transport(_describe(e, seconds))
+                except StreamError as e:
+                    failure = _Transport(str(e))
                 else:
                     failure = None
         finally:

@@ -63,6 +63,9 @@ class RunOptions:
     until: str | None = None  # when to stop, as the user wrote it ("+1d", "18:00")
     say: Callable[[str], None] = lambda text: None  # a notice for the user (a pack installed)
     world_seed: int | None = None  # a new run of a world under this seed, not its file's (recorded in the save)
+    # called with a new save's simulation as soon as it exists, before its creation asks a model
+    # anything (its first memories' ratings): a front end's stop can reach those questions then
+    started: Callable[[Simulation], None] | None = None
 
 
 def open_run(target: Path, options: RunOptions) -> tuple[Simulation, datetime | None]:
@@ -95,7 +98,7 @@ def open_run(target: Path, options: RunOptions) -> tuple[Simulation, datetime | 
         world = load_world(target)
     path = options.save or default_save(target)
     return create(world, path, backend, None, options.overwrite, sets, embedder, fallback,
-                  world_seed=options.world_seed), until
+                  world_seed=options.world_seed, started=options.started), until
 
 
 def _continue(target: Path, name: str, options: RunOptions) -> tuple[Simulation, datetime | None]:
@@ -176,7 +179,8 @@ def default_save(world_path: Path) -> Path:
 
 def create(world: World, path: str | Path, backend: Backend, settings: Settings | None = None,
            overwrite: bool = False, sets: list[str] = (), embedder: Embedder | None = None,
-           fallback: Backend | None = None, *, world_seed: int | None = None) -> Simulation:
+           fallback: Backend | None = None, *, world_seed: int | None = None,
+           started: Callable[[Simulation], None] | None = None) -> Simulation:
     """A new run of `world`. Settings: the defaults (or `settings`), then the world file's
     [settings], then `--set` options; the result is recorded in the save. `world_seed`: the run's
     seed instead of the world file's (meta world_seed; the backend is seeded by the caller)."""
@@ -192,6 +196,8 @@ def create(world: World, path: str | Path, backend: Backend, settings: Settings 
     }, overwrite=overwrite, publish=False)
     try:  # built aside: the save appears at `path` only once its first state is whole
         sim = Simulation(world, save, backend, settings, tick=0, embedder=embedder or HashEmbedder(), fallback=fallback)
+        if started is not None:  # (a stop from now on cuts off the questions below: Stopped, nothing saved)
+            started(sim)
         with save.transaction():
             save.set_meta({"embedder": sim.embedder.name})
         for spec in world.agents:
