@@ -236,3 +236,40 @@ def test_a_stop_while_a_new_save_is_created_is_honoured_at_once(tmp_path: Path, 
     assert took < 1.5, took  # (a second, and a busy machine's slack)
     assert "while the save was being created: nothing was saved" in err and "Traceback" not in err
     assert not save.exists()
+
+
+# --- the save: schema 9 ----------------------------------------------------------------------------
+
+def test_a_schema_8_save_gains_the_attempts_column_and_runs_on(tmp_path: Path):
+    import sqlite3
+
+    from smalltown.store.save import SCHEMA_VERSION
+
+    save = tmp_path / "old.sqlite"
+    cli("run", "--headless", TINY, "--until", "+10m", "--save", save, "--backend", "scripted", check=True)
+    conn = sqlite3.connect(save)
+    conn.execute("ALTER TABLE llm_calls DROP COLUMN attempts")
+    conn.execute("UPDATE meta SET value = '8' WHERE key = 'schema_version'")
+    conn.commit()
+    conn.close()
+    assert cli("save", "check", save).returncode == 0  # read as it is: a schema-8 save has no attempts
+    info = json.loads(cli("save", "info", "--json", save, check=True).stdout)
+    assert info["calls"]["attempts"] == info["calls"]["calls"] and info["calls"]["retried"] == 0
+    cli("run", "--headless", save, "--until", "+10m", "--backend", "scripted", check=True)
+    assert query(save, "SELECT value FROM meta WHERE key = 'schema_version'") == [(str(SCHEMA_VERSION),)]
+    assert "attempts" in [r[1] for r in query(save, "PRAGMA table_info(llm_calls)")]
+    assert cli("save", "check", save).returncode == 0
+
+
+def test_a_save_check_names_a_bad_attempts_list(tmp_path: Path):
+    save = tmp_path / "bad.sqlite"
+    cli("run", "--headless", TINY, "--until", "+10m", "--save", save, "--backend", "scripted", check=True)
+    import sqlite3
+
+    conn = sqlite3.connect(save)
+    conn.execute("UPDATE llm_calls SET attempts = '[{\"attempt\": \"one\"}]' WHERE id = 1")
+    conn.commit()
+    conn.close()
+    proc = cli("save", "check", save)
+    assert proc.returncode == 1 and "llm_calls row 1" in proc.stdout + proc.stderr
+    assert "attempts" in proc.stdout + proc.stderr

@@ -19,6 +19,11 @@ in the call log's `model` ("MODEL @ URL").
 
 Each exchange's socket is watched (`Exchange`): at the deadline, or when the run stops
 (`abort`), it is shut down from outside, which ends whatever read or write is blocked on it.
+The deadline starts once one of the endpoint's slots is ours, when the request is sent; the
+start-up check (`connect`) has the same deadline. Answers are streamed (llm/streamed.py), so a
+server that notices its client has gone ends the generation; what cannot be helped: a server
+that ignores `stream` (it answers whole) keeps generating, and so does one that does not watch
+its connections (llama-cpp-python's server does not, for a request that is not streamed).
 """
 
 from __future__ import annotations
