@@ -155,8 +155,10 @@ def catch_early_signals() -> EarlySignals:
     return early
 
 
-def open_simulation(target: Path, args: argparse.Namespace, started=None) -> tuple[Simulation, datetime | None]:
-    """The simulation to run and when to stop it: the command line's options, handed to sim/open."""
+def open_simulation(target: Path, args: argparse.Namespace,
+                    started=lambda sim: None) -> tuple[Simulation, datetime | None]:
+    """The simulation to run and when to stop it: the command line's options, handed to sim/open;
+    `started` is given a new save's simulation before its creation asks anything."""
     return open_run(target, RunOptions(started=started,
         backend=args.backend, backend_options=backend_options(args), save=Path(args.save) if args.save else None,
         overwrite=args.overwrite, sets=args.set or [], until=args.until,

@@ -193,8 +193,10 @@ class OpenAIBackend:
                     switched = where.refused(mode, e.what)
                     note = "; ".join(x for x in (note, switched) if x)
                     continue
-                raise Transient(f"OpenAI-compatible server at {where.url}: {e.what}", BackendError, retry=e.retry,
-                                wait=e.wait) from None
+                failure = Transient(f"OpenAI-compatible server at {where.url}: {e.what}", BackendError,
+                                    retry=e.retry, wait=e.wait)
+                failure.source = model  # which server failed (wrappers.Fallback counts each one's failures)
+                raise failure from None
             break
         usage = _usage(reply)
         if "usage" not in reply and "chunks" in reply:  # a stream without usage: its pieces, our estimate

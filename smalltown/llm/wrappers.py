@@ -94,6 +94,7 @@ class Retry:
                     tries = f" (after {failures} attempts)" if failures > 1 else ""
                     error = e.error(f"{e.what}{tries}")
                     error.retried = e.retry  # a failure of the moment, retried: a Fallback may answer it
+                    error.source = getattr(e, "source", "")  # (the server, of several: as an answer's `model`)
                     raise error from None
                 if self._stopping.wait(max(p.backoff * 2 ** (failures - 1), min(e.wait, p.max_wait))):
                     raise Stopped
@@ -182,14 +183,15 @@ class Fallback:
     whole, unfitted), an answer it gave up on (whose raw text and cost stay in the log), or a
     question whose every attempt failed for a reason of the moment (a server's HTTP 500, a
     timeout: "failed") -- unless `gone_after` questions in a row have failed so, with no answer
-    between: then the backend is gone and its error stops the run, as does a failure that
+    between from the same server (of several: the failure's `source` and the answer's `model`
+    name it, "MODEL @ URL"): then it is gone and its error stops the run, as does a failure that
     retrying cannot mend (a refused request, a redirect)."""
 
     def __init__(self, step: Step, backend: Backend, gone_after: int = GONE_AFTER):
         self.step = step
         self.backend = backend
         self.gone_after = gone_after
-        self._failed = 0  # questions failed in a row (across the threads that ask)
+        self._failed: dict[str, int] = {}  # questions failed in a row, by server (across the threads that ask)
         self._lock = threading.Lock()
 
     def __call__(self, q: Question) -> Answer:
@@ -199,32 +201,33 @@ class Fallback:
         except BackendUnavailable as e:
             if not getattr(e, "retried", False):
                 raise
+            source = getattr(e, "source", "")
             with self._lock:
-                self._failed += 1
-                gone = self._failed >= self.gone_after
+                self._failed[source] = self._failed.get(source, 0) + 1
+                gone = self._failed[source] >= self.gone_after
             if gone:
                 raise type(e)(f"{e} ({self.gone_after} questions in a row failed: the backend is gone)") from None
             ans = self.backend.answer(q.task, q.prompt)
             q.fallback = "failed"
             q.note = "; ".join(x for x in (q.note, f"fallback to {self.backend.name}: {e}") if x)
-            return dataclasses.replace(ans, raw="", prompt_tokens=0, completion_tokens=0, cached_tokens=0, model="")
+            return dataclasses.replace(ans, raw="", prompt_tokens=0, completion_tokens=0, cached_tokens=0, model=source)
         except NotFitted as e:
             q.task, q.prompt, q.note, q.fallback = asked, asked.render(), f"error: {e}", "too long"
             return self.backend.answer(q.task, q.prompt)
         except UnusableAnswer as e:
-            self._answered()  # (the backend answered, if not usably)
+            self._answered(e.model)  # (the server answered, if not usably)
             ans = self.backend.answer(q.task, q.prompt)
             q.fallback = e.kind
             q.note = "; ".join(x for x in (q.note, e.note, f"fallback to {self.backend.name}: {e.reason}") if x)
             # what the model said stays in the log, and what the failed attempts cost is still counted
             return dataclasses.replace(ans, raw=e.raw, prompt_tokens=e.usage[0], completion_tokens=e.usage[1],
                                        cached_tokens=e.usage[2], model=e.model)
-        self._answered()
+        self._answered(ans.model)
         return ans
 
-    def _answered(self) -> None:
+    def _answered(self, source: str) -> None:
         with self._lock:
-            self._failed = 0
+            self._failed.pop(source or "", None)
 
 
 class Timed:
