@@ -88,7 +88,8 @@ def test_a_run_against_a_dripping_server_ends_with_a_clear_message(morning: Path
     assert "continue it: smalltown run" in proc.stderr
     # the default retries, each attempt its own deadline; (questions asked at once may be in flight)
     assert 3 * GONE_AFTER <= posts <= 3 * (GONE_AFTER + 3)
-    assert took <= GONE_AFTER * (3 * DEADLINE + 1.5) + 8  # + starting Python twice over on a busy machine
+    # + starting Python, the save's check and its creation's questions, on a busy 2-core machine (33 s measured)
+    assert took <= GONE_AFTER * (3 * DEADLINE + 1.5) + 15
     assert cli("save", "check", save).returncode == 0
     tick = query(save, "SELECT value FROM meta WHERE key = 'tick'")
     cli("run", "--headless", save, "--until", "+10m", "--backend", "scripted", check=True)
