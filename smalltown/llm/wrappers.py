@@ -210,7 +210,9 @@ class Fallback:
             ans = self.backend.answer(q.task, q.prompt)
             q.fallback = "failed"
             q.note = "; ".join(x for x in (q.note, f"fallback to {self.backend.name}: {e}") if x)
-            return dataclasses.replace(ans, raw="", prompt_tokens=0, completion_tokens=0, cached_tokens=0, model=source)
+            spent = [sum(a.get(k, 0) for a in q.attempts) for k in ("prompt_tokens", "completion_tokens", "cached_tokens")]
+            return dataclasses.replace(ans, raw="", prompt_tokens=spent[0], completion_tokens=spent[1],
+                                       cached_tokens=spent[2], model=source)  # (what its attempts cost)
         except NotFitted as e:
             q.task, q.prompt, q.note, q.fallback = asked, asked.render(), f"error: {e}", "too long"
             return self.backend.answer(q.task, q.prompt)
