@@ -306,3 +306,9 @@ async def test_the_call_detail_shows_each_attempt(tmp_path: Path) -> None:
         await pilot.press("comma")  # the newer call: answered at once, no attempts shown
         await pilot.pause()
         assert screen.call_id == 2 and not screen.query_one("#attempts").display
+
+
+def test_the_help_states_the_server_defaults():
+    out = " ".join(cli("run", "--help", check=True).stdout.split())
+    assert "(default 60)" in out and "(1-256, default 4)" in out
+    assert "retried twice, after 0.5 s, then 1 s" in out and "3 in a row stop the run" in out
