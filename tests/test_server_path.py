@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -187,7 +188,8 @@ def test_a_server_failing_30_percent_of_requests_does_not_stop_the_run(tmp_path:
     finally:
         srv.close()
     assert proc.returncode == 0, proc.stderr
-    assert "run complete" in proc.stderr and "failed" in proc.stderr  # the summary's fallbacks
+    assert "run complete" in proc.stderr
+    assert re.search(r"fallbacks +(\w+ \d+, )*failed \d+", proc.stderr), proc.stderr  # the summary counts them
     info = json.loads(cli("save", "info", "--json", save, check=True).stdout)["calls"]
     assert info["by_reason"].get("failed", 0) >= 1  # the first question's every attempt failed
     assert info["retried"] >= 1 and info["attempts"] > info["calls"]
@@ -312,3 +314,20 @@ def test_the_help_states_the_server_defaults():
     out = " ".join(cli("run", "--help", check=True).stdout.split())
     assert "(default 60)" in out and "(1-256, default 4)" in out
     assert "retried twice, after 0.5 s, then 1 s" in out and "3 in a row stop the run" in out
+
+
+# --- 7. counting ---------------------------------------------------------------------------------
+
+def test_the_summary_counts_a_new_saves_creation_calls(tmp_path: Path):
+    """A new save's first memories are rated at tick 0: the end-of-run summary counts those calls
+    as `save info` does; a continued run counts only its own."""
+    save = tmp_path / "s.sqlite"
+    proc = cli("run", "--headless", TINY, "--until", "+10m", "--save", save, "--backend", "scripted", check=True)
+    printed = int(re.search(r"model calls +([\d,]+)", proc.stderr).group(1).replace(",", ""))
+    (at_zero,) = query(save, "SELECT count(*) FROM llm_calls WHERE tick = 0")[0]
+    assert at_zero > 0 and printed == json.loads(cli("save", "info", "--json", save).stdout)["llm_calls"]
+    before = printed
+    proc = cli("run", "--headless", save, "--until", "+10m", "--backend", "scripted", check=True)
+    (total,) = query(save, "SELECT count(*) FROM llm_calls")[0]
+    match = re.search(r"model calls +([\d,]+)", proc.stderr)
+    assert (int(match.group(1).replace(",", "")) if match else 0) == total - before
