@@ -148,7 +148,8 @@ class Loopback:
 class FakeServer(Loopback):
     """An OpenAI-compatible chat endpoint. Each request takes the next scripted step, if any:
     ("status", code), ("error", (code, body)), ("sleep", seconds), ("content", text), ("reply", dict),
-    ("raw", bytes) or ("drip", (pieces, seconds)): a stream of `pieces` chunks, one every
+    ("raw", bytes), ("raw_stream", bytes: a whole response, status line included, then the
+    connection closed) or ("drip", (pieces, seconds)): a stream of `pieces` chunks, one every
     `seconds`, whose end (sent whole, or cut off by the client going away) is counted in
     `finished` and `abandoned`;
     otherwise it answers `respond(request)` as content, after `delay` seconds: streamed
@@ -210,6 +211,12 @@ class FakeServer(Loopback):
                     return self.send(200, json.dumps(arg).encode())
                 if kind == "drip":
                     return self.drip(*arg)
+                if kind == "raw_stream":  # bytes written as they are, then the connection closed
+                    self.done()
+                    self.wfile.write(arg)
+                    self.wfile.flush()
+                    self.close_connection = True
+                    return None
                 time.sleep(fake.delay)
                 content = arg if arg is not None else fake.respond(body)
                 if body.get("stream") and fake.streams:

@@ -331,3 +331,13 @@ def test_the_summary_counts_a_new_saves_creation_calls(tmp_path: Path):
     (total,) = query(save, "SELECT count(*) FROM llm_calls")[0]
     match = re.search(r"model calls +([\d,]+)", proc.stderr)
     assert (int(match.group(1).replace(",", "")) if match else 0) == total - before
+
+
+def test_a_stream_that_breaks_off_is_a_failed_exchange(server):
+    """A server that goes away mid-answer (no finish_reason, no [DONE]) failed the request: it is
+    retried, not taken as the model's unusable answer."""
+    chunk = json.dumps({"choices": [{"index": 0, "delta": {"content": '{"sta'}, "finish_reason": None}]})
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
+    server.script(("raw_stream", head + f"data: {chunk}\n\n".encode()))
+    a = retrying(OpenAIBackend(server.url, retries=1, backoff=0.01)).answer(COFFEE, COFFEE.render())
+    assert a.output.state == "brewing coffee" and len(server.requests) == 2

@@ -71,6 +71,8 @@ def read_stream(resp: BinaryIO, limit: int) -> dict:
                 if isinstance(choice.get("finish_reason"), str):
                     finish = choice["finish_reason"]
         if end:
+            if finish is None:  # (no [DONE], no finish_reason: the server went away mid-answer)
+                raise StreamError("the stream ended before the answer did")
             break
     if not seen:
         raise StreamError("the stream held no answer")
