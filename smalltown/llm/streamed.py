@@ -5,7 +5,8 @@ Why stream at all: a server that streams notices when the client goes away (at t
 stop) and ends that generation, where a non-streamed request it has started it finishes for no
 one, holding up the requests behind it. Measured on llama-cpp-python 0.3.36's server (SmolLM2-135M,
 one request at a time): a request cut off after 1 s of a 600-token answer left the next one waiting
-10-13 s when not streamed, 0.25 s when streamed.
+10-13 s when not streamed, 0.25 s when streamed; three cut off at once (one generating, two queued,
+under a GBNF grammar) left it waiting 42 s, against 0.35 s streamed.
 
 The answer's text is the chunks' `delta.content` joined, as the server generated it; the tokens
 are the stream's `usage` chunk when the server sends one (`stream_options.include_usage`: llama.cpp's
