@@ -147,9 +147,14 @@ class Loopback:
 
 class FakeServer(Loopback):
     """An OpenAI-compatible chat endpoint. Each request takes the next scripted step, if any:
-    ("status", code), ("error", (code, body)), ("sleep", seconds), ("content", text), ("reply", dict)
-    or ("raw", bytes);
-    otherwise it answers `respond(request)` as content, after `delay` seconds."""
+    ("status", code), ("error", (code, body)), ("sleep", seconds), ("content", text), ("reply", dict),
+    ("raw", bytes), ("raw_stream", bytes: a whole response, status line included, then the
+    connection closed) or ("drip", (pieces, seconds)): a stream of `pieces` chunks, one every
+    `seconds`, whose end (sent whole, or cut off by the client going away) is counted in
+    `finished` and `abandoned`;
+    otherwise it answers `respond(request)` as content, after `delay` seconds: streamed
+    (server-sent events, one chunk a character, then `usage` when asked for) when the request asks
+    for a stream and `streams` is on, as llama-server does."""
 
     def __init__(self):
         self.steps: deque[tuple[str, object]] = deque()
@@ -159,6 +164,8 @@ class FakeServer(Loopback):
         self.in_flight = self.max_in_flight = 0
         self.lock = threading.Lock()
         self.respond = lambda request: json.dumps({"state": "brewing coffee"})
+        self.streams = True
+        self.finished = self.abandoned = 0  # drip steps sent whole, and cut off by the client
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -202,9 +209,55 @@ class FakeServer(Loopback):
                     return self.send(200, arg)
                 if kind == "reply":
                     return self.send(200, json.dumps(arg).encode())
+                if kind == "drip":
+                    return self.drip(*arg)
+                if kind == "raw_stream":  # bytes written as they are, then the connection closed
+                    self.done()
+                    self.wfile.write(arg)
+                    self.wfile.flush()
+                    self.close_connection = True
+                    return None
                 time.sleep(fake.delay)
                 content = arg if arg is not None else fake.respond(body)
+                if body.get("stream") and fake.streams:
+                    return self.stream(content, body)
                 self.send(200, json.dumps(completion(content, fake.usage)).encode())
+
+            def start_stream(self):
+                self.done()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Connection", "close")
+                self.end_headers()
+
+            def event(self, data: dict | str):
+                self.wfile.write(f"data: {data if isinstance(data, str) else json.dumps(data)}\n\n".encode())
+                self.wfile.flush()
+
+            def stream(self, content, body):
+                self.start_stream()
+                self.event({"choices": [{"index": 0, "delta": {"role": "assistant"}, "finish_reason": None}]})
+                for ch in content or "":
+                    self.event({"choices": [{"index": 0, "delta": {"content": ch}, "finish_reason": None}]})
+                self.event({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+                if fake.usage is not None and (body.get("stream_options") or {}).get("include_usage"):
+                    self.event({"choices": [], "usage": fake.usage})
+                self.event("[DONE]")
+
+            def drip(self, pieces: int, seconds: float):
+                self.start_stream()
+                try:
+                    for _ in range(pieces):
+                        self.event({"choices": [{"index": 0, "delta": {"content": " "}, "finish_reason": None}]})
+                        time.sleep(seconds)
+                    self.event({"choices": [{"index": 0, "delta": {"content": "{}"}, "finish_reason": "stop"}]})
+                    self.event("[DONE]")
+                except OSError:  # the client went away: a streaming server ends the generation here
+                    with fake.lock:
+                        fake.abandoned += 1
+                    return
+                with fake.lock:
+                    fake.finished += 1
 
             def send(self, code: int, data: bytes, headers: dict | None = None):
                 self.done()

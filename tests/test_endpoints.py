@@ -20,6 +20,7 @@ from smalltown.llm.backend import question_seed
 from smalltown.llm.endpoints import pin
 from smalltown.llm.models import ConfigError, user_config
 from smalltown.llm.openai_compat import BackendError, OpenAIBackend
+from smalltown.llm.wrappers import GONE_AFTER
 from smalltown.llm.tasks import NextAction
 from smalltown.llm.wrappers import retrying
 from smalltown.scripted import ScriptedBackend
@@ -97,13 +98,16 @@ def test_a_failing_server_fails_its_own_agents_and_no_question_moves_elsewhere()
         backend = OpenAIBackend([up.url, down], retries=1, backoff=0.01, timeout=5)
         on_up = next(n for n in NAMES if pin(n, 2) == 0)
         on_down = next(n for n in NAMES if pin(n, 2) == 1)
-        asker = Asker(backend, lambda rec: None, fallback=ScriptedBackend(0))
+        calls = []
+        asker = Asker(backend, calls.append, fallback=ScriptedBackend(0))
+        for _ in range(GONE_AFTER - 1):  # the stand-in answers; the other server's answers between do not
+            asker.ask(on_down, TASK)     # hide that this one keeps failing
+            asker.ask(on_up, TASK)
+        assert [c.fallback for c in calls] == ["failed", ""] * (GONE_AFTER - 1)
         with pytest.raises(BackendError, match="connection refused") as e:
             asker.ask(on_down, TASK)
-        assert down in str(e.value) and "2 attempts" in str(e.value)
-        assert up.requests == []  # not re-pinned to the server that is up
-        asker.ask(on_up, TASK)
-        assert len(up.requests) == 1
+        assert down in str(e.value) and "2 attempts" in str(e.value) and "in a row failed" in str(e.value)
+        assert len(up.requests) == GONE_AFTER - 1  # not re-pinned to the server that is up
 
 
 def test_each_server_finds_its_own_structured_output_mode():

@@ -20,6 +20,7 @@ from realistic import rate, realistic_tasks
 from smalltown.llm.asker import Asker
 from smalltown.llm.backend import DEFAULT_CONTEXT, CallRecord, estimate_prompt
 from smalltown.llm.openai_compat import RULES, BackendError, OpenAIBackend
+from smalltown.llm.wrappers import GONE_AFTER
 from smalltown.llm.wrappers import retrying
 from smalltown.sim.backends import BackendOptions, make_backend
 from smalltown.llm.llama_grammar import task_grammar
@@ -128,6 +129,7 @@ def test_cached_prompt_tokens_are_read_from_usage_details(server):
                                    {"prompt_tokens": "many", "completion_tokens": -3}])
 def test_missing_or_odd_usage_counts_as_zero(server, usage):
     server.usage = usage
+    server.streams = False  # (a non-streamed reply's `usage`; a stream's is in tests/test_server_path.py)
     a = retrying(backend(server)).answer(COFFEE, COFFEE.render())
     assert (a.prompt_tokens, a.completion_tokens, a.cached_tokens) == (0, 0, 0)
 
@@ -280,8 +282,14 @@ def test_the_asker_falls_back_to_scripted_and_logs_it(server):
 
 
 def test_the_asker_does_not_hide_a_dead_server():
-    asker = Asker(OpenAIBackend(closed_port_url(), retries=0), lambda rec: None, fallback=ScriptedBackend(0))
-    with pytest.raises(BackendError):
+    """A question whose every attempt failed is the stand-in's ("failed"); GONE_AFTER in a row
+    with no answer between is a server that is gone: the run stops."""
+    calls = []
+    asker = Asker(OpenAIBackend(closed_port_url(), retries=0), calls.append, fallback=ScriptedBackend(0))
+    for _ in range(GONE_AFTER - 1):
+        asker.ask("Klaus Mueller", COFFEE)
+    assert [c.fallback for c in calls] == ["failed"] * (GONE_AFTER - 1)
+    with pytest.raises(BackendError, match=f"{GONE_AFTER} questions in a row failed"):
         asker.ask("Klaus Mueller", COFFEE)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 
+from smalltown.llm.wrappers import GONE_AFTER
 from smalltown.sim.backends import BACKENDS
 
 
@@ -27,9 +28,12 @@ def add_backend_args(p: argparse.ArgumentParser) -> None:
                    "give it once per server: each agent is pinned to one by a hash of its name")
     g.add_argument("--api-key-env", metavar="VAR", help="openai: the environment variable holding the key")
     g.add_argument("--timeout", type=seconds_in(0.1, 86400), metavar="SECONDS",
-                   help="openai: the most one request may take, from connecting to its last byte (default 60)")
+                   help="openai: the most one request may take, the start-up check included, from when it is "
+                   "sent to its last byte (default 60); a failed request is retried twice, after 0.5 s, then 1 s; "
+                   f"a question still failing is answered by the scripted stand-in, and {GONE_AFTER} in a row "
+                   "stop the run")
     g.add_argument("--concurrency", type=int_in(1, 256), default=4, help="openai: requests in flight at most "
-                   "on each server (1-256)")
+                   "on each server (1-256, default 4)")
     g.add_argument("--embed-model", metavar="PATH", help="a sentence-embedding GGUF for memories (default: "
                    "the model-free hashed n-gram embedder); a save keeps the embedder it started with")
     g.add_argument("--from", dest="replay", metavar="SAVE", help="cassette: the run whose answers to replay")

@@ -273,7 +273,8 @@ def save_info(path: str, as_json: bool) -> int:
     at = next(i for i, (key, _) in enumerate(lines) if key == "llm_calls")
     lines[at] = ("llm_calls", f"{calls['calls']:,} (" + (
         f"{k:,} answered by a fallback; {t:,} prompt{'s' if t != 1 else ''} too long for the model's window)"
-        if k else "none answered by a fallback)"))
+        if k else "none answered by a fallback)") + (
+        f"; {calls['attempts']:,} attempts, {calls['retried']:,} retried" if calls.get("retried") else ""))
     if k:
         from smalltown.store.calls import describe_reasons
 

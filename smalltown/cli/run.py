@@ -18,12 +18,13 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from smalltown.cli.common import backend_options
-from smalltown.llm.backend import capabilities
+from smalltown.llm.backend import Stopped, capabilities
 from smalltown.llm.models import HOW_TO_ADD
 from smalltown.shown import shown, shown_text
 from smalltown.sim.files import SavePathError
 from smalltown.sim.open import RunOptions, SeedError, UntilError, open_run, saved_at
 from smalltown.sim.simulation import TIME_FMT, Simulation
+from smalltown.store.calls import describe_reasons, fallbacks_after
 from smalltown.store.reader import Reader
 from smalltown.world.bundled import default_world
 
@@ -39,9 +40,12 @@ def run(args: argparse.Namespace) -> int:
     if args.headless and not args.until:
         print("error: --headless needs --until WHEN (e.g. --until +1d)", file=sys.stderr)
         return 2
+    from smalltown.store.save import is_save
+
+    made = not is_save(target)  # a new save: the calls its creation made (tick 0) are this run's
     early = catch_early_signals()
     try:
-        sim, until = open_simulation(target, args)
+        sim, until = open_simulation(target, args, started=early.started)
     except UntilError as e:
         print(f"error: --until: {shown(e)}", file=sys.stderr)
         return 2
@@ -51,6 +55,12 @@ def run(args: argparse.Namespace) -> int:
     except SeedError as e:
         print(f"error: --world-seed: {shown(e)}", file=sys.stderr)
         return 2
+    except Stopped:  # a stop while a new save's first memories were rated: creation is whole or nothing
+        code = EXIT_CODES.get(early.signals[0], 130) if early.signals else 130
+        print(f"stopped ({SIGNAL_NAMES.get(early.signals[0], 'a signal') if early.signals else 'a stop'}) "
+              "while the save was being created: nothing was saved", file=sys.stderr)
+        leave_if_stuck(code)
+        return code
     finally:
         early.restore()
     print(f"saving to {shown(sim.save.path)}", file=sys.stderr)
@@ -58,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"{sim.backend.name}: {about}", file=sys.stderr)
     notice = HOW_TO_ADD if args.backend is None and sim.backend.name == "scripted" else None
     if args.headless:
-        return run_headless(sim, until, notice, early=early.signals)
+        return run_headless(sim, until, notice, early=early.signals, made=made)
     if early.signals:  # stopped while opening: the TUI is not started
         sim.close()
         return EXIT_CODES.get(early.signals[0], 130)
@@ -116,11 +126,21 @@ class EarlySignals:
     def __init__(self) -> None:
         self.signals: list[int] = []
         self.old: dict = {}
+        self.sim: Simulation | None = None  # a new save's, while it is created (its questions are stopped)
 
     def __call__(self, signum, frame) -> None:
         self.signals.append(signum)
         if len(self.signals) > 1:
             raise KeyboardInterrupt
+        if self.sim is not None:
+            self.sim.stop()  # (flags and cut connections only: safe in a handler)
+
+    def started(self, sim: Simulation) -> None:
+        """A new save's simulation exists: a stop asked for already, or from now on, stops the
+        questions its creation asks (they raise Stopped and nothing is saved)."""
+        self.sim = sim
+        if self.signals:
+            sim.stop()
 
     def restore(self) -> None:
         for s, h in self.old.items():
@@ -135,9 +155,11 @@ def catch_early_signals() -> EarlySignals:
     return early
 
 
-def open_simulation(target: Path, args: argparse.Namespace) -> tuple[Simulation, datetime | None]:
-    """The simulation to run and when to stop it: the command line's options, handed to sim/open."""
-    return open_run(target, RunOptions(
+def open_simulation(target: Path, args: argparse.Namespace,
+                    started=lambda sim: None) -> tuple[Simulation, datetime | None]:
+    """The simulation to run and when to stop it: the command line's options, handed to sim/open;
+    `started` is given a new save's simulation before its creation asks anything."""
+    return open_run(target, RunOptions(started=started,
         backend=args.backend, backend_options=backend_options(args), save=Path(args.save) if args.save else None,
         overwrite=args.overwrite, sets=args.set or [], until=args.until,
         say=lambda text: print(text, file=sys.stderr), world_seed=getattr(args, "world_seed", None)))
@@ -149,10 +171,11 @@ STUCK_SECONDS = 3.0  # after a stop, how long the exit waits for a worker a back
 
 
 def run_headless(sim: Simulation, until: datetime, notice: str | None = None,
-                 early: list[int] | None = None) -> int:
+                 early: list[int] | None = None, made: bool = False) -> int:
     """Run to `until` with a progress bar. Ctrl-C or SIGTERM stops it at once, even mid-answer: the
     tick in flight is dropped, the save stays at the last whole tick (exit 130, or 143 on SIGTERM);
-    a second signal leaves immediately, whatever a worker is doing."""
+    a second signal leaves immediately, whatever a worker is doing. `made`: the save was created
+    by this run, so the summary counts the calls of its creation (tick 0) too."""
     console = Console(stderr=True)
     stop = threading.Event()
     signals: list[int] = []
@@ -194,7 +217,8 @@ def run_headless(sim: Simulation, until: datetime, notice: str | None = None,
     finally:
         wall = time.perf_counter() - t0
         why = SIGNAL_NAMES.get(signals[0], "a signal") if signals else "an error, below" if failed else ""
-        summarise(console, sim, start_time, start_tick, wall, kinds, interrupted=why, until=until)
+        summarise(console, sim, start_time, start_tick, wall, kinds, interrupted=why, until=until,
+                  calls_after=-1 if made else start_tick)
         if notice:
             console.print(shown_text(notice, "dim"))  # it names a folder: not markup
         sim.close()
@@ -222,7 +246,10 @@ def leave_if_stuck(code: int) -> None:
 
 
 def summarise(console: Console, sim: Simulation, start: datetime, start_tick: int, wall: float,
-              kinds: Counter[str], interrupted: str = "", until: datetime | None = None) -> None:
+              kinds: Counter[str], interrupted: str = "", until: datetime | None = None,
+              calls_after: int | None = None) -> None:
+    """The end-of-run table; `calls_after`: the tick after which the calls counted were made
+    (default `start_tick`; -1 for a save this run created: its creation's calls are at tick 0)."""
     try:  # the last whole tick: a tick cut off by an error is not in the save
         tick = int(sim.save.meta("tick"))
     except Exception:  # (the error being reported may be the save's own)
@@ -236,11 +263,14 @@ def summarise(console: Console, sim: Simulation, start: datetime, start_tick: in
     t.add_row("save", shown_text(sim.save.path))
     t.add_row("backend", shown_text(f"{sim.backend.name} ({sim.backend.model})" if sim.backend.model != sim.backend.name
               else sim.backend.name))
-    calls = Reader(sim.save.conn).call_totals(start_tick)
+    after = start_tick if calls_after is None else calls_after
+    calls = Reader(sim.save.conn).call_totals(after)
     if calls.calls:
         cached = f", {calls.cached_tokens / calls.prompt_tokens:.0%} of prompt tokens from cache" \
             if calls.prompt_tokens else ""
         t.add_row("model calls", f"{calls.calls:,} ({calls.noted} with a fallback or note{cached})")
+        if reasons := fallbacks_after(sim.save.conn, after):  # ("failed": the server failed every attempt)
+            t.add_row("fallbacks", describe_reasons(reasons))
     t.add_row("game time", f"{start:%Y-%m-%d %H:%M:%S} → {now:%Y-%m-%d %H:%M:%S} ({tick - start_tick} ticks)")
     t.add_row("wall time", f"{wall:.1f} s ({game / wall if wall else 0:,.0f} game seconds per second)")
     t.add_row("events", ", ".join(f"{k} {v}" for k, v in kinds.most_common()) or "none")

@@ -12,7 +12,7 @@ from smalltown.llm.backend import Backend, CallRecord, Stopped, capabilities, qu
 from smalltown.llm.fit import PromptTooLong, fit
 from smalltown.llm.schema import max_answer_tokens
 from smalltown.llm.tasks import Answer, Output, Task
-from smalltown.llm.wrappers import Fallback, NotFitted, Question, Recorded, Step, Timed, retrying
+from smalltown.llm.wrappers import Fallback, NotFitted, Question, Recorded, Retry, Step, Timed, retrying
 
 
 class Asker:
@@ -108,7 +108,10 @@ class Asker:
             kw["agent"] = q.agent
         if can.seed is not None:
             q.seed = kw["seed"] = question_seed(can.seed, q.agent, q.task.name, self._tick())
-        return self._answerer.answer(q.task, q.prompt, **kw)
+        try:
+            return self._answerer.answer(q.task, q.prompt, **kw)
+        finally:  # (answered or not: what each attempt cost and why it failed, for the call log)
+            q.attempts = self._answerer.attempts() if isinstance(self._answerer, Retry) else []
 
     def _tracked(self, step: Step) -> Step:
         """`step`, listed in `in_flight()` while it runs."""

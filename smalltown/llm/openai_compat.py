@@ -19,6 +19,11 @@ in the call log's `model` ("MODEL @ URL").
 
 Each exchange's socket is watched (`Exchange`): at the deadline, or when the run stops
 (`abort`), it is shut down from outside, which ends whatever read or write is blocked on it.
+The deadline starts once one of the endpoint's slots is ours, when the request is sent; the
+start-up check (`connect`) has the same deadline. Answers are streamed (llm/streamed.py), so a
+server that notices its client has gone ends the generation; what cannot be helped: a server
+that ignores `stream` (it answers whole) keeps generating, and so does one that does not watch
+its connections (llama-cpp-python's server does not, for a request that is not streamed).
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from smalltown.llm.endpoints import BackendError, Endpoint, endpoints, pin
 from smalltown.llm.fit import estimate
 from smalltown.llm.schema import max_answer_tokens
 from smalltown.llm.structured import described, refuses, structured_fields
+from smalltown.llm.streamed import StreamError, read_stream
 from smalltown.llm.tasks import RULES, Task
 from smalltown.llm.validate import UnusableAnswer, parse_answer
 from smalltown.llm.wrappers import Retry, RetryPolicy, Transient
@@ -144,13 +150,14 @@ class OpenAIBackend:
         """A piece of text's tokens, estimated: Backend.count_tokens."""
         return estimate(text)
 
-    def connect(self, timeout: float = 10.0) -> None:
+    def connect(self, timeout: float | None = None) -> None:
         """Reach every server once (GET /models) before a run writes anything: any HTTP answer,
-        even an error status, shows a server is there; no answer raises BackendError."""
+        even an error status, shows a server is there; no answer raises BackendError. Bounded by
+        `timeout`, else by the backend's own (--timeout): a busy server may take that long."""
         for e in self.endpoints:
             req = urllib.request.Request(f"{e.base_url}/models", headers=self._headers, method="GET")
             try:
-                self._exchange(req, min(timeout, self.timeout), e, read=False)  # its status is enough
+                self._exchange(req, self.timeout if timeout is None else timeout, e, read=False)  # its status is enough
             except _Transport as t:
                 if t.status is None:  # an HTTP error status still shows a server is there
                     raise BackendError(f"OpenAI-compatible server at {e.base_url}: {t.what}") from None
@@ -186,10 +193,14 @@ class OpenAIBackend:
                     switched = where.refused(mode, e.what)
                     note = "; ".join(x for x in (note, switched) if x)
                     continue
-                raise Transient(f"OpenAI-compatible server at {where.url}: {e.what}", BackendError, retry=e.retry,
-                                wait=e.wait) from None
+                failure = Transient(f"OpenAI-compatible server at {where.url}: {e.what}", BackendError,
+                                    retry=e.retry, wait=e.wait)
+                failure.source = model  # which server failed (wrappers.Fallback counts each one's failures)
+                raise failure from None
             break
         usage = _usage(reply)
+        if "usage" not in reply and "chunks" in reply:  # a stream without usage: its pieces, our estimate
+            usage = (estimate_prompt(prompt), reply["chunks"], 0)
         try:
             raw, finish = _content(reply)
             output = _parse(task, raw, finish)
@@ -233,7 +244,9 @@ class OpenAIBackend:
             **structured_fields(task, mode),
             "temperature": self.temperature,
             "max_tokens": max_answer_tokens(task),
-            "stream": False,
+            # streamed: a server then ends a generation whose client has gone (llm/streamed.py)
+            "stream": True,
+            "stream_options": {"include_usage": True},
         }
         if seed is not None:  # (llama-server, vLLM, Ollama and OpenAI all read `seed`)
             request["seed"] = seed
@@ -242,8 +255,10 @@ class OpenAIBackend:
     def _post(self, body: bytes, where: Endpoint) -> dict:
         """The server's reply as a JSON object, or _Transport saying what went wrong."""
         req = urllib.request.Request(where.url, data=body, headers=self._headers, method="POST")
-        with where.slots:
+        with where.slots:  # (the deadline starts once a slot is ours: when the request is sent)
             data = self._exchange(req, self.timeout, where)
+        if isinstance(data, dict):  # a stream, read into a reply
+            return data
         if len(data) > MAX_RESPONSE_BYTES:
             raise _Transport(f"the response is over {MAX_RESPONSE_BYTES} bytes")
         try:
@@ -255,9 +270,11 @@ class OpenAIBackend:
         return reply
 
 
-    def _exchange(self, req: urllib.request.Request, seconds: float, where: Endpoint, read: bool = True) -> bytes:
-        """Send `req` and read its reply (at most MAX_RESPONSE_BYTES + 1 bytes), all within
-        `seconds`; _Transport saying what went wrong, or Stopped."""
+    def _exchange(self, req: urllib.request.Request, seconds: float, where: Endpoint,
+                  read: bool = True) -> bytes | dict:
+        """Send `req` and read its reply (at most MAX_RESPONSE_BYTES + 1 bytes; a stream of
+        server-sent events is read into the reply it adds up to, a dict), all within `seconds`;
+        _Transport saying what went wrong, or Stopped."""
         exchange = Exchange(seconds)
         self._live[id(exchange)] = exchange
         current.exchange = exchange
@@ -267,13 +284,18 @@ class OpenAIBackend:
             with exchange:
                 try:
                     with where.opener.open(req, timeout=seconds) as resp:
-                        data = resp.read(MAX_RESPONSE_BYTES + 1) if read else b""
+                        if read and resp.headers.get_content_type() == "text/event-stream":
+                            data = read_stream(resp, MAX_RESPONSE_BYTES)
+                        else:
+                            data = resp.read(MAX_RESPONSE_BYTES + 1) if read else b""
                 except urllib.error.HTTPError as e:
                     failure = _http_failure(e)  # (reads the error's body: still within the deadline)
                 except urllib.error.URLError as e:
                     failure = _Transport(_describe(e.reason, seconds))
                 except (OSError, http.client.HTTPException) as e:  # timeouts and resets while reading
                     failure = _Transport(_describe(e, seconds))
+                except StreamError as e:
+                    failure = _Transport(str(e))
                 else:
                     failure = None
         finally:

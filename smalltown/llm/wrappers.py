@@ -14,6 +14,7 @@ rest, as Concordia's language-model wrappers do around a model:
 from __future__ import annotations
 
 import dataclasses
+import json
 import threading
 import time
 from dataclasses import dataclass
@@ -55,6 +56,7 @@ class Retry:
         self.policy = policy
         self.name, self.model = backend.name, backend.model
         self._stopping = stopping or threading.Event()  # set by `abort`: a backoff wait ends at once
+        self._local = threading.local()  # each thread's last question's attempts
 
     @property
     def can(self) -> Capabilities:
@@ -67,26 +69,38 @@ class Retry:
         if inner is not None:
             inner()
 
+    def attempts(self) -> list[dict]:
+        """The attempts of the last question this thread asked (`Attempt` records, as dicts)."""
+        return getattr(self._local, "attempts", [])
+
     def answer(self, task: Task, prompt: str, **kw) -> Answer:
         p = self.policy
         spent = [0, 0, 0]  # prompt, completion, cached tokens over every attempt: all were paid for
         failures = unusable = attempt = 0
         notes: list[str] = []  # what the attempts' backend noted (kept whichever attempt answers)
+        log: list[dict] = []
+        self._local.attempts = log  # for the call log (the Asker reads it once the question is done)
         while True:
             if p.seeded:
                 kw["attempt"] = attempt
             attempt += 1
+            t0 = time.perf_counter()
             try:
                 ans = self.inner.answer(task, prompt, **kw)
             except Transient as e:
+                log.append(attempt_record(attempt, t0, kind="failed", reason=e.what))
                 failures += 1
                 if not e.retry or failures > p.retries:
                     tries = f" (after {failures} attempts)" if failures > 1 else ""
-                    raise e.error(f"{e.what}{tries}") from None
+                    error = e.error(f"{e.what}{tries}")
+                    error.retried = e.retry  # a failure of the moment, retried: a Fallback may answer it
+                    error.source = getattr(e, "source", "")  # (the server, of several: as an answer's `model`)
+                    raise error from None
                 if self._stopping.wait(max(p.backoff * 2 ** (failures - 1), min(e.wait, p.max_wait))):
                     raise Stopped
                 continue
             except UnusableAnswer as e:
+                log.append(attempt_record(attempt, t0, e.usage, e.kind, e.reason, e.raw))
                 failures = 0  # the backend answered: a later failure gets the full budget again
                 spent = [a + b for a, b in zip(spent, e.usage)]
                 notes += [e.note] if e.note else []
@@ -100,10 +114,31 @@ class Retry:
                     e.usage, e.note, e.model = (spent[0], spent[1], spent[2]), "; ".join(notes), model
                     raise e from None
                 continue
+            log.append(attempt_record(attempt, t0, (ans.prompt_tokens, ans.completion_tokens, ans.cached_tokens)))
             return dataclasses.replace(ans, prompt_tokens=ans.prompt_tokens + spent[0],
                                        completion_tokens=ans.completion_tokens + spent[1],
                                        cached_tokens=ans.cached_tokens + spent[2],
                                        note="; ".join(notes + ([ans.note] if ans.note else [])))
+
+
+MAX_ATTEMPT_RAW = 2000  # characters of an attempt's raw answer kept in the call log's `attempts`
+
+
+def attempt_record(n: int, t0: float, usage: tuple[int, int, int] = (0, 0, 0), kind: str = "", reason: str = "",
+                   raw: str = "") -> dict:
+    """One attempt, as the call log's `attempts` column lists it: its number (from 1), its tokens,
+    its milliseconds, and, when it failed, why ("failed": no answer; else the unusable answer's
+    kind: "invalid", "cut off", ... whatever kind a wrapper raised) and its raw answer (bounded)."""
+    record = {"attempt": n, "prompt_tokens": usage[0], "completion_tokens": usage[1], "cached_tokens": usage[2],
+              "ms": round((time.perf_counter() - t0) * 1000, 3)}
+    if kind:
+        record.update(kind=kind, reason=reason[:MAX_ATTEMPT_RAW], raw=raw[:MAX_ATTEMPT_RAW])
+    return record
+
+
+def logged_attempts(attempts: list[dict]) -> str:
+    """The `attempts` column's value: JSON, when there was more than one attempt or one failed; ''."""
+    return json.dumps(attempts) if len(attempts) > 1 or any(a.get("kind") for a in attempts) else ""
 
 
 def retrying(backend: Backend) -> Backend:
@@ -127,6 +162,7 @@ class Question:
     fallback: str = ""  # why another backend answered: "too long", "cut off", "invalid", "failed"
     ms: float = 0.0
     seed: int | None = None  # the question's sampling seed, when the backend samples (backend.question_seed)
+    attempts: list[dict] = dataclasses.field(default_factory=list)  # each attempt (attempt_record), when retried
 
 
 Step = Callable[[Question], Answer]
@@ -139,28 +175,61 @@ class NotFitted(UnusableAnswer):
         super().__init__(reason, "", kind="too long")
 
 
+GONE_AFTER = 3  # questions in a row whose every attempt failed: the backend is gone, the run stops
+
+
 class Fallback:
     """`step`, with `backend` answering what it cannot: a question too long for its window (asked
-    whole, unfitted), or an answer it gave up on (whose raw text and cost stay in the log)."""
+    whole, unfitted), an answer it gave up on (whose raw text and cost stay in the log), or a
+    question whose every attempt failed for a reason of the moment (a server's HTTP 500, a
+    timeout: "failed") -- unless `gone_after` questions in a row have failed so, with no answer
+    between from the same server (of several: the failure's `source` and the answer's `model`
+    name it, "MODEL @ URL"): then it is gone and its error stops the run, as does a failure that
+    retrying cannot mend (a refused request, a redirect)."""
 
-    def __init__(self, step: Step, backend: Backend):
+    def __init__(self, step: Step, backend: Backend, gone_after: int = GONE_AFTER):
         self.step = step
         self.backend = backend
+        self.gone_after = gone_after
+        self._failed: dict[str, int] = {}  # questions failed in a row, by server (across the threads that ask)
+        self._lock = threading.Lock()
 
     def __call__(self, q: Question) -> Answer:
         asked = q.task
         try:
-            return self.step(q)
+            ans = self.step(q)
+        except BackendUnavailable as e:
+            if not getattr(e, "retried", False):
+                raise
+            source = getattr(e, "source", "")
+            with self._lock:
+                self._failed[source] = self._failed.get(source, 0) + 1
+                gone = self._failed[source] >= self.gone_after
+            if gone:
+                raise type(e)(f"{e} ({self.gone_after} questions in a row failed: the backend is gone)") from None
+            ans = self.backend.answer(q.task, q.prompt)
+            q.fallback = "failed"
+            q.note = "; ".join(x for x in (q.note, f"fallback to {self.backend.name}: {e}") if x)
+            spent = [sum(a.get(k, 0) for a in q.attempts) for k in ("prompt_tokens", "completion_tokens", "cached_tokens")]
+            return dataclasses.replace(ans, raw="", prompt_tokens=spent[0], completion_tokens=spent[1],
+                                       cached_tokens=spent[2], model=source)  # (what its attempts cost)
         except NotFitted as e:
             q.task, q.prompt, q.note, q.fallback = asked, asked.render(), f"error: {e}", "too long"
             return self.backend.answer(q.task, q.prompt)
         except UnusableAnswer as e:
+            self._answered(e.model)  # (the server answered, if not usably)
             ans = self.backend.answer(q.task, q.prompt)
             q.fallback = e.kind
             q.note = "; ".join(x for x in (q.note, e.note, f"fallback to {self.backend.name}: {e.reason}") if x)
             # what the model said stays in the log, and what the failed attempts cost is still counted
             return dataclasses.replace(ans, raw=e.raw, prompt_tokens=e.usage[0], completion_tokens=e.usage[1],
                                        cached_tokens=e.usage[2], model=e.model)
+        self._answered(ans.model)
+        return ans
+
+    def _answered(self, source: str) -> None:
+        with self._lock:
+            self._failed.pop(source or "", None)
 
 
 class Timed:
@@ -195,5 +264,6 @@ class Recorded:
             agent=q.agent, task=q.task.name, prompt=q.prompt, raw_answer=ans.raw,
             parsed_answer=ans.output.model_dump_json(), prompt_tokens=ans.prompt_tokens,
             completion_tokens=ans.completion_tokens, cached_tokens=ans.cached_tokens, ms=q.ms,
-            backend=self.backend.name, model=ans.model or self.backend.model, note=q.note, key=q.key, fallback=q.fallback))
+            backend=self.backend.name, model=ans.model or self.backend.model, note=q.note, key=q.key, fallback=q.fallback,
+            attempts=logged_attempts(q.attempts)))
         return ans

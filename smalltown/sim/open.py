@@ -63,6 +63,7 @@ class RunOptions:
     until: str | None = None  # when to stop, as the user wrote it ("+1d", "18:00")
     say: Callable[[str], None] = lambda text: None  # a notice for the user (a pack installed)
     world_seed: int | None = None  # a new run of a world under this seed, not its file's (recorded in the save)
+    started: Callable[[Simulation], None] = lambda sim: None  # given a new save's run before it asks anything
 
 
 def open_run(target: Path, options: RunOptions) -> tuple[Simulation, datetime | None]:
@@ -95,7 +96,7 @@ def open_run(target: Path, options: RunOptions) -> tuple[Simulation, datetime | 
         world = load_world(target)
     path = options.save or default_save(target)
     return create(world, path, backend, None, options.overwrite, sets, embedder, fallback,
-                  world_seed=options.world_seed), until
+                  world_seed=options.world_seed, started=options.started), until
 
 
 def _continue(target: Path, name: str, options: RunOptions) -> tuple[Simulation, datetime | None]:
@@ -176,7 +177,7 @@ def default_save(world_path: Path) -> Path:
 
 def create(world: World, path: str | Path, backend: Backend, settings: Settings | None = None,
            overwrite: bool = False, sets: list[str] = (), embedder: Embedder | None = None,
-           fallback: Backend | None = None, *, world_seed: int | None = None) -> Simulation:
+           fallback: Backend | None = None, *, world_seed: int | None = None, started: Callable = lambda s: None) -> Simulation:
     """A new run of `world`. Settings: the defaults (or `settings`), then the world file's
     [settings], then `--set` options; the result is recorded in the save. `world_seed`: the run's
     seed instead of the world file's (meta world_seed; the backend is seeded by the caller)."""
@@ -192,6 +193,7 @@ def create(world: World, path: str | Path, backend: Backend, settings: Settings 
     }, overwrite=overwrite, publish=False)
     try:  # built aside: the save appears at `path` only once its first state is whole
         sim = Simulation(world, save, backend, settings, tick=0, embedder=embedder or HashEmbedder(), fallback=fallback)
+        started(sim)  # (a stop from now on cuts off the questions below: they raise Stopped, nothing is saved)
         with save.transaction():
             save.set_meta({"embedder": sim.embedder.name})
         for spec in world.agents:
@@ -213,8 +215,7 @@ def create(world: World, path: str | Path, backend: Backend, settings: Settings 
 
 
 def unborn(path: str | Path) -> bool:
-    """A save whose first commits (the schema and meta, then the agents) were cut off by a crash:
-    tick 0 and no agents yet."""
+    """A save whose first commits (schema and meta, then agents) a crash cut off: tick 0, no agents."""
     save = Save.open(path, readonly=True)
     try:
         return save.meta("tick") == 0 and save.count("agents") == 0
@@ -224,8 +225,7 @@ def unborn(path: str | Path) -> bool:
 
 def recreate(path: str | Path, backend: Backend, embedder: Embedder | None, fallback: Backend | None,
              sets: list[str]) -> Simulation:
-    """Start an unborn save again (made by an older smalltown, whose creation was not yet
-    atomic), from the world text and settings it recorded."""
+    """Start an unborn save again (made by an older smalltown), from the world and settings it recorded."""
     save = Save.open(path)  # (refused if the file is read-only)
     try:
         world = _world_of(save)

@@ -8,6 +8,7 @@ own answer was used). An older save only noted it: a note starting "fallback" co
 
 from __future__ import annotations
 
+import json
 import sqlite3
 
 from smalltown.store.packing import unpack_text
@@ -27,6 +28,36 @@ def add_call_columns(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE llm_calls ADD COLUMN key TEXT")
     conn.execute("ALTER TABLE llm_calls ADD COLUMN fallback TEXT NOT NULL DEFAULT ''")
     conn.execute(f"UPDATE llm_calls SET fallback = '{OLD_FALLBACK}' WHERE note LIKE 'fallback%'")
+
+
+def add_attempts_column(conn: sqlite3.Connection) -> None:
+    """Schema 9: each call's attempts (JSON; NULL when its first attempt answered)."""
+    if not has_attempts_column(conn):  # (a save whose version was set back by hand: it has it)
+        conn.execute("ALTER TABLE llm_calls ADD COLUMN attempts TEXT")
+
+
+def has_attempts_column(conn: sqlite3.Connection) -> bool:
+    return any(r[1] == "attempts" for r in conn.execute("PRAGMA table_info(llm_calls)"))
+
+
+def attempts_of(conn: sqlite3.Connection, call_id: int) -> list[dict]:
+    """The attempts of one call (store: attempt_record's dicts); [] when its first attempt
+    answered, or the save is older than schema 9."""
+    if not has_attempts_column(conn):
+        return []
+    row = conn.execute("SELECT attempts FROM llm_calls WHERE id = ?", (call_id,)).fetchone()
+    try:
+        found = json.loads(row[0]) if row and row[0] else []
+    except ValueError:  # (a save check names it; a viewer shows none)
+        return []
+    return [a for a in found if isinstance(a, dict)] if isinstance(found, list) else []
+
+
+def fallbacks_after(conn: sqlite3.Connection, after_tick: int) -> dict[str, int]:
+    """{reason: calls} of the calls at ticks after `after_tick` that a fallback answered, most first."""
+    reason = "fallback" if has_fallback_column(conn) else _OLD_REASON
+    return _most_first({str(why): n for why, n in conn.execute(
+        f"SELECT {reason}, count(*) FROM llm_calls WHERE tick > ? AND {reason} != '' GROUP BY 1", (after_tick,))})
 
 
 def last_call_id(conn: sqlite3.Connection) -> int:
@@ -53,8 +84,16 @@ def call_figures(conn: sqlite3.Connection, after_id: int = 0, upto_id: int | Non
             by_reason[why] = by_reason.get(why, 0) + n
     for t in by_task.values():
         t["by_reason"] = _most_first(t["by_reason"])
-    return {"calls": sum(t["calls"] for t in by_task.values()), "fallbacks": sum(by_reason.values()),
-            "too_long": by_reason.get(TOO_LONG, 0), "by_reason": _most_first(by_reason), "by_task": by_task}
+    attempts = retried = 0
+    if has_attempts_column(conn):  # calls without a list were answered at their first attempt
+        attempts, retried = conn.execute(
+            "SELECT coalesce(sum(CASE WHEN json_valid(attempts) THEN json_array_length(attempts) ELSE 1 END), 0), "
+            "coalesce(sum(json_valid(attempts) AND json_array_length(attempts) > 1), 0) "
+            "FROM llm_calls WHERE id > ? AND id <= ?", (after_id, upto_id if upto_id is not None else 2**63 - 1)).fetchone()
+    calls = sum(t["calls"] for t in by_task.values())
+    return {"calls": calls, "fallbacks": sum(by_reason.values()),
+            "too_long": by_reason.get(TOO_LONG, 0), "by_reason": _most_first(by_reason), "by_task": by_task,
+            "attempts": attempts or calls, "retried": retried}
 
 
 def _most_first(counts: dict[str, int]) -> dict[str, int]:
@@ -75,7 +114,9 @@ def describe_calls(figures: dict) -> str:
         return text
     text += f"; {k:,} answered by a fallback" + (f" ({describe_reasons(figures['by_reason'])})" if k else "")
     t = figures["too_long"]
-    return text + f"; {t:,} prompt{'s' if t != 1 else ''} too long for the model's window"
+    text += f"; {t:,} prompt{'s' if t != 1 else ''} too long for the model's window"
+    r = figures.get("retried", 0)
+    return text + (f"; {figures['attempts']:,} attempts, {r:,} call{'s' if r != 1 else ''} retried" if r else "")
 
 
 def recorded(conn: sqlite3.Connection) -> list[tuple]:

@@ -308,11 +308,13 @@ class Reader:
                                  (since, until)).fetchall()
 
     def call_detail(self, call_id: int) -> dict:
-        """The full prompt, the raw answer and the parsed answer of one call, and the model's name."""
+        """The full prompt, the raw answer and the parsed answer of one call, the model's name, and
+        its attempts when it was retried or failed (store/calls.attempts_of)."""
         r = self.conn.execute("SELECT prompt, raw_answer, parsed_answer, model FROM llm_calls WHERE id=?",
                               (call_id,)).fetchone()
         where = f"llm_calls row {call_id}"
-        return {"prompt": unpack_text(r[0], where), "raw_answer": unpack_text(r[1], where), "parsed_answer": unpack_text(r[2], where), "model": r[3]} if r else {}
+        return {"prompt": unpack_text(r[0], where), "raw_answer": unpack_text(r[1], where), "parsed_answer": unpack_text(r[2], where), "model": r[3],
+                "attempts": _calls.attempts_of(self.conn, call_id)} if r else {}
 
     def call_totals(self, after_tick: int) -> CallTotals:
         """The calls logged at ticks after `after_tick`, in figures (0 for none)."""

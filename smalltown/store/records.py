@@ -131,6 +131,7 @@ class CallRecord:
     note: str = ""  # what happened beyond a plain answer: records dropped to fit, a fallback and why
     key: str = ""  # the question's identity (llm.backend.task_key)
     fallback: str = ""  # why another backend answered: "too long", "cut off", "invalid", "failed"
+    attempts: str = ""  # JSON: each attempt (number, tokens, ms, why it failed), when retried or failed; else ''
 
 
 @dataclass(frozen=True)

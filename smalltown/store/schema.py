@@ -18,7 +18,7 @@ from smalltown.store import conversations as _conversations
 from smalltown.store import packing as _packing
 from smalltown.store import plans as _plans
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 TIME_FMT = "%Y-%m-%d %H:%M:%S"  # how a save writes game times
 
 
@@ -124,8 +124,15 @@ def _create_v8(db: sqlite_utils.Database) -> None:
     db["ledger"].create_index(["tick"])
 
 
+def _create_v9(db: sqlite_utils.Database) -> None:
+    """Added in schema 9: each model call's attempts (`llm_calls.attempts`, JSON, NULL when the
+    first attempt answered): number, tokens, milliseconds and why each failed. An older save's
+    calls have none (it summed its attempts' tokens and kept no more)."""
+    _calls.add_attempts_column(db.conn)
+
+
 MIGRATIONS = {1: _create_v2, 2: _create_v3, 3: _create_v4, 4: _create_v5, 5: _pack_v6, 6: _pack_v7,
-              7: _create_v8}  # from version N to N + 1
+              7: _create_v8, 8: _create_v9}  # from version N to N + 1
 
 
 @cache

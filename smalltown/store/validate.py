@@ -112,6 +112,9 @@ TABLES: dict[str, tuple[str, tuple[Col, ...]]] = {
         count("prompt_tokens", null=True), count("completion_tokens", null=True), count("cached_tokens", null=True),
         Col("ms", (REAL, INT, NULL)), text("backend", 1 * KB, null=True), text("model", 4 * KB, null=True),
         text("note", 64 * KB, null=True), text("key", 200, null=True), text("fallback", 200, null=True),
+        Col("attempts", (TEXT, NULL), 1 * MB, json="array",
+            rule=_all("attempts", "type != 'object' OR json_type(value, '$.attempt') IS NOT 'integer'"),
+            says="not a list of attempts ({\"attempt\": ...})"),
     )),
     "embeddings": ("text", (
         text("text", 64 * KB),
@@ -141,7 +144,7 @@ TABLES: dict[str, tuple[str, tuple[Col, ...]]] = {
 }
 # the schema that added a table (snapshots: none, a save may lack them, every reader asks has_snapshots)
 SINCE = {"embeddings": 2, "retrievals": 2, "snapshots": 10 ** 9, "conversations": 4, "plans": 5, "ledger": 8}
-COLUMNS_SINCE = {("llm_calls", "key"): 4, ("llm_calls", "fallback"): 4}
+COLUMNS_SINCE = {("llm_calls", "key"): 4, ("llm_calls", "fallback"): 4, ("llm_calls", "attempts"): 9}
 
 
 def _checks(col: Col) -> list[tuple[str, str]]:

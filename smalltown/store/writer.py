@@ -65,10 +65,10 @@ def write(conn: sqlite3.Connection, changes: TickChanges) -> list[int]:
     if changes.calls:
         conn.executemany(
             "INSERT INTO llm_calls(tick, time, agent, task, prompt, raw_answer, parsed_answer, prompt_tokens, "
-            "completion_tokens, cached_tokens, ms, backend, model, note, key, fallback) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "completion_tokens, cached_tokens, ms, backend, model, note, key, fallback, attempts) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             ((c.tick, c.time, r.agent, r.task, pack_text(r.prompt), pack_text(r.raw_answer), pack_text(r.parsed_answer), r.prompt_tokens,
-              r.completion_tokens, r.cached_tokens, r.ms, r.backend, r.model, r.note, r.key, r.fallback)
+              r.completion_tokens, r.cached_tokens, r.ms, r.backend, r.model, r.note, r.key, r.fallback, r.attempts or None)
              for c in changes.calls for r in (c.record,)))
     if changes.completed:
         conn.executemany("UPDATE memories SET importance=?, embedding=? WHERE id=?",

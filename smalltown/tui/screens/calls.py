@@ -221,6 +221,31 @@ class CallsScreen(DebugScreen):
 # --- one call -------------------------------------------------------------------------------
 
 
+def attempts_text(attempts: list[dict]) -> Text:
+    """A retried call's attempts, one a line: number, outcome, tokens, ms; then why it failed and
+    what the model said (text, never markup)."""
+    out = Text()
+    for a in attempts:
+        kind = a.get("kind") or ""
+        out.append(f"{a.get('attempt', '?')}  ", "bold")
+        out.append(shown(kind) if kind else "answered", NOTE_STYLE if kind else "green")
+        out.append(shown(f"  prompt {a.get('prompt_tokens', 0)}  completion {a.get('completion_tokens', 0)}"
+                         f"  cached {a.get('cached_tokens', 0)}  "), "dim")
+        ms = a.get("ms")
+        out.append(ms_text(ms if isinstance(ms, (int, float)) and not isinstance(ms, bool) else None))
+        out.append(" ms\n", "dim")
+        if a.get("reason"):
+            out.append("   ")
+            out.append(shown(a["reason"]))
+            out.append("\n")
+        if a.get("raw"):
+            out.append("   raw: ", "dim")
+            out.append(shown(a["raw"]))
+            out.append("\n")
+    out.rstrip()
+    return out
+
+
 def pretty_json(text: str | None) -> RenderableType:
     """JSON indented and highlighted (a string's control characters visible); anything else as
     text."""
@@ -270,6 +295,8 @@ class CallDetailScreen(DebugScreen):
             yield Static(id="meta")
             yield Static("Note", classes="head", id="note-head")
             yield Static(classes="body", id="note")
+            yield Static("Attempts", classes="head", id="attempts-head")
+            yield Static(classes="body", id="attempts")
             yield Static("Prompt", classes="head")
             yield Static(classes="body", id="prompt")
             yield Static("Raw answer", classes="head")
@@ -325,6 +352,11 @@ class CallDetailScreen(DebugScreen):
         note = self.query_one("#note", Static)
         note.display = has_note
         note.update(shown_text(c.note, NOTE_STYLE, lines=True))  # what the model said is shown, never obeyed
+        attempts = detail.get("attempts") or []
+        self.query_one("#attempts-head").display = bool(attempts)
+        shown_attempts = self.query_one("#attempts", Static)
+        shown_attempts.display = bool(attempts)
+        shown_attempts.update(attempts_text(attempts))
         self.query_one("#prompt", Static).update(shown_text(detail.get("prompt") or "", lines=True))
         self.query_one("#raw", Static).update(shown_text(detail.get("raw_answer") or "(none)", lines=True))
         self.query_one("#parsed", Static).update(pretty_json(detail.get("parsed_answer")))
