@@ -4,7 +4,7 @@ incoherent, is retried with another seed, then answered by the stand-in and coun
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from smalltown.llm.asker import Asker
 from smalltown.llm.coherence import incoherence
@@ -140,3 +140,37 @@ def test_the_stand_in_is_not_checked_as_a_model():
     model could not, and its own answers are checked by tests/test_coherence.py)."""
     rec = ask(ScriptedBackend(1), react(ANN), ANN.name)
     assert rec.fallback == "" and rec.backend == "scripted"
+
+
+def test_a_replan_after_a_reaction_says_what_was_noticed():
+    """The re-plan a reaction causes shows what the agent noticed (not "(none)"), then the reaction."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from fakes import Asking
+    from helpers import TINY
+    from smalltown.config import Settings
+    from smalltown.llm.embed import HashEmbedder
+    from smalltown.mind.agent import Mind
+    from smalltown.mind.memory import MemoryStream
+    from smalltown.mind.react import Reaction, act_on
+    from smalltown.world.load import load_world
+
+    world = load_world(TINY)
+    backend = Asking(1)
+    spec = world.agents[0]
+    counter = iter(range(1, 10**9))
+    mind = Mind(spec, world, Asker(backend, lambda r: None), MemoryStream(spec.name, HashEmbedder(), lambda: next(counter)),
+                {}, Settings())
+    now = datetime(2023, 2, 13, 9, 0)
+    mind.next_action(now, f"{spec.home}:kitchen")
+    answer = ReactOut(context_summary="", react=True, talk=False, reaction="go and see what made the noise")
+    assert act_on(mind, Reaction("somewhere", False, answer, "the stove is smoking"), now + timedelta(minutes=5))
+    task, prompt = backend.asked[-1] if backend.asked[-1][0].name == "hourly_schedule" else \
+        [x for x in backend.asked if x[0].name == "hourly_schedule"][-1]
+    assert task.from_time == "09:05"
+    happened = prompt.split("What just happened:\n", 1)[1]
+    assert happened.startswith(f'- (09:05) "{spec.name} noticed: the stove is smoking"')
+    assert f'{spec.name} first reacts: "go and see what made the noise"' in happened
+    assert task.sleep_places == [spec.home]
