@@ -174,3 +174,34 @@ def test_a_replan_after_a_reaction_says_what_was_noticed():
     assert happened.startswith(f'- (09:05) "{spec.name} noticed: the stove is smoking"')
     assert f'{spec.name} first reacts: "go and see what made the noise"' in happened
     assert task.sleep_places == [spec.home]
+
+
+class CopyingModel(ScriptedBackend):
+    """A model (it declares seeded retries) that answers like the stand-in, but copies the
+    example's placeholder in a daily plan: what `save info` must count."""
+
+    name, model = "copying", "copying-model"
+    can = Capabilities(retry=RetryPolicy(1, seeded=True))
+
+    def answer(self, task, prompt="", attempt=0, **kw):
+        ans = super().answer(task, prompt)
+        if task.name == "daily_plan":  # its first item copies the example's
+            data = ans.output.model_dump()
+            data["items"][0]["activity"] = "<what the person does first, in a few words>"
+            out = task.output.model_validate(data)
+            return Answer(output=out, raw=out.model_dump_json())
+        return ans
+
+
+def test_copied_answers_are_counted_by_task_and_reason_in_save_info(tmp_path):
+    from helpers import TINY, cli
+    from smalltown.sim.open import create
+    from smalltown.world.load import load_world
+
+    world = load_world(TINY)
+    sim = create(world, tmp_path / "c.sqlite", CopyingModel(world.seed), fallback=ScriptedBackend(world.seed))
+    sim.run_until(sim.now + timedelta(seconds=world.step_seconds))  # the first tick: each agent plans its day
+    sim.close()
+    out = cli("save", "info", tmp_path / "c.sqlite", check=True).stdout
+    n = len(world.agents)
+    assert f"fallbacks  copied {n}\n" in out and f"daily_plan  {n} of {n} calls: copied {n}\n" in out, out
