@@ -202,8 +202,26 @@ PLAIN = frozenset({"listener", "other", "observed", "initiator", "level", "withi
                    "start", "activity_start", "from_time", "object", "quality"})
 
 
+def own_example(t: T.DailyPlan | T.HourlySchedule) -> str:
+    """An example drawn from the person's own usual day (a small model follows a concrete example
+    better than a shape, and copying this one only keeps the person to its own routine); "" when
+    the person has no routine."""
+    items = [i for i in t.persona.routine if i.activity != T.SLEEPING]
+    if isinstance(t, T.HourlySchedule):
+        items = [i for i in items if i.start >= t.from_time] or items
+        night = [{"start": "00:00", "minutes": int(items[0].start[:2]) * 60 + int(items[0].start[3:]),
+                  "activity": T.SLEEPING, "place": t.persona.home}] if items and not t.from_time else []
+        shown = {"blocks": night + [{"start": i.start, "minutes": i.minutes, "activity": i.activity,
+                                     "place": i.place or t.persona.home} for i in items[:2]] + [slot("...")]}
+    else:
+        shown = {"wake_up_hour": int(items[0].start[:2]) if items else 7,
+                 "items": [{"time": i.start, "activity": i.activity} for i in items[:3]] + [slot("...")]}
+    return (f"Example from {t.persona.name}'s usual day (follow its shape; plan today as it really goes): "
+            + re.sub(r'"\\u0000(.*?)\\u0000"', r"\1", json.dumps(shown, ensure_ascii=False))) if items else ""
+
+
 def _hourly(t: T.HourlySchedule) -> dict[str, str]:
-    return {"start_phrase": f"{t.from_time} (now)" if t.from_time else
+    return {"own_example": own_example(t), "start_phrase": f"{t.from_time} (now)" if t.from_time else
             f"00:00 (the whole day: {t.persona.name} wakes up at {t.wake_up_hour:02d}:00)",
             "reaction_line": f"{t.persona.name} first reacts: {quote(t.reaction)}" if t.reaction else "",
             "sleep_line": f"Where {t.persona.name} sleeps: " + ", ".join(t.sleep_places) if t.sleep_places else ""}
@@ -287,7 +305,7 @@ def broadcast(t: T.Task) -> str:
     return "\n\n".join(parts)
 
 
-_EXTRA = {"hourly_schedule": _hourly, "decompose": _decompose, "utterance": _utterance, "react": _react,
+_EXTRA = {"hourly_schedule": _hourly, "daily_plan": lambda t: {"own_example": own_example(t)}, "decompose": _decompose, "utterance": _utterance, "react": _react,
           "interview": _interview, "reflection_insights": _insights, "choose_place": _unavailable,
           "utterance_commit": _utterance, "summarize_conversation": _summary_social,
           "summarize_conversation_social": _summary_social}
