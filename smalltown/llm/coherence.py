@@ -3,7 +3,7 @@
 The schema fixes a shape; these checks read the answer as the town will use it: flags that
 contradict each other (react false, talk true), a reaction of one word ("yes"), a line of speech
 that is empty, only a name, a repeat of an earlier line, or narration ("walks to the washroom",
-"Maria smiles"), sleep away from where the world lets the person sleep. `incoherence` says what
+"<Name> smiles"), sleep away from where the world lets the person sleep. `incoherence` says what
 is wrong ("" when nothing is); `llm/own.py` makes it an unusable answer of kind "incoherent",
 retried, then answered by the stand-in, which keeps to these checks itself (tests/test_coherence.py).
 """
