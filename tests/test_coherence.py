@@ -120,3 +120,23 @@ def test_the_stand_in_gives_only_coherent_answers(tmp_path, world, hours):
     assert not bad, bad[:5]
     if world == TINY:  # the night: sleep chosen at a bed, with the beds given to the question
         assert any(t.name == "choose_place" and t.beds for t, _ in answers)
+
+
+def test_a_world_says_where_each_agent_sleeps(tmp_path):
+    """`beds` on an agent: the objects it may sleep at (checked to exist, reported at their line);
+    without it, its home's beds."""
+    from smalltown.world.errors import WorldError
+    from smalltown.world.load import load_world
+
+    text = TINY.read_text().replace('map = "../maps/tiny.toml"', f'map = "{(TINY.parent.parent / "maps" / "tiny.toml").as_posix()}"')
+    first = text.index("\nhome = ") + 1
+    default = load_world(TINY).agents[0]
+    assert default.beds and all(b.startswith(default.home + ":") and "bed" in b for b in default.beds)
+    bed = default.beds[0].replace(":", ": ")
+    (tmp_path / "w.toml").write_text(text[:first] + f'beds = ["{bed}"]\n' + text[first:])
+    assert load_world(tmp_path / "w.toml").agents[0].beds == (default.beds[0],)
+    (tmp_path / "w.toml").write_text(text[:first] + 'beds = ["Nowhere: attic: hammock"]\n' + text[first:])
+    with pytest.raises(WorldError) as e:
+        load_world(tmp_path / "w.toml")
+    line = text[:first].count("\n") + 1
+    assert f"w.toml:{line}" in str(e.value) and "bed 'Nowhere: attic: hammock' is not an object" in str(e.value)
