@@ -20,7 +20,8 @@ _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
 _SAID_S = frozenset({"yes", "thanks", "sounds", "seems", "is", "was", "has", "does", "this", "its", "it's", "let's",
                      "us", "as", "perhaps", "always", "sometimes", "plus", "unless", "besides", "looks", "guess",
                      "bless", "cheers", "congrats", "congratulations", "goodness", "gosh", "less", "yours", "thus",
-                     "whereas", "various", "afterwards", "towards", "nevertheless", "regardless", "mrs", "ms", "miss"})
+                     "whereas", "various", "afterwards", "towards", "nevertheless", "regardless", "mrs", "ms", "miss",
+                     "lots", "news", "hers", "ours", "theirs", "his", "happiness", "welcome", "always"})
 _PERSON = frozenset({"i", "i'm", "i've", "i'll", "i'd", "me", "my", "mine", "you", "you're", "your", "yours", "we",
                      "we're", "our", "us", "let's"})
 
@@ -51,8 +52,8 @@ def line_problem(text: str, speaker: str, listener: str, earlier: list[str]) -> 
     own = _names(speaker)
     if " ".join(said[:len(words(speaker))]) in own or said[0] in own and first == said[0] and not stripped[len(first):].startswith(","):
         return f"the line starts with the speaker's own name, narrating ({stripped[:40]!r})"
-    if (stripped[0].islower() and first.endswith("s") and first not in _SAID_S and len(first) > 3
-            and not _PERSON & set(said)):
+    if (first.endswith("s") and "'" not in first and first not in _SAID_S and len(first) > 3
+            and not stripped[len(first):].startswith(",") and not _PERSON & set(said)):
         return f"the line narrates an action in the third person ({stripped[:40]!r})"
     return ""
 
