@@ -73,6 +73,18 @@ def test_a_line_of_a_conversation_must_be_said_and_new():
     assert line_problem("...", ANN.name, BOB, []) == "the line is empty"
 
 
+def test_a_summary_sums_up_the_conversation():
+    from smalltown.llm.tasks import ConversationOut, SummarizeConversation
+
+    task = SummarizeConversation(persona=ANN, now=NOW, other=BOB, place="Elm House",
+                                 lines=[Line(speaker=ANN.name, text="Hi Bob"), Line(speaker=BOB, text="Hi Ann")])
+    summary = lambda text: incoherence(task, ConversationOut(summary=text))  # noqa: E731
+    assert summary("Ann: ") == "the summary is only a name ('Ann:')"
+    assert summary("Bob Stone: Hey, Ann! I'm off to the mill.") == \
+        "the summary quotes a line of the conversation instead of summing it up"
+    assert summary("Said hello to Bob Stone in the kitchen.") == ""
+
+
 def schedule(*blocks: tuple[str, str]) -> tuple[HourlySchedule, HourlyScheduleOut]:
     task = HourlySchedule(persona=ANN, now=NOW, wake_up_hour=7, daily_plan=[PlanStep(time="07:00", activity="bake")],
                           known_places=["Elm House", "Mill Bakery"], sleep_places=["Elm House"])

@@ -100,8 +100,21 @@ def _choose(t: T.ChoosePlace, out: T.ChoosePlaceOut) -> str:
     return ""
 
 
+def _summary(t: T.SummarizeConversation, out: T.ConversationOut) -> str:
+    said = words(out.summary)
+    names = {n for line in t.lines for n in _names(line.speaker)} | _names(t.persona.name) | _names(t.other)
+    if len([w for w in said if w not in names]) < 2:
+        return f"the summary is only a name ({out.summary.strip()!r})"
+    head = out.summary.split(":", 1)[0]
+    if ":" in out.summary and " ".join(words(head)) in names:
+        return "the summary quotes a line of the conversation instead of summing it up"
+    return ""
+
+
 _CHECKS = {"react": _react, "utterance": _utterance, "utterance_commit": _utterance, "hourly_schedule": _schedule,
-           "decompose": _decompose, "decompose_economy": _decompose, "choose_place": _choose}
+           "decompose": _decompose, "decompose_economy": _decompose, "choose_place": _choose,
+           **{n: _summary for n in ("summarize_conversation", "summarize_conversation_social",
+                                    "summarize_conversation_civic", "summarize_conversation_social_civic")}}
 
 
 def incoherence(task: T.Task, out: T.Output) -> str:
