@@ -69,6 +69,9 @@ def test_a_line_of_a_conversation_must_be_said_and_new():
     assert line("Looks like rain later, doesn't it?") == ""
     assert line("Thanks, Bob!") == ""
     assert line("Makes a sandwich at the kitchen table.").startswith("the line narrates an action in the third person")
+    assert line("making lattes at the coffee machine") == \
+        "the line narrates what someone is doing ('making lattes at the coffee machine')"
+    assert line("morning! lovely day") == "" and line("Making soup? It smells lovely.") == ""
     assert line("Lots of love from all of us") == "" and line("That's lovely.") == "" and line("News travels fast here.") == ""
     assert line_problem("...", ANN.name, BOB, []) == "the line is empty"
 

@@ -22,6 +22,8 @@ _SAID_S = frozenset({"yes", "thanks", "sounds", "seems", "is", "was", "has", "do
                      "bless", "cheers", "congrats", "congratulations", "goodness", "gosh", "less", "yours", "thus",
                      "whereas", "various", "afterwards", "towards", "nevertheless", "regardless", "mrs", "ms", "miss",
                      "lots", "news", "hers", "ours", "theirs", "his", "happiness", "welcome", "always"})
+_SAID_ING = frozenset({"morning", "evening", "nothing", "something", "anything", "everything", "thing", "king", "spring",
+                       "during", "according", "amazing", "interesting", "exciting", "boring", "darling", "anyway"})
 _PERSON = frozenset({"i", "i'm", "i've", "i'll", "i'd", "me", "my", "mine", "you", "you're", "your", "yours", "we",
                      "we're", "our", "us", "let's"})
 
@@ -55,6 +57,8 @@ def line_problem(text: str, speaker: str, listener: str, earlier: list[str]) -> 
     if (first.endswith("s") and "'" not in first and first not in _SAID_S and len(first) > 3
             and not stripped[len(first):].startswith(",") and not _PERSON & set(said)):
         return f"the line narrates an action in the third person ({stripped[:40]!r})"
+    if (stripped[0].islower() and first.endswith("ing") and first not in _SAID_ING and not _PERSON & set(said)):
+        return f"the line narrates what someone is doing ({stripped[:40]!r})"
     return ""
 
 
