@@ -29,11 +29,14 @@ PLACEHOLDER = re.compile(r"<[^<>]{2,}>")  # an example's "<...>": never a town's
 # states, options picked from a list
 NATURAL = frozenset({"time", "start", "place", "object", "state", "by", "where", "item", "op", "need", "choice",
                      "role", "votes"})
-# tasks whose answers are naturally alike (ratings, options, states), asked by a user, or that slow
-# modules may answer off the tick (sim/later.py): not compared with other agents' answers
-UNCOMPARED = frozenset({"rate_importance", "rate_person", "choose_place", "object_state", "vote", "pay_tax",
-                        "interview", "infer_role", "reflection_questions", "reflection_insights", "social_goal"})
-MIN_WORDS = 5  # a shorter answer ("Good morning!") may well be two agents' own
+# the tasks whose free text is the agent's own view of its day (a reaction, a line, a summary):
+# compared with other agents' answers. Not plans, schedules or actions (agents sharing a routine
+# share its steps), ratings, options, states, a user's interview, nor what slow modules may answer
+# off the tick (sim/later.py)
+COMPARED = frozenset({"react", "utterance", "utterance_commit", "summarize_conversation",
+                      "summarize_conversation_social", "summarize_conversation_civic",
+                      "summarize_conversation_social_civic", "summary_description"})
+MIN_WORDS = 8  # a shorter answer ("Good morning! How are you today?") may well be two agents' own
 RECENT_TICKS = 8  # ticks (in which a task was answered) whose answers a question is compared with
 
 
@@ -113,7 +116,7 @@ class Checked:
         ans = self.inner.answer(task, prompt, **kw)
         problem, kind = copied_example(task, ans.output), "copied"
         text = ""
-        if not problem and task.name not in UNCOMPARED:
+        if not problem and task.name in COMPARED:
             text = normal(" | ".join(free_text(ans.output)), task.persona.name)
             if len(text.split()) >= MIN_WORDS:
                 other = self.recent.copied(task.name, task.persona.name, text, self.tick())
