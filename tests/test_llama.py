@@ -49,7 +49,7 @@ from smalltown.llm.wrappers import retrying
 from smalltown.world.load import load_world
 from tinymodel import CHAT_TEMPLATE, build_tiny_gguf
 
-KINDS = {"invalid", "cut off", "failed", "too long"}
+KINDS = {"invalid", "cut off", "failed", "too long", "copied", "incoherent"}
 
 
 @pytest.fixture(scope="module")

@@ -10,6 +10,7 @@ from typing import Callable
 
 from smalltown.llm.backend import Backend, CallRecord, Stopped, capabilities, question_seed, task_key
 from smalltown.llm.fit import PromptTooLong, fit
+from smalltown.llm.own import checked
 from smalltown.llm.schema import max_answer_tokens
 from smalltown.llm.tasks import Answer, Output, Task
 from smalltown.llm.wrappers import Fallback, NotFitted, Question, Recorded, Retry, Step, Timed, retrying
@@ -28,7 +29,7 @@ class Asker:
                  tick: Callable[[], int] = lambda: 0):
         self.backend = backend
         self._tick = tick  # the run's tick now: a question's seed depends on it (backend.question_seed)
-        self._answerer = retrying(backend)  # one attempt becomes the attempts its policy allows
+        self._answerer = retrying(checked(backend, tick))  # checked answers, retried as its policy allows
         self._record = record
         self._local = threading.local()  # agents may ask at once, from worker threads
         self._lock = threading.Lock()

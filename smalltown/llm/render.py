@@ -17,6 +17,7 @@ from functools import cache, lru_cache
 from importlib import resources
 
 from smalltown.llm import tasks as T
+from smalltown.llm.examples import EXAMPLES, example, slot  # noqa: F401 (render_work registers more)
 from smalltown.world.model import Gathering, RoutineItem
 
 _UNSAFE = re.compile("[\u007f-\u009f\u2028\u2029]")  # line breaks json.dumps leaves as they are
@@ -102,60 +103,6 @@ def card(p: T.Persona) -> str:
 
 # --- the answer's shape ---------------------------------------------------------------------
 
-EXAMPLES: dict[str, dict] = {
-    "daily_plan": {"wake_up_hour": 7, "items": [
-        {"time": "07:00", "activity": "wake up, wash and have breakfast"},
-        {"time": "08:30", "activity": "work at the bakery"},
-        {"time": "12:30", "activity": "have lunch with a friend"},
-        {"time": "13:30", "activity": "work at the bakery"},
-        {"time": "18:00", "activity": "cook dinner at home"},
-        {"time": "22:30", "activity": "go to bed"}]},
-    "hourly_schedule": {"blocks": [
-        {"start": "00:00", "minutes": 420, "activity": "sleeping", "place": "<a place>"},
-        {"start": "07:00", "minutes": 60, "activity": "wake up, wash and have breakfast", "place": "<a place>"},
-        {"start": "08:00", "minutes": 240, "activity": "bake bread and serve customers", "place": "<a place>"},
-        {"start": "22:30", "minutes": 510, "activity": "sleeping", "place": "<a place>"}]},
-    "decompose": {"actions": [
-        {"activity": "knead the dough", "minutes": 15, "object": "<an object>", "state": "covered in flour"},
-        {"activity": "shape the loaves", "minutes": 10, "object": "<an object>", "state": "covered in flour"},
-        {"activity": "put the loaves in the oven", "minutes": 5, "object": "<an object>", "state": "baking bread"}],
-        "ratings": [2, 6]},
-    "next_action": {"activity": "water the plants in the garden", "minutes": 20},
-    "rate_importance": {"ratings": [1, 7, 3]},
-    "reflection_questions": {"questions": [
-        "What does the person care about most in their work?",
-        "How does the person feel about their neighbour?",
-        "What is the person looking forward to?"], "ratings": [3, 5]},
-    "reflection_insights": {"insights": [
-        {"insight": "The person takes pride in doing their work well", "because": [1, 4], "importance": 5}]},
-    "summary_description": {"core": "A patient, cheerful person who likes to help.",
-                            "occupation": "Works as a baker and opens the bakery every morning.",
-                            "feeling": "Feels good about the year so far and hopes to hire help."},
-    "react": {"context_summary": "They are old friends and have not talked since last week.",
-              "react": True, "talk": True, "reaction": "",
-              "opening": "Hello! I haven't seen you all week. How are you?"},
-    "utterance": {"relationship": "", "utterance": "That sounds wonderful. I'd love to hear how it goes!",
-                  "end": False, "tells": []},
-    "utterance_commit": {"relationship": "", "utterance": "I'll be at the market by ten, come and find me!",
-                         "end": False, "tells": [], "commitment": {"what": "sell bread at the market",
-                                                                   "by": "10:00", "where": "<a place>"}},
-    "summarize_conversation": {"summary": "Caught up with the neighbour, who mentioned the farmers' market on Sunday.",
-                               "importance": 4,
-                               "learned": [{"fact": "There is a farmers' market in the square on Sunday morning",
-                                            "importance": 5}],
-                               "plan_changes": False},
-    "summarize_conversation_social": {
-        "summary": "Caught up with the neighbour, who mentioned the farmers' market on Sunday.", "importance": 4,
-        "learned": [{"fact": "There is a farmers' market in the square on Sunday morning", "importance": 5}],
-        "plan_changes": False, "sentiment": 6,
-        "relationship": "A friendly neighbour I chat with now and then; I like them more each time."},
-    "interview": {"answer": "I'm a baker, so most mornings I'm at the bakery by seven."},
-    "choose_place": {"choice": "<one of the options, spelled exactly>"},
-    "object_state": {"state": "baking bread"},
-    "social_goal": {"goal": "gather apples from the orchard to share at the market", "need": "food"},
-}
-
-
 def _describe(schema: dict, defs: dict) -> str:
     if "$ref" in schema:
         schema = defs[schema["$ref"].rsplit("/", 1)[-1]]
@@ -191,7 +138,7 @@ def answer_shape(task: type[T.Task]) -> str:
         text = _describe(prop, defs)
         note = prop.get("description")
         lines.append(f'- "{key}": {text}' + (f" ({note})" if note else ""))
-    lines.append("Example (for other inputs): " + json.dumps(EXAMPLES[task.name], ensure_ascii=False))
+    lines.append("Example (its shape only: replace each <...> with the person's own answer): " + example(task.name))
     return "\n".join(lines)
 
 
@@ -255,10 +202,29 @@ PLAIN = frozenset({"listener", "other", "observed", "initiator", "level", "withi
                    "start", "activity_start", "from_time", "object", "quality"})
 
 
+def own_example(t: T.DailyPlan | T.HourlySchedule) -> str:
+    """An example drawn from the person's own usual day (a small model follows a concrete example
+    better than a shape, and copying this one only keeps the person to its own routine); "" when
+    the person has no routine."""
+    items = [i for i in t.persona.routine if i.activity != T.SLEEPING]
+    if isinstance(t, T.HourlySchedule):
+        items = [i for i in items if i.start >= t.from_time] or items
+        night = [{"start": "00:00", "minutes": int(items[0].start[:2]) * 60 + int(items[0].start[3:]),
+                  "activity": T.SLEEPING, "place": t.persona.home}] if items and not t.from_time else []
+        shown = {"blocks": night + [{"start": i.start, "minutes": i.minutes, "activity": i.activity,
+                                     "place": i.place or t.persona.home} for i in items[:2]] + [slot("...")]}
+    else:
+        shown = {"wake_up_hour": int(items[0].start[:2]) if items else 7,
+                 "items": [{"time": i.start, "activity": i.activity} for i in items[:3]] + [slot("...")]}
+    return (f"Example from {t.persona.name}'s usual day (follow its shape; plan today as it really goes): "
+            + re.sub(r'"\\u0000(.*?)\\u0000"', r"\1", json.dumps(shown, ensure_ascii=False))) if items else ""
+
+
 def _hourly(t: T.HourlySchedule) -> dict[str, str]:
-    return {"start_phrase": f"{t.from_time} (now)" if t.from_time else
+    return {"own_example": own_example(t), "start_phrase": f"{t.from_time} (now)" if t.from_time else
             f"00:00 (the whole day: {t.persona.name} wakes up at {t.wake_up_hour:02d}:00)",
-            "reaction_line": f"{t.persona.name} first reacts: {quote(t.reaction)}" if t.reaction else ""}
+            "reaction_line": f"{t.persona.name} first reacts: {quote(t.reaction)}" if t.reaction else "",
+            "sleep_line": f"Where {t.persona.name} sleeps: " + ", ".join(t.sleep_places) if t.sleep_places else ""}
 
 
 def _decompose(t: T.Decompose) -> dict[str, str]:
@@ -339,7 +305,7 @@ def broadcast(t: T.Task) -> str:
     return "\n\n".join(parts)
 
 
-_EXTRA = {"hourly_schedule": _hourly, "decompose": _decompose, "utterance": _utterance, "react": _react,
+_EXTRA = {"hourly_schedule": _hourly, "daily_plan": lambda t: {"own_example": own_example(t)}, "decompose": _decompose, "utterance": _utterance, "react": _react,
           "interview": _interview, "reflection_insights": _insights, "choose_place": _unavailable,
           "utterance_commit": _utterance, "summarize_conversation": _summary_social,
           "summarize_conversation_social": _summary_social}
@@ -383,7 +349,6 @@ def _rate_person(t: T.Task) -> dict[str, str]:
 
 
 _EXTRA["rate_person"] = _rate_person
-EXAMPLES["rate_person"] = {"rating": 6}
 
 # issue 17's renderers (the economy, roles) live beside this module, registered into _EXTRA/EXAMPLES
 from smalltown.llm import render_work  # noqa: E402,F401

@@ -5,7 +5,7 @@ in render's tables, which render.py imports this module to fill."""
 from __future__ import annotations
 
 from smalltown.llm import tasks as T
-from smalltown.llm.render import EXAMPLES, NONE, _EXTRA, _decompose, _social_goal, quote
+from smalltown.llm.render import EXAMPLES, NONE, _EXTRA, _decompose, _social_goal, quote, slot
 
 
 def _decompose_economy(t: T.EconomyDecompose) -> dict[str, str]:
@@ -24,8 +24,8 @@ _OP_TASK = (' When an action does one of the things the person "can do here with
 
 
 _EXTRA["decompose_economy"] = _decompose_economy
-EXAMPLES["decompose_economy"] = {"actions": [{"activity": "bake the loaves", "minutes": 10, "object": "<an object>",
-                                              "state": "baking bread", "op": "<one of the ops listed, or empty>"}], "ratings": [2, 6]}
+EXAMPLES["decompose_economy"] = {"actions": [{**EXAMPLES["decompose"]["actions"][0], "op": "<one of the ops listed, or empty>"},
+                                             slot("...")], "ratings": EXAMPLES["decompose"]["ratings"]}
 
 
 def _infer_role(t: T.InferRole) -> dict[str, str]:
@@ -36,7 +36,7 @@ def _infer_role(t: T.InferRole) -> dict[str, str]:
 
 
 _EXTRA["infer_role"] = _infer_role
-EXAMPLES["infer_role"] = {"role": "farmer"}
+EXAMPLES["infer_role"] = {"role": "<the person's role in the town, in a word or two>"}
 
 
 def _social_goal_need(t: T.SocialGoal) -> dict[str, str]:
@@ -118,12 +118,14 @@ _EXTRA.update({"constitution_feedback": _stance_part, "vote": lambda t: {**_stan
                "revise_constitution": lambda t: {"passed_part": _amendments_listed(t.passed)}, "pay_tax": _holdings,
                "summarize_conversation_civic": _summary_civic, "summarize_conversation_social_civic": _summary_civic})
 EXAMPLES.update({
-    "constitution_feedback": {"text": "The tax is fair, but the chest should feed those in need first.", "rate": 15},
-    "amendments": {"amendments": [{"text": "Lower the tax to 10% of what each holds per season.", "rate": 10},
-                                  {"text": "The chest's bread goes first to those in need.", "rate": None}]},
-    "vote": {"votes": ["yes", "no"]},
+    "constitution_feedback": {"text": "<what the person thinks of the constitution, in the first person>",
+                              "rate": slot("<the tax rate wanted, in percent>")},
+    "amendments": {"amendments": [{"text": "<an amendment, in a sentence>", "rate": slot("<its tax rate in percent, or null>")},
+                                  slot("...")]},
+    "vote": {"votes": ["<yes or no>", slot("... one per amendment ...")]},
     "revise_constitution": {"text": "<the whole constitution, with the amendments written in>"},
-    "pay_tax": {"payments": [{"item": "<an item held>", "qty": 1}]},
-    "summarize_conversation_civic": {**EXAMPLES["summarize_conversation"], "desired_rate": None},
-    "summarize_conversation_social_civic": {**EXAMPLES["summarize_conversation_social"], "desired_rate": 15},
+    "pay_tax": {"payments": [{"item": "<an item held>", "qty": slot("<how many>")}]},
+    "summarize_conversation_civic": {**EXAMPLES["summarize_conversation"], "desired_rate": slot("<percent, or null>")},
+    "summarize_conversation_social_civic": {**EXAMPLES["summarize_conversation_social"],
+                                            "desired_rate": slot("<percent, or null>")},
 })

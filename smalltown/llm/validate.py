@@ -21,7 +21,9 @@ class UnusableAnswer(Exception):
 
     `kind` says why, in a word the call log counts by: "invalid" (not JSON, or breaking the
     schema or the question's options), "cut off" (it hit its token limit), "too long" (the
-    prompt cannot fit the window), "failed" (the backend failed while answering)."""
+    prompt cannot fit the window), "failed" (the backend failed while answering), "copied" (it
+    reproduces the prompt's example or another agent's answer) and "incoherent" (it contradicts
+    itself or the world), both from llm/own.py."""
 
     def __init__(self, reason: str, raw: str, kind: str = "invalid"):
         super().__init__(reason)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from smalltown.llm.asker import Asker
 from smalltown.llm.tasks import ChoosePlace, Persona
+from smalltown.llm.coherence import SLEEP
 from smalltown.world.model import Gathering, World, address, pretty
 
 if TYPE_CHECKING:
@@ -41,7 +42,7 @@ class KnownTree:
 def choose_place(asker: Asker, agent: str, persona: Persona, tree: KnownTree, activity: str,
                  current: str, answers: dict[str, str] | None = None, sector: str = "",
                  levels: tuple[str, ...] = ("sector", "arena", "object"), now: datetime | None = None,
-                 unavailable: frozenset[str] = frozenset()) -> str:
+                 unavailable: frozenset[str] = frozenset(), beds: tuple[str, ...] = ()) -> str:
     """Sector, then arena, then object: each level one task over what the agent knows there
     (`sector` given: from the arena on). With `levels=("sector",)` only the sector is chosen.
 
@@ -68,7 +69,8 @@ def choose_place(asker: Asker, agent: str, persona: Persona, tree: KnownTree, ac
 
     def ask(level: str, within: str, options: list[str], prefer: str, out: list[str]) -> str:
         task = ChoosePlace(persona=persona, now=now or datetime(2000, 1, 1), activity=activity, level=level,
-                           within=within, current=pretty(current) or "the street", options=options, unavailable=out)
+                           within=within, current=pretty(current) or "the street", options=options, unavailable=out,
+                           beds=_sleep_options(beds, level, within, options) if beds and SLEEP.search(activity) else None)
         choice = asker.ask(agent, task).choice.strip()
         if choice in options:
             return choice
@@ -86,6 +88,13 @@ def choose_place(asker: Asker, agent: str, persona: Persona, tree: KnownTree, ac
     arena = pick("arena", f"in {sector}", arenas, cur[1] if cur[0] == sector else "", (sector,))
     obj = pick("object", f"in {sector}: {arena}", tree.tree[sector][arena], "", (sector, arena))
     return address(sector, arena, obj)
+
+
+def _sleep_options(beds: tuple[str, ...], level: str, within: str, options: list[str]) -> list[str]:
+    """Of a sleep's `options` at `level`, those holding one of the agent's `beds` (addresses)."""
+    inside = within.removeprefix("in ").split(": ") if within else []
+    depth = {"sector": 0, "arena": 1, "object": 2}[level]
+    return [o for o in options if any(b.split(":")[:depth] == inside and b.split(":")[depth] == o for b in beds)]
 
 
 def covered(tree: KnownTree, unavailable: frozenset[str], *parts: str) -> bool:

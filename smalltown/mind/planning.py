@@ -109,7 +109,7 @@ def plan_day(mind: "Mind", now: datetime) -> DayPlan:
     hourly = mind.ask(narrowed(mind, HourlySchedule(
         persona=mind.persona, now=now, wake_up_hour=daily.wake_up_hour, daily_plan=daily.items, known_places=places,
         gatherings=gatherings, intentions=intentions, decision=decision_input(mind, acting=True),
-        promises=promise_inputs(mind, now), goal=mind.state.goal)))
+        promises=promise_inputs(mind, now), goal=mind.state.goal, sleep_places=list(mind.spec.sleep_places))))
     raw = _raw(mind, hourly.blocks, 0)
     # the day from midnight: sleep (or a night's work) as the schedule gives it; before its first
     # block, asleep
@@ -186,7 +186,7 @@ def _object_for(mind: "Mind", block: PlanItem, current: str) -> str:
     known = block.place in mind.state.known.tree and not (out and covered(mind.state.known, out, block.place))
     return choose_place(mind.asker, mind.name, mind.persona, mind.state.known, block.activity, current,
                         mind.state.place_answers, sector=block.place if known else "",
-                        now=block_time(mind, block), unavailable=out)
+                        now=block_time(mind, block), unavailable=out, beds=mind.spec.beds)
 
 
 def block_time(mind: "Mind", block: PlanItem) -> datetime:
@@ -235,7 +235,8 @@ def _decompose(mind: "Mind", block: PlanItem, now: datetime, current: str) -> No
                   done=done, minutes_left=last.end - part.end + last.runs_on, before=before, after=after,
                   gatherings=gatherings_on(mind, now.date()), intentions=standing_intentions(mind, now),
                   rate=rate, unavailable=unavailable, decision=decision_input(mind, acting=True),
-                  promises=promise_inputs(mind, now))
+                  promises=promise_inputs(mind, now),
+                  beds=[o for o in objects if address(block.place, *o.split(": ", 1)) in mind.spec.beds])
     task = trade.decompose(mind, block.place, inputs) if mind.market else Decompose(**inputs)
     out = mind.ask(narrowed(mind, task))
     rated = mind.asker.last_task.rate  # those the prompt had room for
@@ -315,7 +316,8 @@ def replan(mind: "Mind", now: datetime, reason: list[Record], reaction: str = ""
         known_places=places, gatherings=gatherings_on(mind, now.date()), intentions=standing_intentions(mind, now),
         from_time=hhmm(minute), done=done, reason=reason, reaction=reaction[:200],
         place=pretty(":".join(doing.address.split(":")[:2])) if doing and doing.address else "",
-        decision=decision_input(mind, acting=True), promises=promise_inputs(mind, now), goal=mind.state.goal)))
+        decision=decision_input(mind, acting=True), promises=promise_inputs(mind, now), goal=mind.state.goal,
+        sleep_places=list(mind.spec.sleep_places))))
     plan.blocks = normalise_blocks(_raw(mind, hourly.blocks, minute), minute, before=lived, home=mind.persona.home)
     if first_address:  # a reaction to an object: done at that object
         nxt = plan.block_at(minute)

@@ -28,6 +28,7 @@ class Reaction:
     observed: str  # an agent's name or an object's address
     is_agent: bool
     answer: ReactOut
+    observation: str = ""  # what was noticed: a re-plan after the reaction says so
 
     @property
     def talks(self) -> bool:
@@ -89,11 +90,13 @@ def consider(mind: "Mind", seen: Seen, is_agent: bool, now: datetime, place: str
         mind.state.declined[seen.subject] = now
     if is_agent and mind.settings.attention_minutes > 0:  # (kept only with attention on: saves as before)
         mind.state.weighed = now
-    return Reaction(seen.subject, is_agent, answer)
+    return Reaction(seen.subject, is_agent, answer, seen.description)
 
 
 def act_on(mind: "Mind", reaction: Reaction, now: datetime) -> bool:
     """A reaction other than talking: the rest of the day planned again from now (to an object:
     begun at that object). True if there was a plan of today's to redo."""
-    return mind.replan(now, [], reaction=reaction.answer.reaction,
+    noticed = [Record(time=now, kind="observation", text=f"{mind.name} noticed: {reaction.observation}")] \
+        if reaction.observation else []
+    return mind.replan(now, noticed, reaction=reaction.answer.reaction,
                        first_address="" if reaction.is_agent else reaction.observed)

@@ -18,6 +18,7 @@ from smalltown.world.load_text import (MAP_MAX_BYTES, MAP_MAX_SIDE, WORLD_MAX_BY
 from smalltown.world.model import (
     BLOCKED_KINDS,
     Persona,
+    home_beds,
     Arena,
     Object,
     RoutineItem,
@@ -237,8 +238,14 @@ def build_world(
                 f"agent {adoc.name!r}: spawn {list(spawn)} is cut off from the town"))
         knows = tuple(dict.fromkeys([adoc.home, *adoc.knows]))
         routine = _routine(source, adoc, apath, lines, sectors, knows, problems)
+        beds = tuple(":".join(p.strip() for p in b.split(":")) for b in adoc.beds)
+        for i, b in enumerate(beds):
+            if b not in objects:
+                problems.append(Problem(source, wline(apath + ("beds", i)),
+                    f"agent {adoc.name!r}: bed {adoc.beds[i]!r} is not an object (\"sector: arena: object\")"))
         agents.append(Persona(adoc.name, adoc.age, adoc.traits, adoc.description,
-                                adoc.home, spawn, knows, routine, adoc.community_goal or doc.community_goal))
+                                adoc.home, spawn, knows, routine, adoc.community_goal or doc.community_goal,
+                                beds or home_beds(sectors.get(adoc.home))))
     facts, gatherings = news(source, doc, lines, agents, sectors, problems)
     said = scripted_lines(source, doc, lines, agents, problems)
     seen_needs: set[str] = set()

@@ -125,6 +125,16 @@ class Sector:
     hours: Hours | None = None  # its arenas' opening hours, where an arena gives none
 
 
+def home_beds(home: Sector | None) -> tuple[str, ...]:
+    """Where an agent sleeps when its world file does not say: its home's objects with the word
+    "bed" in their name (none: any object of its home)."""
+    if home is None:
+        return ()
+    objs = [o.address for a in home.arenas.values() for o in a.objects.values()]
+    beds = [a for a in objs if re.search(r"\bbed\b", a.rsplit(":", 1)[-1], re.IGNORECASE)]
+    return tuple(beds or objs)
+
+
 SLEEPING = "sleeping"  # the activity of sleep: every day's schedule ends with it; never decomposed
 DAY = 24 * 60  # minutes in a day
 
@@ -158,6 +168,14 @@ class Persona:
     knows: tuple[str, ...]
     routine: tuple[RoutineItem, ...] = ()  # the usual day, wake-up to sleep (see RoutineItem)
     community_goal: str = ""  # its own, else the world's (goal generation)
+    # the objects ("sector:arena:object") it may sleep at: the world file's `beds`, else its home's
+    # objects named a bed (`home_beds`); sleep elsewhere is an incoherent answer (llm/coherence.py)
+    beds: tuple[str, ...] = ()
+
+    @property
+    def sleep_places(self) -> tuple[str, ...]:
+        """The sectors it may sleep in: its beds' (its home, when it has none)."""
+        return tuple(dict.fromkeys(b.split(":")[0] for b in self.beds)) or (self.home,)
 
     @property
     def seed_memories(self) -> list[str]:

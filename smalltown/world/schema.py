@@ -167,6 +167,7 @@ class PersonaIn(_Strict):
     routine: list[RoutineItemIn] | None = Field(default=None, max_length=48)  # None: read from the description
     community_goal: LineStr = Field(default="", max_length=300)  # overrides the world's for this agent
     inventory: dict[NameStr, int] = Field(default_factory=dict, max_length=100)  # [economy]: what it starts with
+    beds: list[LineStr] = Field(default_factory=list, max_length=20)  # "sector: arena: object" it may sleep at
 
 
 class FactIn(_Strict):

@@ -58,11 +58,12 @@ class HourlySchedule(Quiet, Task):
     reason: list[Record] = []  # what prompts a re-plan: a conversation and what was learned
     reaction: str = ""  # a reaction to do first, from `from_time`
     place: str = ""  # where the agent is now ("sector: arena"), when re-planning
-    quiet: ClassVar[tuple[str, ...]] = ("decision", "promises", "goal")
+    quiet: ClassVar[tuple[str, ...]] = ("decision", "promises", "goal", "sleep_places")
     shrinkable: ClassVar[tuple[str, ...]] = ("promises",)  # (llm/fit.py: a prompt too long otherwise)
     decision: Decided | None = None  # the controller's decision (broadcast on)
     promises: list[Promise] = []  # the agent's open commitments, to keep (broadcast on)
     goal: str = ""  # the person's current goal (goal generation), shown only when there is one
+    sleep_places: list[str] = []  # of known_places: where the person may sleep (llm/coherence.py)
 
     def schema(self) -> dict:
         return _enum(super().schema(), ("$defs", "Block", "properties", "place"), self.known_places) \
@@ -111,10 +112,11 @@ class Decompose(Quiet, Task):
     intentions: list[Record] = []  # inner voices that still stand (as the schedule was given)
     rate: list[Record] = []  # memories to rate on SPEC 2's scale
     unavailable: list[str] = []  # of `objects`: found closed or taken (mind/awareness.py)
-    quiet: ClassVar[tuple[str, ...]] = ("unavailable", "decision", "promises")
+    quiet: ClassVar[tuple[str, ...]] = ("unavailable", "decision", "promises", "beds")
     shrinkable: ClassVar[tuple[str, ...]] = ("promises",)  # (llm/fit.py: a prompt too long otherwise)
     decision: Decided | None = None  # the controller's decision (broadcast on)
     promises: list[Promise] = []  # the agent's open commitments (broadcast on)
+    beds: list[str] | None = None  # of `objects`: where the person may sleep (None: not said)
 
     def schema(self) -> dict:
         s = super().schema()
@@ -164,7 +166,8 @@ class ChoosePlace(Quiet, Task):
     current: str  # where the agent is now, "sector: arena"
     options: list[str]
     unavailable: list[str] = []  # of `options`: found closed or taken (mind/awareness.py)
-    quiet: ClassVar[tuple[str, ...]] = ("unavailable",)
+    beds: list[str] | None = None  # for sleep: the options where the person may sleep (None: not sleep)
+    quiet: ClassVar[tuple[str, ...]] = ("unavailable", "beds")
 
     def schema(self) -> dict:
         return _enum(super().schema(), ("properties", "choice"), self.options) if self.options else super().schema()
