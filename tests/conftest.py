@@ -84,7 +84,7 @@ def smollm2_backend(smollm2):
     that share it ask with their own seeds and expect nothing of its cache."""
     from smalltown.llm.llama import LlamaBackend
 
-    backend = LlamaBackend(smollm2, n_ctx=SMOLLM2_CTX, seed=0, retries=0)
+    backend = LlamaBackend(smollm2, n_ctx=SMOLLM2_CTX, seed=0, retries=0, n_threads=1)  # (see test_real_model_run)
     yield backend
     backend.close()
 
@@ -95,7 +95,7 @@ def smollm2_server(smollm2, tmp_path_factory):
     process). Stopped at the end; its log is shown if it fails to start, and kept in the session's
     temporary folder."""
     log = tmp_path_factory.mktemp("smollm2-server") / "server.log"
-    url, proc = start_server(smollm2, log, SMOLLM2_CTX)
+    url, proc = start_server(smollm2, log, SMOLLM2_CTX, extra=("--n_threads", "1"))
     try:
         yield url, proc, log
     finally:

@@ -69,7 +69,7 @@ def test_realistic_questions_are_answered_within_their_budget(smol, name):
 
 
 def test_count_is_what_llama_cpp_evaluates(smol, smollm2):
-    fresh = LlamaBackend(smollm2, n_ctx=4096, seed=0, retries=0, cache_bytes=0)
+    fresh = LlamaBackend(smollm2, n_ctx=4096, seed=0, retries=0, cache_bytes=0, n_threads=1)
     questions = realistic_tasks()
     for task in (questions["object_state"], questions["rate_importance"], questions["utterance"],
                  questions["summary_description"]):
