@@ -1,0 +1,217 @@
+"""The figures of a save with a real model's answers (benchmarks/real_hour.py runs it and explains
+them): per task, copies of the prompt's example (raw and among the answers used), repeats of another
+agent's answer, fallbacks by reason, contradictions stored, seconds per call; conversation lines
+that are empty, only a name or repeated; sleeps begun away from home. Read-only."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import sys
+import tomllib
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any, Iterator
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from smalltown.store.packing import unpack_text  # noqa: E402
+
+NORM = re.compile(r"[^a-z0-9]+")
+PLACEHOLDER = re.compile(r"<[^<>\"]{1,60}>")
+SLEEPING = "sleeping"
+
+
+# --- text ---------------------------------------------------------------------------------------
+
+
+def norm(text: str) -> str:
+    return NORM.sub(" ", text.lower()).strip()
+
+
+def strings(value: Any) -> Iterator[str]:
+    """Every string in a JSON value, depth first."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from strings(v)
+
+
+def phrases(value: Any) -> set[str]:
+    """The free-text string values of 3+ words, normalised."""
+    return {n for n in map(norm, strings(value)) if len(n.split()) >= 3}
+
+
+def as_json(text: str) -> Any:
+    """A JSON answer, or the text itself where it is not JSON (an unusable answer)."""
+    try:
+        return json.loads(text)
+    except (ValueError, TypeError):
+        return text
+
+
+def example_of(prompt: str) -> tuple[set[str], set[str]]:
+    """(the example's phrases, its placeholders) from the prompt's line starting with "Example"."""
+    for line in prompt.splitlines():
+        if line.startswith("Example"):
+            body = line[line.find("{"):] if "{" in line else ""
+            try:
+                ex = json.loads(body)
+            except ValueError:
+                return set(), set()
+            holders = {h.lower() for s in strings(ex) for h in PLACEHOLDER.findall(s)}
+            return phrases(ex), holders
+    return set(), set()
+
+
+def copies(answer: Any, raw: str, example: tuple[set[str], set[str]]) -> list[str]:
+    """The example's phrases (or placeholders) this answer reproduces."""
+    ex, holders = example
+    mine = phrases(answer)
+    hits = [e for e in ex if any(f" {e} " in f" {m} " for m in mine)]
+    low = raw.lower()
+    return hits + [h for h in holders if h in low]
+
+
+# --- one save -----------------------------------------------------------------------------------
+
+
+def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
+    return {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
+
+
+def _attempt_raws(value: Any) -> list[str] | None:
+    """The raw texts of a call's per-attempt records (an `attempts` column of whatever shape: a JSON
+    list of records with a raw text, or of texts), or None where there are none."""
+    if value in (None, ""):
+        return None
+    try:
+        data = json.loads(unpack_text(value, "llm_calls.attempts")) if not isinstance(value, list) else value
+    except (ValueError, TypeError):
+        return None
+    if isinstance(data, dict):
+        data = data.get("attempts", [data])
+    if not isinstance(data, list):
+        return None
+    out = []
+    for a in data:
+        if isinstance(a, str):
+            out.append(a)
+        elif isinstance(a, dict):
+            raw = a.get("raw") or a.get("raw_answer") or a.get("answer") or a.get("text") or ""
+            out.append(raw if isinstance(raw, str) else json.dumps(raw))
+    return out
+
+
+def analyse(path: Path) -> dict:
+    """The figures of one save (read only)."""
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    meta = {k: json.loads(v) for k, v in conn.execute("SELECT key, value FROM meta")}
+    world = tomllib.loads(meta.get("world_text", "")) if meta.get("world_text") else {}
+    homes = {a["name"]: a["home"] for a in world.get("agents", [])}
+    names = {norm(n) for n in homes} | {norm(n.split()[0]) for n in homes}
+    cols = _columns(conn, "llm_calls")
+    extra = ", attempts" if "attempts" in cols else ", NULL"
+    rows = conn.execute("SELECT id, agent, task, prompt, raw_answer, parsed_answer, ms, fallback, backend"
+                        f"{extra} FROM llm_calls ORDER BY id").fetchall()
+    by: dict[str, dict] = defaultdict(lambda: {"calls": 0, "used": 0, "fallbacks": Counter(), "raw_answers": 0,
+                                               "raw_copies": 0, "copies_used": 0, "repeats": 0, "ms": [],
+                                               "copied": Counter(), "contradictions": Counter()})
+    earlier: dict[str, list[tuple[str, set[str]]]] = defaultdict(list)  # task -> (agent, phrases) used so far
+    per_attempt = False
+    for cid, agent, task, prompt, raw, parsed, ms, fallback, backend, attempts in rows:
+        t = by[task]
+        t["calls"] += 1
+        t["ms"].append(ms or 0.0)
+        prompt = unpack_text(prompt, f"llm_calls row {cid}") or ""
+        raw = unpack_text(raw, f"llm_calls row {cid}") or ""
+        answer = as_json(unpack_text(parsed, f"llm_calls row {cid}") or "")
+        example = example_of(prompt)
+        if fallback:
+            t["fallbacks"][fallback] += 1
+        raws = _attempt_raws(attempts)
+        per_attempt = per_attempt or raws is not None
+        if fallback != "too long":  # a question too long for the window was never asked
+            for text in (raws if raws is not None else [raw] if raw.strip() else []):
+                t["raw_answers"] += 1
+                t["raw_copies"] += bool(copies(as_json(text), text, example))
+        if not fallback:
+            t["used"] += 1
+            hits = copies(answer, json.dumps(answer), example)
+            t["copies_used"] += bool(hits)
+            t["copied"].update(hits)
+            mine = phrases(answer)
+            t["repeats"] += any(a != agent and mine & p for a, p in earlier[task])
+            earlier[task].append((agent, mine))
+        for reason in contradictions(task, answer, agent, homes):
+            t["contradictions"][f"{reason} ({'model' if not fallback else 'stand-in'})"] += 1
+    talk = conversation_faults(conn, names) if "conversations" in tables(conn) else Counter()
+    slept = sleeps_away(conn, homes)
+    conn.close()
+    return {"save": str(path), "world": meta.get("world"), "calls": len(rows), "per_attempt": per_attempt,
+            "tasks": {k: {**v, "ms": v["ms"]} for k, v in by.items()},
+            "conversation_faults": talk, "sleeps_away": slept}
+
+
+def tables(conn: sqlite3.Connection) -> set[str]:
+    return {n for (n,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+
+def _home(place: str, home: str) -> bool:
+    return norm(place).startswith(norm(home)) if place else False
+
+
+def contradictions(task: str, answer: Any, agent: str, homes: dict[str, str]) -> list[str]:
+    """What contradicts itself in one stored answer."""
+    if not isinstance(answer, dict):
+        return []
+    out = []
+    if task.startswith("react"):
+        react, talk = answer.get("react"), answer.get("talk")
+        reaction, opening = str(answer.get("reaction") or ""), str(answer.get("opening") or "")
+        if react is False and talk is True:
+            out.append("react false, talk true")
+        if react is True and talk is False and len(norm(reaction).split()) <= 1:
+            out.append("react true, no talk, reaction of <= 1 word")
+        if talk is True and not opening.strip():
+            out.append("talk true, empty opening")
+    if task.startswith("hourly_schedule") and agent in homes:
+        for b in answer.get("blocks", []) or []:
+            if isinstance(b, dict) and norm(str(b.get("activity", ""))) == SLEEPING \
+                    and not _home(str(b.get("place", "")), homes[agent]):
+                out.append("sleeping block away from home")
+    return out
+
+
+def conversation_faults(conn: sqlite3.Connection, names: set[str]) -> Counter:
+    """Stored conversation lines that are empty, only a name, or repeat an earlier line of theirs."""
+    out: Counter = Counter()
+    for (lines,) in conn.execute("SELECT lines FROM conversations"):
+        seen: set[str] = set()
+        for line in json.loads(lines or "[]"):
+            text = norm(str(line.get("text", "")))
+            out["lines"] += 1
+            if not text:
+                out["empty line"] += 1
+            elif text in names:
+                out["a name only"] += 1
+            elif text in seen:
+                out["repeats an earlier line"] += 1
+            seen.add(text)
+    return out
+
+
+def sleeps_away(conn: sqlite3.Connection, homes: dict[str, str]) -> list[str]:
+    """Sleeps the agents began (`started` events) at a place that is not their home."""
+    out = []
+    for agent, data in conn.execute("SELECT agent, data FROM events WHERE kind = 'started'"):
+        d = json.loads(data or "{}")
+        if d.get("activity") == SLEEPING and agent in homes and not _home(str(d.get("address", "")), homes[agent]):
+            out.append(f"{agent} @ {d.get('address')}")
+    return out
