@@ -86,27 +86,38 @@ def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
     return {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
 
 
-def _attempt_raws(value: Any) -> list[str] | None:
-    """The raw texts of a call's per-attempt records (an `attempts` column of whatever shape: a JSON
-    list of records with a raw text, or of texts), or None where there are none."""
+def _failed_raws(value: Any) -> list[str]:
+    """The raw answers of a call's failed attempts, from its `attempts` column (a JSON list of
+    records: {"attempt", tokens, "ms", and for a failed one "kind", "reason", "raw"}; NULL or ''
+    when the first attempt answered). Tolerant of other shapes: a list of texts, a {"attempts": ...}."""
     if value in (None, ""):
-        return None
+        return []
     try:
-        data = json.loads(unpack_text(value, "llm_calls.attempts")) if not isinstance(value, list) else value
+        data = json.loads(unpack_text(value, "llm_calls.attempts") or "")
     except (ValueError, TypeError):
-        return None
-    if isinstance(data, dict):
-        data = data.get("attempts", [data])
-    if not isinstance(data, list):
-        return None
+        return []
+    data = data.get("attempts", [data]) if isinstance(data, dict) else data
     out = []
-    for a in data:
-        if isinstance(a, str):
-            out.append(a)
-        elif isinstance(a, dict):
-            raw = a.get("raw") or a.get("raw_answer") or a.get("answer") or a.get("text") or ""
-            out.append(raw if isinstance(raw, str) else json.dumps(raw))
+    for a in data if isinstance(data, list) else []:
+        raw = a if isinstance(a, str) else a.get("raw") or a.get("raw_answer") if isinstance(a, dict) else None
+        if isinstance(raw, str) and raw.strip():
+            out.append(raw)
     return out
+
+
+def raw_answers(raw: str, fallback: str, attempts: Any, per_attempt: bool) -> list[str]:
+    """What the model said for one call: every attempt's answer where the call log keeps attempts
+    (the failed ones in `attempts`; the one used is the call's raw answer), else the stored raw
+    answer (the last attempt's). None for a question never asked (too long for the window)."""
+    if fallback == "too long":
+        return []
+    if not per_attempt:
+        return [raw] if raw.strip() else []
+    failed = _failed_raws(attempts)
+    # a fallback's stored raw is its last failed attempt's, already among the failed ones
+    if fallback and failed:
+        return failed
+    return failed + ([raw] if raw.strip() else [])
 
 
 def analyse(path: Path) -> dict:
@@ -124,7 +135,7 @@ def analyse(path: Path) -> dict:
                                                "raw_copies": 0, "copies_used": 0, "repeats": 0, "ms": [],
                                                "copied": Counter(), "contradictions": Counter()})
     earlier: dict[str, list[tuple[str, set[str]]]] = defaultdict(list)  # task -> (agent, phrases) used so far
-    per_attempt = False
+    per_attempt = "attempts" in cols
     for cid, agent, task, prompt, raw, parsed, ms, fallback, backend, attempts in rows:
         t = by[task]
         t["calls"] += 1
@@ -135,12 +146,9 @@ def analyse(path: Path) -> dict:
         example = example_of(prompt)
         if fallback:
             t["fallbacks"][fallback] += 1
-        raws = _attempt_raws(attempts)
-        per_attempt = per_attempt or raws is not None
-        if fallback != "too long":  # a question too long for the window was never asked
-            for text in (raws if raws is not None else [raw] if raw.strip() else []):
-                t["raw_answers"] += 1
-                t["raw_copies"] += bool(copies(as_json(text), text, example))
+        for text in raw_answers(raw, fallback, attempts, per_attempt):
+            t["raw_answers"] += 1
+            t["raw_copies"] += bool(copies(as_json(text), text, example))
         if not fallback:
             t["used"] += 1
             hits = copies(answer, json.dumps(answer), example)
