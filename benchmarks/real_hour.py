@@ -17,7 +17,8 @@ What is counted, per task:
 - raw copies: answers whose text copies the prompt's example (the prompt's line starting with
   "Example", its JSON): one of the answer's string values of 3+ words, normalised (lower case,
   punctuation and spaces collapsed), equals or contains one of the example's strings of 3+ words, or
-  a placeholder of the example ("<a place>") appears in it. Counted over every attempt where the call
+  a placeholder of the example ("<a place>") appears in it, or a list of 2+ numbers (ratings) starts
+  as the example's list of the same name does (or is its start: [1, 7] for [1, 7, 3]). Counted over every attempt where the call
   log has per-attempt records (an `attempts` column), else over each call's stored raw answer (the
   last attempt's); questions never asked (`too long`) are left out. "copies used" are the same test
   on the answers used;
@@ -191,6 +192,7 @@ def table(r: dict) -> str:
              f"   exit {r.get('rc', '?')}{' CRASHED: ' + r['crashed'] if r.get('crashed') else ''}"
              f"{' server CRASHED: ' + r['server_crashed'] if r.get('server_crashed') else ''}, "
              f"wall {r.get('wall_s', '?')} s, calls {r.get('calls', 0)}, save {r.get('save', '-')}",
+             f"   game time {r.get('game_time') or '-'}",
              f"   raw copies counted over {'every attempt' if r.get('per_attempt') else 'stored raw answers'}",
              "   task                     calls  used  raw copies      copies used    repeats  s/call mean  max"
              "  fallbacks; contradictions"]

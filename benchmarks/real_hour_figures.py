@@ -56,27 +56,51 @@ def as_json(text: str) -> Any:
         return text
 
 
-def example_of(prompt: str) -> tuple[set[str], set[str]]:
-    """(the example's phrases, its placeholders) from the prompt's line starting with "Example"."""
+def number_lists(value: Any, key: str = "") -> Iterator[tuple[str, list]]:
+    """(key, list) of every list of 2+ numbers in a JSON value (ratings)."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from number_lists(v, k)
+    elif isinstance(value, list):
+        if len(value) >= 2 and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+            yield key, value
+        else:
+            for v in value:
+                yield from number_lists(v, key)
+
+
+Example = tuple[set[str], set[str], list[tuple[str, list]]]
+
+
+def example_of(prompt: str) -> Example:
+    """(the example's phrases, its placeholders, its lists of numbers) from the prompt's line
+    starting with "Example"."""
     for line in prompt.splitlines():
         if line.startswith("Example"):
             body = line[line.find("{"):] if "{" in line else ""
             try:
                 ex = json.loads(body)
             except ValueError:
-                return set(), set()
+                return set(), set(), []
             holders = {h.lower() for s in strings(ex) for h in PLACEHOLDER.findall(s)}
-            return phrases(ex), holders
-    return set(), set()
+            return phrases(ex), holders, list(number_lists(ex))
+    return set(), set(), []
 
 
-def copies(answer: Any, raw: str, example: tuple[set[str], set[str]]) -> list[str]:
-    """The example's phrases (or placeholders) this answer reproduces."""
-    ex, holders = example
+def copies(answer: Any, raw: str, example: Example) -> list[str]:
+    """The example's phrases, placeholders or lists of numbers (its ratings, where the answer's list
+    of the same name begins as the example's does, or is its start) that this answer reproduces."""
+    ex, holders, numbers = example
     mine = phrases(answer)
     hits = [e for e in ex if any(f" {e} " in f" {m} " for m in mine)]
     low = raw.lower()
-    return hits + [h for h in holders if h in low]
+    hits += [h for h in holders if h in low]
+    for key, got in number_lists(answer):
+        for k, want in numbers:
+            n = min(len(got), len(want))
+            if k == key and got[:n] == want[:n]:
+                hits.append(f"{key} {want}")
+    return hits
 
 
 # --- one save -----------------------------------------------------------------------------------
@@ -161,8 +185,10 @@ def analyse(path: Path) -> dict:
             t["contradictions"][f"{reason} ({'model' if not fallback else 'stand-in'})"] += 1
     talk = conversation_faults(conn, names) if "conversations" in tables(conn) else Counter()
     slept = sleeps_away(conn, homes)
+    span = conn.execute("SELECT min(time), max(time) FROM events").fetchone()  # the game time the run reached
     conn.close()
     return {"save": str(path), "world": meta.get("world"), "calls": len(rows), "per_attempt": per_attempt,
+            "game_time": f"{span[0]} .. {span[1]}" if span and span[0] else "",
             "tasks": {k: {**v, "ms": v["ms"]} for k, v in by.items()},
             "conversation_faults": talk, "sleeps_away": slept}
 
