@@ -18,10 +18,10 @@ What is counted, per task:
   "Example", its JSON): one of the answer's string values of 3+ words, normalised (lower case,
   punctuation and spaces collapsed), equals or contains one of the example's strings of 3+ words, or
   a placeholder of the example ("<a place>") appears in it, or a list of 2+ numbers (ratings) starts
-  as the example's list of the same name does (or is its start: [1, 7] for [1, 7, 3]). Counted over every attempt where the call
-  log has per-attempt records (an `attempts` column), else over each call's stored raw answer (the
-  last attempt's); questions never asked (`too long`) are left out. "copies used" are the same test
-  on the answers used;
+  as the example's list of the same name does (or is its start: [1, 7] for [1, 7, 3]). Counted over
+  every attempt where the call log has per-attempt records (an `attempts` column), else over each
+  call's stored raw answer (the last attempt's); questions never asked (`too long`) are left out.
+  "copies used" are the same test on the answers used;
 - repeats: used answers with a string value (3+ words, normalised) that another agent's earlier used
   answer to the same task also had;
 - contradictions stored: react false with talk true; react true, talk false and a reaction of one
