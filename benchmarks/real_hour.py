@@ -16,7 +16,7 @@ What is counted, per task:
 - used: answers that are the model's own (the call log's `fallback` is empty);
 - raw copies: answers whose text copies the prompt's example (the prompt's line starting with
   "Example", its JSON): one of the answer's string values of 3+ words, normalised (lower case,
-  punctuation and spaces collapsed), equals or contains one of the example's strings of 3+ words, or
+  punctuation and spaces collapsed), equals or contains one of the example's strings (or sentences) of 3+ words, or
   a placeholder of the example ("<a place>") appears in it, or a list of 2+ numbers (ratings) starts
   as the example's list of the same name does (or is its start: [1, 7] for [1, 7, 3]). Counted over
   every attempt where the call log has per-attempt records (an `attempts` column), else over each

@@ -21,6 +21,7 @@ from smalltown.store.packing import unpack_text  # noqa: E402
 
 NORM = re.compile(r"[^a-z0-9]+")
 PLACEHOLDER = re.compile(r"<[^<>\"]{1,60}>")
+SENTENCE = re.compile(r"(?<=[.!?])\s+")  # an example's text is also copied a sentence at a time
 SLEEPING = "sleeping"
 
 
@@ -83,7 +84,8 @@ def example_of(prompt: str) -> Example:
             except ValueError:
                 return set(), set(), []
             holders = {h.lower() for s in strings(ex) for h in PLACEHOLDER.findall(s)}
-            return phrases(ex), holders, list(number_lists(ex))
+            sentences = [part for text in strings(ex) for part in SENTENCE.split(text)]
+            return phrases(ex) | phrases(sentences), holders, list(number_lists(ex))
     return set(), set(), []
 
 
