@@ -188,7 +188,8 @@ def pct(n: int, d: int) -> str:
 
 
 def table(r: dict) -> str:
-    lines = [f"== {r.get('world')} via {r.get('path', '?')} ({r.get('model', '?')})",
+    via = f"{r['path']} ({r.get('model', '?')})" if "path" in r else r.get("answered_by") or "?"
+    lines = [f"== {r.get('world')} via {via}",
              f"   exit {r.get('rc', '?')}{' CRASHED: ' + r['crashed'] if r.get('crashed') else ''}"
              f"{' server CRASHED: ' + r['server_crashed'] if r.get('server_crashed') else ''}, "
              f"wall {r.get('wall_s', '?')} s, calls {r.get('calls', 0)}, save {r.get('save', '-')}",

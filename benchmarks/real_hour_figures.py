@@ -155,6 +155,7 @@ def analyse(path: Path) -> dict:
     names = {norm(n) for n in homes} | {norm(n.split()[0]) for n in homes}
     cols = _columns(conn, "llm_calls")
     extra = ", attempts" if "attempts" in cols else ", NULL"
+    answered = Counter(conn.execute("SELECT backend || ', ' || model FROM llm_calls WHERE fallback = ''").fetchall())
     rows = conn.execute("SELECT id, agent, task, prompt, raw_answer, parsed_answer, ms, fallback, backend"
                         f"{extra} FROM llm_calls ORDER BY id").fetchall()
     by: dict[str, dict] = defaultdict(lambda: {"calls": 0, "used": 0, "fallbacks": Counter(), "raw_answers": 0,
@@ -191,6 +192,7 @@ def analyse(path: Path) -> dict:
     conn.close()
     return {"save": str(path), "world": meta.get("world"), "calls": len(rows), "per_attempt": per_attempt,
             "game_time": f"{span[0]} .. {span[1]}" if span and span[0] else "",
+            "answered_by": answered.most_common(1)[0][0][0] if answered else "",
             "tasks": {k: {**v, "ms": v["ms"]} for k, v in by.items()},
             "conversation_faults": talk, "sleeps_away": slept}
 
