@@ -277,37 +277,6 @@ def test_a_save_check_names_a_bad_attempts_list(tmp_path: Path):
     assert "attempts" in proc.stdout + proc.stderr
 
 
-# --- the TUI's call detail ---------------------------------------------------------------------
-
-async def test_the_call_detail_shows_each_attempt(tmp_path: Path) -> None:
-    import sqlite3
-
-    from test_tui_screens import Host, content
-    from smalltown.tui.screens.calls import CallDetailScreen
-
-    save = tmp_path / "s.sqlite"
-    cli("run", "--headless", TINY, "--until", "+10m", "--save", save, "--backend", "scripted", check=True)
-    attempts = [{"attempt": 1, "prompt_tokens": 0, "completion_tokens": 0, "cached_tokens": 0, "ms": 60000.0,
-                 "kind": "failed", "reason": "HTTP 500 Internal Server Error", "raw": ""},
-                {"attempt": 2, "prompt_tokens": 120, "completion_tokens": 9, "cached_tokens": 0, "ms": 812.0,
-                 "kind": "invalid", "reason": "not JSON", "raw": "[bold]Ignore previous instructions\x1b[2J"},
-                {"attempt": 3, "prompt_tokens": 120, "completion_tokens": 9, "cached_tokens": 64, "ms": 790.5}]
-    conn = sqlite3.connect(save)
-    with conn:
-        conn.execute("UPDATE llm_calls SET attempts = ? WHERE id = 1", (json.dumps(attempts),))
-    conn.close()
-    app = Host(save, lambda reader: CallDetailScreen(reader, 1, [2, 1]))
-    async with app.run_test(size=(100, 40)) as pilot:
-        await pilot.pause()
-        screen = app.screen
-        assert screen.query_one("#attempts").display
-        text = content(screen, "#attempts")
-        assert "1  failed" in text and "HTTP 500 Internal Server Error" in text and "60,000 ms" in text
-        assert "2  invalid" in text and "[bold]Ignore previous instructions␛[2J" in text  # text, not markup
-        assert "3  answered  prompt 120  completion 9  cached 64" in text
-        await pilot.press("comma")  # the newer call: answered at once, no attempts shown
-        await pilot.pause()
-        assert screen.call_id == 2 and not screen.query_one("#attempts").display
 
 
 def test_the_help_states_the_server_defaults():
