@@ -141,8 +141,9 @@ def _build(cls, text: str):
 
 
 NAMES = {"place", "host", "subject", "home", "speaker", "object", "known_places", "options", "objects", "known_by", "fact",
-         "target", "where", "to", "other", "need", "needs", "unavailable"}  # (issue 16: a decision's target, a promise's place and
+         "target", "where", "to", "other", "need", "needs", "unavailable", "sleep_places"}  # (issue 16: a decision's target, a promise's place and
 # listener, a feeling's other, places unavailable: names of agents and places; a goal's need: a world file's word)
+# (where an agent sleeps: names of places)
 
 
 def _value(name: str, annotation, text: str):

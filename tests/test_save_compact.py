@@ -168,7 +168,7 @@ def test_a_schema_4_save_reads_as_it_is_and_upgrades_with_the_same_digest(run: P
     assert query(old, "SELECT value FROM meta WHERE key='schema_version'") == [("4",)]
     save = Save.open(old)  # opened to write: upgraded
     try:
-        assert save.meta("schema_version") == SCHEMA_VERSION == 8
+        assert save.meta("schema_version") == SCHEMA_VERSION
         detail = Reader(save.conn).call_detail(1)
     finally:
         save.close()
@@ -274,7 +274,7 @@ def test_a_schema_6_save_upgrades_to_packed_answers_and_scores_that_read_the_sam
     assert any(rows for rows in before[0]) and any(before[1])
     assert query(old, "SELECT count(*) FROM retrievals WHERE typeof(results) = 'blob'") == [(0,)]
     Save.open(old).close()  # opened to write: upgraded
-    assert query(old, "SELECT value FROM meta WHERE key='schema_version'") == [("8",)]
+    assert query(old, "SELECT value FROM meta WHERE key='schema_version'") == [(str(SCHEMA_VERSION),)]
     assert query(old, "SELECT count(*) FROM retrievals WHERE typeof(results) = 'text'") == [(0,)]
     assert query(old, "SELECT count(*) FROM llm_calls WHERE typeof(parsed_answer) = 'blob'")[0][0] > 0
     assert seen(old) == before

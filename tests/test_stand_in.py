@@ -723,7 +723,8 @@ def test_a_yes_comes_only_from_a_memory_of_the_fact_asked_about():
     election = rec("Sam said he is running for mayor", facts=("election",), score=9.0, importance=9)
     party = rec("Maria said there is a party at the cafe", facts=("party",), score=1.0)
     assert interview("Was there a Valentine's day party?", [election], asks_about=("party",)) == "Not that I know of."
-    assert interview("Was there a Valentine's day party?", [election]) == "Not that I know of."  # about no fact
+    # a question about none of the declared facts is answered from the most relevant memory
+    assert interview("Are you planning anything special?", [election]).startswith("Yes")
     yes = interview("Was there a Valentine's day party?", [election, party], asks_about=("party",))
     assert yes.startswith("Yes") and "party at the cafe" in yes and "mayor" not in yes
     assert not interview("Who is throwing a party?", [election], asks_about=("party",)).startswith("From what I've heard")

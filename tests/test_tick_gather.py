@@ -16,7 +16,7 @@ from smalltown.sim.backends import BackendOptions, make_backend, make_fallback
 from smalltown.sim.open import create
 from smalltown.world.load import load_world
 
-SETS = ["reflection_threshold=30"]  # reflections every hour or so: several agents due in one tick
+SETS = ["reflection_threshold=15"]  # reflections every hour or so: several agents due in one tick
 
 
 def run(tmp_path: Path, concurrency: int) -> tuple[str, Counter, int, list]:

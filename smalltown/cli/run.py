@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     if args.headless and not args.until:
         print("error: --headless needs --until WHEN (e.g. --until +1d)", file=sys.stderr)
         return 2
-    from smalltown.store.save import is_save
+    from smalltown.store.checks import is_save
 
     made = not is_save(target)  # a new save: the calls its creation made (tick 0) are this run's
     early = catch_early_signals()

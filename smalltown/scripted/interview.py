@@ -195,9 +195,15 @@ def interview(seed: int, task: Interview) -> InterviewOut:
                                             f"I'd pick something with that in mind.", 600))
         return InterviewOut(answer=f"I don't know {someone} well enough to say.")
     # a question about the world's news is answered from the memories of the very fact asked
-    # about (any other news the agent heard is no answer to it), the most relevant first
-    heard = [r for r in task.memories if set(r.facts) & set(task.asks_about)]
-    top = max(heard, key=lambda r: (r.score, r.importance, r.id), default=None)
+    # about (any other news the agent heard is no answer to it), the most relevant first; one
+    # about none of the declared facts, from the most relevant memory, if it is news
+    if task.asks_about:
+        heard = [r for r in task.memories if set(r.facts) & set(task.asks_about)]
+        top = max(heard, key=lambda r: (r.score, r.importance, r.id), default=None)
+    else:
+        top = max(task.memories, key=lambda r: (r.score, r.importance, r.id), default=None)
+        top = top if top is not None and top.facts else None
+        heard = [r for r in task.memories if top is not None and set(r.facts) & set(top.facts)]
     if YES_NO.match(ql):
         if top is not None:
             return InterviewOut(answer=clip(f"Yes, I think so. I heard {_quote(top, task.now)}.", 600))
