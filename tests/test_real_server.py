@@ -97,7 +97,7 @@ def test_the_asker_runs_every_task_on_the_real_server(real_server):
     asker = Asker(_backend(url, retries=1), records.append, fallback=ScriptedBackend(0))
     for task in realistic_tasks().values():
         assert isinstance(asker.ask(task.persona.name, task), task.output)
-        assert records[-1].backend == "openai" and records[-1].fallback in ("", "invalid")
+        assert records[-1].backend == "openai" and records[-1].fallback in ("", "invalid", "copied", "incoherent")
         assert records[-1].completion_tokens > 0
     assert "structured output: grammar" in records[0].note
     print(f"\nreal server: {sum(not r.fallback for r in records)}/{len(records)} answered by the model")

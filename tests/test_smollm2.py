@@ -90,7 +90,7 @@ def test_every_task_through_the_asker(smol):
     for task in realistic_tasks().values():
         asker.ask(task.persona.name, task)
         rec = records[-1]
-        assert rec.prompt_tokens == smol.count(rec.prompt) and rec.fallback in ("", "invalid")
+        assert rec.prompt_tokens == smol.count(rec.prompt) and rec.fallback in ("", "invalid", "copied", "incoherent")
         print(f"\n{rec.task:24} {rec.ms / 1000:5.1f} s {rec.prompt_tokens:5} prompt {rec.completion_tokens:4} "
               f"completion (budget {max_answer_tokens(task)}) {rec.fallback or 'answered'}")
     assert sum(not r.fallback for r in records) >= len(records) - 2
