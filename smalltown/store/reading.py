@@ -222,9 +222,6 @@ def _private_copy(path: Path, sides: dict[str, int]) -> sqlite3.Connection:
                     raise sqlite3.OperationalError("its log could not be folded into the private copy")
         finally:
             src.close()
-        for suffix in LOGS:  # all folded in: the copy alone is the save now
-            if Path(f"{copy}{suffix}").exists() and Path(f"{copy}{suffix}").stat().st_size:
-                raise sqlite3.OperationalError("its log could not be folded into the private copy")
         conn = _probe(_connect(f"{copy.as_uri()}?immutable=1"))
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
