@@ -9,7 +9,9 @@ whether a writer is running it, then connects in one of these ways:
 
 - a smalltown writer is running the save (its writer lock, store/lock.py, is held) and the file
   and folder are writable: `mode=ro`, which follows the run (the TUI's screens, `inspect` beside
-  a live run). The `-wal`/`-shm` there are the writer's, kept by SQLite's own locking;
+  a live run). The `-wal`/`-shm` there are the writer's, kept by SQLite's own locking. Not with
+  a `-journal` with content beside the save (an interrupted write's, found by a writer about to
+  open the save, which checks it first): `mode=ro` cannot roll it back, so it is read as below;
 - no writer, and no log with content beside the file (nothing, or an empty log, or only an
   index): the file alone is the save. A rollback-journal save with nothing at all beside it is
   read with `mode=ro` (which makes nothing for such a save, and whose locks see a writer that
@@ -159,7 +161,7 @@ def connect_reader(path: str | Path) -> sqlite3.Connection:
     path = Path(path).resolve()
     sides = side_files(path)
     live = writer_running(path)
-    if live and writable(path):
+    if live and writable(path) and not sides.get("-journal"):
         return _probe(_connect(f"{path.as_uri()}?mode=ro"))
     if not any(sides.get(s) for s in LOGS) or live:  # (live on read-only media: its log cannot be read whole)
         if not sides and writable(path) and _rollback_header(path):
