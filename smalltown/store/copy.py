@@ -53,10 +53,15 @@ def copy_pages(src: Path, dst: Path, name: Path | None = None) -> None:
         a.close()
 
 
+# SQLite's errors that only writing makes (the source is read, never written, by a backup)
+WRITE_ERRORS = ("SQLITE_FULL", "SQLITE_READONLY", "SQLITE_CANTOPEN", "SQLITE_IOERR_WRITE", "SQLITE_IOERR_FSYNC",
+                "SQLITE_IOERR_DIR_FSYNC", "SQLITE_IOERR_TRUNCATE", "SQLITE_IOERR_DELETE")
+
+
 def _writing(e: sqlite3.Error) -> bool:
     """An error of the copy's side of a backup: the new file cannot take the pages."""
-    code = getattr(e, "sqlite_errorcode", None)
-    if code in (sqlite3.SQLITE_FULL, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN):
+    name = getattr(e, "sqlite_errorname", "") or ""
+    if any(name == w or name.startswith(w + "_") for w in WRITE_ERRORS):
         return True
     return any(w in str(e) for w in ("full", "readonly", "unable to open"))
 

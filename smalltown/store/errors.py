@@ -61,4 +61,7 @@ def explain_new(path: Path, e: sqlite3.Error) -> str:
                 f"(or choose another place) and try again")
     if "readonly" in msg or "read-only" in msg or "unable to open" in msg:
         return f"{path}: cannot write the new save ({msg}): is its folder writable? Nothing was made there"
+    if "I/O error" in msg:
+        return (f"{path}: cannot write the new save ({msg}: a full disk, a file size limit or a failing device?); "
+                f"nothing was made there, and what it was made from is unchanged")
     return f"{path}: cannot write the new save ({msg}); nothing was made there"
