@@ -138,7 +138,7 @@ def _kill_mid_copy() -> None:
 
     def connecting(database, *args, **kwargs):
         conn = connect(database, *args, **kwargs)
-        return _KilledMidCopy(conn) if "mode=ro" in str(database) else conn
+        return _KilledMidCopy(conn) if any(r in str(database) for r in ("mode=ro", "immutable=1")) else conn
     sqlite3.connect = connecting
 
 

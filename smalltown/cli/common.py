@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import urllib.parse
 
 from smalltown.llm.wrappers import GONE_AFTER
 from smalltown.sim.backends import BACKENDS
@@ -24,7 +25,7 @@ def add_backend_args(p: argparse.ArgumentParser) -> None:
                    "keeps them off where the CPU has AMX, whose kernel crashes llama.cpp on some models")
     g.add_argument("--temperature", type=float, help="default 0.7")
     g.add_argument("--seed", type=int, help="sampling seed (default: the world's seed)")
-    g.add_argument("--base-url", metavar="URL", action="append", help="openai: e.g. http://127.0.0.1:8080/v1; "
+    g.add_argument("--base-url", metavar="URL", action="append", type=http_address, help="openai: e.g. http://127.0.0.1:8080/v1; "
                    "give it once per server: each agent is pinned to one by a hash of its name")
     g.add_argument("--api-key-env", metavar="VAR", help="openai: the environment variable holding the key")
     g.add_argument("--timeout", type=seconds_in(0.1, 86400), metavar="SECONDS",
@@ -83,3 +84,17 @@ def seconds_in(low: float, high: float):
         return value
     return read
 
+
+
+def http_address(text: str) -> str:
+    """An argparse type: an http(s) address with a host, and a port if any in range (argparse names
+    the option when it is not; urllib's ValueError would otherwise surface as a bug, exit 70)."""
+    example = "e.g. http://127.0.0.1:8080/v1"
+    try:
+        parts = urllib.parse.urlsplit(text)
+        parts.port  # (raises for a port that is not a number from 0 to 65535)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"{text[:80]!r} is not a URL ({e}); {example}") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise argparse.ArgumentTypeError(f"{text[:80]!r} is not an http(s) address with a host; {example}")
+    return text

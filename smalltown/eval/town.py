@@ -11,6 +11,7 @@ from functools import cached_property
 from pathlib import Path
 
 from smalltown.eval import EvalError
+from smalltown.sim.check import require_sound
 from smalltown.store.checks import is_save
 from smalltown.store.copy import copy_save as store_copy
 from smalltown.store.reader import Reader
@@ -29,6 +30,7 @@ def copy_save(src: str | Path, dst: str | Path) -> Path:
         raise EvalError(f"{src}: no such save")
     if not is_save(src):
         raise EvalError(f"{src}: not a smalltown save (not an SQLite database)")
+    require_sound(src, doing="measure it")  # refused naming the save, not eval's copy of it
     return store_copy(src, dst)
 
 

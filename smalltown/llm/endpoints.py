@@ -50,7 +50,11 @@ class Endpoint:
     structured-output mode it takes (the first of MODES it has not refused)."""
 
     def __init__(self, base_url: str, max_concurrency: int):
-        parts = urllib.parse.urlsplit(base_url)
+        try:  # (a config file's base_url is not checked by the command line's parser)
+            parts = urllib.parse.urlsplit(base_url)
+            parts.port  # (raises for a port that is not a number from 0 to 65535)
+        except ValueError as e:
+            raise BackendError(f"base URL {base_url!r} is not a URL ({e}; e.g. http://127.0.0.1:8080/v1)") from None
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise BackendError(f"base URL {base_url!r} is not an http(s) address "
                                "(e.g. http://127.0.0.1:8080/v1)")

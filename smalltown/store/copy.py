@@ -7,7 +7,7 @@ import os
 import sqlite3
 from pathlib import Path
 
-from smalltown.store.errors import SaveError, explain, read_only, read_only_message
+from smalltown.store.errors import SaveError, explain, explain_new, read_only, read_only_message
 from smalltown.store.lock import SaveBusy, WriterLock, lock_file
 from smalltown.store.reading import connect_reader
 
@@ -27,22 +27,43 @@ def copy_save(src: str | Path, dst: str | Path) -> Path:
     return dst
 
 
-def copy_pages(src: Path, dst: Path) -> None:
-    """The pages of the save `src`, as of its last commit, into the new file `dst`."""
+def copy_pages(src: Path, dst: Path, name: Path | None = None) -> None:
+    """The pages of the save `src`, as of its last commit, into the new file `dst` (built for
+    `name`, which errors name: the new save as the user called it, not its NAME.partial). An error
+    writing names the new save, one reading names `src`."""
+    name = name or (dst.with_name(dst.name[:-len(PARTIAL)]) if dst.name.endswith(PARTIAL) else dst)
     try:
         a = connect_reader(src)
     except sqlite3.DatabaseError as e:
         raise SaveError(f"{src}: cannot be copied ({e})") from None
     try:
-        b = sqlite3.connect(dst)
+        try:
+            b = sqlite3.connect(dst)
+        except sqlite3.Error as e:
+            raise SaveError(explain_new(name, e)) from None
         try:
             a.backup(b)
         finally:
             b.close()
     except sqlite3.DatabaseError as e:
+        if _writing(e):
+            raise SaveError(explain_new(name, e)) from None
         raise SaveError(f"{src}: cannot be copied ({e})") from None
     finally:
         a.close()
+
+
+# SQLite's errors that only writing makes (the source is read, never written, by a backup)
+WRITE_ERRORS = ("SQLITE_FULL", "SQLITE_READONLY", "SQLITE_CANTOPEN", "SQLITE_IOERR_WRITE", "SQLITE_IOERR_FSYNC",
+                "SQLITE_IOERR_DIR_FSYNC", "SQLITE_IOERR_TRUNCATE", "SQLITE_IOERR_DELETE")
+
+
+def _writing(e: sqlite3.Error) -> bool:
+    """An error of the copy's side of a backup: the new file cannot take the pages."""
+    name = getattr(e, "sqlite_errorname", "") or ""
+    if any(name == w or name.startswith(w + "_") for w in WRITE_ERRORS):
+        return True
+    return any(w in str(e) for w in ("full", "readonly", "unable to open"))
 
 
 # --- making a save file: one writer, and whole or not at all -------------------------------------
@@ -99,7 +120,9 @@ class Aside:
         log still beside it would be left behind)."""
         if any(Path(f"{self.tmp}{s}").exists() and Path(f"{self.tmp}{s}").stat().st_size
                for s in ("-wal", "-journal")):
-            raise SaveError(f"{self.dst}: the new save is not complete (its log was not folded in)")
+            raise SaveError(f"{self.dst}: cannot finish the new save: its write-ahead log could not be folded "
+                            f"into it (is the disk full?); nothing was made at {self.dst}. Free some space "
+                            f"there (or choose another place) and try again")
         Path(f"{self.tmp}-shm").unlink(missing_ok=True)
         try:
             _fsync(self.tmp)
@@ -130,12 +153,15 @@ def _fsync(path: Path) -> None:
 def vacuum(path: Path) -> None:
     """Rewrite a save (not open elsewhere) without free pages: a cut-back copy's deleted rows
     leave no trace in the file (a fork, see sim/fork.py)."""
-    conn = sqlite3.connect(path, isolation_level=None)
     try:
-        conn.execute("VACUUM")
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    finally:
-        conn.close()
+        conn = sqlite3.connect(path, isolation_level=None)
+        try:
+            conn.execute("VACUUM")
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        finally:
+            conn.close()
+    except sqlite3.Error as e:  # (a fork's NAME.partial: named as the new save it is, see explain)
+        raise SaveError(explain(path, e)) from None
 
 
 def write_stripped(conn: sqlite3.Connection, out: Path, drop: tuple[str, ...], note: dict, dst: Path) -> dict[str, int]:
@@ -160,5 +186,5 @@ def write_stripped(conn: sqlite3.Connection, out: Path, drop: tuple[str, ...], n
         finally:
             db.close()
     except sqlite3.Error as e:
-        raise SaveError(explain(dst, e)) from None
+        raise SaveError(explain_new(dst, e)) from None
     return dropped

@@ -27,6 +27,10 @@ def read_only_message(path: Path) -> str:
 
 def explain(path: Path, e: sqlite3.Error) -> str:
     """An SQLite error as a message that names the save and says what to do."""
+    from smalltown.store.copy import PARTIAL  # (copy.py imports this module)
+
+    if path.name.endswith(PARTIAL):  # a new save being built aside (store/copy.py's Aside)
+        return explain_new(path.with_name(path.name[:-len(PARTIAL)]), e)
     msg = str(e)
     if "disk is full" in msg or "database or disk is full" in msg:
         return (f"{path}: cannot write: the disk is full (or the save reached its size limit); the tick "
@@ -44,3 +48,20 @@ def explain(path: Path, e: sqlite3.Error) -> str:
         return f"{path}: the save is damaged ({msg}); `smalltown save check {path}` says more"
     return f"{path}: {msg}"
 
+
+
+def explain_new(path: Path, e: sqlite3.Error) -> str:
+    """An SQLite error while a new save is made at `path` (built aside, store/copy.py's Aside: a
+    copy, a fork, a stripped copy, a new run's save): it names `path`, never the save it is made
+    from, and nothing is left there."""
+    msg = str(e)
+    if "full" in msg:
+        return (f"{path}: cannot write the new save: the disk is full (or a file size limit was reached); "
+                f"nothing was made at {path}, and what it was made from is unchanged. Free some space there "
+                f"(or choose another place) and try again")
+    if "readonly" in msg or "read-only" in msg or "unable to open" in msg:
+        return f"{path}: cannot write the new save ({msg}): is its folder writable? Nothing was made there"
+    if "I/O error" in msg:
+        return (f"{path}: cannot write the new save ({msg}: a full disk, a file size limit or a failing device?); "
+                f"nothing was made there, and what it was made from is unchanged")
+    return f"{path}: cannot write the new save ({msg}); nothing was made there"

@@ -1,18 +1,30 @@
-"""Connections that only read a save, and write nothing beside it: on read-only media too.
+"""Connections that only read a save, and write nothing beside it, whatever lies there.
 
-SQLite's `mode=ro` is not enough for a save in write-ahead-log mode: the reader needs the
-`-shm` index beside the file, and makes it (and an empty `-wal`) if it is not there, which a
-read-only folder refuses ("unable to open database file") and which a writable one keeps after
-the reader has gone. So a reader connects in one of three ways:
+SQLite's `mode=ro` is not enough: a reader of a write-ahead-log save needs the `-shm` index beside
+the file, and makes it (and an empty `-wal`) when it is not there, rebuilds it when it is garbage,
+and a read-only folder refuses it all. Files beside a save may also be a stranger's leftovers: an
+empty or garbage log, another database's, a link to one of the user's own files. So a reader
+first looks at what is beside the save (without following a link, opening nothing to write) and
+whether a writer is running it, then connects in one of these ways:
 
-- the folder or the file is not writable, and no log is beside it: `immutable=1`, SQLite reads
-  the file alone with no locks and no sidecar files. Safe because no writer can be there: a writer
-  needs to make its log beside the file (and smalltown's writers refuse a read-only file);
-- the same, but a log with content is beside it (a run killed on media made read-only since): the
-  file and its log are copied to a private temporary folder, SQLite applies the log there, and
-  the result is read from memory. Nothing is made beside the save;
-- otherwise `mode=ro`, which follows a running writer. If the reader made the `-wal`/`-shm` files,
-  it removes them on closing when it is the save's last connection, as a writer would.
+- a smalltown writer is running the save (its writer lock, store/lock.py, is held) and the file
+  and folder are writable: `mode=ro`, which follows the run (the TUI's screens, `inspect` beside
+  a live run). The `-wal`/`-shm` there are the writer's, kept by SQLite's own locking. Not with
+  a `-journal` with content beside the save (an interrupted write's, found by a writer about to
+  open the save, which checks it first): `mode=ro` cannot roll it back, so it is read as below;
+- no writer, and no log with content beside the file (nothing, or an empty log, or only an
+  index): the file alone is the save. A rollback-journal save with nothing at all beside it is
+  read with `mode=ro` (which makes nothing for such a save, and whose locks see a writer that
+  starts meanwhile); any other is read with `immutable=1`: no locks, no file made or opened
+  beside it;
+- no writer, and a log with content beside the file (a killed run's `-wal`, an interrupted
+  write's `-journal`, or a stranger's): the file and its log are copied to a private temporary
+  folder, SQLite applies (or rolls back) the log there as a writer would, and the copy is read
+  (`immutable=1`; the copy is unlinked once open, so nothing is left, even by a killed reader).
+
+A `-wal`, `-shm` or `-journal` that is a symbolic link, not a regular file, or a file with other
+names (a hard link) is refused, naming it: SQLite would read the save through it, and a writer
+would write through it.
 """
 
 from __future__ import annotations
@@ -20,10 +32,20 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
+import stat
 import tempfile
 from pathlib import Path
 
+from smalltown.store.lock import lock_file
+
+try:
+    import fcntl
+except ImportError:  # no flock: a lock file then means a writer (store/lock.py takes no lock there)
+    fcntl = None
+
 LOGS = ("-wal", "-journal")  # SQLite's logs: what a reader must apply to see the last commit
+SIDE_FILES = ("-wal", "-shm", "-journal")  # every file SQLite keeps beside a database
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
 def writable(path: Path, folder: bool = True) -> bool:
@@ -38,65 +60,118 @@ def writable(path: Path, folder: bool = True) -> bool:
     return True
 
 
-def _has_log(path: Path) -> bool:
-    for suffix in LOGS:
+def _refuse(message: str) -> None:
+    from smalltown.store.errors import SaveError  # (errors.py imports this module)
+
+    raise SaveError(message)
+
+
+def side_files(path: Path) -> dict[str, int]:
+    """The files SQLite keeps beside the save at `path`, by suffix, with their sizes; raises
+    SaveError naming one that is a link, not a regular file, or has other names."""
+    found = {}
+    for suffix in SIDE_FILES:
+        side = Path(f"{path}{suffix}")
         try:
-            if Path(f"{path}{suffix}").stat().st_size > 0:
-                return True
+            st = os.lstat(side)
+        except FileNotFoundError:
+            continue
+        except OSError as e:
+            _refuse(f"{side}: cannot look at it ({e.strerror or e}); it is SQLite's file beside the save {path.name}")
+        what = _not_plain(side, st)
+        if what:
+            _refuse(f"{side}: {what}, beside the save {path.name}; SQLite would read the save through it and a "
+                    f"writer would write through it, so smalltown refuses. A save's {suffix} is a plain file that "
+                    f"SQLite makes itself: if no program has this save open, remove {side.name} (rm "
+                    f"{_quoted(side)}){' — the file it points to is not touched' if stat.S_ISLNK(st.st_mode) else ''}")
+        found[suffix] = st.st_size
+    return found
+
+
+def _not_plain(side: Path, st: os.stat_result) -> str:
+    if stat.S_ISLNK(st.st_mode):
+        try:
+            target = os.readlink(side)
         except OSError:
-            pass
-    return False
+            target = "?"
+        return f"a symbolic link (to {target[:200]!r})"
+    if not stat.S_ISREG(st.st_mode):
+        return "not a regular file"
+    if st.st_nlink > 1:
+        return f"a file with {st.st_nlink} names (hard links): another name would share what is written to it"
+    return ""
+
+
+def _quoted(path: Path) -> str:
+    import shlex
+
+    return shlex.quote(str(path))
+
+
+def writer_running(path: Path) -> bool:
+    """A smalltown writer holds the save's writer lock now. Tested with a shared flock on the lock
+    file, opened to read without following a link and never made: a stale file (its holder
+    killed) is not held, and a link or a non-file is no writer's lock (store/lock.py makes neither)."""
+    try:
+        fd = os.open(lock_file(path), _OPEN_FLAGS)
+    except OSError:
+        return False
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False
+        if fcntl is None:
+            return True
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        except OSError:
+            return False
+        return False  # (closing lets go of the shared lock at once)
+    finally:
+        os.close(fd)
+
+
+def _rollback_header(path: Path) -> bool:
+    """The file's header says rollback-journal mode (bytes 18 and 19 both 1), not write-ahead log."""
+    try:
+        with open(path, "rb") as f:
+            header = f.read(20)
+    except OSError:
+        return False
+    return header[18:20] == b"\x01\x01"
 
 
 class ReaderConnection(sqlite3.Connection):
-    """A `mode=ro` connection that removes the `-wal`/`-shm` files it made, on closing."""
+    """A reader's connection; `folder` is a private temporary folder it reads from (removed on close)."""
 
-    tidy: Path | None = None  # the save, when this connection made its sidecar files
+    folder: str | None = None
 
     def close(self) -> None:
         super().close()
-        path, self.tidy = self.tidy, None
-        if path is not None:
-            _remove_sidecars(path)
-
-
-def _remove_sidecars(path: Path) -> None:
-    """Remove an empty `-wal` and its `-shm` as SQLite does: a read-write connection that closes
-    as the last one checkpoints (nothing, the log is empty) and deletes them; while another
-    connection is open, it leaves them. It writes nothing to the save."""
-    wal = Path(f"{path}-wal")
-    try:
-        if wal.stat().st_size or Path(f"{path}-journal").exists():
-            return  # a writer came meanwhile: its log is its own
-    except OSError:
-        return
-    try:
-        conn = sqlite3.connect(path, isolation_level=None)
-        try:
-            conn.execute("PRAGMA trusted_schema=OFF")
-            conn.execute("PRAGMA query_only=ON")
-            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        pass  # tidying is a courtesy; the save is as it was either way
+        folder, self.folder = self.folder, None
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def connect_reader(path: str | Path) -> sqlite3.Connection:
-    """A connection that reads the save at `path` and writes nothing (see the module's doc);
-    raises sqlite3.Error as sqlite3.connect does."""
+    """A connection that reads the save at `path` and writes nothing in its folder (see the
+    module's doc); raises SaveError for a side file it refuses, sqlite3.Error as sqlite3.connect
+    does."""
     path = Path(path).resolve()
-    uri = path.as_uri()
-    if not writable(path):
-        if _has_log(path):
-            return _private_copy(path)
-        return _probe(sqlite3.connect(f"{uri}?immutable=1", uri=True, isolation_level=None,
-                                      check_same_thread=False))
-    made = not any(Path(f"{path}{s}").exists() for s in ("-wal", "-shm"))
-    conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, isolation_level=None, check_same_thread=False,
-                           factory=ReaderConnection)
-    conn.tidy = path if made else None
-    return _probe(conn)
+    sides = side_files(path)
+    live = writer_running(path)
+    if live and writable(path) and not sides.get("-journal"):
+        return _probe(_connect(f"{path.as_uri()}?mode=ro"))
+    if not any(sides.get(s) for s in LOGS) or live:  # (live on read-only media: its log cannot be read whole)
+        if not sides and writable(path) and _rollback_header(path):
+            return _probe(_connect(f"{path.as_uri()}?mode=ro"))
+        return _probe(_connect(f"{path.as_uri()}?immutable=1"))
+    return _private_copy(path, sides)
+
+
+def _connect(uri: str) -> ReaderConnection:
+    return sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False, factory=ReaderConnection)
 
 
 def _probe(conn: sqlite3.Connection) -> sqlite3.Connection:
@@ -110,26 +185,51 @@ def _probe(conn: sqlite3.Connection) -> sqlite3.Connection:
     return conn
 
 
-def _private_copy(path: Path) -> sqlite3.Connection:
-    """The save with its log applied, in memory, from a copy in a private temporary folder."""
-    with tempfile.TemporaryDirectory(prefix="smalltown-read-") as tmp:
-        copy = Path(tmp) / path.name
+def _copy_file(src: Path, dst: Path, follow: bool) -> None:
+    """`src`'s bytes into the new file `dst`; a side file (`follow` False) is opened without
+    following a link and must still be a plain file once open."""
+    fd = os.open(src, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) if follow else _OPEN_FLAGS)
+    try:
+        if not follow and _not_plain(src, os.fstat(fd)):
+            raise OSError(f"{src.name} changed while it was read")
+        with open(fd, "rb", closefd=False) as f, open(dst, "xb") as out:
+            shutil.copyfileobj(f, out, 1 << 20)
+    finally:
+        os.close(fd)
+
+
+def _private_copy(path: Path, sides: dict[str, int]) -> sqlite3.Connection:
+    """The save with its log applied (or rolled back), read from a copy in a private folder."""
+    folder = tempfile.mkdtemp(prefix="smalltown-read-")
+    try:
+        copy = Path(folder) / "save.sqlite"
         try:
-            shutil.copyfile(path, copy)
+            _copy_file(path, copy, follow=True)
             for suffix in LOGS:
-                if Path(f"{path}{suffix}").exists():
-                    shutil.copyfile(f"{path}{suffix}", f"{copy}{suffix}")
+                if suffix in sides:
+                    _copy_file(Path(f"{path}{suffix}"), Path(f"{copy}{suffix}"), follow=False)
         except OSError as e:
-            raise sqlite3.OperationalError(f"cannot copy it aside to apply its log ({e.strerror or e})") from None
+            logs = " and ".join(f"{path.name}{s}" for s in LOGS if sides.get(s))
+            raise sqlite3.OperationalError(
+                f"cannot copy it aside to read it with {logs} beside it ({e.strerror or e}): a reader applies "
+                f"that log to a private copy in {tempfile.gettempdir()}, never to the save; free space there "
+                f"(or set TMPDIR)") from None
         src = sqlite3.connect(copy, isolation_level=None)  # applies (or rolls back) the log, in the copy
         try:
             src.execute("PRAGMA trusted_schema=OFF")
-            mem = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
-            try:
-                src.backup(mem)
-            except BaseException:
-                mem.close()
-                raise
+            src.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            if src.execute("PRAGMA journal_mode").fetchone()[0] == "wal":
+                busy, _, _ = src.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+                if busy:
+                    raise sqlite3.OperationalError("its log could not be folded into the private copy")
         finally:
             src.close()
-    return _probe(mem)
+        conn = _probe(_connect(f"{copy.as_uri()}?immutable=1"))
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    try:
+        shutil.rmtree(folder)  # open, the copy is read through its descriptor: nothing is left behind
+    except OSError:
+        conn.folder = folder  # (a system that keeps open files: removed on close)
+    return conn

@@ -22,7 +22,7 @@ from smalltown.store.checkpoint import Checkpointer, for_writer
 from smalltown.store.checks import check_contents, check_header, check_rows, is_save
 from smalltown.store.conversations import Conversation
 from smalltown.store.copy import Aside, take_lock
-from smalltown.store.errors import SaveError, explain, read_only, read_only_message
+from smalltown.store.errors import SaveError, explain, explain_new, read_only, read_only_message
 from smalltown.store.lock import WriterLock
 from smalltown.store.packing import unpack_vector
 from smalltown.store.reader import Reader
@@ -254,8 +254,8 @@ class Save:
                     self.conn.execute("ROLLBACK")
                 except sqlite3.Error:
                     pass
-            if isinstance(e, sqlite3.OperationalError):
-                raise SaveError(explain(self.path, e)) from None
+            if isinstance(e, sqlite3.OperationalError):  # (a new save not yet published: nothing is made)
+                raise SaveError(explain_new(self.path, e) if self._aside else explain(self.path, e)) from None
             raise
 
     def set_meta(self, values: dict[str, Any]) -> None:

@@ -275,20 +275,73 @@ def unpack(path: str | Path, to: str | Path = ".", force: bool = False) -> Path:
         if target.exists() and not force and target.read_bytes() != text.encode("utf-8"):
             raise PackError(str(target), "a different file is already there (pass --force to replace "
                                          "it, or --to DIR to install elsewhere)")
-    for target, text in targets:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        _write_atomic(target, text.encode("utf-8"))
+    _install(targets)
     return root / pk.world_path
 
 
-def _write_atomic(target: Path, data: bytes) -> None:
-    """Write aside, then rename into place; the file is readable as any other the user makes
-    (0644 less the umask; a temporary file alone would be 0600)."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+def _install(targets: list[tuple[Path, str]]) -> None:
+    """Write each file aside in its folder, then rename them into place (the map first: a world
+    never names a map not yet there). A write that fails (a full disk, a read-only folder) names
+    the file it could not write and leaves nothing it made: no temporary file, no new folder."""
+    made: list[Path] = []  # folders made here, outermost first
+    aside: list[tuple[str, Path]] = []
+    try:
+        for target, text in targets:
+            _make_folders(target.parent, made)
+            aside.append((_write_aside(target, text.encode("utf-8"), "; nothing was installed"), target))
+        for tmp, target in reversed(aside):
+            try:
+                os.replace(tmp, target)
+            except OSError as e:
+                raise PackError(str(target), f"cannot install it: {e.strerror or e}") from None
+    except BaseException:
+        for tmp, _ in aside:
+            Path(tmp).unlink(missing_ok=True)
+        for folder in reversed(made):
+            try:
+                folder.rmdir()  # (only if empty: a file installed already stays)
+            except OSError:
+                pass
+        raise
+
+
+def _make_folders(folder: Path, made: list[Path]) -> None:
+    missing = [p for p in (folder, *folder.parents) if not p.exists()][::-1]
+    for p in missing:
+        try:
+            p.mkdir()
+        except FileExistsError:
+            continue
+        except OSError as e:
+            raise PackError(str(p), f"cannot make this folder: {e.strerror or e}; nothing was installed") from None
+        made.append(p)
+
+
+def _write_aside(target: Path, data: bytes, note: str = "") -> str:
+    """`data` in a new temporary file beside `target` (renamed into place by the caller), readable
+    as any other the user makes (0644 less the umask; a temporary file alone would be 0600)."""
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    except OSError as e:
+        raise PackError(str(target), f"cannot write it: {e.strerror or e}{note}") from None
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
+            f.flush()
+            os.fsync(f.fileno())  # (a full disk may only say so here)
             os.fchmod(f.fileno(), 0o644 & ~_umask())
+    except BaseException as e:
+        Path(tmp).unlink(missing_ok=True)
+        if isinstance(e, OSError):
+            raise PackError(str(target), f"cannot write it: {e.strerror or e}{note}") from None
+        raise
+    return tmp
+
+
+def _write_atomic(target: Path, data: bytes) -> None:
+    """Write aside, then rename into place."""
+    tmp = _write_aside(target, data)
+    try:
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
