@@ -10,18 +10,31 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from smalltown.world.errors import WorldError
 from smalltown.world.generate_map import LEGEND, Building, codes, draw, lay_out
 from smalltown.world.generate_people import Person, assign_jobs, households, routine, words
 from smalltown.world.generate_places import (CAPACITY, COMMUNITY_GOALS, HAUNTS, NEEDS, OWNERS, PLACES, SHOPS, home,
                                              place, place_name)
+from smalltown.world.load import load_world_text
 
 START = datetime(2023, 6, 5, 6, 0)  # a Monday in June
 EVENTS = ("fair", "picnic", "concert", "festival", "carnival")
 LIMITS = {"towns": 64, "agents": 1000}  # a world holds at most 1000 agents (world/schema.py)
+SEED_MAX = 2**32 - 1  # a world's seed (world/schema.py)
 
 
 class GenerateError(ValueError):
     """Options that cannot make a valid world (too many agents, a map too large)."""
+
+
+class GeneratedInvalid(GenerateError):
+    """A world made that its own check refuses (a bug in the generator): nothing is written."""
+
+    def __init__(self, error: WorldError):
+        self.problems = error.problems
+        super().__init__(f"the world made would not pass `world check` ({len(error.problems)} problem"
+                         f"{'s' if len(error.problems) != 1 else ''}), so nothing was written; "
+                         f"the first: {error.problems[0]}")
 
 
 @dataclass(frozen=True)
@@ -60,6 +73,8 @@ def generate(opts: Options) -> tuple[str, str]:
     """The world file's text and its map file's text (the world names its map as MAP_NAME)."""
     if not 1 <= opts.towns <= LIMITS["towns"] or opts.agents < 1 or opts.rural < 0:
         raise GenerateError(f"--towns must be 1 to {LIMITS['towns']}, --agents at least 1, --rural at least 0")
+    if not 0 <= opts.seed <= SEED_MAX:
+        raise GenerateError(f"--seed must be 0 to {SEED_MAX} (a world's seed, what a model's sampler takes)")
     if opts.towns * opts.agents + opts.rural > LIMITS["agents"]:
         raise GenerateError(f"{opts.towns * opts.agents + opts.rural} agents: a world holds at most "
                             f"{LIMITS['agents']}")
@@ -268,9 +283,15 @@ def _map_toml(name: str, tiles: list[str], arenas: list[str]) -> str:
 
 
 def write(opts: Options, out: Path) -> Path:
-    """Write the world to `out` and its map beside it (OUT-map.toml); the map's path."""
+    """Write the world to `out` and its map beside it (OUT-map.toml); the map's path. The texts
+    are checked as `world check` checks the files first: a world it would refuse is not written."""
     world, map_text = generate(opts)
     map_path = out.with_name(out.stem + "-map.toml")
+    world = world.replace(_s(MAP_NAME), _s(map_path.name), 1)
+    try:
+        load_world_text(str(out), world, str(map_path), map_text)
+    except WorldError as e:
+        raise GeneratedInvalid(e) from None
     map_path.write_text(map_text, encoding="utf-8")
-    out.write_text(world.replace(_s(MAP_NAME), _s(map_path.name), 1), encoding="utf-8")
+    out.write_text(world, encoding="utf-8")
     return map_path

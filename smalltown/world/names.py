@@ -132,13 +132,21 @@ def clashes(names: Sequence[str]) -> Iterator[tuple[int, int]]:
         looks.setdefault(look, i)
 
 
+def _escaped(name: str) -> str:
+    """A name with every character beyond ASCII as its code (to tell two that print alike apart)."""
+    return "'" + name.encode("ascii", "backslashreplace").decode("ascii") + "'"
+
+
 def clash_message(kind: str, name: str, other: str, line: int | None, where: str = "") -> str:
     """Why `name` (of a `kind`, `where`: " in sector") is refused as the same name as `other` (at `line`)."""
     at = f" (line {line})" if line else ""
     if name == other:
         return f"duplicate {kind} name {name!r}{where}" + (f" (first at line {line})" if line else "")
     if name_key(name) == name_key(other):
-        return (f"duplicate {kind} name {name!r}{where}: the same name as {other!r}{at} once case, width, "
+        spelt = ""
+        if unicodedata.normalize("NFC", name) == unicodedata.normalize("NFC", other):  # (they print alike)
+            spelt = f" (spelt {_escaped(name)} and {_escaped(other)})"
+        return (f"duplicate {kind} name {name!r}{where}: the same name as {other!r}{at}{spelt} once case, width, "
                 f"spacing and Unicode composition are set aside; rename one")
     return (f"duplicate {kind} name {name!r}{where}: it looks the same as {other!r}{at} (letters of another "
             f"script that look Latin); rename one")

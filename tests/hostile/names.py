@@ -112,7 +112,9 @@ world_case("agent-two-spaces.toml", lambda t: f":{agent_line(1)(t)}: duplicate a
            "two spaces between the words are the same name", renamed("Mei Lin", "John  Lin"))
 world_case("agent-nbsp-inside.toml", lambda t: f":{agent_line(1)(t)}: duplicate agent name 'John\\xa0Lin'",
            "a no-break space between the words is the same name", renamed("Mei Lin", "John\u00a0Lin"))
-world_case("agent-decomposed.toml", lambda t: f":{agent_line(1)(t)}: duplicate agent name 'José Lin'",
+world_case("agent-decomposed.toml", lambda t: f":{agent_line(1)(t)}: duplicate agent name 'Jose\u0301 Lin': the "
+                                             f"same name as 'Jos\u00e9 Lin' (line {agent_line(0)(t)}) (spelt "
+                                             f"'Jose\\u0301 Lin' and 'Jos\\xe9 Lin')",
            "an accent as one character or as e + combining accent is the same name",
            lambda t: renamed("Mei Lin", "Jose\u0301 Lin")(renamed("John Lin", "Jos\u00e9 Lin")(t)))
 world_case("agent-ligature.toml", lambda t: f":{agent_line(1)(t)}: duplicate agent name 'ﬁona Lin'",
