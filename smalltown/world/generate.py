@@ -16,6 +16,7 @@ from smalltown.world.generate_people import Person, assign_jobs, households, rou
 from smalltown.world.generate_places import (CAPACITY, COMMUNITY_GOALS, HAUNTS, NEEDS, OWNERS, PLACES, SHOPS, home,
                                              place, place_name)
 from smalltown.world.load import load_world_text
+from smalltown.world.model import Fact
 
 START = datetime(2023, 6, 5, 6, 0)  # a Monday in June
 EVENTS = ("fair", "picnic", "concert", "festival", "carnival")
@@ -126,6 +127,7 @@ def _assemble(rng: random.Random, opts: Options, towns: list[str], houses: list[
     agents = [_agent(rng, p, houses[p.household], homes[p.household], places[p.town], owners, hosts)
               for p in people]
     facts, gatherings = _news(opts, people, owners, hosts, places)
+    facts = _told_right(facts, gatherings, agents)
     name = f"{len(towns)} town{'s' if len(towns) > 1 else ''} made to order (seed {opts.seed})"
     shops = {p[k] for p in places for k in SHOPS if k in p}
     community = {"community_goal": rng.choice(COMMUNITY_GOALS).format(town=towns[0]),
@@ -233,7 +235,25 @@ def _news(opts: Options, people: list[Person], owners: dict[str, str], hosts: di
         facts += [{"name": f"{p.name} and {p.partner}", "text": f"{p.name} is married to {p.partner}",
                    "keywords": [p.name, p.partner, "married"], "known_by": [p.name, p.partner]}
                   for p in people if p.partner and p.name < p.partner]
-    return facts[:100], gatherings[:100]
+    return facts, gatherings[:100]
+
+
+def _told_right(facts: list[dict], gatherings: list[dict], agents: list[dict]) -> list[dict]:
+    """Up to the hundred facts a world may hold, each matching the descriptions of those who know
+    it and no one else's, as `world check` holds them (world/load_news.py): a couple's names match a
+    Keiko Jovanovic-Galloway's too, and that fact is left out (a gathering's fact is kept)."""
+    kept: list[dict] = []
+    announced = {g.get("fact") for g in gatherings}
+    for f in facts:
+        if len(kept) == 100:
+            break
+        fact = Fact(f["name"], f["text"], tuple(f["keywords"]), "", tuple(f["known_by"]))
+        # (a phrase matches only if the whole description does: most are told apart by the first test)
+        knows = {a["name"] for a in agents if fact.about(a["description"])
+                 and any(fact.about(p) for p in a["description"].split(";"))}
+        if f["name"] in announced or knows == set(fact.known_by):
+            kept.append(f)
+    return kept
 
 
 def _s(v: object) -> str:
