@@ -240,8 +240,8 @@ def _news(opts: Options, people: list[Person], owners: dict[str, str], hosts: di
 
 def _told_right(facts: list[dict], gatherings: list[dict], agents: list[dict]) -> list[dict]:
     """Up to the hundred facts a world may hold, each matching the descriptions of those who know
-    it and no one else's, as `world check` holds them (world/load_news.py): a couple's names match a
-    Keiko Jovanovic-Galloway's too, and that fact is left out (a gathering's fact is kept)."""
+    it and no one else's, as `world check` holds them (world/load_news.py): when a couple's names also
+    start a third's double-barrelled surname, that fact is left out (a gathering's fact is kept)."""
     kept: list[dict] = []
     announced = {g.get("fact") for g in gatherings}
     for f in facts:

@@ -3,7 +3,7 @@ uniqueness by world/load.py), and the agent a user names (on the command line, i
 or a first name, any case; a name that is none of the town's says which one the user probably meant.
 
 Two names are one name when they read the same: compared after Unicode NFKC and case folding,
-white space runs as one space ("Klaus Mueller", "klaus  mueller", "Ｋｌａｕｓ Ｍｕｅｌｌｅｒ").
+white space runs as one space ("Ada Byrne", "ada  byrne", "Ａｄａ Ｂｙｒｎｅ").
 A name must show what it is: no invisible or format characters, not only white space, and no
 letters from two look-alike scripts (a Latin name with a Cyrillic "е" in it)."""
 
@@ -85,8 +85,13 @@ def _first(name: str) -> str:
 
 
 def _said(name: str) -> str:
-    """A name the user typed, as a message quotes it (bounded: a command line may be long)."""
-    return name if len(name) <= 80 else name[:80] + "…"
+    """A name the user typed, as a message quotes it: bounded (a command line may be long), what
+    shows nothing or passes for a space as its code ("\\u200b", "\\u3000")."""
+    def seen(c: str) -> str:
+        hidden = c != " " and (unicodedata.category(c) in ("Cc", "Cf", "Cn", "Co", "Cs", "Zs", "Zl", "Zp")
+                               or c in _INVISIBLE)
+        return c.encode("ascii", "backslashreplace").decode("ascii") if hidden else c
+    return "".join(map(seen, name[:80])) + ("…" if len(name) > 80 else "")
 
 
 def agent_named(name: str, names: Sequence[str]) -> str:
