@@ -27,7 +27,7 @@ def add_parser(world) -> None:
 
 
 def world_generate(args: argparse.Namespace) -> int:
-    from smalltown.world.generate import GenerateError, Options, write
+    from smalltown.world.generate import GeneratedInvalid, GenerateError, Options, write
 
     out = Path(args.out)
     if out.suffix != ".toml":
@@ -42,10 +42,16 @@ def world_generate(args: argparse.Namespace) -> int:
                    args.same_traits)
     try:
         write(opts, out)
+    except GeneratedInvalid as e:  # the generator's fault, not the options': a bug, told as one
+        for problem in e.problems:
+            print(shown(problem, lines=True), file=sys.stderr)
+        print(f"error: {shown(str(e))} (this is a bug in smalltown: please report it, with the options given)",
+              file=sys.stderr)
+        return 70
     except GenerateError as e:
         print(f"error: {shown(str(e))}", file=sys.stderr)
         return 2
     n = args.towns * args.agents + args.rural
-    print(shown(f"{out}: {n} agents in {args.towns} town{'s' if args.towns != 1 else ''}, map {map_path.name}; "
-                f"check it with `smalltown world check {out}`"))
+    print(shown(f"{out}: {n} agent{'s' if n != 1 else ''} in {args.towns} town{'s' if args.towns != 1 else ''}, "
+                f"map {map_path.name}; it passes `smalltown world check {out}`"))
     return 0

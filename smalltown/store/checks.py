@@ -33,7 +33,7 @@ def is_save(path: str | Path) -> bool:
 # files are, see world/load.py), and it may hold only the tables and indexes smalltown makes.
 # The limits are on a text itself; its JSON in the meta row may be longer (a quote or a newline
 # is two characters there, a control character six), so the row is bounded at JSON_SPREAD times.
-META_MAX_CHARS = {"world_text": 1_000_000, "map_text": 4_000_000}
+META_MAX_CHARS = {"world_text": 4_000_000, "map_text": 4_000_000}  # = world/load_text.py's limits
 META_MAX_OTHER = 1_000_000
 JSON_SPREAD = 6
 META_MAX_ROWS = 10_000

@@ -10,18 +10,32 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from smalltown.world.errors import WorldError
 from smalltown.world.generate_map import LEGEND, Building, codes, draw, lay_out
 from smalltown.world.generate_people import Person, assign_jobs, households, routine, words
 from smalltown.world.generate_places import (CAPACITY, COMMUNITY_GOALS, HAUNTS, NEEDS, OWNERS, PLACES, SHOPS, home,
                                              place, place_name)
+from smalltown.world.load import load_world_text
+from smalltown.world.model import Fact
 
 START = datetime(2023, 6, 5, 6, 0)  # a Monday in June
 EVENTS = ("fair", "picnic", "concert", "festival", "carnival")
 LIMITS = {"towns": 64, "agents": 1000}  # a world holds at most 1000 agents (world/schema.py)
+SEED_MAX = 2**32 - 1  # a world's seed (world/schema.py)
 
 
 class GenerateError(ValueError):
     """Options that cannot make a valid world (too many agents, a map too large)."""
+
+
+class GeneratedInvalid(GenerateError):
+    """A world made that its own check refuses (a bug in the generator): nothing is written."""
+
+    def __init__(self, error: WorldError):
+        self.problems = error.problems
+        super().__init__(f"the world made would not pass `world check` ({len(error.problems)} problem"
+                         f"{'s' if len(error.problems) != 1 else ''}), so nothing was written; "
+                         f"the first: {error.problems[0]}")
 
 
 @dataclass(frozen=True)
@@ -60,6 +74,8 @@ def generate(opts: Options) -> tuple[str, str]:
     """The world file's text and its map file's text (the world names its map as MAP_NAME)."""
     if not 1 <= opts.towns <= LIMITS["towns"] or opts.agents < 1 or opts.rural < 0:
         raise GenerateError(f"--towns must be 1 to {LIMITS['towns']}, --agents at least 1, --rural at least 0")
+    if not 0 <= opts.seed <= SEED_MAX:
+        raise GenerateError(f"--seed must be 0 to {SEED_MAX} (a world's seed, what a model's sampler takes)")
     if opts.towns * opts.agents + opts.rural > LIMITS["agents"]:
         raise GenerateError(f"{opts.towns * opts.agents + opts.rural} agents: a world holds at most "
                             f"{LIMITS['agents']}")
@@ -111,6 +127,7 @@ def _assemble(rng: random.Random, opts: Options, towns: list[str], houses: list[
     agents = [_agent(rng, p, houses[p.household], homes[p.household], places[p.town], owners, hosts)
               for p in people]
     facts, gatherings = _news(opts, people, owners, hosts, places)
+    facts = _told_right(facts, gatherings, agents)
     name = f"{len(towns)} town{'s' if len(towns) > 1 else ''} made to order (seed {opts.seed})"
     shops = {p[k] for p in places for k in SHOPS if k in p}
     community = {"community_goal": rng.choice(COMMUNITY_GOALS).format(town=towns[0]),
@@ -218,7 +235,25 @@ def _news(opts: Options, people: list[Person], owners: dict[str, str], hosts: di
         facts += [{"name": f"{p.name} and {p.partner}", "text": f"{p.name} is married to {p.partner}",
                    "keywords": [p.name, p.partner, "married"], "known_by": [p.name, p.partner]}
                   for p in people if p.partner and p.name < p.partner]
-    return facts[:100], gatherings[:100]
+    return facts, gatherings[:100]
+
+
+def _told_right(facts: list[dict], gatherings: list[dict], agents: list[dict]) -> list[dict]:
+    """Up to the hundred facts a world may hold, each matching the descriptions of those who know
+    it and no one else's, as `world check` holds them (world/load_news.py): when a couple's names also
+    start a third's double-barrelled surname, that fact is left out (a gathering's fact is kept)."""
+    kept: list[dict] = []
+    announced = {g.get("fact") for g in gatherings}
+    for f in facts:
+        if len(kept) == 100:
+            break
+        fact = Fact(f["name"], f["text"], tuple(f["keywords"]), "", tuple(f["known_by"]))
+        # (a phrase matches only if the whole description does: most are told apart by the first test)
+        knows = {a["name"] for a in agents if fact.about(a["description"])
+                 and any(fact.about(p) for p in a["description"].split(";"))}
+        if f["name"] in announced or knows == set(fact.known_by):
+            kept.append(f)
+    return kept
 
 
 def _s(v: object) -> str:
@@ -268,9 +303,15 @@ def _map_toml(name: str, tiles: list[str], arenas: list[str]) -> str:
 
 
 def write(opts: Options, out: Path) -> Path:
-    """Write the world to `out` and its map beside it (OUT-map.toml); the map's path."""
+    """Write the world to `out` and its map beside it (OUT-map.toml); the map's path. The texts
+    are checked as `world check` checks the files first: a world it would refuse is not written."""
     world, map_text = generate(opts)
     map_path = out.with_name(out.stem + "-map.toml")
+    world = world.replace(_s(MAP_NAME), _s(map_path.name), 1)
+    try:
+        load_world_text(str(out), world, str(map_path), map_text)
+    except WorldError as e:
+        raise GeneratedInvalid(e) from None
     map_path.write_text(map_text, encoding="utf-8")
-    out.write_text(world.replace(_s(MAP_NAME), _s(map_path.name), 1), encoding="utf-8")
+    out.write_text(world, encoding="utf-8")
     return map_path

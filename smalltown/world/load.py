@@ -27,6 +27,7 @@ from smalltown.world.model import (
     TileMap,
     World,
 )
+from smalltown.world.names import clash_message, clashes
 from smalltown.world.paths import components
 from smalltown.world.routine import SLEEPING, derive, with_lengths
 from smalltown.world.routine import problems as routine_problems
@@ -121,7 +122,10 @@ def build_world(
     duplicates: set[int] = set()  # arenas whose code another arena already has
     objects: dict[str, Object] = {}
     object_lines: dict[str, int | None] = {}
+    _one_each(source, "sector", [(n, wline(("sectors", n))) for n in doc.sectors], problems)
     for sname, sdoc in doc.sectors.items():
+        _one_each(source, "arena", [(n, wline(("sectors", sname, "arenas", n))) for n in sdoc.arenas], problems,
+                  f" in {sname}")
         sector = Sector(sname, hours=parse_hours(sdoc.hours) if sdoc.hours else None)
         sectors[sname] = sector
         for aname, adoc in sdoc.arenas.items():
@@ -138,15 +142,14 @@ def build_world(
                 by_code[adoc.code] = arena
             arenas.append(arena)
             sector.arenas[aname] = arena
-            first_line: dict[str, int | None] = {}
+            same = dict(clashes([o.name for o in adoc.objects]))
             for k, odoc in enumerate(adoc.objects):
                 opath = apath + ("objects", k)
-                if odoc.name in first_line:
-                    problems.append(Problem(source, wline(opath),
-                        f"duplicate object name {odoc.name!r} in {sname}: {aname} "
-                        f"(first at line {first_line[odoc.name]})"))
+                if k in same:
+                    first = adoc.objects[same[k]].name
+                    problems.append(Problem(source, wline(opath), clash_message(
+                        "object", odoc.name, first, wline(apath + ("objects", same[k])), f" in {sname}: {aname}")))
                     continue
-                first_line[odoc.name] = wline(opath)
                 if ":" in odoc.name:
                     problems.append(Problem(source, wline(opath), "names cannot contain ':'"))
                 obj = Object(sname, aname, odoc.name, [tuple(t) for t in odoc.tiles], odoc.state, odoc.capacity)
@@ -212,12 +215,10 @@ def build_world(
             problems.append(Problem(source, wline(("settings", key)), str(e)))
 
     # --- agents ---
-    names = Counter(a.name for a in doc.agents)
+    _one_each(source, "agent", [(a.name, wline(("agents", k, "name"))) for k, a in enumerate(doc.agents)], problems)
     agents: list[Persona] = []
     for k, adoc in enumerate(doc.agents):
         apath = ("agents", k)
-        if names[adoc.name] > 1:
-            problems.append(Problem(source, wline(apath + ("name",)), f"duplicate agent name {adoc.name!r}"))
         if adoc.home not in sectors:
             problems.append(Problem(source, wline(apath + ("home",)),
                 f"agent {adoc.name!r}: unknown home {adoc.home!r} (no such sector)"))
@@ -288,6 +289,14 @@ def _routine(source: str, adoc: PersonaIn, apath: tuple[str | int, ...], lines: 
         where = apath + (("routine", i) if i is not None else ("routine",))
         problems.append(Problem(source, lines.line_of(where), f"agent {adoc.name!r}: {message}"))
     return with_lengths(items) if items and not found else ()
+
+
+def _one_each(source: str, kind: str, named: list[tuple[str, int | None]], problems: list[Problem],
+              where: str = "") -> None:
+    """A problem for each name that is one with an earlier one (world/names.py: case, width and
+    spacing aside, or looking the same), at its line."""
+    for i, j in clashes([n for n, _ in named]):
+        problems.append(Problem(source, named[i][1], clash_message(kind, named[i][0], named[j][0], named[j][1], where)))
 
 
 def _main_component(comps: np.ndarray, doc: WorldIn) -> int | None:

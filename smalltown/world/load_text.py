@@ -11,8 +11,12 @@ from pydantic import BaseModel, ValidationError
 from smalltown.world.errors import Problem, WorldError
 from smalltown.world.toml_lines import MAX_NESTING, TomlLines, too_deep
 
-# A world or map from a stranger is data of bounded size (the bundled ones are tens of kB).
-WORLD_MAX_BYTES = 1_000_000
+# A world or map from a stranger is data of bounded size (the bundled ones are tens of kB). A world
+# holds at most 1,000 agents (world/schema.py): `world generate` writes 1.8 to 2.1 MB for 1,000
+# (1,000 rural agents between 50 towns the most); a hand-written persona (a description of 600
+# characters, a routine of 20 items) is about 3 kB, 3 MB for 1,000. 4 MB admits both, with room,
+# and stays the bound it is: checking a 4 MB world takes seconds, not minutes (docs/world-format.md).
+WORLD_MAX_BYTES = 4_000_000
 MAP_MAX_BYTES = 4_000_000
 MAP_MAX_SIDE = 1000  # tiles, each way
 

@@ -9,6 +9,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 from smalltown.world.model import ROUTINE_KINDS, START_MAX, START_MIN, TILE_KINDS, parse_hours
+from smalltown.world.names import name_problem
 
 Name = Field(min_length=1, max_length=120)
 
@@ -21,10 +22,9 @@ def _breaks(c: str) -> bool:
 
 
 def _name(v: str) -> str:
-    for c in v:
-        if _breaks(c) or c in '"\\':
-            raise ValueError(f"{c!r} is not allowed in a name: names are one line, without control "
-                             f"characters, double quotes or backslashes")
+    problem = name_problem(v)  # (one line, visible, not blank, one look-alike script: world/names.py)
+    if problem:
+        raise ValueError(problem)
     return v
 
 

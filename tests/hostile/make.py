@@ -250,7 +250,9 @@ def _(path: Path) -> None:
 
 @case("worlds/huge.toml", "world", "too large", "world files have a size limit")
 def _(path: Path) -> None:
-    _world(path, base_world() + "#" * 1_100_000 + "\n")
+    from smalltown.world.load_text import WORLD_MAX_BYTES
+
+    _world(path, base_world() + "#" * (WORLD_MAX_BYTES + 100_000) + "\n")
 
 
 # --- saves -------------------------------------------------------------------------------------
@@ -304,7 +306,7 @@ def _(path: Path) -> None:
 
 @case("huge-meta.sqlite", "save", "meta 'world_text' is", "meta texts have a size limit")
 def _(path: Path) -> None:
-    _edit(path, "UPDATE meta SET value = json_quote(printf('%.2000000c', 'x')) WHERE key = 'world_text'")
+    _edit(path, "UPDATE meta SET value = json_quote(printf('%.5000000c', 'x')) WHERE key = 'world_text'")
 
 
 @case("not-sqlite.sqlite", "save", "not an SQLite database", "a save is an SQLite file")
