@@ -10,6 +10,7 @@ from pathlib import Path
 from smalltown.store.errors import SaveError, explain, read_only, read_only_message
 from smalltown.store.lock import SaveBusy, WriterLock, lock_file
 from smalltown.store.reading import connect_reader
+from smalltown.store.sidefiles import check_side_files
 
 
 def copy_save(src: str | Path, dst: str | Path) -> Path:
@@ -57,10 +58,12 @@ def remove_db(path: Path) -> None:
         Path(f"{path}{suffix}").unlink(missing_ok=True)
 
 
-def take_lock(path: Path) -> WriterLock:
-    """The save's writer lock (store/lock.py), or a SaveError naming the process that holds it."""
+def take_lock(path: Path, building: bool = False) -> WriterLock:
+    """The save's writer lock (store/lock.py), or a SaveError naming the process that holds it;
+    then, before anything opens the save, its side files checked (store/sidefiles.py: `building`,
+    a new save built aside at `path`)."""
     try:
-        return WriterLock.take(path)
+        lock = WriterLock.take(path)
     except SaveBusy as e:
         raise SaveError(f"{path}: another process is writing this save: {e.holder}. One writer at a time: "
                         f"wait for it to end (or stop it), then try again; reading the save (inspect, "
@@ -70,6 +73,12 @@ def take_lock(path: Path) -> WriterLock:
             raise SaveError(read_only_message(path)) from None
         raise SaveError(f"{path}: cannot take the writer lock {lock_file(path).name} ({e.strerror or e}): "
                         f"is its folder writable?") from None
+    try:  # (under the lock: no other writer of ours makes or removes them meanwhile)
+        check_side_files(path, writing=True, building=building)
+    except BaseException:
+        lock.release()
+        raise
+    return lock
 
 
 class Aside:
@@ -87,7 +96,7 @@ class Aside:
             self.dst.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise SaveError(f"{self.dst}: cannot make its folder ({e.strerror or e})") from None
-        self.lock = take_lock(self.dst)
+        self.lock = take_lock(self.dst, building=True)
         try:
             remove_db(self.tmp)
         except BaseException:
