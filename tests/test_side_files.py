@@ -13,6 +13,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -43,13 +44,18 @@ def base(tmp_path_factory) -> Path:
     return hostile.make_save(tmp_path_factory.mktemp("side-files") / "base.sqlite")
 
 
-def _main(argv: list[str], folder: Path, deadline: float = 60) -> tuple[int | str, str]:
+def _main(argv: list[str], deadline: float = 30) -> tuple[int | str, str]:
     """`smalltown ARGV` in a child forked from this process; (its exit code, or HANG if it was
     still running at the deadline, and its stderr)."""
     from smalltown.cli.main import main
 
-    out, err = folder.parent / f"{folder.name}.out", folder.parent / f"{folder.name}.err"
-    return _wait(forked(lambda: main(argv), out, err), deadline), err.read_text()
+    return _child(lambda: main(argv), deadline)
+
+
+def _child(work, deadline: float = 30) -> tuple[int | str, str]:
+    with tempfile.TemporaryDirectory() as d:  # (its output apart from the folders compared)
+        err = Path(d) / "err"
+        return _wait(forked(work, Path(d) / "out", err), deadline), err.read_text()
 
 
 def _wait(pid: int, deadline: float) -> int | str:
@@ -102,19 +108,21 @@ def test_a_hostile_lock_file_is_refused_by_every_writer_and_nothing_is_written(t
     new = folder / "new.sqlite"
     side = hostile.plant(new if beside_new else save, case, folder)
     before = hostile.listing(folder)
-    rc, err = _main([a.format(save=save, new=new) for a in argv], folder)
+    rc, err = _main([a.format(save=save, new=new) for a in argv])
     _refused_and_untouched(folder, before, rc, err, side, case.expect)
 
 
+@pytest.mark.parametrize("writer", ["run", "whisper", "edit-object"])
 @pytest.mark.parametrize("name", LOG_CASES)
-def test_a_hostile_sqlite_file_beside_a_save_is_refused_before_it_is_run(tmp_path, base, name):
-    """SQLite follows a link at NAME-wal or NAME-shm and writes through it (and waits on a pipe):
-    `run` refuses before it opens the save, so the user's file stays as it was."""
-    case = CASES[name]
+def test_a_hostile_sqlite_file_beside_a_save_is_refused_before_it_is_opened(tmp_path, base, name, writer):
+    """SQLite writes into a second name of a user's file at NAME-wal or NAME-shm (and follows a
+    link there, and waits on a pipe at NAME-journal): a writer refuses before it opens the save,
+    even to read it first, so the user's file stays as it was."""
+    case, (_, argv) = CASES[name], WRITERS[writer]
     folder, save = _case_folder(tmp_path, base)
     side = hostile.plant(save, case, folder)
     before = hostile.listing(folder)
-    rc, err = _main(["run", "--headless", str(save), "--until", "+10m", *SCRIPTED], folder)
+    rc, err = _main([a.format(save=save) for a in argv])
     _refused_and_untouched(folder, before, rc, err, side, case.expect)
 
 
@@ -136,9 +144,8 @@ def test_opening_a_save_to_write_refuses_a_hostile_sqlite_file_beside_it(tmp_pat
     folder, save = _case_folder(tmp_path, base)
     side = hostile.plant(save, case, folder)
     before = hostile.listing(folder)
-    err_file = tmp_path / "open.err"
-    rc = _wait(forked(lambda: _open_to_write(str(save)), tmp_path / "open.out", err_file), 60)
-    _refused_and_untouched(folder, before, rc, err_file.read_text(), side, case.expect)
+    rc, err = _child(lambda: _open_to_write(str(save)))
+    _refused_and_untouched(folder, before, rc, err, side, case.expect)
 
 
 @pytest.mark.parametrize("writer", ["run --save NEW", "fork --to NEW"])
@@ -151,7 +158,7 @@ def test_a_hostile_file_where_a_new_save_is_built_is_refused_before_the_build(tm
     new = folder / "new.sqlite"
     side = hostile.plant(new, case, folder)
     before = hostile.listing(folder)
-    rc, err = _main([a.format(save=save, new=new) for a in argv], folder)
+    rc, err = _main([a.format(save=save, new=new) for a in argv])
     _refused_and_untouched(folder, before, rc, err, side, case.expect)
 
 
@@ -184,12 +191,12 @@ def test_a_save_with_two_names_is_refused_for_writing_and_two_runs_never_damage_
         assert "--save NEW.sqlite" in err and "Traceback" not in err, err
     assert a.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.sqlite", "b.sqlite"]  # no log, no lock left
-    rc, err = _main(["whisper", str(b), "Isabella", "hello", *SCRIPTED], tmp_path / "w")
+    rc, err = _main(["whisper", str(b), "Isabella", "hello", *SCRIPTED])
     assert rc == 1 and "2 names (hard links" in err, err
-    rc, err = _main(["save", "check", str(b)], tmp_path / "check")
+    rc, err = _main(["save", "check", str(b)])
     assert rc == 0, err
     copy = tmp_path / "copy.sqlite"
-    rc, err = _main(["run", "--headless", str(b), "--save", str(copy), "--until", "+10m", *SCRIPTED], tmp_path / "c")
+    rc, err = _main(["run", "--headless", str(b), "--save", str(copy), "--until", "+10m", *SCRIPTED])
     assert rc == 0, err
     assert a.read_bytes() == before and os.stat(copy).st_nlink == 1
 
@@ -207,7 +214,7 @@ def test_a_save_that_is_a_link_is_written_and_locked_at_its_target(tmp_path, bas
     link.symlink_to(real)
     assert lock_file(link) == lock_file(real)
     tick = query(real, "SELECT value FROM meta WHERE key = 'tick'")
-    rc, err = _main(["run", "--headless", str(link), "--until", "+10m", *SCRIPTED], tmp_path / "r")
+    rc, err = _main(["run", "--headless", str(link), "--until", "+10m", *SCRIPTED])
     assert rc == 0, err
     assert query(real, "SELECT value FROM meta WHERE key = 'tick'") != tick and link.is_symlink()
     proc = _popen_run(real)
@@ -216,7 +223,7 @@ def test_a_save_that_is_a_link_is_written_and_locked_at_its_target(tmp_path, bas
         while not lock_file(real).exists() and time.monotonic() < deadline:
             assert proc.poll() is None, proc.stderr.read()
             time.sleep(0.02)
-        rc, err = _main(["whisper", str(link), "Isabella", "hello", *SCRIPTED], tmp_path / "w")
+        rc, err = _main(["whisper", str(link), "Isabella", "hello", *SCRIPTED])
         assert rc == 1 and f"another process is writing this save: pid {proc.pid}" in err, err
     finally:
         proc.send_signal(signal.SIGINT)
@@ -224,7 +231,7 @@ def test_a_save_that_is_a_link_is_written_and_locked_at_its_target(tmp_path, bas
     hostile.victim(tmp_path)
     side = hostile.plant(real, CASES["wal-symlink"], tmp_path)  # beside the target, not the link
     before = hostile.listing(tmp_path)
-    rc, err = _main(["run", "--headless", str(link), "--until", "+10m", *SCRIPTED], tmp_path / "r2")
+    rc, err = _main(["run", "--headless", str(link), "--until", "+10m", *SCRIPTED])
     _refused_and_untouched(tmp_path, before, rc, err, side, "is a symbolic link")
 
 
