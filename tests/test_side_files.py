@@ -269,3 +269,43 @@ def test_a_lock_file_of_another_user_is_not_written(tmp_path):
     theirs.unlink()
     WriterLock.take(save).release()  # (once it is gone, the lock is made anew)
     assert not theirs.exists()
+
+
+@pytest.mark.parametrize("text", [b"1234", b"my notes\nsecond line\n", b"\xff\xfe\n"])
+def test_a_lock_file_that_holds_no_writers_note_is_not_written(tmp_path, text):
+    """A regular file of one name, ours, at NAME.lock, that no writer left (a link to a save puts
+    its lock beside the target, where another program may keep `passwd.lock`): refused, kept. A
+    note a killed writer left, or an empty file, is taken over."""
+    from smalltown.store.errors import SaveError
+    from smalltown.store.lock import WriterLock, lock_file
+
+    save = tmp_path / "town.sqlite"
+    theirs = lock_file(save)
+    theirs.write_bytes(text)
+    with pytest.raises(SaveError, match="holds something other than a writer lock's note"):
+        WriterLock.take(save)
+    assert theirs.read_bytes() == text
+    for stale in (b"", b"999999999\nsmalltown run 'a\nb.sqlite'\n"):
+        theirs.write_bytes(stale)
+        WriterLock.take(save).release()
+        assert not theirs.exists()
+
+
+@pytest.mark.parametrize("writer", ["run WORLD --save NEW", "run --save NEW", "fork --to NEW"])
+def test_a_new_save_is_never_made_at_a_link(tmp_path, base, writer):
+    """`--save NEW --overwrite` where NEW is a link (to a file of the user's, or to nothing): the
+    new save would replace the link, but its lock would be made beside the link's target, in a
+    folder that is not the save's: refused, and nothing made anywhere."""
+    folder, save = _case_folder(tmp_path, base)
+    new = folder / "new.sqlite"
+    for target in (folder / hostile.VICTIM, folder / hostile.GONE):
+        new.symlink_to(target)
+        before = hostile.listing(folder)
+        argv = {"run WORLD --save NEW": ("run", "--headless", ROOT / "worlds" / "tiny.toml", "--save", new, "--until",
+                                         "+10m", "--overwrite", *SCRIPTED),
+                "run --save NEW": ("run", "--headless", save, "--save", new, "--until", "+10m", "--overwrite", *SCRIPTED),
+                "fork --to NEW": ("fork", save, "--to", new, "--overwrite")}[writer]
+        rc, err = _main([str(a) for a in argv])
+        assert rc == 1 and f"{new}: is a symbolic link (to {target}); a new save is never made at a link" in err, err
+        assert hostile.listing(folder) == before
+        new.unlink()

@@ -60,10 +60,11 @@ def remove_db(path: Path) -> None:
 
 def take_lock(path: Path, building: bool = False) -> WriterLock:
     """The save's writer lock (store/lock.py), or a SaveError naming the process that holds it;
-    then, before anything opens the save, its side files checked (store/sidefiles.py: `building`,
-    a new save built aside at `path`)."""
+    first, the files beside the save are checked (store/sidefiles.py; `building`: a new save built
+    aside at `path`)."""
+    check_side_files(path, writing=True, building=building)  # (first: nothing is made beside a refused save)
     try:
-        lock = WriterLock.take(path)
+        return WriterLock.take(path)
     except SaveBusy as e:
         raise SaveError(f"{path}: another process is writing this save: {e.holder}. One writer at a time: "
                         f"wait for it to end (or stop it), then try again; reading the save (inspect, "
@@ -73,12 +74,6 @@ def take_lock(path: Path, building: bool = False) -> WriterLock:
             raise SaveError(read_only_message(path)) from None
         raise SaveError(f"{path}: cannot take the writer lock {lock_file(path).name} ({e.strerror or e}): "
                         f"is its folder writable?") from None
-    try:  # (under the lock: no other writer of ours makes or removes them meanwhile)
-        check_side_files(path, writing=True, building=building)
-    except BaseException:
-        lock.release()
-        raise
-    return lock
 
 
 class Aside:

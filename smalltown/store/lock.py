@@ -36,6 +36,7 @@ except ImportError:  # not a POSIX system: no flock, and no lock (one writer is 
 
 LOCK_SUFFIX = ".lock"
 HOLDER_MAX_BYTES = 1000  # what is read of another holder's note
+NOTE_MAX_BYTES = 4000  # a note is at most a pid and 300 characters of command line (4 bytes each)
 # never through a link; a named pipe put there since it was looked at is not waited on
 _FLAGS = os.O_RDWR | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 
@@ -87,9 +88,10 @@ class WriterLock:
                 held.count += 1
                 return held
             for _ in range(20):
-                fd = _open(file)
-                if fd is None:
+                opened = _open(file)
+                if opened is None:
                     continue  # its last holder removed it as we came: again
+                fd, made = opened
                 try:
                     if fcntl is not None:
                         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -107,6 +109,9 @@ class WriterLock:
                 if not same:
                     os.close(fd)
                     continue
+                if not made and not _is_note(fd):  # a file of that name that no writer left
+                    os.close(fd)
+                    raise SaveError(message(file, "holds something other than a writer lock's note"))
                 try:
                     os.ftruncate(fd, 0)
                     os.lseek(fd, 0, os.SEEK_SET)
@@ -136,11 +141,11 @@ class WriterLock:
             os.close(self.fd)
 
 
-def _open(file: Path) -> int | None:
-    """The lock file opened to read and write: made by us, or one there that may be written
-    (see the module's doc); None if it went away meanwhile."""
+def _open(file: Path) -> tuple[int, bool] | None:
+    """The lock file opened to read and write, and whether we made it; or one there that may be
+    written (see the module's doc); None if it went away meanwhile."""
     try:
-        return os.open(file, _FLAGS | os.O_CREAT | os.O_EXCL, 0o644)  # (O_EXCL: not through a link either)
+        return os.open(file, _FLAGS | os.O_CREAT | os.O_EXCL, 0o644), True  # (O_EXCL: no link followed)
     except FileExistsError:
         pass
     found = problem(file, own=True)  # before opening it: opening a device may act on it
@@ -156,9 +161,24 @@ def _open(file: Path) -> int | None:
         else:
             found = stat_problem(os.fstat(fd), own=True)  # what was opened is what was looked at
             if found is None:
-                return fd
+                return fd, False
             os.close(fd)
     raise SaveError(message(file, found))
+
+
+def _is_note(fd: int) -> bool:
+    """What a writer leaves in its lock file: its pid and command line, "12\nsmalltown run …\n" (or
+    nothing yet: killed as it made the file). Anything else is some other program's file, which
+    a link to a save may have put beside the save's target (`/etc/passwd.lock`): not written."""
+    try:
+        if os.fstat(fd).st_size > NOTE_MAX_BYTES:
+            return False
+        os.lseek(fd, 0, os.SEEK_SET)
+        text = os.read(fd, NOTE_MAX_BYTES + 1).decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    pid, newline, _ = text.partition("\n")
+    return not text or (pid.isascii() and pid.isdigit() and newline == "\n" and text.endswith("\n"))
 
 
 def _holder(fd: int) -> str:

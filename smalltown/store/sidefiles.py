@@ -108,6 +108,9 @@ def refusal(save: str | Path, writing: bool = True, building: bool = False) -> s
     names or is not a regular file, or (`writing` it in place) a save file with other names.
     `building`: a new save is built aside and put at `save` (a file there is replaced, never
     written). The writer lock's own file is checked as it is taken (store/lock.py)."""
+    if building and os.path.islink(save):  # it would be replaced, but its lock made beside its target
+        return (f"{save}: is a symbolic link (to {os.readlink(save)}); a new save is never made at a link: "
+                f"remove it or name another file, then try again")
     for path in side_files(save, building):
         found = problem(path)
         if found:
