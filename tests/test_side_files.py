@@ -293,12 +293,13 @@ def test_a_lock_file_that_holds_no_writers_note_is_not_written(tmp_path, text):
 
 @pytest.mark.parametrize("writer", ["run WORLD --save NEW", "run --save NEW", "fork --to NEW"])
 def test_a_new_save_is_never_made_at_a_link(tmp_path, base, writer):
-    """`--save NEW --overwrite` where NEW is a link (to a file of the user's, or to nothing): the
-    new save would replace the link, but its lock would be made beside the link's target, in a
-    folder that is not the save's: refused, and nothing made anywhere."""
+    """`--save NEW --overwrite` where NEW is a link (to a file of the user's, to nothing, or a
+    loop of links): the new save would replace the link, but its lock would be made beside the
+    link's target, in a folder that is not the save's: refused, and nothing made anywhere."""
     folder, save = _case_folder(tmp_path, base)
     new = folder / "new.sqlite"
-    for target in (folder / hostile.VICTIM, folder / hostile.GONE):
+    (folder / "loop.sqlite").symlink_to(new)
+    for target in (folder / hostile.VICTIM, folder / hostile.GONE, folder / "loop.sqlite"):
         new.symlink_to(target)
         before = hostile.listing(folder)
         argv = {"run WORLD --save NEW": ("run", "--headless", ROOT / "worlds" / "tiny.toml", "--save", new, "--until",

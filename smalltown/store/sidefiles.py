@@ -55,10 +55,8 @@ def problem(path: Path, own: bool = False) -> str | None:
     absent or a regular file of one name."""
     try:
         st = os.lstat(path)
-    except FileNotFoundError:
+    except OSError:  # nothing there, or a name that cannot be (too long): opening it says so
         return None
-    except OSError as e:
-        return f"cannot be examined ({e.strerror or e})"
     found = stat_problem(st, own)
     if found and stat.S_ISLNK(st.st_mode):
         try:
@@ -96,7 +94,11 @@ def side_files(save: str | Path, building: bool = False) -> list[Path]:
     (a new save built aside replaces the link, and is then opened there). `building`: a new save
     built aside at `save` (NAME.partial and its own files too)."""
     given = Path(os.path.abspath(save))
-    bases = dict.fromkeys((Path(save).resolve(), given))  # (ordered, without repeats)
+    try:
+        real = Path(save).resolve()
+    except (OSError, RuntimeError):  # a loop of links: nothing to open there (opening it says so)
+        real = given
+    bases = dict.fromkeys((real, given))  # (ordered, without repeats)
     suffixes = list(LOGS)
     if building:
         suffixes += [PARTIAL, *(PARTIAL + s for s in LOGS)]
