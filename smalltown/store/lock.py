@@ -13,8 +13,9 @@ Within one process the lock is re-entrant (the process already is the one writer
 
 The lock file never is anyone else's: it is made with O_EXCL, or, when one is there (a killed
 holder's, a live holder's, or one that came with the save), opened without following a link and
-used only if it is a regular file of one name that belongs to this user (store/sidefiles.py);
-otherwise the writer is refused, naming it, and nothing is written.
+used only if it is a regular file of one name that belongs to this user (store/sidefiles.py)
+and holds a writer's note (or nothing); otherwise the writer is refused, naming it, and nothing
+is written.
 """
 
 from __future__ import annotations

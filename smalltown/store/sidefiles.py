@@ -1,12 +1,13 @@
 """The files beside a save, which a save from a stranger may bring with it (a tar keeps links).
 
 A writer makes or opens NAME.lock (store/lock.py), SQLite's NAME-wal, NAME-shm and NAME-journal,
-and a new save's NAME.partial (store/copy.py) with its own three. SQLite follows a link at any of
-those names and writes through it; a file with other names (hard links) is changed under each of
-them. So before a writer opens the save, each of them must be absent or a regular file of one
-name; a link, a hard-linked file, a folder, a named pipe or a device is refused, naming it and
-saying what to do, and nothing is written. A reader is held to the same for SQLite's files (it
-may make or write NAME-shm).
+and a new save's NAME.partial (store/copy.py) with its own three. A file there with other names
+(a hard link to a file of the user's) is written under all of them (SQLite overwrites it as its
+log); a link is followed by the lock's open and by older SQLites (3.40 refuses it, as "unable to
+open database file", which blames the folder); a named pipe is waited on forever. So before a
+writer opens the save, each of them must be absent or a regular file of one name; anything else
+is refused, naming it and saying what to do, and nothing is written. `refusal(save,
+writing=False)` is the same check of SQLite's files for a reader (store/reading.py may use it).
 
 The save itself may be a link (its target is what is written and locked: SQLite and lock_file
 both resolve it), but for writing it must have one name: SQLite keeps one log per name, so a
