@@ -38,6 +38,7 @@ def open_sim(args: argparse.Namespace, readonly: bool = False) -> Simulation:
     is written to the file."""
     from smalltown.cli.common import backend_options
     from smalltown.sim.backends import choose_backend
+    from smalltown.store.sidefiles import check_side_files
 
     if hasattr(args, "backend"):
         opts = backend_options(args)
@@ -45,6 +46,8 @@ def open_sim(args: argparse.Namespace, readonly: bool = False) -> Simulation:
         embedder = make_embedder(opts)
     else:
         opts, name, embedder = None, "scripted", None
+    if not readonly:  # a writer: what lies beside the save is checked before it is even read
+        check_side_files(args.save)
     seed = peek_seed(args.save)
     return resume(args.save, make_backend(name, seed, opts), sets=getattr(args, "set", None) or [],
                   embedder=embedder, fallback=make_fallback(name, seed, opts), readonly=readonly)

@@ -119,7 +119,7 @@ def _continue(target: Path, name: str, options: RunOptions) -> tuple[Simulation,
         until = stop_time(options.until, now, start)
         backend, embedder, fallback = _chosen(name, peek_seed(target), options.backend_options)
         if path != target:
-            hold = take_lock(path)  # the copy is ours until it runs
+            hold = take_lock(path, building=True)  # the copy (built aside) is ours until it runs
             copy_save(target, path)  # (built aside: whole, or nothing)
         try:
             if fresh:

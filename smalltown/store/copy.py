@@ -10,6 +10,7 @@ from pathlib import Path
 from smalltown.store.errors import SaveError, explain, explain_new, read_only, read_only_message
 from smalltown.store.lock import SaveBusy, WriterLock, lock_file
 from smalltown.store.reading import connect_reader
+from smalltown.store.sidefiles import check_side_files
 
 
 def copy_save(src: str | Path, dst: str | Path) -> Path:
@@ -78,8 +79,11 @@ def remove_db(path: Path) -> None:
         Path(f"{path}{suffix}").unlink(missing_ok=True)
 
 
-def take_lock(path: Path) -> WriterLock:
-    """The save's writer lock (store/lock.py), or a SaveError naming the process that holds it."""
+def take_lock(path: Path, building: bool = False) -> WriterLock:
+    """The save's writer lock (store/lock.py), or a SaveError naming the process that holds it;
+    first, the files beside the save are checked (store/sidefiles.py; `building`: a new save built
+    aside at `path`)."""
+    check_side_files(path, writing=True, building=building)  # (first: nothing is made beside a refused save)
     try:
         return WriterLock.take(path)
     except SaveBusy as e:
@@ -108,7 +112,7 @@ class Aside:
             self.dst.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise SaveError(f"{self.dst}: cannot make its folder ({e.strerror or e})") from None
-        self.lock = take_lock(self.dst)
+        self.lock = take_lock(self.dst, building=True)
         try:
             remove_db(self.tmp)
         except BaseException:

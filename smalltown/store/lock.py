@@ -10,15 +10,25 @@ save locked. The file holds the holder's pid and command line, so a refused writ
 holds it. The holder removes the file when it lets go; a taker that opened the file just before
 it was removed checks that what it locked is still the file at that name, and tries again if not.
 Within one process the lock is re-entrant (the process already is the one writer).
+
+The lock file never is anyone else's: it is made with O_EXCL, or, when one is there (a killed
+holder's, a live holder's, or one that came with the save), opened without following a link and
+used only if it is a regular file of one name that belongs to this user (store/sidefiles.py)
+and holds a writer's note (or nothing); otherwise the writer is refused, naming it, and nothing
+is written.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import shlex
 import sys
 import threading
 from pathlib import Path
+
+from smalltown.store.errors import SaveError
+from smalltown.store.sidefiles import message, problem, stat_problem
 
 try:
     import fcntl
@@ -27,6 +37,9 @@ except ImportError:  # not a POSIX system: no flock, and no lock (one writer is 
 
 LOCK_SUFFIX = ".lock"
 HOLDER_MAX_BYTES = 1000  # what is read of another holder's note
+NOTE_MAX_BYTES = 4000  # a note is at most a pid and 300 characters of command line (4 bytes each)
+# never through a link; a named pipe put there since it was looked at is not waited on
+_FLAGS = os.O_RDWR | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 
 
 class SaveBusy(Exception):
@@ -67,7 +80,8 @@ class WriterLock:
     @classmethod
     def take(cls, save: str | Path) -> "WriterLock":
         """Hold the save's writer lock, or raise SaveBusy naming the process that does (OSError
-        when the lock file cannot be made: a read-only folder)."""
+        when the lock file cannot be made: a read-only folder; SaveError when the file there is
+        not one to write: a link, a file with other names, another user's, not a regular file)."""
         file = lock_file(save)
         with _guard:
             held = _held.get(str(file))
@@ -75,7 +89,10 @@ class WriterLock:
                 held.count += 1
                 return held
             for _ in range(20):
-                fd = os.open(file, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+                opened = _open(file)
+                if opened is None:
+                    continue  # its last holder removed it as we came: again
+                fd, made = opened
                 try:
                     if fcntl is not None:
                         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -93,6 +110,9 @@ class WriterLock:
                 if not same:
                     os.close(fd)
                     continue
+                if not made and not _is_note(fd):  # a file of that name that no writer left
+                    os.close(fd)
+                    raise SaveError(message(file, "holds something other than a writer lock's note"))
                 try:
                     os.ftruncate(fd, 0)
                     os.lseek(fd, 0, os.SEEK_SET)
@@ -120,6 +140,46 @@ class WriterLock:
             except OSError:
                 pass
             os.close(self.fd)
+
+
+def _open(file: Path) -> tuple[int, bool] | None:
+    """The lock file opened to read and write, and whether we made it; or one there that may be
+    written (see the module's doc); None if it went away meanwhile."""
+    try:
+        return os.open(file, _FLAGS | os.O_CREAT | os.O_EXCL, 0o644), True  # (O_EXCL: no link followed)
+    except FileExistsError:
+        pass
+    found = problem(file, own=True)  # before opening it: opening a device may act on it
+    if found is None:
+        try:
+            fd = os.open(file, _FLAGS)
+        except FileNotFoundError:
+            return None
+        except OSError as e:
+            if e.errno != errno.ELOOP:
+                raise  # (a read-only folder or file: the caller says so)
+            found = "is a symbolic link"  # (put there since it was looked at)
+        else:
+            found = stat_problem(os.fstat(fd), own=True)  # what was opened is what was looked at
+            if found is None:
+                return fd, False
+            os.close(fd)
+    raise SaveError(message(file, found))
+
+
+def _is_note(fd: int) -> bool:
+    """What a writer leaves in its lock file: its pid and command line, "12\nsmalltown run …\n" (or
+    nothing yet: killed as it made the file). Anything else is some other program's file, which
+    a link to a save may have put beside the save's target (`/etc/passwd.lock`): not written."""
+    try:
+        if os.fstat(fd).st_size > NOTE_MAX_BYTES:
+            return False
+        os.lseek(fd, 0, os.SEEK_SET)
+        text = os.read(fd, NOTE_MAX_BYTES + 1).decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    pid, newline, _ = text.partition("\n")
+    return not text or (pid.isascii() and pid.isdigit() and newline == "\n" and text.endswith("\n"))
 
 
 def _holder(fd: int) -> str:
