@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from smalltown.store.reading import writable
+from smalltown.store.sidefiles import writable
 
 
 class SaveError(Exception):

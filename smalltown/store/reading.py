@@ -37,6 +37,9 @@ import tempfile
 from pathlib import Path
 
 from smalltown.store.lock import lock_file
+from smalltown.store import sidefiles
+from smalltown.store.errors import SaveError
+from smalltown.store.sidefiles import writable
 
 try:
     import fcntl
@@ -48,27 +51,14 @@ SIDE_FILES = ("-wal", "-shm", "-journal")  # every file SQLite keeps beside a da
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
-def writable(path: Path, folder: bool = True) -> bool:
-    """The file and (`folder`) its folder can be written, and are not marked read-only (which
-    root may write through: smalltown honours the mark)."""
-    for p in (path, path.parent) if folder else (path,):
-        try:
-            if not os.access(p, os.W_OK) or not p.stat().st_mode & 0o222:
-                return False
-        except OSError:
-            return False
-    return True
-
-
 def _refuse(message: str) -> None:
-    from smalltown.store.errors import SaveError  # (errors.py imports this module)
-
     raise SaveError(message)
 
 
 def side_files(path: Path) -> dict[str, int]:
     """The files SQLite keeps beside the save at `path`, by suffix, with their sizes; raises
-    SaveError naming one that is a link, not a regular file, or has other names."""
+    SaveError naming one that is a link, not a regular file, or has other names (store/sidefiles.py:
+    the same rules as a writer's; SQLite would read the save through it)."""
     found = {}
     for suffix in SIDE_FILES:
         side = Path(f"{path}{suffix}")
@@ -78,34 +68,11 @@ def side_files(path: Path) -> dict[str, int]:
             continue
         except OSError as e:
             _refuse(f"{side}: cannot look at it ({e.strerror or e}); it is SQLite's file beside the save {path.name}")
-        what = _not_plain(side, st)
+        what = sidefiles.problem(side)
         if what:
-            _refuse(f"{side}: {what}, beside the save {path.name}; SQLite would read the save through it and a "
-                    f"writer would write through it, so smalltown refuses. A save's {suffix} is a plain file that "
-                    f"SQLite makes itself: if no program has this save open, remove {side.name} (rm "
-                    f"{_quoted(side)}){' — the file it points to is not touched' if stat.S_ISLNK(st.st_mode) else ''}")
+            _refuse(sidefiles.message(side, what))
         found[suffix] = st.st_size
     return found
-
-
-def _not_plain(side: Path, st: os.stat_result) -> str:
-    if stat.S_ISLNK(st.st_mode):
-        try:
-            target = os.readlink(side)
-        except OSError:
-            target = "?"
-        return f"a symbolic link (to {target[:200]!r})"
-    if not stat.S_ISREG(st.st_mode):
-        return "not a regular file"
-    if st.st_nlink > 1:
-        return f"a file with {st.st_nlink} names (hard links): another name would share what is written to it"
-    return ""
-
-
-def _quoted(path: Path) -> str:
-    import shlex
-
-    return shlex.quote(str(path))
 
 
 def writer_running(path: Path) -> bool:
@@ -190,7 +157,7 @@ def _copy_file(src: Path, dst: Path, follow: bool) -> None:
     following a link and must still be a plain file once open."""
     fd = os.open(src, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) if follow else _OPEN_FLAGS)
     try:
-        if not follow and _not_plain(src, os.fstat(fd)):
+        if not follow and sidefiles.stat_problem(os.fstat(fd)):
             raise OSError(f"{src.name} changed while it was read")
         with open(fd, "rb", closefd=False) as f, open(dst, "xb") as out:
             shutil.copyfileobj(f, out, 1 << 20)

@@ -28,6 +28,18 @@ LOGS = ("-wal", "-shm", "-journal")  # SQLite's files beside a database
 PARTIAL = ".partial"  # a save being built, beside where it will be (store/copy.py)
 
 
+def writable(path: Path, folder: bool = True) -> bool:
+    """The file and (`folder`) its folder can be written, and are not marked read-only (which
+    root may write through: smalltown honours the mark)."""
+    for p in (path, path.parent) if folder else (path,):
+        try:
+            if not os.access(p, os.W_OK) or not p.stat().st_mode & 0o222:
+                return False
+        except OSError:
+            return False
+    return True
+
+
 def kind(mode: int) -> str | None:
     """What a file that is not a regular file is, in words (None for a regular file)."""
     for test, what in ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a folder"),
@@ -125,8 +137,7 @@ def check_side_files(save: str | Path, writing: bool = True, building: bool = Fa
     """`refusal` as a SaveError, raised before SQLite opens anything."""
     why = refusal(save, writing, building)
     if why:
-        # (imported here: store/reading.py may use this module, and errors.py imports reading.py)
-        from smalltown.store.errors import SaveError
+        from smalltown.store.errors import SaveError  # (errors.py imports this module)
 
         raise SaveError(why)
 

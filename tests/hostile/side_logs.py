@@ -154,8 +154,8 @@ case("journal-symlink", lambda s: _link(s, "-journal", b"my notes\n"), refused="
 case("wal-dangling-symlink", lambda s: os.symlink(s.parent / "nowhere", f"{s}-wal"), refused="a symbolic link")
 case("wal-hard-link", lambda s: _hard_link(s, "-wal", _noise(5000, 7)), refused="hard links")
 case("shm-hard-link", lambda s: _hard_link(s, "-shm", _noise(32768, 8)), refused="hard links")
-case("wal-is-a-folder", lambda s: Path(f"{s}-wal").mkdir(), refused="not a regular file")
-case("shm-is-a-fifo", lambda s: os.mkfifo(f"{s}-shm"), refused="not a regular file")
+case("wal-is-a-folder", lambda s: Path(f"{s}-wal").mkdir(), refused="is a folder")
+case("shm-is-a-fifo", lambda s: os.mkfifo(f"{s}-shm"), refused="is a named pipe")
 
 
 def base_save(path: Path, wal_mode: bool) -> None:
