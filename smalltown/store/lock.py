@@ -95,7 +95,7 @@ class WriterLock:
                 fd, made = opened
                 try:
                     if fcntl is not None:
-                        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                        _flock_exclusive(fd)
                 except BlockingIOError:
                     holder = _holder(fd)
                     os.close(fd)
@@ -180,6 +180,21 @@ def _is_note(fd: int) -> bool:
         return False
     pid, newline, _ = text.partition("\n")
     return not text or (pid.isascii() and pid.isdigit() and newline == "\n" and text.endswith("\n"))
+
+
+def _flock_exclusive(fd: int, tries: int = 5) -> None:
+    """Take the lock, or raise BlockingIOError. A reader asking whether a writer is running
+    (store/reading.py) holds a shared lock for a moment; a few short waits let that pass."""
+    import time
+
+    for left in range(tries - 1, -1, -1):
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if not left:
+                raise
+            time.sleep(0.005)
 
 
 def _holder(fd: int) -> str:
