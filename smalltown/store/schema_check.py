@@ -10,7 +10,9 @@ sqlite-utils quoted or laid out a name makes no difference.
 
 An older save holds what its version made: a table may lack the columns a later migration adds
 (store/validate.py names those its version must have, and the migrations add the rest), and an
-index its version made must be there. Each column it has is declared as this version declares it.
+index its version made must be there. Each column it has is declared as this version declares it,
+in any order (a save whose version was set back by hand gets the columns of the migrations after
+it in another order; smalltown names the columns it reads and writes).
 
 The text: the save's encoding is UTF-8, and each text value is valid UTF-8 (Python cannot read
 it otherwise, and the failure would name no file, table or row). Checked in SQL, a window of
@@ -118,15 +120,11 @@ def _table_difference(name: str, got: _Sql, want: _Sql) -> str | None:
     if got.parts is None or want.parts is None or got.key(got.parts[0]) != want.key(want.parts[0]):
         return f"the table {name} is `{got.show()}`; smalltown makes `{want.show()}`"
     theirs, ours = got.columns(), want.columns()
-    order, at = list(ours), 0
-    for col, span in theirs.items():
+    for col, span in theirs.items():  # (in any order: smalltown names the columns it reads and writes)
         if col not in ours:
             return f"the table {name} has a column `{got.show(span)}` that smalltown does not make"
         if got.key(span) != want.key(ours[col]):
             return f"the table {name}: its column is `{got.show(span)}`; smalltown makes `{want.show(ours[col])}`"
-        if col not in order[at:]:
-            return f"the table {name} has its columns in another order than smalltown's"
-        at = order.index(col, at) + 1
     if len(got.parts[1]) != len(theirs) + len(got.rules()):  # a column twice (SQLite itself refuses that)
         return f"the table {name} is `{got.show()}`; smalltown makes `{want.show()}`"
     their_rules = {got.key(r): r for r in got.rules()}
