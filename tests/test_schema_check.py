@@ -116,7 +116,7 @@ def test_the_text_of_every_window_is_checked_and_its_rows_named(tmp_path: Path, 
     monkeypatch.setattr(schema_check, "SMALL", 16)
     monkeypatch.setattr(schema_check, "LARGEST", 64)
     conn = sqlite3.connect(tmp_path / "t.sqlite")
-    conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, a TEXT, b BLOB)")
+    conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, a TEXT, b TEXT)")
     conn.executemany("INSERT INTO t VALUES (?, ?, ?)",
                      [(i * 7, f"café {i} naïve ☕", bytes([0xff, i]) * 30) for i in range(1, 21)])
     bad = {7: b"\xff", 21: b"ok \xc3", 42: b"x" * 40 + b"\xe2\x82", 140: b"\xc0\x80" + b"y" * 100}
@@ -153,6 +153,20 @@ def test_every_text_a_save_may_hold_is_bounded_below_largest():
             conn = sqlite3.connect(":memory:")
             conn.execute(sql)
             assert {(name, r[1]) for r in conn.execute(f"PRAGMA table_info({name})")} <= ours, name
+
+
+def test_a_column_not_declared_text_holds_no_text_a_reader_reads():
+    """Only TEXT columns are checked as UTF-8: in any other, a text is refused for its type, unread
+    (an INTEGER PRIMARY KEY cannot hold one)."""
+    conn = sqlite3.connect(":memory:")
+    for kind, name, _, sql in reference():
+        if kind == "table":
+            conn.execute(sql)
+    types = {(t, c.name): c.types for t, (_, cols) in validate.TABLES.items() for c in cols}
+    for (table,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall():
+        for _, col, declared, _, _, pk in conn.execute(f"PRAGMA table_info({table})").fetchall():
+            if declared.upper() != "TEXT" and not (pk and declared.upper() == "INTEGER"):
+                assert validate.TEXT not in types[(table, col)], (table, col)
 
 
 @pytest.mark.parametrize("version", range(1, SCHEMA_VERSION + 1))

@@ -230,10 +230,13 @@ def _bad_utf8(data: bytes, whole: bool = True) -> str | None:
 
 
 def text_problems(conn: sqlite3.Connection, tables: list[str], limit: int = 20) -> Iterator[str]:
-    """'TABLE rowid N: COLUMN: not valid UTF-8 ...' for each text value that is not UTF-8, at most
-    `limit` a column, table by table. Stop reading when the first is enough."""
+    """'TABLE rowid N: COLUMN: not valid UTF-8 ...' for each value of a TEXT column that is not
+    UTF-8, at most `limit` a column, table by table. Stop reading when the first is enough."""
     for table in tables:
-        columns = [r[0] for r in conn.execute("SELECT name FROM pragma_table_info(?)", (table,))]
+        # the columns declared TEXT (as smalltown makes them, once the schema is checked): a text in
+        # another is refused for its type by store/validate.py, which never reads it
+        columns = [r[0] for r in conn.execute("SELECT name FROM pragma_table_info(?) WHERE upper(type) = 'TEXT'",
+                                              (table,))]
         if columns:
             yield from _table_text(conn, table, columns, limit)
 
