@@ -84,6 +84,18 @@ schema_case("index-columns", "smalltown makes `CREATE INDEX idx_memories_agent_i
 schema_case("index-unique", "the index idx_events_tick is `CREATE UNIQUE INDEX",
             "idx_events_tick", "CREATE INDEX", "CREATE UNIQUE INDEX")
 case("index-dropped", "the index idx_memories_agent_id on memories is missing", "DROP INDEX idx_memories_agent_id")
+schema_case("index-on-expression", "the index idx_events_tick is `CREATE INDEX idx_events_tick ON events (abs (tick))`",
+            "idx_events_tick", '("tick")', '(abs("tick"))')
+
+# --- a table's options, and what SQLite makes ---------------------------------------------------
+schema_case("strict", "the table objects ends `) STRICT`; smalltown's ends `)`", "objects", "\n)", "\n) STRICT")
+case("autoincrement-sequence", "it holds a table 'sqlite_sequence' that smalltown does not make",
+     "CREATE TABLE counter (id INTEGER PRIMARY KEY AUTOINCREMENT)", "INSERT INTO counter VALUES (NULL)", "DROP TABLE counter")
+CASES.append(EditCase("name-not-utf8", "sqlite_master rowid", _copy_and(  # the index renamed, in its SQL too
+    ("UPDATE sqlite_master SET name = CAST(X'69647878ff' AS TEXT), sql = replace(sql, '\"idx_events_tick\"', "
+     "CAST(X'2269647878ff22' AS TEXT)) WHERE name = 'idx_events_tick'",), writable_schema=True)))
+CASES.append(EditCase("name-not-utf8-malformed", "its schema is malformed (a name that is not UTF-8 text)", _copy_and(  # SQLite's message names it
+    "UPDATE sqlite_master SET name = CAST(X'69647878ff' AS TEXT) WHERE name = 'idx_events_tick'", writable_schema=True)))
 
 # --- text ---------------------------------------------------------------------------------------
 _LAST = "(SELECT max(id) FROM memories)"
@@ -96,6 +108,9 @@ case("agent-name-not-utf8", "agents rowid 1: name: not valid UTF-8",
      "UPDATE agents SET name = name || CAST(X'c0' AS TEXT) WHERE rowid = 1",
      "UPDATE plans SET agent = agent || CAST(X'c0' AS TEXT) WHERE rowid = 1")
 case("meta-not-utf8", "meta rowid", "UPDATE meta SET value = CAST(X'22e282' AS TEXT) || '\"' WHERE key = 'created_with'")
+case("past-unicode", "memories rowid 1: description: not valid UTF-8",  # a code point past U+10FFFF
+     "UPDATE memories SET description = 'x' || CAST(X'f4908080' AS TEXT) WHERE id = 1")
+case("meta-key-not-utf8", "meta rowid", "INSERT INTO meta VALUES (CAST(X'6bff' AS TEXT), '1')")
 case("surrogate-in-call", "llm_calls rowid 1: note: not valid UTF-8",  # UTF-16's surrogates are not UTF-8
      "UPDATE llm_calls SET note = 'fallback ' || CAST(X'eda080' AS TEXT) WHERE id = 1")
 
