@@ -1,7 +1,8 @@
 """What opening a save checks before anything in it is used: a save from a stranger is data.
 
-The header (a file cut short), the schema (only the tables and indexes smalltown makes; no
-triggers or views, which run code), the meta values (bounded, JSON) and the rows (store/validate.py).
+The header (a file cut short), the schema and the text encoding (store/schema_check.py: only the
+tables and indexes smalltown makes, as it makes them; no triggers or views, which run code; UTF-8
+text), the meta values (bounded, JSON) and the rows (store/validate.py).
 """
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ import struct
 from pathlib import Path
 from typing import Any, Iterator
 
+from smalltown.store import schema_check as _schema
 from smalltown.store import validate as _validate
 from smalltown.store.errors import SaveError
-from smalltown.store.schema import known_schema
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -59,20 +60,17 @@ def check_header(path: Path) -> None:
 
 
 def check_contents(conn: sqlite3.Connection, path: Path) -> None:
-    """Refuse what smalltown never writes: triggers and views (code that would run when the save
-    is read or written), unknown tables, oversized or non-JSON meta values."""
-    known = known_schema()
-    for kind, name, table in conn.execute("SELECT type, name, tbl_name FROM sqlite_master"):
-        if kind in ("trigger", "view"):
-            raise SaveError(f"{path}: refusing to open: it holds a {kind} {name!r}, and smalltown saves "
-                            f"never do (a {kind} runs code stored in the file)")
-        if name.startswith("sqlite_") or (kind, name) in known:
-            continue
-        # an index someone added is refused too: a UNIQUE one makes a run's writes fail
-        article = "an" if kind == "index" else "a"
-        raise SaveError(f"{path}: refusing to open: it holds {article} {kind} {name!r} that smalltown does not make")
-    if "meta" not in {name for _, name, _ in conn.execute("SELECT type, name, tbl_name FROM sqlite_master")}:
+    """Refuse what smalltown never writes: a text encoding other than UTF-8, triggers and views
+    (code that would run when the save is read or written), unknown tables and indexes, those
+    whose SQL is not as this version makes them (store/schema_check.py), meta values that are not
+    UTF-8, oversized or not JSON."""
+    problem = _schema.encoding_problem(conn) or _schema.schema_problem(conn)
+    if problem:
+        raise SaveError(f"{path}: refusing to open: {problem}")
+    if not conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").fetchone():
         raise SaveError(f"{path}: not a smalltown save (no meta table)")
+    for problem in _schema.text_problems(conn, ["meta"], limit=1):
+        raise SaveError(f"{path}: refusing to open: {problem}")
     rows = conn.execute("SELECT count(*) FROM meta").fetchone()[0]
     if rows > META_MAX_ROWS:
         raise SaveError(f"{path}: refusing to open: meta has {rows:,} rows (at most {META_MAX_ROWS:,})")
@@ -98,7 +96,18 @@ def meta_values(conn: sqlite3.Connection) -> dict[str, Any]:
 
 
 def row_problems(conn: sqlite3.Connection, version: int, limit: int = 20) -> Iterator[str]:
-    """What is wrong in the meta values and rows of a save (store/validate.py), first to last."""
+    """What is wrong in the indexes, meta values and rows of a save (store/schema_check.py, then
+    store/validate.py), first to last. Rows with text that is not UTF-8 are all there is to say:
+    the checks after them read text."""
+    yield from _schema.missing_indexes(conn, version)
+    tables = [name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
+                                               "AND name != 'meta' ORDER BY rowid")]
+    not_text = False
+    for problem in _schema.text_problems(conn, tables, limit):
+        not_text = True
+        yield problem
+    if not_text:
+        return
     for problem in _validate.meta_problems(meta_values(conn)):
         yield problem
     for problem in _validate.problems(conn, version, limit):

@@ -218,6 +218,9 @@ class Save:
                 conn.execute("PRAGMA synchronous=NORMAL")
         except sqlite3.Error as e:
             raise SaveError(explain(path, e)) from None
+        except UnicodeDecodeError:  # SQLite's message names what its schema calls something not UTF-8
+            raise SaveError(f"{path}: refusing to open: its schema is malformed (a name that is not UTF-8 "
+                            f"text); smalltown cannot read it") from None
         return conn
 
     def close(self) -> None:

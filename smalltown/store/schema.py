@@ -24,6 +24,13 @@ TIME_FMT = "%Y-%m-%d %H:%M:%S"  # how a save writes game times
 
 def create_schema(db: sqlite_utils.Database) -> None:
     """A new save's tables: schema 1's, then what each migration adds."""
+    _create_v1(db)
+    for step in MIGRATIONS.values():  # a new save has what each migration adds
+        step(db)
+
+
+def _create_v1(db: sqlite_utils.Database) -> None:
+    """Schema 1's tables and indexes."""
     db["meta"].create({"key": str, "value": str}, pk="key")
     db["agents"].create(
         {"name": str, "x": int, "y": int, "dest": str, "action": str, "address": str, "state": str},
@@ -49,8 +56,6 @@ def create_schema(db: sqlite_utils.Database) -> None:
         pk="id",
     )
     db["llm_calls"].create_index(["agent", "task"])
-    for step in MIGRATIONS.values():  # a new save has what each migration adds
-        step(db)
 
 
 def _create_v2(db: sqlite_utils.Database) -> None:
@@ -135,12 +140,28 @@ MIGRATIONS = {1: _create_v2, 2: _create_v3, 3: _create_v4, 4: _create_v5, 5: _pa
               7: _create_v8, 8: _create_v9}  # from version N to N + 1
 
 
+# (type, name, table, SQL) of one entry of sqlite_master: a table, an index (its SQL None for
+# the one SQLite makes for a PRIMARY KEY or UNIQUE column), a trigger or a view
+Entry = tuple[str, str, str, "str | None"]
+
+
 @cache
-def known_schema() -> frozenset[tuple[str, str]]:
-    """(type, name) of every table and index a new save has: what an opened save may hold."""
+def reference(version: int = SCHEMA_VERSION) -> tuple[Entry, ...]:
+    """What a save at schema `version` holds as smalltown makes it, each table and index with the
+    SQL SQLite stores for it: schema 1's, then what each migration before `version` adds (a new
+    save's, SCHEMA_VERSION, is what create_schema makes; an older one's is what its smalltown wrote,
+    or what migrating to it made). Built in an empty database in memory."""
     conn = sqlite3.connect(":memory:")
     try:
-        create_schema(sqlite_utils.Database(conn))
-        return frozenset(conn.execute("SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'"))
+        db = sqlite_utils.Database(conn)
+        _create_v1(db)
+        for v in range(1, version):
+            MIGRATIONS[v](db)
+        return tuple(conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY name"))
     finally:
         conn.close()
+
+
+def known_schema() -> frozenset[tuple[str, str]]:
+    """(type, name) of every table and index a new save has: what an opened save may hold."""
+    return frozenset((kind, name) for kind, name, _, _ in reference() if not name.startswith("sqlite_"))
