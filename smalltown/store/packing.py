@@ -67,6 +67,23 @@ def unpack_vector(blob: bytes, where: str = "a vector") -> np.ndarray:
     raise SaveError(f"{where}: not a vector of float32")
 
 
+def sparse_vector(blob: bytes, where: str = "a vector") -> tuple[int, np.ndarray, np.ndarray]:
+    """(numbers, positions, values) of a stored vector's non-zeros, read from the sparse form
+    without making the dense row (a large save's stream keeps only these); SaveError as
+    unpack_vector."""
+    n = len(blob)
+    if blob[:1] == SPARSE and n % 6 == 3 and n % 4 != 0:
+        dim, k = int.from_bytes(blob[1:3], "little"), (n - 3) // 6
+        idx = np.frombuffer(blob, dtype=_U16, count=k, offset=3)
+        if dim and (not k or (idx[-1] < dim and (k == 1 or bool(np.all(idx[1:] > idx[:-1]))))):
+            val = np.frombuffer(blob, dtype=_F32, count=k, offset=3 + 2 * k)
+            keep = val != 0  # (pack_vector keeps none; a zero adds nothing to a dot product)
+            return dim, idx[keep], val[keep]
+    vec = unpack_vector(blob, where)
+    pos = np.flatnonzero(vec)
+    return vec.size, pos, vec[pos]
+
+
 def pack_text(text: str | bytes | None) -> str | bytes | None:
     """zlib's bytes when shorter than the text's, the text otherwise (short answers gain nothing)."""
     if not isinstance(text, str):  # None, or packed already

@@ -1,0 +1,90 @@
+"""A stream's text vectors, kept by their non-zero values (the hashed n-gram embedder sets ~43 of
+256): ~260 bytes a text instead of 1 KB, so a 200,000-memory save fits in a bounded RSS.
+
+Scoring rebuilds dense float32 rows a chunk at a time and takes einsum's dot product of each with
+the query, exactly as it did when every row was kept dense: einsum gives a row the same sum
+wherever it sits, and a zero adds nothing, so every relevance is bitwise what it was.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+CHUNK = 4096  # rows rebuilt at once: 4 MB of float32 at 256 numbers
+
+
+class Vectors:
+    """Vectors by text id, appended in order; each kept as (positions, values) of its non-zeros.
+
+    In numpy arrays grown by half as they fill (never resized in place): a reader on another
+    thread (the embedder asking whether a text is known) keeps a whole array."""
+
+    def __init__(self, dim: int):
+        self.dim = dim
+        self._n = 0  # texts
+        self._used = 0  # non-zeros
+        self._pos = np.zeros(256, np.uint16 if dim <= 0xFFFF else np.uint32)
+        self._val = np.zeros(256, np.float32)
+        self._start = np.zeros(65, np.int64)  # text id -> where its non-zeros begin (and the next's)
+
+    def __len__(self) -> int:
+        return self._n
+
+    def append(self, vec: np.ndarray) -> None:
+        vec = np.asarray(vec, dtype=np.float32).reshape(-1)
+        if vec.shape != (self.dim,):
+            raise ValueError(f"a vector of {vec.size} numbers, expected {self.dim}")
+        pos = np.flatnonzero(vec)
+        self.append_sparse(pos, vec[pos])
+
+    def append_sparse(self, pos: np.ndarray, val: np.ndarray) -> None:
+        """A vector given as its increasing positions (below dim) and their float32 values."""
+        k, used = len(pos), self._used
+        if k and int(pos[-1]) >= self.dim:
+            raise ValueError(f"a vector with a number at {int(pos[-1])}, past its {self.dim}")
+        if used + k > len(self._val):
+            size = max(used + k, len(self._val) * 3 // 2)
+            self._pos, self._val = _grown(self._pos, size, used), _grown(self._val, size, used)
+        if self._n + 2 > len(self._start):
+            self._start = _grown(self._start, len(self._start) * 3 // 2, self._n + 1)
+        self._pos[used:used + k] = pos
+        self._val[used:used + k] = val
+        self._used = used + k
+        self._start[self._n + 1] = self._used  # (before the count: a reader sees a whole row)
+        self._n += 1
+
+    def row(self, tid: int) -> np.ndarray:
+        if not 0 <= tid < self._n:
+            raise IndexError(tid)
+        pos, val, start = self._pos, self._val, self._start
+        a, b = int(start[tid]), int(start[tid + 1])
+        out = np.zeros(self.dim, np.float32)
+        out[pos[a:b]] = val[a:b]
+        return out
+
+    def dots(self, q: np.ndarray, tids: np.ndarray | None = None) -> np.ndarray:
+        """float32 dot products of the query with the texts `tids` (all, in order, when None)."""
+        pos, val, start = self._pos, self._val, self._start
+        count = self._n if tids is None else len(tids)
+        out = np.empty(count, np.float32)
+        if not count:
+            return out
+        dense = np.zeros((min(CHUNK, count), self.dim), np.float32)
+        for lo in range(0, count, CHUNK):
+            hi = min(count, lo + CHUNK)
+            t = np.arange(lo, hi) if tids is None else np.asarray(tids[lo:hi], dtype=np.int64)
+            first, lens = start[t], start[t + 1] - start[t]
+            rows = np.repeat(np.arange(hi - lo), lens)
+            at = np.arange(int(lens.sum())) - np.repeat(np.cumsum(lens) - lens, lens) + np.repeat(first, lens)
+            block = dense[:hi - lo]
+            cols = pos[at]
+            block[rows, cols] = val[at]
+            out[lo:hi] = np.einsum("ij,j->i", block, q)
+            block[rows, cols] = 0.0  # zeros again for the next chunk
+        return out
+
+
+def _grown(a: np.ndarray, size: int, keep: int) -> np.ndarray:
+    out = np.zeros(size, a.dtype)
+    out[:keep] = a[:keep]
+    return out
