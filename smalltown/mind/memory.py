@@ -49,6 +49,13 @@ def _micros(t: datetime) -> int:
     return (t - EPOCH) // timedelta(microseconds=1)
 
 
+def _nothing() -> None:
+    """(a row's vector filed by its caller)"""
+
+
+_NOTHING = _nothing
+
+
 def _time(us: int) -> datetime:
     return EPOCH + timedelta(microseconds=us)
 
@@ -143,15 +150,16 @@ class MemoryStream:
         if evidence:
             self._evidence[i] = evidence
         self._text_kinds[tid] |= 1 << code
-        self._latest[kind] = _time(made)
         self._n += 1
         return i
 
     def _append_memory(self, mem: Memory, vec: np.ndarray) -> int:
         if mem.agent != self.agent:
             raise ValueError(f"memory {mem.id} belongs to {mem.agent!r}, not {self.agent!r}")
-        return self._append(mem.id, mem.kind, mem.description, _micros(mem.created), _micros(mem.last_accessed),
-                            mem.importance, tuple(mem.evidence), lambda: self._vecs.append(vec))
+        row = self._append(mem.id, mem.kind, mem.description, _micros(mem.created), _micros(mem.last_accessed),
+                           mem.importance, tuple(mem.evidence), lambda: self._vecs.append(vec))
+        self._latest[mem.kind] = mem.created
+        return row
 
     def _memory(self, row: int) -> Memory:
         mem = self._live.get(row)
@@ -191,16 +199,28 @@ class MemoryStream:
         for mem, vec in zip(memories, embeddings):
             self._append_memory(mem, vec)
 
-    def load_saved(self, rows: Iterable[tuple], sparse: Callable[[bytes], tuple[np.ndarray, np.ndarray]],
-                   count: int = 0) -> None:
+    def load_saved(self, rows: Iterable[tuple], vector: Callable[[bytes], tuple[bytes, bytes]]) -> None:
         """Replace the stream's contents with a save's rows, read one at a time: (id, kind,
-        description, created and last accessed in seconds since EPOCH, importance, evidence,
-        packed vector); `sparse` unpacks a vector to its non-zero positions and values, only for
-        a text not held yet. Nothing is kept of a row but its columns."""
-        self._reset(count)
+        description, created and last accessed in whole seconds since EPOCH, importance, evidence
+        (None: none), stored vector); `vector` gives a stored vector's non-zero positions and
+        values as little-endian bytes (mind/vectors.py), asked only for a text not held yet.
+        Nothing is kept of a row but its columns. ValueError names a record that cannot be held."""
+        self._reset(0)
+        texts, vecs = self._texts, self._vecs
         for mid, kind, text, made, accessed, importance, evidence, blob in rows:
-            self._append(mid, kind, text, made * 1_000_000, accessed * 1_000_000, importance, evidence,
-                         lambda: self._vecs.append_sparse(*sparse(blob)))
+            held = text in texts
+            self._append(mid, kind, text, made * 1_000_000, accessed * 1_000_000, importance, evidence or (),
+                         _NOTHING)
+            if not held:
+                vecs.append_packed(*vector(blob))
+        bad = vecs.settle()
+        if bad is not None:
+            raise ValueError(f"memory {int(self._ids[self._text_row[bad]])}: embedding: not a vector of "
+                             f"{self.embedder.dim} float32 (its positions do not increase within it)")
+        for kind, code in _KIND_CODE.items():  # each kind's newest record, as add() would have left it
+            rows_of = np.flatnonzero(self._kind[:self._n] == code)
+            if len(rows_of):
+                self._latest[kind] = _time(int(self._made_us[rows_of[-1]]))
 
     def has(self, text: str, kind: str | None = None) -> bool:
         """Whether a record with exactly this text (of this kind, if given) is in the stream."""

@@ -8,6 +8,8 @@ wherever it sits, and a zero adds nothing, so every relevance is bitwise what it
 
 from __future__ import annotations
 
+from array import array
+
 import numpy as np
 
 CHUNK = 4096  # rows rebuilt at once: 4 MB of float32 at 256 numbers
@@ -26,6 +28,7 @@ class Vectors:
         self._pos = np.zeros(256, np.uint16 if dim <= 0xFFFF else np.uint32)
         self._val = np.zeros(256, np.float32)
         self._start = np.zeros(65, np.int64)  # text id -> where its non-zeros begin (and the next's)
+        self._pending: tuple[bytearray, bytearray, array] | None = None  # append_packed's, until settle()
 
     def __len__(self) -> int:
         return self._n
@@ -52,6 +55,48 @@ class Vectors:
         self._used = used + k
         self._start[self._n + 1] = self._used  # (before the count: a reader sees a whole row)
         self._n += 1
+
+    def append_packed(self, pos: bytes, val: bytes) -> None:
+        """A vector as the little-endian bytes of its positions and values (a save's, read in
+        bulk): gathered as bytes, made arrays and checked at once by `settle`."""
+        if self._pending is None:
+            self._pending = (bytearray(), bytearray(), array("q"))
+        ps, vs, starts = self._pending
+        ps += pos
+        vs += val
+        starts.append(len(vs) // 4)
+
+    def settle(self) -> int | None:
+        """Takes in what append_packed gathered; the first of those texts whose positions do not
+        increase or pass the size (None: all are sound, and taken in)."""
+        if self._pending is None:
+            return None
+        ps, vs, starts = self._pending
+        self._pending = None
+        pos = np.frombuffer(ps, self._pos.dtype.newbyteorder("<")).astype(self._pos.dtype)
+        val = np.frombuffer(vs, "<f4").astype(np.float32)
+        ends = np.frombuffer(starts, np.int64)
+        if len(pos) != len(val):
+            return self._n
+        bounds = np.concatenate(([0], ends))
+        lens = np.diff(bounds)
+        if (lens < 0).any():
+            return self._n
+        inside = np.ones(len(pos), bool)  # a position after the row's first must pass the one before
+        inside[bounds[:-1][lens > 0]] = False
+        bad = (pos >= self.dim) | (inside & (np.concatenate(([0], np.diff(pos.astype(np.int64)))) <= 0))
+        if bad.any():
+            return self._n + int(np.searchsorted(bounds, np.flatnonzero(bad)[0], side="right")) - 1
+        used, n, k = self._used, self._n, len(pos)
+        size = max(used + k, len(self._val))
+        self._pos, self._val = _grown(self._pos, size, used), _grown(self._val, size, used)
+        self._start = _grown(self._start, max(len(self._start), n + len(ends) + 1), n + 1)
+        self._pos[used:used + k] = pos
+        self._val[used:used + k] = val
+        self._start[n + 1:n + 1 + len(ends)] = ends + used
+        self._used = used + k
+        self._n = n + len(ends)
+        return None
 
     def row(self, tid: int) -> np.ndarray:
         if not 0 <= tid < self._n:

@@ -342,7 +342,11 @@ def resume(path: str | Path, backend: Backend, settings: Settings | None = None,
                       recent=deque(state.get("recent", [])), sighted=sighted_from(state.get("sighted")),
                       ahead=ahead_from(state.get("ahead")))
         if streams is None:  # one agent's rows at a time, kept as columns (mind/memory.py)
-            agent.mind.memory.load_saved(agent_memories(save.conn, spec.name), sparse(path, embedder.dim))
+            try:
+                agent.mind.memory.load_saved(agent_memories(save.conn, spec.name), sparse(path, embedder.dim))
+            except ValueError as e:  # (the checks read no vector's positions: one that cannot be held)
+                save.close()
+                raise SaveError(f"{path}: refusing to open it: memories: {e}") from None
             ids[spec.name] = agent.mind.memory.ids()
         else:
             mems, embs = streams.get(spec.name, ([], []))

@@ -15,7 +15,7 @@ import numpy as np
 
 from smalltown.llm.embed import Embedder
 from smalltown.mind.memory import Memory, MemoryStream
-from smalltown.store.packing import sparse_vector
+from smalltown.store.packing import sparse_parts
 from smalltown.store.save import Save, SaveError
 from smalltown.world.model import World
 
@@ -37,14 +37,14 @@ def read_streams(save: Save, embedder: Embedder, legacy: dict[str, list[int]]) -
     return streams
 
 
-def sparse(path: str | Path, dim: int) -> Callable[[bytes], tuple[np.ndarray, np.ndarray]]:
+def sparse(path: str | Path, dim: int) -> Callable[[bytes], tuple[bytes, bytes]]:
     """A saved vector's non-zeros, refused (naming the save) when it is not of the embedder's size."""
-    def sparse(blob: bytes) -> tuple[np.ndarray, np.ndarray]:
-        n, pos, val = sparse_vector(blob, f"{path}: memories: embedding")
+    def parts(blob: bytes) -> tuple[bytes, bytes]:
+        n, pos, val = sparse_parts(blob, f"{path}: memories: embedding")
         if n != dim:
             raise SaveError(f"{path}: memories: embedding: a vector of {n} numbers, the embedder's are {dim}")
         return pos, val
-    return sparse
+    return parts
 
 
 def saved_vector(streams: list[MemoryStream]) -> Callable[[str], np.ndarray | None]:

@@ -16,13 +16,13 @@ _SECONDS = "CAST(strftime('%s', {0}) AS INTEGER) - " + str(EPOCH_UNIX)
 
 def agent_memories(conn: sqlite3.Connection, agent: str) -> Iterator[tuple]:
     """(id, kind, description, created, last_accessed, importance, evidence, embedding) of the
-    agent's memories, oldest first: times in seconds since 2000-01-01, evidence a tuple of ids."""
+    agent's memories, oldest first: times in seconds since 2000-01-01, evidence a tuple of ids (None: none)."""
     rows = conn.execute(
         f"SELECT id, kind, description, {_SECONDS.format('created')}, {_SECONDS.format('last_accessed')}, "
         "importance, CASE WHEN evidence IS NULL OR evidence = '[]' THEN NULL ELSE evidence END, embedding "
         "FROM memories WHERE agent = ? ORDER BY id", (agent,))
-    for mid, kind, text, made, accessed, importance, evidence, blob in rows:
-        yield mid, kind, text, made, accessed, importance, tuple(json.loads(evidence)) if evidence else (), blob
+    for r in rows:
+        yield r if r[6] is None else (*r[:6], tuple(json.loads(r[6])), r[7])
 
 
 def memory_extent(conn: sqlite3.Connection) -> tuple[int, int]:
