@@ -20,7 +20,7 @@ from weakref import WeakValueDictionary
 import numpy as np
 
 from smalltown.llm.embed import Embedder
-from smalltown.mind.vectors import Vectors
+from smalltown.mind.vectors import Vectors, unsound
 from smalltown.store.records import Memory, Retrieval, Scored  # noqa: F401  (the save's records)
 
 KINDS = ("observation", "reflection", "plan", "chat")
@@ -207,16 +207,27 @@ class MemoryStream:
         Nothing is kept of a row but its columns. ValueError names a record that cannot be held."""
         self._reset(0)
         texts, vecs = self._texts, self._vecs
+        again, again_ends, again_ids = bytearray(), array("q"), array("q")  # a held text's vector: checked only
         for mid, kind, text, made, accessed, importance, evidence, blob in rows:
             held = text in texts
             self._append(mid, kind, text, made * 1_000_000, accessed * 1_000_000, importance, evidence or (),
                          _NOTHING)
-            if not held:
-                vecs.append_packed(*vector(blob))
+            pos, val = vector(blob)
+            if held:
+                again += pos
+                again_ends.append(len(again) // vecs.itemsize)
+                again_ids.append(mid)
+            else:
+                vecs.append_packed(pos, val)
         bad = vecs.settle()
-        if bad is not None:
-            raise ValueError(f"memory {int(self._ids[self._text_row[bad]])}: embedding: not a vector of "
-                             f"{self.embedder.dim} float32 (its positions do not increase within it)")
+        bad_id = None if bad is None else int(self._ids[self._text_row[bad]])
+        if bad_id is None and again_ids:
+            first = unsound(np.frombuffer(again, vecs.dtype).astype(np.int64), np.frombuffer(again_ends, np.int64),
+                            self.embedder.dim)
+            bad_id = None if first is None else again_ids[first]
+        if bad_id is not None:
+            raise ValueError(f"memory {bad_id}: embedding: not a vector of {self.embedder.dim} float32 "
+                             "(its positions do not increase within it)")
         for kind, code in _KIND_CODE.items():  # each kind's newest record, as add() would have left it
             rows_of = np.flatnonzero(self._kind[:self._n] == code)
             if len(rows_of):

@@ -29,6 +29,8 @@ class Vectors:
         self._val = np.zeros(256, np.float32)
         self._start = np.zeros(65, np.int64)  # text id -> where its non-zeros begin (and the next's)
         self._pending: tuple[bytearray, bytearray, array] | None = None  # append_packed's, until settle()
+        self.dtype = np.dtype("<u2" if dim <= 0xFFFF else "<u4")  # how a packed vector's positions are stored
+        self.itemsize = self.dtype.itemsize
 
     def __len__(self) -> int:
         return self._n
@@ -73,20 +75,12 @@ class Vectors:
             return None
         ps, vs, starts = self._pending
         self._pending = None
-        pos = np.frombuffer(ps, self._pos.dtype.newbyteorder("<")).astype(self._pos.dtype)
+        pos = np.frombuffer(ps, self.dtype).astype(self._pos.dtype)
         val = np.frombuffer(vs, "<f4").astype(np.float32)
         ends = np.frombuffer(starts, np.int64)
-        if len(pos) != len(val):
-            return self._n
-        bounds = np.concatenate(([0], ends))
-        lens = np.diff(bounds)
-        if (lens < 0).any():
-            return self._n
-        inside = np.ones(len(pos), bool)  # a position after the row's first must pass the one before
-        inside[bounds[:-1][lens > 0]] = False
-        bad = (pos >= self.dim) | (inside & (np.concatenate(([0], np.diff(pos.astype(np.int64)))) <= 0))
-        if bad.any():
-            return self._n + int(np.searchsorted(bounds, np.flatnonzero(bad)[0], side="right")) - 1
+        bad = unsound(pos, ends, self.dim)
+        if bad is not None or len(pos) != len(val):
+            return self._n + (bad or 0)
         used, n, k = self._used, self._n, len(pos)
         size = max(used + k, len(self._val))
         self._pos, self._val = _grown(self._pos, size, used), _grown(self._val, size, used)
@@ -133,3 +127,19 @@ def _grown(a: np.ndarray, size: int, keep: int) -> np.ndarray:
     out = np.zeros(size, a.dtype)
     out[:keep] = a[:keep]
     return out
+
+
+def unsound(pos: np.ndarray, ends: np.ndarray, dim: int) -> int | None:
+    """The first of the vectors (positions laid end to end, each ending at `ends`) whose positions
+    do not increase or reach `dim`; None: all are sound."""
+    bounds = np.concatenate(([0], np.asarray(ends, np.int64)))
+    lens = np.diff(bounds)
+    if (lens < 0).any() or bounds[-1] != len(pos):
+        return 0
+    inside = np.ones(len(pos), bool)  # a position after its vector's first must pass the one before
+    inside[bounds[:-1][lens > 0]] = False
+    step = np.concatenate(([1], np.diff(pos.astype(np.int64))))
+    bad = (pos >= dim) | (inside & (step <= 0))
+    if not bad.any():
+        return None
+    return int(np.searchsorted(bounds, np.flatnonzero(bad)[0], side="right")) - 1
