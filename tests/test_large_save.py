@@ -120,8 +120,8 @@ def test_a_loaded_stream_keeps_columns_not_objects(grown):
         sim.save.close()
     finally:
         tracemalloc.stop()
-    assert all(not s._live for s in streams)  # no record made until one is asked for
     assert held / rows < 1024, f"{held / rows:.0f} bytes held per memory"
+    assert all(not s._live for s in streams)  # no record made until one is asked for
 
 
 def test_a_vector_whose_positions_do_not_increase_is_refused_naming_the_save(grown, tmp_path):

@@ -49,11 +49,8 @@ def _micros(t: datetime) -> int:
     return (t - EPOCH) // timedelta(microseconds=1)
 
 
-def _nothing() -> None:
-    """(a row's vector filed by its caller)"""
-
-
-_NOTHING = _nothing
+def _nothing() -> None:  # (a row whose vector its caller files)
+    pass
 
 
 def _time(us: int) -> datetime:
@@ -211,7 +208,7 @@ class MemoryStream:
         for mid, kind, text, made, accessed, importance, evidence, blob in rows:
             held = text in texts
             self._append(mid, kind, text, made * 1_000_000, accessed * 1_000_000, importance, evidence or (),
-                         _NOTHING)
+                         _nothing)
             pos, val = vector(blob)
             if held:
                 again += pos
