@@ -84,6 +84,7 @@ def _row(rng: random.Random, me: str, agents: list[str], places: list[str], obje
 
 def make(out: Path, memories: int, world: str, seed: int = 7) -> dict:
     """A real save of `world` grown to `memories` memories; returns what was made."""
+    out.parent.mkdir(parents=True, exist_ok=True)
     base = out.with_suffix(".base.sqlite")
     if not base.exists():  # the real run (a minute of a bundled world's scripted hour), kept to grow again
         subprocess.run([sys.executable, "-m", "smalltown", "run", world, "--headless", "--until", "+1h",

@@ -224,7 +224,7 @@ class MemoryStream:
             bad_id = None if first is None else again_ids[first]
         if bad_id is not None:
             raise ValueError(f"memory {bad_id}: embedding: not a vector of {self.embedder.dim} float32 "
-                             "(its positions do not increase within it)")
+                             "(its positions do not increase, or pass its size)")
         for kind, code in _KIND_CODE.items():  # each kind's newest record, as add() would have left it
             rows_of = np.flatnonzero(self._kind[:self._n] == code)
             if len(rows_of):

@@ -346,7 +346,8 @@ def resume(path: str | Path, backend: Backend, settings: Settings | None = None,
                 agent.mind.memory.load_saved(agent_memories(save.conn, spec.name), sparse(path, embedder.dim))
             except ValueError as e:  # (the checks read no vector's positions: one that cannot be held)
                 save.close()
-                raise SaveError(f"{path}: refusing to open it: memories: {e}") from None
+                raise SaveError(f"{path}: refusing to open it: memories: {e}; the save is damaged: "
+                              "continue a copy made before it was") from None
             ids[spec.name] = agent.mind.memory.ids()
         else:
             mems, embs = streams.get(spec.name, ([], []))
