@@ -1,5 +1,5 @@
 """A stream's text vectors, kept by their non-zero values (the hashed n-gram embedder sets ~43 of
-256): ~260 bytes a text instead of 1 KB, so a 200,000-memory save fits in a bounded RSS.
+256): ~350 bytes a text instead of 1 KB, so a 200,000-memory save fits in a bounded RSS.
 
 Scoring rebuilds dense float32 rows a chunk at a time and takes einsum's dot product of each with
 the query, exactly as it did when every row was kept dense: einsum gives a row the same sum
@@ -25,7 +25,9 @@ class Vectors:
         self.dim = dim
         self._n = 0  # texts
         self._used = 0  # non-zeros
-        self._pos = np.zeros(256, np.uint16 if dim <= 0xFFFF else np.uint32)
+        # each non-zero's place in its chunk's rows laid end to end: (text id % CHUNK) * dim + position,
+        # so a chunk's rows are filled with one scatter (int64 past what int32 holds)
+        self._pos = np.zeros(256, np.int32 if CHUNK * dim < 2**31 else np.int64)
         self._val = np.zeros(256, np.float32)
         self._start = np.zeros(65, np.int64)  # text id -> where its non-zeros begin (and the next's)
         self._pending: tuple[bytearray, bytearray, array] | None = None  # append_packed's, until settle()
@@ -52,7 +54,7 @@ class Vectors:
             self._pos, self._val = _grown(self._pos, size, used), _grown(self._val, size, used)
         if self._n + 2 > len(self._start):
             self._start = _grown(self._start, len(self._start) * 3 // 2, self._n + 1)
-        self._pos[used:used + k] = pos
+        self._pos[used:used + k] = np.asarray(pos, np.int64) + (self._n % CHUNK) * self.dim
         self._val[used:used + k] = val
         self._used = used + k
         self._start[self._n + 1] = self._used  # (before the count: a reader sees a whole row)
@@ -75,13 +77,14 @@ class Vectors:
             return None
         ps, vs, starts = self._pending
         self._pending = None
-        pos = np.frombuffer(ps, self.dtype).astype(self._pos.dtype)
+        pos = np.frombuffer(ps, self.dtype).astype(np.int64)
         val = np.frombuffer(vs, "<f4").astype(np.float32)
         ends = np.frombuffer(starts, np.int64)
         bad = unsound(pos, ends, self.dim)
         if bad is not None or len(pos) != len(val):
             return self._n + (bad or 0)
         used, n, k = self._used, self._n, len(pos)
+        pos += np.repeat((np.arange(n, n + len(ends)) % CHUNK) * self.dim, np.diff(ends, prepend=0))
         size = max(used + k, len(self._val))
         self._pos, self._val = _grown(self._pos, size, used), _grown(self._val, size, used)
         self._start = _grown(self._start, max(len(self._start), n + len(ends) + 1), n + 1)
@@ -98,7 +101,7 @@ class Vectors:
         pos, val, start = self._pos, self._val, self._start
         a, b = int(start[tid]), int(start[tid + 1])
         out = np.zeros(self.dim, np.float32)
-        out[pos[a:b]] = val[a:b]
+        out[pos[a:b] - (tid % CHUNK) * self.dim] = val[a:b]
         return out
 
     def dots(self, q: np.ndarray, tids: np.ndarray | None = None) -> np.ndarray:
@@ -108,18 +111,21 @@ class Vectors:
         out = np.empty(count, np.float32)
         if not count:
             return out
-        dense = np.zeros((min(CHUNK, count), self.dim), np.float32)
-        for lo in range(0, count, CHUNK):
+        dim = self.dim
+        for lo in range(0, count, CHUNK):  # (with tids None, a chunk of texts is one of CHUNK's)
             hi = min(count, lo + CHUNK)
-            t = np.arange(lo, hi) if tids is None else np.asarray(tids[lo:hi], dtype=np.int64)
-            first, lens = start[t], start[t + 1] - start[t]
-            rows = np.repeat(np.arange(hi - lo), lens)
-            at = np.arange(int(lens.sum())) - np.repeat(np.cumsum(lens) - lens, lens) + np.repeat(first, lens)
-            block = dense[:hi - lo]
-            cols = pos[at]
-            block[rows, cols] = val[at]
-            out[lo:hi] = np.einsum("ij,j->i", block, q)
-            block[rows, cols] = 0.0  # zeros again for the next chunk
+            if tids is None:  # texts lo..hi: their non-zeros lie end to end, placed in the chunk
+                a, b = int(start[lo]), int(start[hi])
+                flat, vals = pos[a:b], val[a:b]
+            else:
+                t = np.asarray(tids[lo:hi], dtype=np.int64)
+                first, lens = start[t], start[t + 1] - start[t]
+                at = np.arange(int(lens.sum())) - np.repeat(np.cumsum(lens) - lens, lens) + np.repeat(first, lens)
+                flat = pos[at] + np.repeat(np.arange(hi - lo) - t % CHUNK, lens) * dim  # placed at their row here
+                vals = val[at]
+            dense = np.zeros((hi - lo) * dim, np.float32)
+            dense[flat] = vals
+            out[lo:hi] = np.einsum("ij,j->i", dense.reshape(hi - lo, dim), q)
         return out
 
 
