@@ -131,8 +131,9 @@ class MemoryStream:
             raise ValueError(f"memory ids must increase: {mid} after {int(self._ids[i - 1])}")
         self._reserve(i + 1)
         tid = self._texts.get(description)
-        if tid is None:
-            tid = self._texts[description] = len(self._text_list)
+        new = tid is None
+        if new:
+            tid = len(self._text_list)
             self._text_list.append(description)
             self._text_kinds.append(0)
             self._text_row.append(i)
@@ -148,6 +149,8 @@ class MemoryStream:
             self._evidence[i] = evidence
         self._text_kinds[tid] |= 1 << code
         self._n += 1
+        if new:  # known last: another mind's embedder may look it up (saved_vector) meanwhile
+            self._texts[description] = tid
         return i
 
     def _append_memory(self, mem: Memory, vec: np.ndarray) -> int:
@@ -366,11 +369,9 @@ class MemoryStream:
         """(text, its first record's id, its last record's id) of each distinct text, in the
         order the texts were first noted: a whole-stream scan that needs one record per text."""
         n = self._n
-        if not n:
-            return iter(())
         _, back = np.unique(self._tid[:n][::-1], return_index=True)  # by text id: its last row, from the end
         last = self._ids[n - 1 - back]
-        first = self._ids[np.frombuffer(self._text_row, np.int64)]
+        first = self._ids[np.array(self._text_row, np.int64)]
         return zip(self._text_list, first.tolist(), last.tolist())
 
     def __len__(self) -> int:
@@ -383,10 +384,9 @@ class MemoryStream:
         return self._vecs.row(int(self._tid[self.get_row(memory_id)]))
 
     def get_row(self, memory_id: int) -> int:
-        rows = self._rows_of([memory_id])
-        if not len(rows):
-            raise KeyError(memory_id)
-        return int(rows[0])
+        for row in self._rows_of([memory_id]).tolist():
+            return row
+        raise KeyError(memory_id)
 
     def drain(self) -> tuple[list[tuple[Memory, np.ndarray]], list[tuple[int, datetime]], list[Retrieval]]:
         """What changed since the last drain: new memories with their embeddings, (id,
