@@ -33,7 +33,7 @@ def test_a_text_stored_many_times_keeps_one_embedding():
     stream = MemoryStream("Ann", embedder, itertools.count(1).__next__)
     texts = [f"Ann sees bench {i} in the park" for i in range(150)]  # past the first 64 rows: it grows
     mems = [stream.add("observation", texts[i % 150], NOW + timedelta(minutes=i), 3) for i in range(600)]
-    assert len(stream._emb) < 300  # by text (150, grown a quarter at a time), not by record (600)
+    assert len(stream._vecs) == 150  # by text, not by record (600)
     for m in mems[::7]:  # every record reads its own text's vector
         assert np.array_equal(stream.embedding(m.id), embedder.embed([m.description])[0])
     assert stream.has(texts[3], "observation") and not stream.has(texts[3], "chat") and not stream.has("x")

@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 import hashlib
 import re
 import unicodedata
-from typing import Iterable, Protocol, Sequence
+from typing import Callable, Iterable, Protocol, Sequence
 
 import numpy as np
 
@@ -44,6 +44,9 @@ class CachedEmbedder(ABC):
     def __init__(self) -> None:
         self.cache: dict[str, np.ndarray] = {}
         self.fresh: list[str] = []
+        # Where a text's saved vector is found when it is not cached (a resumed run's memory
+        # streams: their vectors are not all copied here), as if preloaded: not fresh.
+        self.backing: Callable[[str], np.ndarray | None] | None = None
 
     @abstractmethod
     def _compute(self, texts: Sequence[str]) -> np.ndarray:
@@ -52,6 +55,9 @@ class CachedEmbedder(ABC):
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         cache = self.cache
         missing = list(dict.fromkeys(t for t in texts if t not in cache))  # unique, in order
+        if missing and self.backing is not None:
+            CachedEmbedder.preload(self, [(t, v) for t in missing if (v := self.backing(t)) is not None])
+            missing = [t for t in missing if t not in cache]
         if missing:
             rows = self._compute(missing)
             for text, row in zip(missing, rows):

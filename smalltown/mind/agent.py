@@ -80,9 +80,15 @@ class Mind:
     def reindex(self) -> None:
         """What the agent knows of the world's facts, from its memory stream and the records still
         waiting (after the stream is loaded from a save)."""
-        self.facts = {}
-        for m in self.memory:
-            self.learn(record(self.lore, m))
+        # as learning every record in order would: each fact's latest record, in the order the
+        # facts were first met, with one look per distinct text (a long stream repeats most)
+        first: dict[str, int] = {}
+        last: dict[str, int] = {}
+        for text, first_id, last_id in self.memory.text_spans():
+            for f in self.lore.facts_of(text):
+                first[f] = min(first.get(f, first_id), first_id)
+                last[f] = max(last.get(f, last_id), last_id)
+        self.facts = {f: record(self.lore, self.memory.get(last[f])) for f in sorted(first, key=first.get)}
         for p in self.state.pending:
             self.learn(importance.waiting(self.lore, p))
 

@@ -1,21 +1,26 @@
 """One agent's memory stream and its retrieval (SPEC §1–§2).
 
-The stream keeps its records twice: as `Memory` objects (what callers read) and as column arrays
-(importance, last access, kind, id, text) that retrieval scores in one vectorised pass, with no
-Python loop per record. Embeddings are kept once per distinct text (an agent notes the same
-observation many times a week): a record's relevance is its text's. The simulation owns persistence: `drain()` hands it what changed.
+The stream keeps its records as column arrays (importance, times, kind, id, text) that retrieval
+scores in one vectorised pass, with no Python loop per record; a `Memory` object is made from its
+columns when a caller asks for one (and is the same object while anyone holds it). Embeddings are
+kept once per distinct text (an agent notes the same observation many times a week), by their
+non-zero values (mind/vectors.py): a record's relevance is its text's. So a stream of 200,000
+records costs ~60 bytes a record and ~300 a distinct text, not a kilobyte and a Python object a
+record. The simulation owns persistence: `drain()` hands it what changed.
 """
 
 from __future__ import annotations
 
 from array import array
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import Callable, Collection, Iterator, Sequence
+from datetime import datetime, timedelta, timezone
+from typing import Callable, Collection, Iterable, Iterator, Sequence
+from weakref import WeakValueDictionary
 
 import numpy as np
 
 from smalltown.llm.embed import Embedder
+from smalltown.mind.vectors import Vectors, unsound
 from smalltown.store.records import Memory, Retrieval, Scored  # noqa: F401  (the save's records)
 
 KINDS = ("observation", "reflection", "plan", "chat")
@@ -35,6 +40,21 @@ def game_hours(t: datetime) -> float:
     if t.tzinfo is not None:
         t = t.astimezone(timezone.utc).replace(tzinfo=None)
     return (t - EPOCH).total_seconds() / 3600.0
+
+
+def _micros(t: datetime) -> int:
+    """Microseconds since EPOCH, exact (aware datetimes taken in UTC, as game_hours does)."""
+    if t.tzinfo is not None:
+        t = t.astimezone(timezone.utc).replace(tzinfo=None)
+    return (t - EPOCH) // timedelta(microseconds=1)
+
+
+def _nothing() -> None:  # (a row whose vector its caller files)
+    pass
+
+
+def _time(us: int) -> datetime:
+    return EPOCH + timedelta(microseconds=us)
 
 
 @dataclass(frozen=True)
@@ -61,18 +81,23 @@ class MemoryStream:
         self.weights = weights
         self._reset(0)
 
-    def _reset(self, capacity: int, texts: int = 0) -> None:
-        self._mems: list[Memory] = []
-        self._row: dict[int, int] = {}  # memory id -> row
+    def _reset(self, capacity: int) -> None:
         self._n = 0
         cap = max(capacity, 64)
-        self._emb = np.zeros((max(texts, 64), self.embedder.dim), np.float32)  # by text id
         self._imp = np.zeros(cap, np.float64)
         self._acc = np.zeros(cap, np.float64)  # last access, game_hours()
-        self._ids = np.zeros(cap, np.int64)
+        self._acc_us = np.zeros(cap, np.int64)  # the same, exact: microseconds since EPOCH
+        self._made_us = np.zeros(cap, np.int64)  # created, microseconds since EPOCH
+        self._ids = np.zeros(cap, np.int64)  # increasing: a memory's row is found by bisection
         self._kind = np.zeros(cap, np.int8)
         self._tid = np.zeros(cap, np.int64)  # which distinct text each row holds
+        self._evidence: dict[int, tuple[int, ...]] = {}  # row -> evidence, for the rows that cite some
+        # Memory objects are made from the columns when asked for, and kept while someone holds
+        # them: a retrieval's results and the stream's later answers are one object, as before.
+        self._live: WeakValueDictionary[int, Memory] = WeakValueDictionary()
         self._texts: dict[str, int] = {}  # description -> text id
+        self._text_list: list[str] = []  # text id -> description
+        self._vecs = Vectors(self.embedder.dim)  # text id -> its vector
         self._text_kinds = bytearray()  # text id -> the kinds it was stored as (bit per KINDS code)
         self._text_row = array("q")  # text id -> its first row (whose importance is the text's rating)
         self._latest: dict[str, datetime] = {}  # kind -> when its newest record was noted
@@ -88,41 +113,62 @@ class MemoryStream:
         while cap < needed:
             cap *= 2
         n = self._n
-        for name in ("_imp", "_acc", "_ids", "_kind", "_tid"):
+        for name in ("_imp", "_acc", "_acc_us", "_made_us", "_ids", "_kind", "_tid"):
             old = getattr(self, name)
             new = np.zeros(cap, old.dtype)
             new[:n] = old[:n]
             setattr(self, name, new)
 
-    def _append(self, mem: Memory, vec: np.ndarray) -> None:
-        if mem.agent != self.agent:
-            raise ValueError(f"memory {mem.id} belongs to {mem.agent!r}, not {self.agent!r}")
-        if mem.kind not in _KIND_CODE:
-            raise ValueError(f"unknown memory kind {mem.kind!r} (expected one of {KINDS})")
-        if self._mems and mem.id <= self._mems[-1].id:
-            raise ValueError(f"memory ids must increase: {mem.id} after {self._mems[-1].id}")
-        self._reserve(self._n + 1)
+    def _append(self, mid: int, kind: str, description: str, made: int, accessed: int, importance: int,
+                evidence: tuple[int, ...], vector: Callable[[], None]) -> int:
+        """A row from its columns (times in microseconds since EPOCH); `vector` files the text's
+        vector, called only for a text the stream has not held yet. Returns the row."""
+        code = _KIND_CODE.get(kind)
+        if code is None:
+            raise ValueError(f"unknown memory kind {kind!r} (expected one of {KINDS})")
         i = self._n
-        tid = self._texts.get(mem.description)
-        if tid is None:
-            tid = self._texts[mem.description] = len(self._texts)
+        if i and mid <= self._ids[i - 1]:
+            raise ValueError(f"memory ids must increase: {mid} after {int(self._ids[i - 1])}")
+        self._reserve(i + 1)
+        tid = self._texts.get(description)
+        new = tid is None
+        if new:
+            tid = len(self._text_list)
+            self._text_list.append(description)
             self._text_kinds.append(0)
             self._text_row.append(i)
-            if tid == len(self._emb):  # grown by a quarter, not doubled: most of a stream's bytes
-                emb = np.zeros((tid + max(64, tid // 4), self.embedder.dim), np.float32)
-                emb[:tid] = self._emb
-                self._emb = emb
-            self._emb[tid] = vec
-        self._imp[i] = mem.importance
-        self._acc[i] = game_hours(mem.last_accessed)
-        self._ids[i] = mem.id
-        self._kind[i] = _KIND_CODE[mem.kind]
+            vector()
+        self._imp[i] = importance
+        self._acc_us[i] = accessed
+        self._acc[i] = accessed / 1_000_000 / 3600.0  # game_hours' two roundings, bit for bit
+        self._made_us[i] = made
+        self._ids[i] = mid
+        self._kind[i] = code
         self._tid[i] = tid
-        self._text_kinds[tid] |= 1 << _KIND_CODE[mem.kind]
-        self._mems.append(mem)
-        self._latest[mem.kind] = mem.created
-        self._row[mem.id] = i
+        if evidence:
+            self._evidence[i] = evidence
+        self._text_kinds[tid] |= 1 << code
         self._n += 1
+        if new:  # known last: another mind's embedder may look it up (saved_vector) meanwhile
+            self._texts[description] = tid
+        return i
+
+    def _append_memory(self, mem: Memory, vec: np.ndarray) -> int:
+        if mem.agent != self.agent:
+            raise ValueError(f"memory {mem.id} belongs to {mem.agent!r}, not {self.agent!r}")
+        row = self._append(mem.id, mem.kind, mem.description, _micros(mem.created), _micros(mem.last_accessed),
+                           mem.importance, tuple(mem.evidence), lambda: self._vecs.append(vec))
+        self._latest[mem.kind] = mem.created
+        return row
+
+    def _memory(self, row: int) -> Memory:
+        mem = self._live.get(row)
+        if mem is None:
+            mem = Memory(int(self._ids[row]), self.agent, KINDS[self._kind[row]], self._text_list[self._tid[row]],
+                         _time(int(self._made_us[row])), _time(int(self._acc_us[row])), int(self._imp[row]),
+                         self._evidence.get(row, ()))
+            self._live[row] = mem
+        return mem
 
     def add(self, kind: str, description: str, now: datetime, importance: int,
             evidence: Sequence[int] = ()) -> Memory:
@@ -135,7 +181,8 @@ class MemoryStream:
         vec = self.embedder.embed([description])[0]
         mem = Memory(self.next_id(), self.agent, kind, description, now, now, importance,
                      tuple(int(e) for e in evidence))
-        self._append(mem, vec)
+        row = self._append_memory(mem, vec)
+        self._live[row] = mem
         self._new.append((mem, vec))
         return mem
 
@@ -148,9 +195,43 @@ class MemoryStream:
         if embeddings.shape != (len(memories), self.embedder.dim):
             raise ValueError(f"embeddings have shape {embeddings.shape}, expected "
                              f"({len(memories)}, {self.embedder.dim})")
-        self._reset(len(memories), len({m.description for m in memories}))
+        self._reset(len(memories))
         for mem, vec in zip(memories, embeddings):
-            self._append(mem, vec)
+            self._append_memory(mem, vec)
+
+    def load_saved(self, rows: Iterable[tuple], vector: Callable[[bytes], tuple[bytes, bytes]]) -> None:
+        """Replace the stream's contents with a save's rows, read one at a time: (id, kind,
+        description, created and last accessed in whole seconds since EPOCH, importance, evidence
+        (None: none), stored vector); `vector` gives a stored vector's non-zero positions and
+        values as little-endian bytes (mind/vectors.py), asked only for a text not held yet.
+        Nothing is kept of a row but its columns. ValueError names a record that cannot be held."""
+        self._reset(0)
+        texts, vecs = self._texts, self._vecs
+        again, again_ends, again_ids = bytearray(), array("q"), array("q")  # a held text's vector: checked only
+        for mid, kind, text, made, accessed, importance, evidence, blob in rows:
+            held = text in texts
+            self._append(mid, kind, text, made * 1_000_000, accessed * 1_000_000, importance, evidence or (),
+                         _nothing)
+            pos, val = vector(blob)
+            if held:
+                again += pos
+                again_ends.append(len(again) // vecs.itemsize)
+                again_ids.append(mid)
+            else:
+                vecs.append_packed(pos, val)
+        bad = vecs.settle()
+        bad_id = None if bad is None else int(self._ids[self._text_row[bad]])
+        if bad_id is None and again_ids:
+            first = unsound(np.frombuffer(again, vecs.dtype).astype(np.int64), np.frombuffer(again_ends, np.int64),
+                            self.embedder.dim)
+            bad_id = None if first is None else again_ids[first]
+        if bad_id is not None:
+            raise ValueError(f"memory {bad_id}: embedding: not a vector of {self.embedder.dim} float32 "
+                             "(its positions do not increase, or pass its size)")
+        for kind, code in _KIND_CODE.items():  # each kind's newest record, as add() would have left it
+            rows_of = np.flatnonzero(self._kind[:self._n] == code)
+            if len(rows_of):
+                self._latest[kind] = _time(int(self._made_us[rows_of[-1]]))
 
     def has(self, text: str, kind: str | None = None) -> bool:
         """Whether a record with exactly this text (of this kind, if given) is in the stream."""
@@ -158,6 +239,17 @@ class MemoryStream:
         if tid is None or kind is None:
             return tid is not None
         return kind in _KIND_CODE and bool(self._text_kinds[tid] & (1 << _KIND_CODE[kind]))
+
+    def saved_vector(self, text: str) -> tuple[int, np.ndarray] | None:
+        """(the id of its first record, its vector) of a text the stream holds; None if not."""
+        tid = self._texts.get(text)
+        if tid is None:
+            return None
+        return int(self._ids[self._text_row[tid]]), self._vecs.row(tid)
+
+    def ids(self) -> np.ndarray:
+        """The records' ids, in order (a copy)."""
+        return self._ids[:self._n].copy()
 
     def rating(self, text: str) -> int | None:
         """The importance this text was filed with (its first record's; None: not in the stream,
@@ -189,8 +281,8 @@ class MemoryStream:
                 raise ValueError(f"unknown memory kinds {sorted(unknown)} (expected some of {KINDS})")
             if len(kinds) < len(KINDS):
                 mask = np.isin(self._kind[:n], [_KIND_CODE[k] for k in kinds])
-        drop = [self._row[i] for i in exclude if i in self._row]
-        if drop:
+        drop = self._rows_of(exclude)
+        if len(drop):
             if mask is None:
                 mask = np.ones(n, bool)
             mask[drop] = False
@@ -199,14 +291,13 @@ class MemoryStream:
     def _score(self, query: str, now: datetime, k: int, rows: np.ndarray | None) -> list[Scored]:
         n, w, now_h = self._n, self.weights, game_hours(now)
         q = self.embedder.embed([query])[0]
-        emb, imp, acc, ids = self._emb[:len(self._texts)], self._imp[:n], self._acc[:n], self._ids[:n]
-        # einsum, not BLAS gemv: gemv may round identical rows differently depending on where
-        # they fall in its blocks, and identical texts must tie exactly (then the newer id wins);
-        # einsum gives a row the same sum wherever it sits, so a text's score is its records'.
+        imp, acc, ids = self._imp[:n], self._acc[:n], self._ids[:n]
+        # einsum, not BLAS gemv (mind/vectors.py): identical texts must tie exactly (then the newer
+        # id wins), and einsum gives a row the same sum wherever it sits.
         if rows is not None and len(rows) < n // 2:  # a small subset: score only its texts
-            rel = np.einsum("ij,j->i", emb[self._tid[rows]], q)
+            rel = self._vecs.dots(q, self._tid[rows])
         else:
-            rel = np.einsum("ij,j->i", emb, q)[self._tid[:n]]
+            rel = self._vecs.dots(q)[self._tid[:n]]
             if rows is not None:
                 rel = rel[rows]
         rel = rel.astype(np.float64)
@@ -237,9 +328,10 @@ class MemoryStream:
 
         picked = order if rows is None else rows[order]
         self._acc[picked] = now_h  # after scoring: this retrieval saw the old access times
+        self._acc_us[picked] = _micros(now)
         out = []
         for pos, row in zip(order.tolist(), picked.tolist()):
-            mem = self._mems[row]
+            mem = self._memory(row)
             mem.last_accessed = now
             self._touched[mem.id] = now
             out.append(Scored(mem, float(rec_n[pos]), float(imp_n[pos]), float(rel_n[pos]),
@@ -251,32 +343,50 @@ class MemoryStream:
         if n <= 0:
             return []
         if kinds is None:
-            return self._mems[-n:]
-        kinds = set(kinds)
-        out: list[Memory] = []
-        for mem in reversed(self._mems):
-            if mem.kind in kinds:
-                out.append(mem)
-                if len(out) == n:
-                    break
-        out.reverse()
-        return out
+            rows = range(max(0, self._n - n), self._n)
+        else:
+            codes = [_KIND_CODE[k] for k in set(kinds) if k in _KIND_CODE]
+            rows = np.flatnonzero(np.isin(self._kind[:self._n], codes))[-n:].tolist()
+        return [self._memory(r) for r in rows]
 
     def latest(self, kind: str) -> datetime | None:
         """When the newest record of `kind` was noted (None: none), without a scan."""
         return self._latest.get(kind)
 
     def get(self, memory_id: int) -> Memory:
-        return self._mems[self._row[memory_id]]
+        return self._memory(self.get_row(memory_id))
+
+    def _rows_of(self, memory_ids: Collection[int]) -> np.ndarray:
+        """The rows of those of these ids the stream holds (ids increase: found by bisection)."""
+        want = np.fromiter((int(i) for i in memory_ids), np.int64)
+        ids = self._ids[:self._n]
+        at = np.searchsorted(ids, want)
+        ok = at < self._n
+        ok[ok] = ids[at[ok]] == want[ok]
+        return at[ok]
+
+    def text_spans(self) -> Iterator[tuple[str, int, int]]:
+        """(text, its first record's id, its last record's id) of each distinct text, in the
+        order the texts were first noted: a whole-stream scan that needs one record per text."""
+        n = self._n
+        _, back = np.unique(self._tid[:n][::-1], return_index=True)  # by text id: its last row, from the end
+        last = self._ids[n - 1 - back]
+        first = self._ids[np.array(self._text_row, np.int64)]
+        return zip(self._text_list, first.tolist(), last.tolist())
 
     def __len__(self) -> int:
         return self._n
 
     def __iter__(self) -> Iterator[Memory]:
-        return iter(list(self._mems))
+        return (self._memory(r) for r in range(self._n))  # (rows added meanwhile are not seen)
 
     def embedding(self, memory_id: int) -> np.ndarray:
-        return self._emb[self._tid[self._row[memory_id]]].copy()
+        return self._vecs.row(int(self._tid[self.get_row(memory_id)]))
+
+    def get_row(self, memory_id: int) -> int:
+        for row in self._rows_of([memory_id]).tolist():
+            return row
+        raise KeyError(memory_id)
 
     def drain(self) -> tuple[list[tuple[Memory, np.ndarray]], list[tuple[int, datetime]], list[Retrieval]]:
         """What changed since the last drain: new memories with their embeddings, (id,

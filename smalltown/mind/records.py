@@ -66,6 +66,11 @@ class Lore:
                 self._tags.clear()
         return hit
 
+    def facts_of(self, text: str) -> tuple[str, ...]:
+        """The facts a text is about, as `tags` gives them, not kept (a scan of a whole stream)."""
+        hit = self._tags.get(text)
+        return hit[1] if hit is not None else self._about(text)
+
     def _about(self, text: str) -> tuple[str, ...]:
         """The facts the text is about (`Fact.about`), tried only where the substrings allow."""
         if not (self._ascii and text.isascii()):  # case folding beyond ASCII: no shortcut

@@ -34,8 +34,10 @@ from smalltown.sim.clock import clock_near
 from smalltown.sim.files import require_folder
 from smalltown.sim.civics import KINDS as CIVIC_KINDS
 from smalltown.sim.simulation import Simulation
+from smalltown.sim.streams import read_streams, restore_counts, saved_vector, sparse
 from smalltown.store.records import TickChanges
 from smalltown.store.copy import copy_save, remove_db
+from smalltown.store.memories import agent_memories, memory_extent
 from smalltown.store.packing import pack_vector
 from smalltown.store.schema import TIME_FMT
 from smalltown.store.save import Save, SaveError, is_save, take_lock
@@ -320,24 +322,15 @@ def resume(path: str | Path, backend: Backend, settings: Settings | None = None,
     sim = Simulation(world, save, backend, settings, tick=save.meta("tick"), embedder=embedder, fallback=fallback)
     sim.objects.update(save.objects())
     embedder.preload(save.embeddings())
-    streams: dict[str, tuple[list[Memory], list[np.ndarray]]] = {}
-    last_id = 0
+    last_id, unrated = memory_extent(save.conn)
+    streams: dict[str, tuple[list[Memory], list[np.ndarray]]] | None = None  # (a schema-1 save's, whole)
     legacy: dict[str, list[int]] = {}  # records a schema-1 save kept without importance or vector
-    for mid, agent_name, kind, desc, created, accessed, importance, emb, evidence in save.memories():
-        mems, embs = streams.setdefault(agent_name, ([], []))
-        mems.append(Memory(mid, agent_name, kind, desc, datetime.fromisoformat(created),
-                           datetime.fromisoformat(accessed), importance or 0, tuple(json.loads(evidence or "[]"))))
-        if emb is None or importance is None:
-            legacy.setdefault(agent_name, []).append(len(mems) - 1)
-            embs.append(None)
-        else:
-            vec = emb
-            embs.append(vec)
-            embedder.preload([(desc, vec)])  # (a filed text's rating: its records' in the stream)
-        last_id = max(last_id, mid)
-    sim._memory_counts = _restore_counts(world, streams, last_id)
-    if legacy:  # what the migration could not know (it has no model): now rated and embedded
-        sim._flush(sim.changes())
+    if unrated:
+        streams = read_streams(save, embedder, legacy)
+        sim._memory_counts = restore_counts(world, {a: [m.id for m in ms] for a, (ms, _) in streams.items()},
+                                             last_id)
+        sim._flush(sim.changes())  # what the migration could not know (it has no model): now rated and embedded
+    ids: dict[str, np.ndarray] = {}
     rows = {r[0]: r for r in save.agents()}
     for spec in world.agents:
         name, x, y, dest, _action, _address, state = rows[spec.name]
@@ -348,10 +341,19 @@ def resume(path: str | Path, backend: Backend, settings: Settings | None = None,
                       arena.index if arena else -1, using=state.get("using"),
                       recent=deque(state.get("recent", [])), sighted=sighted_from(state.get("sighted")),
                       ahead=ahead_from(state.get("ahead")))
-        mems, embs = streams.get(spec.name, ([], []))
-        if spec.name in legacy:
-            _complete_legacy(sim, agent.mind, mems, embs, legacy[spec.name])
-        agent.mind.memory.load(mems, np.vstack(embs) if embs else np.zeros((0, embedder.dim), np.float32))
+        if streams is None:  # one agent's rows at a time, kept as columns (mind/memory.py)
+            try:
+                agent.mind.memory.load_saved(agent_memories(save.conn, spec.name), sparse(path, embedder.dim))
+            except ValueError as e:  # (the checks read no vector's positions: one that cannot be held)
+                save.close()
+                raise SaveError(f"{path}: refusing to open it: memories: {e}; the save is damaged: "
+                              "continue a copy made before it was") from None
+            ids[spec.name] = agent.mind.memory.ids()
+        else:
+            mems, embs = streams.get(spec.name, ([], []))
+            if spec.name in legacy:
+                _complete_legacy(sim, agent.mind, mems, embs, legacy[spec.name])
+            agent.mind.memory.load(mems, np.vstack(embs) if embs else np.zeros((0, embedder.dim), np.float32))
         agent.mind.reindex()
         if dest:
             agent.dest = tuple(json.loads(dest))
@@ -359,6 +361,10 @@ def resume(path: str | Path, backend: Backend, settings: Settings | None = None,
         if agent.using:
             sim.users.setdefault(agent.using, set()).add(agent.name)
         sim.add(agent)
+    if streams is None:
+        sim._memory_counts = restore_counts(world, ids, last_id)
+        if hasattr(embedder, "backing"):  # a text the town has filed is embedded as it was saved
+            embedder.backing = saved_vector([a.mind.memory for a in sim.agents])
     if sim.economy:  # holdings: the starting inventories and the ledger (a ledger that does not add up refuses)
         sim.economy.load(save.ledger(), str(path), sim.tick)
     if sim.civics:  # the constitution in force, the amendments, the phase: from the save's events
@@ -369,20 +375,6 @@ def resume(path: str | Path, backend: Backend, settings: Settings | None = None,
     if start_after is not None:  # a cassette replays only what was recorded after this tick
         start_after(sim.tick)
     return sim
-
-
-def _restore_counts(world: World, streams: dict[str, tuple[list[Memory], list]], last_id: int) -> list[int]:
-    """Each agent's memory id counter, from its own latest id (so a resumed run allocates exactly
-    the ids an unbroken one would). A save whose ids are not interleaved by agent (made before
-    they were) continues above its highest id instead."""
-    n = len(world.agents)
-    counts = []
-    for i, spec in enumerate(world.agents):
-        mems = streams.get(spec.name, ([], []))[0]
-        if any((m.id - 1) % n != i for m in mems):
-            return [last_id // n] * n
-        counts.append((mems[-1].id - 1) // n if mems else -1)
-    return counts
 
 
 def _complete_legacy(sim: Simulation, mind: Mind, mems: list[Memory], embs: list, todo: list[int]) -> None:

@@ -67,6 +67,20 @@ def unpack_vector(blob: bytes, where: str = "a vector") -> np.ndarray:
     raise SaveError(f"{where}: not a vector of float32")
 
 
+def sparse_parts(blob: bytes, where: str = "a vector") -> tuple[int, bytes, bytes]:
+    """(numbers, positions, values) of a stored vector's non-zeros as little-endian bytes (uint16
+    positions, or uint32 past 65,535 numbers; float32 values): the sparse form's own slices, with
+    no array made (a large save's stream keeps only these). Whether positions increase is for the
+    reader to check (mind/vectors.py checks a whole stream's at once); SaveError as unpack_vector."""
+    n = len(blob)
+    if blob[:1] == SPARSE and n % 6 == 3 and n % 4 != 0:
+        k = (n - 3) // 6
+        return int.from_bytes(blob[1:3], "little"), blob[3:3 + 2 * k], blob[3 + 2 * k:]
+    vec = unpack_vector(blob, where)
+    pos = np.flatnonzero(vec)
+    return vec.size, pos.astype(_U16 if vec.size <= 0xFFFF else np.dtype("<u4")).tobytes(), vec[pos].tobytes()
+
+
 def pack_text(text: str | bytes | None) -> str | bytes | None:
     """zlib's bytes when shorter than the text's, the text otherwise (short answers gain nothing)."""
     if not isinstance(text, str):  # None, or packed already
