@@ -10,6 +10,7 @@ proof (`Sound`) instead of reading the rows again; without one, `resume` checks 
 from __future__ import annotations
 
 import json
+import os
 from collections import deque
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -104,7 +105,7 @@ def open_run(target: Path, options: RunOptions) -> tuple[Simulation, datetime | 
 def _continue(target: Path, name: str, options: RunOptions) -> tuple[Simulation, datetime | None]:
     """A save continued, in place (under its writer lock) or in a copy at `options.save`."""
     path = target
-    if options.save and options.save.resolve() != target.resolve():
+    if options.save and os.path.realpath(options.save) != os.path.realpath(target):  # (a loop of links: no raise)
         path = options.save
         if path.exists() and not options.overwrite:
             raise FileExistsError(f"{path}: a file is already there (pass --overwrite)")
