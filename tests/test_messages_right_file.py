@@ -247,12 +247,15 @@ def test_a_base_url_that_is_not_an_http_address_is_a_usage_error_naming_the_opti
     assert not list(tmp_path.iterdir())
 
 
-def test_a_config_files_base_url_that_is_not_a_url_is_an_error_not_a_bug(tmp_path: Path, monkeypatch):
+@pytest.mark.parametrize("text", ['base_url = "http://[::1"\n', 'ctx = 2048\nbase_url = ["http://127.0.0.1:8080/v1", "http://[::1"]\n'])
+def test_a_config_files_base_url_that_is_not_a_url_is_an_error_naming_the_file_and_line(text: str, tmp_path: Path,
+                                                                                       monkeypatch):
     config = tmp_path / "config" / "smalltown" / "config.toml"
     config.parent.mkdir(parents=True)
-    config.write_text('base_url = "http://[::1"\n', encoding="utf-8")
+    config.write_text(text, encoding="utf-8")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     done = cli("run", WORLD, "--headless", "--until", "+1m", "--backend", "openai", "--save", tmp_path / "s.sqlite")
     assert done.returncode == 1, f"{done.returncode}\n{done.stderr}"
     assert "http://[::1" in done.stderr and "not a URL" in done.stderr and BUG not in done.stderr, done.stderr
+    assert f"{config}:{text.count(chr(10))}: base_url" in done.stderr, done.stderr
     assert not (tmp_path / "s.sqlite").exists()

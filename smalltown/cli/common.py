@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import urllib.parse
 
 from smalltown.llm.wrappers import GONE_AFTER
 from smalltown.sim.backends import BACKENDS
@@ -87,14 +86,11 @@ def seconds_in(low: float, high: float):
 
 
 def http_address(text: str) -> str:
-    """An argparse type: an http(s) address with a host, and a port if any in range (argparse names
-    the option when it is not; urllib's ValueError would otherwise surface as a bug, exit 70)."""
-    example = "e.g. http://127.0.0.1:8080/v1"
-    try:
-        parts = urllib.parse.urlsplit(text)
-        parts.port  # (raises for a port that is not a number from 0 to 65535)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(f"{text[:80]!r} is not a URL ({e}); {example}") from None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise argparse.ArgumentTypeError(f"{text[:80]!r} is not an http(s) address with a host; {example}")
+    """An argparse type: a server address (llm/endpoints.py url_problem); argparse names the option
+    when it is not one."""
+    from smalltown.llm.endpoints import url_problem
+
+    wrong = url_problem(text)
+    if wrong:
+        raise argparse.ArgumentTypeError(wrong)
     return text

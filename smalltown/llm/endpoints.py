@@ -45,19 +45,29 @@ def pin(agent: str, endpoints: int) -> int:
     return int.from_bytes(hashlib.sha256(agent.encode()).digest()[:8], "big") % endpoints
 
 
+def url_problem(text: str) -> str | None:
+    """What makes `text` no server address (an http(s) URL with a host, and a port if any in range),
+    said with an example; None when it is one. urllib's own ValueError would surface as a bug."""
+    example = "e.g. http://127.0.0.1:8080/v1"
+    try:
+        parts = urllib.parse.urlsplit(text)
+        parts.port  # (raises for a port that is not a number from 0 to 65535)
+    except ValueError as e:
+        return f"{text[:80]!r} is not a URL ({e}); {example}"
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return f"{text[:80]!r} is not an http(s) address with a host; {example}"
+    return None
+
+
 class Endpoint:
     """One server: its address, its connection opener, its requests in flight, and the
     structured-output mode it takes (the first of MODES it has not refused)."""
 
     def __init__(self, base_url: str, max_concurrency: int):
-        try:  # (a config file's base_url is not checked by the command line's parser)
-            parts = urllib.parse.urlsplit(base_url)
-            parts.port  # (raises for a port that is not a number from 0 to 65535)
-        except ValueError as e:
-            raise BackendError(f"base URL {base_url!r} is not a URL ({e}; e.g. http://127.0.0.1:8080/v1)") from None
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise BackendError(f"base URL {base_url!r} is not an http(s) address "
-                               "(e.g. http://127.0.0.1:8080/v1)")
+        wrong = url_problem(base_url)
+        if wrong:
+            raise BackendError(f"base URL {wrong}")
+        parts = urllib.parse.urlsplit(base_url)
         self.base_url = base_url.rstrip("/")
         self.url = f"{self.base_url}/chat/completions"
         # A local server is never reached through a proxy from the environment.

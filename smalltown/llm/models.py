@@ -89,6 +89,11 @@ def user_config() -> dict:
             if not (isinstance(value, str) or isinstance(value, list) and value
                     and all(isinstance(v, str) for v in value)):
                 raise ConfigError(f"{path}:{line}: {key} must be a str or a list of them")
+            from smalltown.llm.endpoints import url_problem
+
+            wrong = next(filter(None, map(url_problem, [value] if isinstance(value, str) else value)), None)
+            if wrong:
+                raise ConfigError(f"{path}:{line}: {key}: {wrong}")
         elif not isinstance(value, kind) or isinstance(value, bool):
             raise ConfigError(f"{path}:{line}: {key} must be a{'n' if kind is int else ''} {kind.__name__}")
     return data
