@@ -200,6 +200,33 @@ def test_a_reader_beside_a_live_writer_follows_it(corpus: Path, tmp_path: Path):
     assert not writer_running(save)  # its flock died with it; its lock file is left, stale
 
 
+def test_a_reader_opened_before_a_writer_starts_follows_it_and_what_it_leaves(corpus: Path, tmp_path: Path):
+    """Opened with no writer (the file alone, immutable), a reader must not keep reading the file
+    as it was once a run starts: it connects again (as the writer's `mode=ro` reader), and again
+    when the run is killed and leaves its log (read from a private copy)."""
+    from smalltown.store.save import open_reader
+
+    save = tmp_path / side_logs.SAVE
+    save.write_bytes((corpus / "_base-wal.sqlite").read_bytes())
+    reader = open_reader(save)
+    try:
+        start = reader.meta("tick")
+        go, ready = tmp_path / "go", tmp_path / "ready"
+        pid = _live_writer(save, go, ready)
+        try:
+            _wait_for(ready.exists)
+            go.touch()
+            _wait_for(lambda: (ready.read_text().strip() or "0").isdigit() and int(ready.read_text() or 0) > start)
+            assert reader.meta("tick") == int(ready.read_text()) > start, "the reader kept the file as it was"
+        finally:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        assert reader.meta("tick") == int(ready.read_text())  # the killed run's log, applied in a copy
+        assert reader.count("memories") == query(save, "SELECT count(*) FROM memories")[0][0]
+    finally:
+        reader.close()
+
+
 @pytest.mark.parametrize("lock", ["none", "stale", "symlink", "fifo", "folder"])
 def test_only_a_held_lock_is_a_live_writer_and_the_probe_makes_nothing(tmp_path: Path, lock: str):
     from smalltown.store.reading import writer_running

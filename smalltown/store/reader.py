@@ -9,7 +9,6 @@ for the layer above.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 from datetime import date, datetime
@@ -18,9 +17,10 @@ from typing import Any, Iterable
 from smalltown.store import calls as _calls
 from smalltown.store import conversations as _conversations
 from smalltown.store import day as _day
+from smalltown.store import digest as _digest
 from smalltown.store import plans as _plans
 from smalltown.store.conversations import Conversation
-from smalltown.store.packing import unpack_scores, unpack_text, unpack_vector
+from smalltown.store.packing import unpack_scores, unpack_text
 from smalltown.store.query import Where, limited
 from smalltown.store.records import AgentRow, CallRow, CallSums, CallTotals, EventRow, Memory
 from smalltown.store.schema import TIME_FMT
@@ -49,12 +49,6 @@ def _chars(size: int | bytes, call_id: int) -> int:
     return size if isinstance(size, int) else len(unpack_text(size, f"llm_calls row {call_id}") or "")
 
 
-def _vector_hex(blob: bytes | None) -> str:
-    """A vector as SQLite's hex() wrote its float32 bytes before schema 6 packed them: the digest
-    is of the numbers, so packing (or migrating) a save leaves it as it was."""
-    return "" if blob is None else unpack_vector(blob, "memories: embedding").tobytes().hex().upper()
-
-
 def _time(text: str) -> datetime:
     return datetime.strptime(text, TIME_FMT)
 
@@ -69,12 +63,40 @@ def _call(r: tuple) -> CallRow:
 
 class Reader:
     def __init__(self, conn: sqlite3.Connection, owner: Any = None):
-        self.conn = conn
+        self._conn = conn
         self._owner = owner  # the Save this reader opened, closed with it
+        self._left: list[sqlite3.Connection] = []  # connections followed by a newer one (see `conn`)
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        """The connection, connected again when the one it was no longer sees the save (a writer
+        started or ended since: store/reading.py `ReaderConnection.stale`)."""
+        stale = getattr(self._conn, "stale", None)
+        if stale is not None and stale():
+            self._follow()
+        return self._conn
+
+    def _follow(self) -> None:
+        from smalltown.store.errors import SaveError
+        from smalltown.store.reading import connect_reader, signature
+
+        old = self._conn
+        try:
+            new = connect_reader(old.save)
+        except (SaveError, sqlite3.Error, OSError):
+            old.seen = signature(old.save)  # what is there now cannot be read: the last view stays
+            return
+        self._left.append(old)  # (a caller may still be reading rows through it)
+        self._conn = new
+        if self._owner is not None:
+            self._owner.conn = new
 
     def close(self) -> None:
         if self._owner is not None:
             self._owner.close()
+        for conn in self._left:
+            conn.close()
+        self._left.clear()
 
     # --- the save as a whole ------------------------------------------------------------------
 
@@ -119,26 +141,8 @@ class Reader:
         return [r[0] for r in self.conn.execute(f"PRAGMA integrity_check({int(limit)})")]
 
     def digest(self) -> str:
-        """A fingerprint of the simulation state: clock, agents, objects, memories. Not the call
-        log (timings differ between runs) and not the event log (a record, not state)."""
-        h = hashlib.sha256()
-        queries = (
-            "SELECT key, value FROM meta WHERE key IN ('tick', 'game_time') ORDER BY key",
-            None,  # the agents rows, each state whole (whether its plan is kept apart or not)
-            "SELECT address, state FROM objects ORDER BY address",
-        )
-        for q in queries:
-            for row in self.conn.execute(q) if q else _plans.agent_rows(self.conn, "name"):
-                h.update(json.dumps(row).encode())
-                h.update(b"\n")
-        for row in self.conn.execute("SELECT agent, kind, description, created, last_accessed, importance, "
-                                     "embedding, evidence FROM memories ORDER BY id"):
-            h.update(json.dumps((*row[:6], _vector_hex(row[6]), row[7])).encode())
-            h.update(b"\n")
-        for row in self.ledger():  # (no rows: the digest is as before the ledger)
-            h.update(json.dumps(row[1:]).encode())
-            h.update(b"\n")
-        return h.hexdigest()
+        """A fingerprint of the simulation state (store/digest.py)."""
+        return _digest.digest(self.conn, self.ledger())
 
     def ledger(self, until: int | None = None, after_id: int = 0) -> list[tuple]:
         """The economy's ledger, oldest first: (id, tick, time, kind, giver, taker, item, qty, note)

@@ -110,9 +110,19 @@ def _rollback_header(path: Path) -> bool:
 
 
 class ReaderConnection(sqlite3.Connection):
-    """A reader's connection; `folder` is a private temporary folder it reads from (removed on close)."""
+    """A reader's connection; `folder` is a private temporary folder it reads from (removed on close).
+
+    One that reads the file alone or a private copy (no writer was running) does not see a writer
+    that starts later, nor a run that ends with its log folded into the file: `stale()` says the
+    save or what is beside it has changed since, and store/reader.py then connects again (a TUI
+    screen or replay opened before a run began follows it as `mode=ro` does)."""
 
     folder: str | None = None
+    save: Path | None = None  # the save, when this connection can go stale (see `stale`)
+    seen: tuple = ()  # the save's `signature` when it was connected
+
+    def stale(self) -> bool:
+        return self.save is not None and signature(self.save) != self.seen
 
     def close(self) -> None:
         super().close()
@@ -126,6 +136,7 @@ def connect_reader(path: str | Path) -> sqlite3.Connection:
     module's doc); raises SaveError for a side file it refuses, sqlite3.Error as sqlite3.connect
     does."""
     path = Path(path).resolve()
+    seen = signature(path)  # (before looking: a change from here on is seen by `stale`)
     sides = side_files(path)
     live = writer_running(path)
     if live and writable(path) and not sides.get("-journal"):
@@ -133,8 +144,24 @@ def connect_reader(path: str | Path) -> sqlite3.Connection:
     if not any(sides.get(s) for s in LOGS) or live:  # (live on read-only media: its log cannot be read whole)
         if not sides and writable(path) and _rollback_header(path):
             return _probe(_connect(f"{path.as_uri()}?mode=ro"))
-        return _probe(_connect(f"{path.as_uri()}?immutable=1"))
-    return _private_copy(path, sides)
+        conn = _probe(_connect(f"{path.as_uri()}?immutable=1"))
+    else:
+        conn = _private_copy(path, sides)
+    conn.save, conn.seen = path, seen
+    return conn
+
+
+def signature(path: Path) -> tuple:
+    """What changes when a writer starts, writes, or ends: the save's file, its logs and its
+    writer lock (each's inode, size and time; None when absent), looked at without opening any."""
+    found = []
+    for name in (str(path), f"{path}-wal", f"{path}-journal", str(lock_file(path))):
+        try:
+            st = os.lstat(name)
+            found.append((st.st_ino, st.st_size, st.st_mtime_ns))
+        except OSError:
+            found.append(None)
+    return tuple(found)
 
 
 def _connect(uri: str) -> ReaderConnection:
