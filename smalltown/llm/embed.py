@@ -119,7 +119,7 @@ def char_grams(word: str) -> list[str]:
 class HashEmbedder(CachedEmbedder):
     """Signed feature hashing of words (1.0), word bigrams (0.7) and character 3-grams (0.3).
 
-    Words dominate; bigrams reward shared phrases ("hobbs cafe"); character 3-grams let word
+    Words dominate; bigrams reward shared phrases ("the old mill"); character 3-grams let word
     forms meet ("plan"/"planning", "party"/"parties"). Hashing is blake2b, never Python's salted
     `hash()`, so vectors are identical across processes.
     """
