@@ -15,7 +15,7 @@ from smalltown.eval import EvalError
 
 
 def add_parser(esub: argparse._SubParsersAction) -> None:
-    cv = esub.add_parser("civics", help="civic measures (issue 17): tax compliance per season before and after "
+    cv = esub.add_parser("civics", help="civic measures: tax compliance per season before and after "
                                         "the vote, the rate voted, amendments, votes and stances; with --roles, "
                                         "the roles that emerged; saves side by side")
     cv.add_argument("saves", nargs="+", metavar="SAVE", help="the saves to measure (several: side by side)")

@@ -23,7 +23,7 @@ def add_parser(world) -> None:
     g.add_argument("--gatherings", choices=("on", "off"), default="on", help="a gathering in each town")
     g.add_argument("--overwrite", action="store_true", help="replace existing files")
     g.add_argument("--same-traits", action="store_true",
-                   help="every persona the same traits and hobby, no couples (a role world: issue 17)")
+                   help="every persona the same traits and hobby, no couples (a role world)")
 
 
 def world_generate(args: argparse.Namespace) -> int:
