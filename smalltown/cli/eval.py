@@ -57,7 +57,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     _common(ab, out_required=True, copy=False)
 
     so = esub.add_parser("social", help="perceived vs true likeability, in-degree vs extroversion, feelings over "
-                                        "time, their asymmetry, kept promises (issue 16); two saves side by side")
+                                        "time, their asymmetry, kept promises; two saves side by side")
     so.add_argument("save", metavar="SAVE", nargs="+", help="one save, or two (with and without the social modules)")
     so.add_argument("--pairs", nargs="*", default=[], metavar="A:B", help="feelings of A toward B over time "
                     "(default: the pairs whose feelings changed most)")
