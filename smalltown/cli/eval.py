@@ -103,14 +103,8 @@ def working_copy(save: str, keep: str | None) -> Iterator[Path]:
         raise EvalError("--copy must name another file than the save")
     if keep and Path(keep).exists():
         raise EvalError(f"--copy {keep}: a file is already there")
-    from smalltown.store.errors import SaveError
-
     with tempfile.TemporaryDirectory(prefix="smalltown-eval-") as tmp:
-        copy = Path(keep) if keep else Path(tmp) / "copy.sqlite"
-        try:
-            yield copy_save(save, copy)
-        except SaveError as e:  # the copy holds the save's bytes: what is wrong in it is the save's
-            raise SaveError(str(e).replace(str(copy), str(save)) if not keep else str(e)) from None
+        yield copy_save(save, Path(keep) if keep else Path(tmp) / "copy.sqlite")
 
 
 def open_copy(path: Path, args: argparse.Namespace):
