@@ -51,10 +51,6 @@ SIDE_FILES = ("-wal", "-shm", "-journal")  # every file SQLite keeps beside a da
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
-def _refuse(message: str) -> None:
-    raise SaveError(message)
-
-
 def side_files(path: Path) -> dict[str, int]:
     """The files SQLite keeps beside the save at `path`, by suffix, with their sizes; raises
     SaveError naming one that is a link, not a regular file, or has other names (store/sidefiles.py:
@@ -67,10 +63,10 @@ def side_files(path: Path) -> dict[str, int]:
         except FileNotFoundError:
             continue
         except OSError as e:
-            _refuse(f"{side}: cannot look at it ({e.strerror or e}); it is SQLite's file beside the save {path.name}")
+            raise SaveError(f"{side}: cannot look at it ({e.strerror or e}); it is SQLite's file beside the save {path.name}")
         what = sidefiles.problem(side)
         if what:
-            _refuse(sidefiles.message(side, what))
+            raise SaveError(sidefiles.message(side, what))
         found[suffix] = st.st_size
     return found
 
