@@ -15,6 +15,7 @@ LAYERS: list[set[str]] = [
     {"tui", "eval"},
     {"sim"},
     {"mind", "scripted"},
+    {"state"},  # what an agent carries between ticks, as data: the front ends and eval read saves with it
     {"llm"},
     {"world", "store"},
 ]

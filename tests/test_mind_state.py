@@ -13,8 +13,8 @@ from datetime import date, datetime
 import pytest
 
 from helpers import ROOT
-from smalltown.mind.places import KnownTree
-from smalltown.mind.state import AgentState, partner_of, talking_with
+from smalltown.state.known import KnownTree
+from smalltown.state.agent import AgentState, partner_of, talking_with
 from smalltown.store.plans import agent_rows
 
 

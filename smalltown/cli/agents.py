@@ -15,8 +15,8 @@ from rich.text import Text
 from smalltown.sim.backends import make_backend, make_embedder, make_fallback
 from smalltown.lang import hhmm
 from smalltown.mind.agent import Mind
-from smalltown.mind.plan import minute_of
-from smalltown.mind.state import AgentState
+from smalltown.state.plan import minute_of
+from smalltown.state.agent import AgentState
 from smalltown.mind.memory import Retrieval
 from smalltown.shown import shown, shown_text
 from smalltown.sim.commands import EditObject, Interview, Whisper

@@ -29,7 +29,7 @@ from typing import Callable
 from pydantic import ValidationError
 
 from smalltown.llm.tasks import Holding, Op
-from smalltown.mind.state import Action
+from smalltown.state.agent import Action
 from smalltown.sim.agent import Agent
 from smalltown.sim.changes import Changes
 from smalltown.store.errors import SaveError
