@@ -18,7 +18,7 @@ from smalltown.state.commitments import Commitment, Decision
 from smalltown.state.agent import AgentState
 from smalltown.scripted import ScriptedBackend
 from smalltown.sim.breakpoints import Breakpoint, check
-from smalltown.sim.commitments import rate_of, rate_of_save
+from smalltown.eval.saydo import rate_of, rate_of_save
 from smalltown.sim.open import create
 from smalltown.sim.shapes import state_problem
 from smalltown.store.records import Event, EventRow

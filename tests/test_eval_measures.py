@@ -23,7 +23,8 @@ from smalltown.eval.interview import Interviewer, claims, names_person
 from smalltown.eval.measure import ask_fact, ask_relationships
 from smalltown.eval.questions import questions_for
 from smalltown.eval.relationships import acquaintance, density, mutual
-from smalltown.eval.town import Town, copy_save, read_town
+from smalltown.cli.eval import copy_save
+from smalltown.eval.town import Town, read_town
 from smalltown.llm.backend import Answer
 from smalltown.scripted import ScriptedBackend
 from smalltown.llm.tasks import Interview, InterviewOut, Task

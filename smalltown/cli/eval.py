@@ -95,10 +95,25 @@ def run(args: argparse.Namespace) -> int:
 # --- shared -------------------------------------------------------------------------------------------
 
 
+def copy_save(src: str | Path, dst: str | Path) -> Path:
+    """The save copied for eval to work on (store.copy.copy_save): the original is never changed.
+    A save whose rows make no sense is refused naming it, not eval's copy of it (the engine's
+    check: the measures read saves and never import the engine)."""
+    from smalltown.sim.check import require_sound
+    from smalltown.store.checks import is_save
+    from smalltown.store.copy import copy_save as store_copy
+
+    src = Path(src)
+    if not src.exists():
+        raise EvalError(f"{src}: no such save")
+    if not is_save(src):
+        raise EvalError(f"{src}: not a smalltown save (not an SQLite database)")
+    require_sound(src, doing="measure it")
+    return store_copy(src, dst)
+
+
 @contextmanager
 def working_copy(save: str, keep: str | None) -> Iterator[Path]:
-    from smalltown.eval.town import copy_save
-
     if keep and Path(keep).resolve() == Path(save).resolve():
         raise EvalError("--copy must name another file than the save")
     if keep and Path(keep).exists():

@@ -10,7 +10,7 @@ from smalltown.llm.asker import Asker
 from smalltown.llm.tasks import ChoosePlace, Persona
 from smalltown.llm.coherence import SLEEP
 from smalltown.state.known import KnownTree
-from smalltown.world.model import Gathering, World, address, pretty
+from smalltown.world.model import Gathering, address, pretty
 
 if TYPE_CHECKING:
     from smalltown.mind.agent import Mind
