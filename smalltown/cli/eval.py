@@ -150,6 +150,7 @@ def measure_save(save: str, args: argparse.Namespace, keep: str | None = None) -
     """The town measures of one save, asked on a copy when --ask."""
     from smalltown.eval.interview import Interviewer
     from smalltown.eval.measure import measure_town
+    from smalltown.sim.interviews import Interviews
     from smalltown.eval.town import read_town
     from smalltown.store.save import Save
     from smalltown.world.load import load_world
@@ -171,7 +172,7 @@ def measure_save(save: str, args: argparse.Namespace, keep: str | None = None) -
             calls, before = sim.save.call_figures(), sim.save.last_call_id()
             n = len(t.agents)
             with progress(len(t.world.facts) * n + n * (n - 1), "asking") as tick:
-                result = measure_town(t, Interviewer(sim, on_answer=tick))
+                result = measure_town(t, Interviewer(Interviews(sim), on_answer=tick))
             return {"save": str(save), "backend": sim.backend.name, **result, "calls": calls,
                     "asked_calls": sim.save.call_figures(after_id=before)}
         finally:
@@ -248,6 +249,7 @@ def interview(args: argparse.Namespace) -> int:
     from smalltown.eval.questions import QUESTIONS
     from smalltown.eval.report import interview_doc
     from smalltown.eval.town import read_town
+    from smalltown.sim.interviews import Interviews
 
     conditions = parse_conditions(args.conditions)
     with working_copy(args.save, args.copy) as copy:
@@ -258,7 +260,8 @@ def interview(args: argparse.Namespace) -> int:
             calls, before = sim.save.call_figures(), sim.save.last_call_id()
             total = len(agents) * sum(len(qs) for _, qs in QUESTIONS) * len(conditions)
             with progress(total, "interviewing") as tick:
-                result = interview_agents(t, Interviewer(sim, args.persona, on_answer=tick), agents, conditions)
+                iv = Interviewer(Interviews(sim), args.persona, on_answer=tick)
+                result = interview_agents(t, iv, agents, conditions)
             result = {"save": str(args.save), "backend": sim.backend.name, **result, "calls": calls,
                       "asked_calls": sim.save.call_figures(after_id=before)}
         finally:

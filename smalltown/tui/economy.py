@@ -3,8 +3,9 @@ save through a `SaveReader` (bounded in replay: up to the tick shown), and the c
 
 Holdings are the world file's starting inventories with the save's ledger replayed over them by
 the engine's own arithmetic (state/ledger.py's `Ledger`: the same checks, so a ledger that does
-not add up is said, not shown as counts). The replay is kept between reads and only the new rows are applied while the reader's
-bound does not go back, so a live screen re-reading after each tick costs one small query."""
+not add up is said, not shown as counts). The replay is kept between reads and only the new rows
+are applied while the reader's bound does not go back, so a live screen re-reading after each tick
+costs one small query."""
 
 from __future__ import annotations
 
