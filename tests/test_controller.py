@@ -14,11 +14,11 @@ from piano_worlds import scripted_digest
 from smalltown.config import Settings, SettingsError
 from smalltown.llm.tasks import (Block, CommittingUtterance, Decided, HourlySchedule, Persona, Promise, React,
                                  Utterance)
-from smalltown.mind.commitments import Commitment, Decision
-from smalltown.mind.state import AgentState
+from smalltown.state.commitments import Commitment, Decision
+from smalltown.state.agent import AgentState
 from smalltown.scripted import ScriptedBackend
 from smalltown.sim.breakpoints import Breakpoint, check
-from smalltown.sim.commitments import rate_of, rate_of_save
+from smalltown.eval.saydo import rate_of, rate_of_save
 from smalltown.sim.open import create
 from smalltown.sim.shapes import state_problem
 from smalltown.store.records import Event, EventRow

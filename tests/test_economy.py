@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from smalltown.scripted import ScriptedBackend
-from smalltown.sim.economy import Economy, Refused
+from smalltown.sim.economy import Economy
+from smalltown.state.ledger import Refused
 from smalltown.sim.fork import fork
 from smalltown.sim.open import create, resume
 from smalltown.store.save import Save, SaveError

@@ -16,7 +16,8 @@ from smalltown.llm.backend import Answer
 from smalltown.scripted import ScriptedBackend
 from smalltown.store.packing import unpack_text
 from smalltown.llm.tasks import ChoosePlace, ChoosePlaceOut, Persona
-from smalltown.mind.places import KnownTree, choose_place
+from smalltown.state.known import KnownTree
+from smalltown.mind.places import choose_place
 from smalltown.mind.plan import normalise_blocks
 from smalltown.world.load import load_world
 from smalltown.world.paths import Paths

@@ -16,7 +16,7 @@ from smalltown.eval import EvalError
 from smalltown.eval.conditions import parse_condition
 from smalltown.eval.matrix import gather, mean_series, summary
 from smalltown.eval.measures import MEASURES, register, run_measure
-from smalltown.sim.open import saved_at
+from smalltown.state.saved import saved_at
 
 LILA = ROOT / "worlds" / "lila.toml"
 

@@ -23,7 +23,9 @@ from smalltown.eval.interview import Interviewer, claims, names_person
 from smalltown.eval.measure import ask_fact, ask_relationships
 from smalltown.eval.questions import questions_for
 from smalltown.eval.relationships import acquaintance, density, mutual
-from smalltown.eval.town import Town, copy_save, read_town
+from smalltown.cli.eval import copy_save
+from smalltown.eval.town import Town, read_town
+from smalltown.sim.interviews import Interviews
 from smalltown.llm.backend import Answer
 from smalltown.scripted import ScriptedBackend
 from smalltown.llm.tasks import Interview, InterviewOut, Task
@@ -185,7 +187,7 @@ def test_a_yes_with_no_memory_behind_it_is_hallucinated(town_path, tmp_path):
     sim = open_copy(town_path, tmp_path, Overclaiming(0))
     try:
         town = read_town(sim.save)
-        iv = Interviewer(sim)
+        iv = Interviewer(Interviews(sim))
         party = ask_fact(iv, spread(town, town.world.facts[0]))
         rel = ask_relationships(iv, acquaintance(town), town)
     finally:
@@ -203,7 +205,7 @@ def test_scripted_answers_about_people_agree_with_memory(town_path, tmp_path):
     sim = open_copy(town_path, tmp_path, ScriptedBackend(0))
     try:
         town = read_town(sim.save)
-        rel = ask_relationships(Interviewer(sim), acquaintance(town), town)
+        rel = ask_relationships(Interviewer(Interviews(sim)), acquaintance(town), town)
         calls = sim.save.conn.execute("SELECT count(*) FROM llm_calls WHERE task='interview'").fetchone()[0]
     finally:
         sim.close()
@@ -217,7 +219,7 @@ def test_scripted_answers_about_people_agree_with_memory(town_path, tmp_path):
 def test_no_question_leaks_into_the_next(town_path, tmp_path):
     sim = open_copy(town_path, tmp_path, ScriptedBackend(0))
     try:
-        iv = Interviewer(sim)
+        iv = Interviewer(Interviews(sim))
         before = [m.id for m in sim.agent(DEE).mind.memory]
         iv.ask(DEE, "Who is Kane Martinez?")
         second = iv.ask(DEE, "Tell me about Kane Martinez.")
@@ -234,7 +236,7 @@ def test_no_question_leaks_into_the_next(town_path, tmp_path):
 def test_each_condition_answers_from_the_memory_it_keeps(town_path, tmp_path):
     sim = open_copy(town_path, tmp_path, ScriptedBackend(0))
     try:
-        iv = Interviewer(sim)
+        iv = Interviewer(Interviews(sim))
         kinds = {c: {m["kind"] for m in iv.ask(CAL, "What will you be doing at 5pm today?", c).memories}
                  for c in ("full", "no-reflection", "no-planning", "no-memory")}
     finally:

@@ -15,6 +15,7 @@ LAYERS: list[set[str]] = [
     {"tui", "eval"},
     {"sim"},
     {"mind", "scripted"},
+    {"state"},  # what an agent carries between ticks, as data: the front ends and eval read saves with it
     {"llm"},
     {"world", "store"},
 ]
@@ -134,3 +135,34 @@ def test_the_checks_see_an_upward_import_and_a_loop():
          "smalltown.cli.x": {"smalltown.cli.y"}, "smalltown.cli.y": {"smalltown.cli.x"}}
     assert upward(g) == ["smalltown.llm.a -> smalltown.scripted.b"]
     assert cycles(g, "smalltown.cli") == [["smalltown.cli.x", "smalltown.cli.y"]]
+
+
+def reaching(g: dict[str, set[str]], sources: tuple[str, ...], targets: tuple[str, ...]) -> list[str]:
+    """Imports from a module under one of `sources` to one under one of `targets`."""
+    under = lambda m, pkgs: any(m == f"smalltown.{p}" or m.startswith(f"smalltown.{p}.") for p in pkgs)  # noqa: E731
+    return sorted(f"{m} -> {t}" for m, ts in g.items() if under(m, sources) for t in ts if under(t, targets))
+
+
+def test_no_front_end_imports_the_mind():
+    """The command line and the TUI read an agent's state from state/ (a save's, or the run's
+    through sim/), never from the mind's modules."""
+    assert reaching(graph(), ("cli", "tui"), ("mind",)) == []
+
+
+def test_no_measure_imports_the_mind_or_the_engine():
+    """eval/ reads saves (through store/ and state/); a measure that needs the run to act is
+    handed it (eval/interview.py `Subjects`)."""
+    assert reaching(graph(), ("eval",), ("mind", "sim")) == []
+
+
+def test_the_front_end_and_measure_checks_see_an_import_added_back():
+    g = {"smalltown.tui.screens.inspector": {"smalltown.mind.state", "smalltown.state.agent"},
+         "smalltown.cli.agents": {"smalltown.mind"}, "smalltown.eval.interview": {"smalltown.sim.simulation"},
+         "smalltown.eval.behaviour": {"smalltown.mind.plan"}, "smalltown.eval.town": {"smalltown.store.reader"},
+         "smalltown.sim.look": {"smalltown.mind.places"}, "smalltown.state.agent": {"smalltown.llm.tasks"}}
+    assert reaching(g, ("cli", "tui"), ("mind",)) == ["smalltown.cli.agents -> smalltown.mind",
+                                                     "smalltown.tui.screens.inspector -> smalltown.mind.state"]
+    assert reaching(g, ("eval",), ("mind", "sim")) == ["smalltown.eval.behaviour -> smalltown.mind.plan",
+                                                      "smalltown.eval.interview -> smalltown.sim.simulation"]
+    assert ["smalltown.state.agent -> smalltown.mind.x"] == upward({"smalltown.state.agent": {"smalltown.mind.x"},
+                                                                    "smalltown.mind.x": set()})

@@ -17,7 +17,7 @@ from smalltown.llm.embed import HashEmbedder
 from smalltown.llm.tasks import Block, PlanStep, Record
 from smalltown.mind.agent import Mind
 from smalltown.mind.memory import MemoryStream
-from smalltown.mind.plan import DayPlan, PlanItem
+from smalltown.state.plan import DayPlan, PlanItem
 from smalltown.mind.records import Lore
 from smalltown.mind.talk import hold_conversation, news_for
 from smalltown.world.load import load_world

@@ -1,7 +1,8 @@
 """The agent's state is one dataclass with one codec: what a run saved decodes to typed fields
 (times as datetime) and encodes back to the very same JSON (so resumed and fresh runs write the
 same save); an older save's state (keys missing) still loads. And how a conversation is spelt as
-an activity is the mind's own business: nothing outside mind/ reads the prefix."""
+an activity is the state's own business: nothing but state/agent.py (`talking_with`, `partner_of`)
+reads the prefix."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ from datetime import date, datetime
 import pytest
 
 from helpers import ROOT
-from smalltown.mind.places import KnownTree
-from smalltown.mind.state import AgentState, partner_of, talking_with
+from smalltown.state.known import KnownTree
+from smalltown.state.agent import AgentState, partner_of, talking_with
 from smalltown.store.plans import agent_rows
 
 
@@ -77,16 +78,17 @@ def test_a_conversation_is_an_activity_only_the_mind_spells():
 
 
 # the store rebuilds the conversations of saves from before they were records from their
-# `started` events, in a layer below the mind: it keeps its own copy of the old wording
+# `started` events, in a layer below the state: it keeps its own copy of the old wording
 READS_OLD_SAVES = {"smalltown/store/conversations.py"}
+SPELLS_IT = "smalltown/state/agent.py"
 PREFIX = re.compile(r"""\bTALKING\b|["']talking with ["']""")
 
 
-def test_nothing_outside_the_mind_reads_the_talking_prefix():
+def test_nothing_but_the_state_reads_the_talking_prefix():
     hits = []
     for path in sorted((ROOT / "smalltown").rglob("*.py")):
         rel = str(path.relative_to(ROOT))
-        if rel.startswith("smalltown/mind/") or rel in READS_OLD_SAVES:
+        if rel == SPELLS_IT or rel in READS_OLD_SAVES:
             continue
         hits += [f"{rel}:{i}" for i, line in enumerate(path.read_text().splitlines(), 1) if PREFIX.search(line)]
     assert hits == []

@@ -9,7 +9,7 @@ import shutil
 from datetime import timedelta
 
 from helpers import ROOT, query, store_state, tiny_sim
-from smalltown.mind.state import AgentState
+from smalltown.state.agent import AgentState
 from smalltown.store import plans
 from smalltown.store.reader import Reader
 from smalltown.store.save import SCHEMA_VERSION, Save
@@ -124,7 +124,7 @@ def test_a_kept_plan_text_is_the_plan_as_it_is_after_every_tick(tmp_path):
     """The plan's JSON is kept between writes (sim/agent.py) and made again only when the plan is
     another or says it was edited (mind/planning.py): over a morning of decompositions, the kept
     text is always the plan's encoding now, and most writes reuse it."""
-    from smalltown.mind.plan import DayPlan
+    from smalltown.state.plan import DayPlan
 
     sim = tiny_sim(tmp_path, "06:00")
     encoded = 0

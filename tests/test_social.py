@@ -11,8 +11,8 @@ import pytest
 
 from helpers import cli, query, save_info
 from smalltown.llm.tasks import Feeling, Persona, React, Utterance
-from smalltown.mind.social import Bond
-from smalltown.mind.state import AgentState
+from smalltown.state.social import Bond
+from smalltown.state.agent import AgentState
 from smalltown.scripted.social import lean, sentiment, warmth
 from smalltown.sim.shapes import state_problem
 from smalltown.world.errors import WorldError

@@ -11,8 +11,8 @@ from datetime import date, datetime
 
 import pytest
 
-from smalltown.mind.plan import DayPlan, PlanItem
-from smalltown.mind.state import Action, AgentState, stamp
+from smalltown.state.plan import DayPlan, PlanItem
+from smalltown.state.agent import Action, AgentState, stamp
 from smalltown.store.plans import agent_rows
 from smalltown.store.snapshots import agent_rows_at, snapshot_list
 

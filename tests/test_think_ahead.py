@@ -15,7 +15,7 @@ import pytest
 from benchmarks.promptserver import PromptServer
 from helpers import GULLHAVEN, TINY, query, server_hour, stopped_and_resumed
 from smalltown.config import Settings
-from smalltown.mind.state import Action
+from smalltown.state.agent import Action
 from smalltown.scripted import ScriptedBackend
 from smalltown.sim.open import create
 from smalltown.world.load import load_world

@@ -20,7 +20,7 @@ from textual.app import App
 from textual.pilot import Pilot
 
 from helpers import ROOT, TINY, store_state, stored_state, wait_until
-from smalltown.mind.plan import DayPlan, PlanItem
+from smalltown.state.plan import DayPlan, PlanItem
 from smalltown.scripted import ScriptedBackend
 from smalltown.sim.shapes import state_problem
 from smalltown.sim.open import create

@@ -213,7 +213,7 @@ async def test_a_feeling_breakpoint_set_in_the_form_pauses_the_town(tmp_path: Pa
 
 
 def test_the_goals_before_are_newest_first_each_once() -> None:
-    from smalltown.mind.state import AgentState
+    from smalltown.state.agent import AgentState
     from smalltown.tui.screens.inspector_social import goal
 
     state = AgentState(goal="tend the garden", goals=["bake bread", "fix the fence", "bake bread", "tend the garden"])

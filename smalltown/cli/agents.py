@@ -14,11 +14,10 @@ from rich.text import Text
 
 from smalltown.sim.backends import make_backend, make_embedder, make_fallback
 from smalltown.lang import hhmm
-from smalltown.mind.agent import Mind
-from smalltown.mind.plan import minute_of
-from smalltown.mind.state import AgentState
-from smalltown.mind.memory import Retrieval
+from smalltown.state.plan import minute_of
+from smalltown.state.agent import AgentState
 from smalltown.shown import shown, shown_text
+from smalltown.store.records import Retrieval
 from smalltown.sim.commands import EditObject, Interview, Whisper
 from smalltown.sim.look import look
 from smalltown.sim.open import peek_seed, resume
@@ -69,8 +68,8 @@ def find_agent(sim: Simulation, name: str) -> str:
     return agent_named(name, [a.name for a in sim.agents])
 
 
-def plan_json(mind: Mind | AgentState, now: datetime) -> dict:
-    plan = mind.plan
+def plan_json(state: AgentState, now: datetime) -> dict:
+    plan = state.plan
     if plan is None:
         return {"daily": [], "blocks": [], "actions": []}
     current = plan.block_during(now, now)  # the plan's own lookups, as the inspector's
@@ -175,7 +174,7 @@ def show_retrieval(out: dict) -> None:
 def whisper(args: argparse.Namespace) -> int:
     with agent_in_save(args) as (sim, name):
         thought = sim.apply(Whisper(name, args.text))
-        plan = plan_json(sim.agent(name).mind, sim.now)
+        plan = plan_json(sim.agent(name).mind.state, sim.now)
         print(f"{shown(name)} now thinks: {shown(thought.description)} (memory {thought.id}, "
               f"importance {thought.importance})")
         upcoming = [b for b in plan["blocks"] if b["start"] >= hhmm(minute_of(sim.now))]

@@ -95,10 +95,25 @@ def run(args: argparse.Namespace) -> int:
 # --- shared -------------------------------------------------------------------------------------------
 
 
+def copy_save(src: str | Path, dst: str | Path) -> Path:
+    """The save copied for eval to work on (store.copy.copy_save): the original is never changed.
+    A save whose rows make no sense is refused naming it, not eval's copy of it (the engine's
+    check: the measures read saves and never import the engine)."""
+    from smalltown.sim.check import require_sound
+    from smalltown.store.checks import is_save
+    from smalltown.store.copy import copy_save as store_copy
+
+    src = Path(src)
+    if not src.exists():
+        raise EvalError(f"{src}: no such save")
+    if not is_save(src):
+        raise EvalError(f"{src}: not a smalltown save (not an SQLite database)")
+    require_sound(src, doing="measure it")
+    return store_copy(src, dst)
+
+
 @contextmanager
 def working_copy(save: str, keep: str | None) -> Iterator[Path]:
-    from smalltown.eval.town import copy_save
-
     if keep and Path(keep).resolve() == Path(save).resolve():
         raise EvalError("--copy must name another file than the save")
     if keep and Path(keep).exists():
@@ -135,6 +150,7 @@ def measure_save(save: str, args: argparse.Namespace, keep: str | None = None) -
     """The town measures of one save, asked on a copy when --ask."""
     from smalltown.eval.interview import Interviewer
     from smalltown.eval.measure import measure_town
+    from smalltown.sim.interviews import Interviews
     from smalltown.eval.town import read_town
     from smalltown.store.save import Save
     from smalltown.world.load import load_world
@@ -156,7 +172,7 @@ def measure_save(save: str, args: argparse.Namespace, keep: str | None = None) -
             calls, before = sim.save.call_figures(), sim.save.last_call_id()
             n = len(t.agents)
             with progress(len(t.world.facts) * n + n * (n - 1), "asking") as tick:
-                result = measure_town(t, Interviewer(sim, on_answer=tick))
+                result = measure_town(t, Interviewer(Interviews(sim), on_answer=tick))
             return {"save": str(save), "backend": sim.backend.name, **result, "calls": calls,
                     "asked_calls": sim.save.call_figures(after_id=before)}
         finally:
@@ -233,6 +249,7 @@ def interview(args: argparse.Namespace) -> int:
     from smalltown.eval.questions import QUESTIONS
     from smalltown.eval.report import interview_doc
     from smalltown.eval.town import read_town
+    from smalltown.sim.interviews import Interviews
 
     conditions = parse_conditions(args.conditions)
     with working_copy(args.save, args.copy) as copy:
@@ -243,7 +260,8 @@ def interview(args: argparse.Namespace) -> int:
             calls, before = sim.save.call_figures(), sim.save.last_call_id()
             total = len(agents) * sum(len(qs) for _, qs in QUESTIONS) * len(conditions)
             with progress(total, "interviewing") as tick:
-                result = interview_agents(t, Interviewer(sim, args.persona, on_answer=tick), agents, conditions)
+                iv = Interviewer(Interviews(sim), args.persona, on_answer=tick)
+                result = interview_agents(t, iv, agents, conditions)
             result = {"save": str(args.save), "backend": sim.backend.name, **result, "calls": calls,
                       "asked_calls": sim.save.call_figures(after_id=before)}
         finally:

@@ -121,7 +121,8 @@ def matrix(args: argparse.Namespace, cli: ModuleType) -> int:
 def plan(r: Run, args: argparse.Namespace, sets: dict[str, str], until, backend_argv: list[str]) -> Run:
     """The command of one run: a new save of the world, or the save there continued; or none (a
     save that reaches `until` is reused)."""
-    from smalltown.sim.open import peek_seed, saved_at
+    from smalltown.sim.open import peek_seed
+    from smalltown.state.saved import saved_at
 
     stop = f"{until:%Y-%m-%d %H:%M:%S}"
     options = [*(a for kv in [*(args.set or []), *(f"{k}={v}" for k, v in sets.items())] for a in ("--set", kv)),
@@ -148,7 +149,7 @@ def plan(r: Run, args: argparse.Namespace, sets: dict[str, str], until, backend_
 def run_all(runs: list[Run], jobs: int) -> bool:
     """Run the runs' commands, `jobs` at once, saying as each starts and ends. Returns whether a
     signal stopped them (each child was sent SIGINT: it stops at its last whole tick)."""
-    from smalltown.sim.open import saved_at
+    from smalltown.state.saved import saved_at
 
     todo = [r for r in runs if r.argv and not r.error]
     for r in runs:

@@ -218,7 +218,7 @@ def save_lines(save: Path | None, args: argparse.Namespace) -> list[str]:
             return ["  no save was written (the fault came before it was made)"]
         return ["  a save stays at its last whole tick (each tick is written whole or not at all)"]
     from smalltown.cli.run import how_to_go_on
-    from smalltown.sim.open import saved_at
+    from smalltown.state.saved import saved_at
 
     try:
         tick, now, _ = saved_at(save)

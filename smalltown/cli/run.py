@@ -22,8 +22,9 @@ from smalltown.llm.backend import Stopped, capabilities
 from smalltown.llm.models import HOW_TO_ADD
 from smalltown.shown import shown, shown_text
 from smalltown.sim.files import SavePathError
-from smalltown.sim.open import RunOptions, SeedError, UntilError, open_run, saved_at
+from smalltown.sim.open import RunOptions, SeedError, UntilError, open_run
 from smalltown.sim.simulation import TIME_FMT, Simulation
+from smalltown.state.saved import saved_at
 from smalltown.store.calls import describe_reasons, fallbacks_after
 from smalltown.store.reader import Reader
 from smalltown.world.bundled import default_world

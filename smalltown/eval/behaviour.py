@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Iterable
 
-from smalltown.mind.state import partner_of
+from smalltown.state.agent import partner_of
 
 # (what an action says, what its object's name must then say): each pairing is unambiguous
 OBJECT_RULES: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = tuple(

@@ -9,7 +9,7 @@ Read from the save only: the events "season", "feedback", "proposal", "vote", "t
   events). Under `influencer_side = "none"` the influencers are plain constituents.
 - a season: from its "season" event's tick to its `until` (inclusive). Held: the items (all kinds,
   counted as items) a constituent holds at the season's start: the world's starting inventories
-  plus the ledger's rows of earlier ticks, replayed by the economy itself (sim/economy.Economy).
+  plus the ledger's rows of earlier ticks, replayed by the economy's own arithmetic (state/ledger.Ledger).
   Deposited: the items it moved into the chest ("tax" or "deposit" rows) in the window.
 - compliance: deposited / held (None for one who held nothing: left out of the means). Per season
   the mean over constituents with a 95% confidence interval (Student's t, n - 1 degrees of freedom).
@@ -120,7 +120,7 @@ def civic_roles(world_doc: dict, agents: list[str], proposals: list[EventRow],
 
 
 def read_civics(reader: Reader, where: str = "save") -> CivicSave:
-    from smalltown.sim.economy import Economy
+    from smalltown.state.ledger import Ledger
     from smalltown.world.load import load_world_text
     from smalltown.world.load_text import parse_toml
 
@@ -149,7 +149,7 @@ def read_civics(reader: Reader, where: str = "save") -> CivicSave:
                               _rate(e.data.get("rate"), w)))
     seasons.sort(key=lambda s: (s.tick, s.n))
     ledger = reader.ledger()
-    economy, done = Economy(world), 0
+    economy, done = Ledger(world), 0
     for s in seasons:  # holdings at each season's start: the economy replays the rows before it
         upto = next((i for i, r in enumerate(ledger) if r[1] >= s.tick), len(ledger))
         economy.load(ledger[done:upto], where, s.tick)

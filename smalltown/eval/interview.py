@@ -1,22 +1,17 @@
-"""Asking agents questions for a measurement, through the normal interview path (the agent's
-retrieval, the interview task, every call logged), on a copy of the save.
-
-Each question is put to the agent as it was before the first one: the record an interview leaves
-(the question and its answer) is taken out of the agent's stream again, so no question leaks into
-the next one's retrieval ("Who is Kane Martinez?" must not teach the agent who Kane is).
+"""Asking agents questions for a measurement, on a copy of the save: the questions and their
+answers as data, and reading a yes or a no. The agents are asked through `Subjects` (the command
+line hands it sim/interviews.py's `Interviews`, the run opened on the copy): each question is put
+to the agent as it was before the first one, by the normal interview path, every call logged.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
-from typing import Callable
-
-import numpy as np
+from dataclasses import dataclass
+from typing import Callable, Protocol
 
 from smalltown.eval.conditions import MEMORY_KINDS
-from smalltown.mind.memory import Memory
-from smalltown.sim.simulation import Simulation
+from smalltown.store.records import Retrieval
 
 
 @dataclass
@@ -32,40 +27,27 @@ class Answer:
                 "answer": self.answer, "memories": self.memories}
 
 
+class Subjects(Protocol):
+    def interview(self, name: str, question: str, persona: str, kinds: frozenset[str],
+                  summary: bool = True) -> tuple[str, Retrieval]:
+        """The agent's answer from only the memories of `kinds` (`summary` False: without its
+        summary description), and the retrieval it drew on; the agent as it was before the first
+        question."""
+        ...
+
+
 class Interviewer:
-    def __init__(self, sim: Simulation, persona: str = "the interviewer",
+    def __init__(self, subjects: Subjects, persona: str = "the interviewer",
                  on_answer: Callable[[Answer], None] | None = None):
-        self.sim = sim
+        self.subjects = subjects
         self.persona = persona
         self.on_answer = on_answer
-        self._before: dict[str, tuple[list[Memory], np.ndarray]] = {}
-
-    def _snapshot(self, name: str) -> tuple[list[Memory], np.ndarray]:
-        """The agent's stream before any question (what it noted but had not filed, filed first)."""
-        if name not in self._before:
-            stream = self.sim.agent(name).mind.memory
-            self.sim.agent(name).mind.settle()
-            mems = list(stream)
-            embs = np.vstack([stream.embedding(m.id) for m in mems]) if mems else \
-                np.zeros((0, stream.embedder.dim), np.float32)
-            self._before[name] = (mems, embs)
-        return self._before[name]
 
     def ask(self, name: str, question: str, condition: str = "full") -> Answer:
-        """`condition`: an ablation of SPEC 9; the agent answers from only the kinds of memory it keeps."""
-        mind = self.sim.agent(name).mind
-        mems, embs = self._snapshot(name)
-        keep = [i for i, m in enumerate(mems) if m.kind in MEMORY_KINDS[condition]]
-        persona = mind.persona
-        try:
-            # fresh copies: a retrieval marks what it returns accessed, and the next question must not see that
-            mind.memory.load([replace(mems[i]) for i in keep], embs[keep])
-            if condition == "no-memory":  # the summary description was made from memories
-                mind.persona = persona.model_copy(update={"summary": ""})
-            text, retrieval = self.sim.interview(name, question, self.persona)
-        finally:  # the agent as it was: without this question's record
-            mind.persona = persona
-            mind.memory.load([replace(m) for m in mems], embs)
+        """`condition`: an ablation of SPEC 9; the agent answers from only the kinds of memory it keeps
+        (and, with no memory, without the summary description that was made from memories)."""
+        text, retrieval = self.subjects.interview(name, question, self.persona, MEMORY_KINDS[condition],
+                                                  summary=condition != "no-memory")
         answer = Answer(name, question, condition, text, [
             {"id": s.memory.id, "kind": s.memory.kind, "description": s.memory.description,
              "score": round(s.total, 3)} for s in retrieval.results])

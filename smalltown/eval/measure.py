@@ -11,7 +11,7 @@ from smalltown.eval.interview import Interviewer, claims, names_person
 from smalltown.eval.questions import questions_for
 from smalltown.eval.relationships import Acquaintance, acquaintance, density, mutual
 from smalltown.eval.town import Town
-from smalltown.sim.simulation import TIME_FMT
+from smalltown.store.schema import TIME_FMT
 
 NO_FACTS = ("this save's world declares no facts to follow, so there is no diffusion or coordination to "
             "measure: declare them with [[facts]] and [[gatherings]] in the world file (docs/world-format.md), "

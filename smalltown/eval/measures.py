@@ -62,7 +62,7 @@ def _hour(tick: int, step: float) -> int:
 @register("run", "model calls and uncached prompt tokens per agent-day (as the save logged them), "
                  "events by kind, and calls per agent by game hour")
 def run_measure(save: Path, ctx: Context | None = None) -> Measured:
-    from smalltown.sim.open import saved_at
+    from smalltown.state.saved import saved_at
     from smalltown.store.save import open_reader
 
     tick, now, start = saved_at(save)
@@ -160,7 +160,7 @@ def civics_measure(save: Path, ctx: Context | None = None) -> Measured:
                    "run length; distinct roles held by game hour (as eval civics --roles)")
 def roles_measure(save: Path, ctx: Context | None = None) -> Measured:
     from smalltown.eval.roles import distinct_by_hour, measure_roles, read_roles
-    from smalltown.sim.open import saved_at
+    from smalltown.state.saved import saved_at
     from smalltown.store.save import open_reader
 
     _tick, _now, start = saved_at(save)

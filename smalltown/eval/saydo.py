@@ -1,5 +1,5 @@
 """Say–do coherence (issue 16, Project Sid §2): how often what an agent says contradicts its own
-state, beside how often it does what it said (sim/commitments.py's kept rate), both read from a
+state, beside how often it does what it said (the kept rate of the promises sim/commitments.py checks), both read from a
 save's event log, model-free.
 
 A statement here is a typed claim about the speaker itself: a promise made in talk ("committed":
@@ -17,9 +17,37 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from smalltown.sim.commitments import KINDS, Rate, rate_of
 from smalltown.store.records import EventRow
 from smalltown.store.save import open_reader
+
+KINDS = ("committed", "kept", "broken")  # a promise's events (sim/commitments.py emits them)
+
+
+@dataclass(frozen=True)
+class Rate:
+    made: int
+    kept: int
+    broken: int
+
+    @property
+    def rate(self) -> float | None:
+        """Kept of those decided (None: none decided yet)."""
+        done = self.kept + self.broken
+        return self.kept / done if done else None
+
+
+def rate_of(events: Iterable[EventRow]) -> Rate:
+    kinds = [e.kind for e in events]
+    return Rate(kinds.count("committed"), kinds.count("kept"), kinds.count("broken"))
+
+
+def rate_of_save(path: str | Path) -> Rate:
+    """The kept-promise rate of a save, from its event log (through the store's reader)."""
+    reader = open_reader(path)
+    try:
+        return rate_of(reader.events(kinds=KINDS))
+    finally:
+        reader.close()
 
 
 @dataclass(frozen=True)

@@ -20,16 +20,15 @@ from typing import Callable, Protocol
 
 from smalltown.config import Settings
 from smalltown.eval.fit import fit
-from smalltown.eval.saydo import contradictions_of
+from smalltown.eval.saydo import KINDS as PROMISE_KINDS, contradictions_of, rate_of
 from smalltown.eval.town import read_town
 from smalltown.llm.tasks import Persona
 from smalltown.llm.tasks.rate import RatePerson
-from smalltown.sim.commitments import KINDS as PROMISE_KINDS, rate_of
+from smalltown.state.social import NEUTRAL
 from smalltown.store.reader import Reader
 from smalltown.store.save import Save
 from smalltown.store.schema import TIME_FMT
 
-NEUTRAL = 5  # a feeling before any talk (mind/social.py)
 CHATS_SHOWN = 3  # without a relationship summary, the observer's last talks with X stand for its view
 
 

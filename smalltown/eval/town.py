@@ -8,12 +8,8 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
-from pathlib import Path
 
 from smalltown.eval import EvalError
-from smalltown.sim.check import require_sound
-from smalltown.store.checks import is_save
-from smalltown.store.copy import copy_save as store_copy
 from smalltown.store.reader import Reader
 from smalltown.store.records import Memory
 from smalltown.store.save import Save
@@ -21,17 +17,6 @@ from smalltown.store.schema import TIME_FMT
 from smalltown.world.load import load_world_text
 from smalltown.world.model import World
 from smalltown.world.names import agent_named
-
-
-def copy_save(src: str | Path, dst: str | Path) -> Path:
-    """The save copied for eval to work on (store.copy.copy_save): the original is never changed."""
-    src = Path(src)
-    if not src.exists():
-        raise EvalError(f"{src}: no such save")
-    if not is_save(src):
-        raise EvalError(f"{src}: not a smalltown save (not an SQLite database)")
-    require_sound(src, doing="measure it")  # refused naming the save, not eval's copy of it
-    return store_copy(src, dst)
 
 
 def _time(text: str) -> datetime:

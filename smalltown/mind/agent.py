@@ -17,10 +17,10 @@ from smalltown.llm.asker import Asker
 from smalltown.llm.tasks import Block, Holding, Interview, ObjectState, Op, Output, Persona, Record, Task
 from smalltown.mind import importance, planning, reflect, summary
 from smalltown.mind.memory import Memory, MemoryStream, Retrieval
-from smalltown.mind.places import KnownTree
-from smalltown.mind.plan import DayPlan
+from smalltown.state.known import KnownTree
+from smalltown.state.plan import DayPlan
 from smalltown.mind.records import Lore, record, scored
-from smalltown.mind.state import Action, AgentState, Intention
+from smalltown.state.agent import Action, AgentState, Intention
 from smalltown.world import model
 from smalltown.world.model import World
 

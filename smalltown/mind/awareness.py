@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING
 
 from smalltown.mind import importance
 from smalltown.mind.places import choose_place, covered
-from smalltown.mind.plan import DAY, SLEEPING, PlanItem, minute_of
+from smalltown.world.model import DAY, SLEEPING
+from smalltown.state.plan import PlanItem, minute_of
 from smalltown.world.model import pretty
 
 if TYPE_CHECKING:

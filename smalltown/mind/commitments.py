@@ -1,6 +1,6 @@
-"""The controller's record in an agent's state (issue 16): its current Decision and the agent's
-open Commitments (promises made in conversations), as plain data with their JSON, and how they
-are shown to prompts as typed inputs when the broadcast is on.
+"""The controller's record in an agent's state (issue 16; the data, `Decision` and `Commitment`, is
+state/commitments.py): how they are shown to prompts as typed inputs when the broadcast is on,
+and a commitment a line carries kept.
 
 Written by mind/controller.py (decisions, at action boundaries and on observations weighed) and
 mind/talk.py (a line's commitment); read by the talking and planning prompts (broadcast on) and
@@ -9,49 +9,14 @@ by sim/commitments.py, the model-free checker that marks each kept or broken by 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime, time
 from typing import TYPE_CHECKING
 
 from smalltown.llm.tasks import Block, Decided, Promise
+from smalltown.state.commitments import Commitment
 
 if TYPE_CHECKING:
     from smalltown.mind.agent import Mind
-
-
-@dataclass
-class Decision:
-    intent: str  # what the agent does next: an activity, "talk with X", a reaction
-    target: str  # an address, or the agent observed
-    reason: str  # the plan's block, or what was observed
-    time: datetime
-    observed: bool = False  # decided on an observation (a reaction, a talk), not by the plan's next action
-
-    def to_json(self) -> dict:
-        out = {"intent": self.intent, "target": self.target, "reason": self.reason, "time": self.time.isoformat(" ")}
-        return {**out, "observed": True} if self.observed else out
-
-    @classmethod
-    def from_json(cls, d: dict) -> "Decision":
-        return cls(d["intent"], d.get("target", ""), d.get("reason", ""), datetime.fromisoformat(d["time"]),
-                   bool(d.get("observed", False)))
-
-
-@dataclass
-class Commitment:
-    what: str
-    to: str  # to whom it was promised
-    by: datetime  # when, today
-    where: str  # a sector the agent knows
-    made: datetime  # when it was said
-
-    def to_json(self) -> dict:
-        return {"what": self.what, "to": self.to, "by": self.by.isoformat(" "), "where": self.where,
-                "made": self.made.isoformat(" ")}
-
-    @classmethod
-    def from_json(cls, d: dict) -> "Commitment":
-        return cls(d["what"], d["to"], datetime.fromisoformat(d["by"]), d["where"], datetime.fromisoformat(d["made"]))
 
 
 # --- shown to prompts (broadcast on) ---------------------------------------------------------------

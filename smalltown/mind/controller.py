@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING
 
 from smalltown.lang import gerund
 from smalltown.mind import react
-from smalltown.mind.commitments import Decision
-from smalltown.mind.plan import minute_of
-from smalltown.mind.state import Action
+from smalltown.state.commitments import Decision
+from smalltown.state.plan import minute_of
+from smalltown.state.agent import Action
 from smalltown.world.model import pretty
 from smalltown.world.perception import Seen
 

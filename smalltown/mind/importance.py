@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from smalltown.llm.tasks import RateImportance, Record
 from smalltown.mind.memory import Memory
 from smalltown.mind.records import Lore, pending, record
-from smalltown.mind.state import Pending
+from smalltown.state.agent import Pending
 
 if TYPE_CHECKING:
     from smalltown.mind.agent import Mind

@@ -1,42 +1,19 @@
-"""Spatial memory (the known tree), the recursive choice of where to do an activity, and the
-gatherings an agent knows of."""
+"""Spatial memory used (the known tree is state/known.py): the recursive choice of where to do an
+activity, and the gatherings an agent knows of."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import TYPE_CHECKING
 
 from smalltown.llm.asker import Asker
 from smalltown.llm.tasks import ChoosePlace, Persona
 from smalltown.llm.coherence import SLEEP
-from smalltown.world.model import Gathering, World, address, pretty
+from smalltown.state.known import KnownTree
+from smalltown.world.model import Gathering, address, pretty
 
 if TYPE_CHECKING:
     from smalltown.mind.agent import Mind
-
-
-@dataclass
-class KnownTree:
-    """sector -> arena -> object names the agent knows (it grows as the agent explores), and
-    the states of objects as the agent last saw them."""
-
-    tree: dict[str, dict[str, list[str]]]
-    states: dict[str, str] = field(default_factory=dict)  # object address -> state last seen
-
-    @classmethod
-    def from_world(cls, world: World, sectors: tuple[str, ...]) -> "KnownTree":
-        return cls({
-            s: {a.name: list(a.objects) for a in world.sectors[s].arenas.values()}
-            for s in sectors if s in world.sectors
-        })
-
-    def visit(self, sector: str, arena: str, objects: list[str]) -> bool:
-        """The agent is in this arena: it now knows it and what is in it. True if it is new."""
-        arenas = self.tree.setdefault(sector, {})
-        new = arena not in arenas or set(objects) - set(arenas[arena])
-        arenas[arena] = list(dict.fromkeys([*arenas.get(arena, []), *objects]))
-        return bool(new)
 
 
 def choose_place(asker: Asker, agent: str, persona: Persona, tree: KnownTree, activity: str,

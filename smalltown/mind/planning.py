@@ -27,9 +27,10 @@ from smalltown.mind import importance, trade
 from smalltown.mind.awareness import unavailable_now
 from smalltown.mind.commitments import decision_input, narrowed, promise_inputs
 from smalltown.mind.places import choose_place, covered, gatherings_on
-from smalltown.mind.plan import DayPlan, PlanItem, fit_actions, minute_of, normalise_blocks
+from smalltown.state.plan import DayPlan, PlanItem, minute_of
+from smalltown.mind.plan import fit_actions, normalise_blocks
 from smalltown.mind.records import record
-from smalltown.mind.state import Action, Pending
+from smalltown.state.agent import Action, Pending
 from smalltown.world.model import address, pretty
 
 if TYPE_CHECKING:

@@ -4,8 +4,9 @@ has talked with, 0 (hate) .. 10 (love), starting at 5, and their relationship in
 CLOCK: on an event: after each conversation, packed into that side's summary of it (no call of
 its own: `SummarizeConversationSocial` is asked instead of the plain summary). READS the
 feeling before the talk, the other's traits and the tones of the other's scripted lines; WRITES
-`AgentState.social` (other -> Bond), kept in the save only when non-empty. USED by reacting and
-talking: the react and utterance prompts carry the feeling toward the agent seen or spoken to.
+`AgentState.social` (other -> Bond, state/social.py), kept in the save only when non-empty. USED
+by reacting and talking: the react and utterance prompts carry the feeling toward the agent seen
+or spoken to.
 Setting: `social_awareness` (off: nothing is asked, shown or written).
 """
 
@@ -17,27 +18,10 @@ from typing import TYPE_CHECKING
 
 from smalltown.llm.tasks import Feeling, SummarizeConversation
 from smalltown.llm.tasks.social import SocialConversationOut, SummarizeConversationSocial
+from smalltown.state.social import NEUTRAL, Bond
 
 if TYPE_CHECKING:
     from smalltown.mind.agent import Mind
-
-NEUTRAL = 5  # the sentiment toward someone never talked with
-
-
-@dataclass
-class Bond:
-    """One agent's feeling toward another, as last updated."""
-
-    sentiment: int
-    summary: str  # the relationship in a sentence (at most 200 characters)
-    time: datetime  # when it was last updated
-
-    def to_json(self) -> dict:
-        return {"sentiment": self.sentiment, "summary": self.summary, "time": self.time.isoformat(" ")}
-
-    @classmethod
-    def from_json(cls, d: dict) -> "Bond":
-        return cls(int(d["sentiment"]), d.get("summary", ""), datetime.fromisoformat(d["time"]))
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from smalltown.mind import social
 from smalltown.mind import civics
 from smalltown.mind.memory import Memory
 from smalltown.mind.records import record
-from smalltown.mind.state import Action, talking_with
+from smalltown.state.agent import Action, talking_with
 from smalltown.store.conversations import Line
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from smalltown.llm.tasks import EconomyDecompose, Output
-from smalltown.mind.plan import PlanItem
+from smalltown.state.plan import PlanItem
 
 if TYPE_CHECKING:
     from smalltown.mind.agent import Mind

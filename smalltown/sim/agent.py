@@ -10,7 +10,7 @@ from functools import lru_cache
 from smalltown.lang import doing
 from smalltown.mind.agent import Mind
 from smalltown.mind.awareness import Outcome
-from smalltown.mind.state import Action
+from smalltown.state.agent import Action
 from smalltown.world.model import SLEEPING, Persona, Tile
 from smalltown.world.perception import Body, Seen
 

@@ -17,7 +17,8 @@ from smalltown.llm.tasks.base import Record
 from smalltown.sim.agent import Agent
 from smalltown.sim.changes import Changes
 from smalltown.sim.crowd import Crowd
-from smalltown.sim.economy import Economy, Refused
+from smalltown.sim.economy import Economy
+from smalltown.state.ledger import Refused
 from smalltown.sim.movement import Movement
 from smalltown.store.schema import TIME_FMT
 from smalltown.world.civics import CivicsSpec

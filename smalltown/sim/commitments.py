@@ -1,5 +1,5 @@
-"""Say–do coherence (issue 16): the model-free checker of the promises agents make in talk, and
-the rate of kept promises read back from a save's event log.
+"""Say–do coherence (issue 16): the model-free checker of the promises agents make in talk (the
+rate of kept promises is read back from a save's event log by eval/saydo.py).
 
 CLOCK: every tick (cheap: only agents with an open promise are looked at). A promise is KEPT when
 the agent is in the promised sector within `commitment_window_minutes` of its time, BROKEN when
@@ -10,19 +10,12 @@ outboxes ("decided", "committed"), in agent order.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime, timedelta
-from pathlib import Path
-from typing import Iterable
 
 from smalltown.mind import awareness
 from smalltown.sim.agent import Agent
 from smalltown.sim.changes import Changes
-from smalltown.store.records import EventRow
-from smalltown.store.save import open_reader
 from smalltown.world.model import World
-
-KINDS = ("committed", "kept", "broken")
 
 
 def emit_outboxes(agents: list[Agent], changes: Changes) -> None:
@@ -68,33 +61,6 @@ def check(agents: list[Agent], by_name: dict[str, Agent], world: World, now: dat
             text = awareness.notice_absent(agent.mind, c.to, c.where, now)
             if text:
                 changes.emit(agent.name, "unexpected", text, other=c.to, place=c.where, reason="absent")
-
-
-@dataclass(frozen=True)
-class Rate:
-    made: int
-    kept: int
-    broken: int
-
-    @property
-    def rate(self) -> float | None:
-        """Kept of those decided (None: none decided yet)."""
-        done = self.kept + self.broken
-        return self.kept / done if done else None
-
-
-def rate_of(events: Iterable[EventRow]) -> Rate:
-    kinds = [e.kind for e in events]
-    return Rate(kinds.count("committed"), kinds.count("kept"), kinds.count("broken"))
-
-
-def rate_of_save(path: str | Path) -> Rate:
-    """The kept-promise rate of a save, from its event log (through the store's reader)."""
-    reader = open_reader(path)
-    try:
-        return rate_of(reader.events(kinds=KINDS))
-    finally:
-        reader.close()
 
 
 def _sector(world: World, agent: Agent) -> str:

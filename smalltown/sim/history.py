@@ -19,7 +19,7 @@ from typing import Iterable
 from smalltown.lang import doing
 from smalltown.sim.breakpoints import QUIET_KINDS, Breakpoint, Hit, check
 from smalltown.sim.events import KINDS
-from smalltown.mind.state import Action, partner_of
+from smalltown.state.agent import Action, partner_of
 from smalltown.mind.memory import Memory
 from smalltown.store.records import Event
 from smalltown.store.conversations import Conversation

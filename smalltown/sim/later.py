@@ -25,7 +25,7 @@ from pydantic import ValidationError
 
 from smalltown.llm.backend import CallRecord
 from smalltown.llm.tasks import TASKS, Output, Task
-from smalltown.mind.state import Slow
+from smalltown.state.agent import Slow
 from smalltown.sim.agent import Agent
 from smalltown.sim.changes import Changes
 from smalltown.sim.crowd import Crowd

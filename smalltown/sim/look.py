@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from smalltown.mind.places import KnownTree
-from smalltown.mind.state import AgentState
+from smalltown.state.known import KnownTree
+from smalltown.state.agent import AgentState
 from smalltown.sim.check import require
 from smalltown.store.reader import Reader
 from smalltown.store.records import Memory

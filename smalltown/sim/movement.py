@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import deque
 
 from smalltown.mind.awareness import Outcome
-from smalltown.mind.state import Action
+from smalltown.state.agent import Action
 from smalltown.seeded import stable_int
 from smalltown.sim.agent import Agent
 from smalltown.sim.changes import Changes

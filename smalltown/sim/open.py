@@ -13,7 +13,7 @@ import json
 import os
 from collections import deque
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import Callable
 
@@ -36,13 +36,14 @@ from smalltown.sim.files import require_folder
 from smalltown.sim.civics import KINDS as CIVIC_KINDS
 from smalltown.sim.simulation import Simulation
 from smalltown.sim.streams import read_streams, restore_counts, saved_vector, sparse
+from smalltown.state.saved import saved_at, world_of
 from smalltown.store.records import TickChanges
 from smalltown.store.copy import copy_save, remove_db
 from smalltown.store.memories import agent_memories, memory_extent
 from smalltown.store.packing import pack_vector
 from smalltown.store.schema import TIME_FMT
 from smalltown.store.save import Save, SaveError, is_save, take_lock
-from smalltown.world.load import load_world, load_world_text, parse_toml
+from smalltown.world.load import load_world, parse_toml
 from smalltown.world.model import World
 
 
@@ -231,33 +232,13 @@ def recreate(path: str | Path, backend: Backend, embedder: Embedder | None, fall
     """Start an unborn save again (made by an older smalltown), from the world and settings it recorded."""
     save = Save.open(path)  # (refused if the file is read-only)
     try:
-        world = _world_of(save)
+        world = world_of(save)
         settings = Settings().saved(save.meta("settings"))
         seed = save.meta("world_seed")
     finally:
         save.close()
     return create(world, path, backend, settings, True, sets, embedder, fallback,
                   world_seed=seed if isinstance(seed, int) else None)
-
-
-def saved_at(path: str | Path) -> tuple[int, datetime, datetime]:
-    """A save's last whole tick, its game time (what `sim.now` will be once it is opened) and
-    the game time its world starts at."""
-    save = Save.open(path, readonly=True)
-    try:
-        world = _world_of(save)
-        tick = int(save.meta("tick"))
-    finally:
-        save.close()
-    return tick, world.start + timedelta(seconds=tick * world.step_seconds), world.start
-
-
-def _world_of(save: Save) -> World:
-    """The world a save was started from, as it recorded it (under the seed it was run with)."""
-    world = load_world_text(*(save.meta(k) for k in ("world_source", "world_text", "map_source", "map_text")))
-    if isinstance(seed := save.meta("world_seed"), int):
-        world.seed = seed
-    return world
 
 
 def peek_seed(path: str | Path) -> int:
@@ -308,7 +289,7 @@ def resume(path: str | Path, backend: Backend, settings: Settings | None = None,
     if extra:
         with save.transaction():
             save.set_meta({"settings": settings.changes()})
-    world = _world_of(save)
+    world = world_of(save)
     embedder = embedder or HashEmbedder()
     if save.meta("embedder") is None and not readonly:  # a save from before memories had embeddings (schema 1)
         with save.transaction():

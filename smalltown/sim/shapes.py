@@ -3,7 +3,7 @@ before a save's agents are brought back to life: a stranger's save whose state h
 a number, or an intention without a time, is refused naming the agent and the field, instead of
 crashing a resume, an inspect or an interview half-way.
 
-Mirrors AgentState's codec and Agent.state_texts (mind/state.py, sim/agent.py). Keys may be missing
+Mirrors AgentState's codec and Agent.state_texts (state/agent.py, sim/agent.py). Keys may be missing
 (older saves), unknown keys are ignored; what is there must have the type the code reads."""
 
 from __future__ import annotations

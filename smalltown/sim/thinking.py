@@ -17,7 +17,7 @@ from typing import Callable
 
 from smalltown.llm.backend import CallRecord
 from smalltown.mind import controller
-from smalltown.mind.state import Action
+from smalltown.state.agent import Action
 from smalltown.sim.agent import Agent
 from smalltown.sim.changes import Changes
 from smalltown.sim.crowd import Crowd

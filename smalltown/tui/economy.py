@@ -2,15 +2,16 @@
 save through a `SaveReader` (bounded in replay: up to the tick shown), and the civics' events.
 
 Holdings are the world file's starting inventories with the save's ledger replayed over them by
-the engine's own `Economy` (the same checks: a ledger that does not add up is said, not shown as
-counts). The replay is kept between reads and only the new rows are applied while the reader's
-bound does not go back, so a live screen re-reading after each tick costs one small query."""
+the engine's own arithmetic (state/ledger.py's `Ledger`: the same checks, so a ledger that does
+not add up is said, not shown as counts). The replay is kept between reads and only the new rows
+are applied while the reader's bound does not go back, so a live screen re-reading after each tick
+costs one small query."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from smalltown.sim.economy import Economy
+from smalltown.state.ledger import Ledger
 from smalltown.store.errors import SaveError
 from smalltown.store.records import EventRow
 from smalltown.tui.reader import SaveReader
@@ -37,7 +38,7 @@ class EconomyView:
         world = reader.world()
         self.world = world
         self.on = world is not None and world.economy is not None
-        self._economy: Economy | None = None
+        self._economy: Ledger | None = None
         self._rows: list[tuple] = []
         self._tick: int | None = None  # the bound the replay was made at (None: the save's end)
         self._problem = ""
@@ -49,7 +50,7 @@ class EconomyView:
         bound = self.reader.until.tick if self.reader.until is not None else None
         going_back = self._economy is None or (bound is not None and (self._tick is None or bound < self._tick))
         if going_back:
-            self._economy, self._rows, self._problem = Economy(self.world), [], ""
+            self._economy, self._rows, self._problem = Ledger(self.world), [], ""
         self._tick = bound
         new = self.reader.ledger(self._rows[-1][0] if self._rows else 0)
         if new and not self._problem:

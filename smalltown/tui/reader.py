@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from smalltown.mind.state import AgentState
+from smalltown.state.agent import AgentState
 from smalltown.store.conversations import Conversation
 from smalltown.store.errors import SaveError
 from smalltown.store.records import CallRow, CallSums, EventRow

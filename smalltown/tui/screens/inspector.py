@@ -24,8 +24,9 @@ from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane, T
 from textual.widgets.tree import TreeNode
 
 from smalltown.lang import hhmm
-from smalltown.mind.plan import SLEEPING, PlanItem
-from smalltown.mind.state import AgentState
+from smalltown.world.model import SLEEPING
+from smalltown.state.plan import PlanItem
+from smalltown.state.agent import AgentState
 from smalltown.shown import shown, shown_text
 from smalltown.tui.palette import agent_colours
 from smalltown.tui.reader import Memory, SaveReader

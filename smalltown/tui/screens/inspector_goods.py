@@ -13,7 +13,7 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from smalltown.mind.state import AgentState
+from smalltown.state.agent import AgentState
 from smalltown.shown import shown_text
 from smalltown.tui.economy import EconomyView, TownGoods
 from smalltown.tui.reader import SaveReader

@@ -18,7 +18,7 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from smalltown.mind.state import AgentState
+from smalltown.state.agent import AgentState
 from smalltown.shown import shown, shown_text
 from smalltown.store.records import EventRow
 from smalltown.tui.reader import SaveReader

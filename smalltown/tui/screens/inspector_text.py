@@ -11,8 +11,8 @@ from rich.table import Table
 from rich.text import Text
 
 from smalltown.lang import hhmm
-from smalltown.mind.plan import PlanItem
-from smalltown.mind.state import Action, AgentState
+from smalltown.state.plan import PlanItem
+from smalltown.state.agent import Action, AgentState
 from smalltown.shown import shown, shown_text
 from smalltown.store.records import Memory
 from smalltown.tui.reader import SaveReader, UnreadableState

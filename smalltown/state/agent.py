@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 
 from smalltown.llm.tasks import LastTalk
-from smalltown.mind.commitments import Commitment, Decision
-from smalltown.mind.places import KnownTree
-from smalltown.mind.plan import DayPlan
-from smalltown.mind.social import Bond
+from smalltown.state.commitments import Commitment, Decision
+from smalltown.state.known import KnownTree
+from smalltown.state.plan import DayPlan
+from smalltown.state.social import Bond
 from smalltown.world.model import SLEEPING, pretty
 
 _TALKING = "talking with "  # how a conversation is spelt as an activity; read back only here
