@@ -130,3 +130,41 @@ def test_a_streamed_read_says_its_errors_as_it_goes(tmp_path: Path):
         conn.execute("CREATE TABLE conversations (id INTEGER PRIMARY KEY)")  # its columns missing
         list(Reader(conn, path=path).raw_conversations())
     conn.close()
+
+
+# --- one way to make tables: sqlite-utils; a save whose tables were made by hand-written SQL still opens
+
+HAND_SQL = {  # as smalltown wrote these before every table was made through sqlite-utils
+    "conversations": "CREATE TABLE conversations (id INTEGER PRIMARY KEY, tick INTEGER, time TEXT, end_time TEXT, "
+                     "place TEXT, initiator TEXT, other TEXT, reason TEXT, lines TEXT, chats TEXT, relationships TEXT)",
+    "idx_conversations_tick": "CREATE INDEX idx_conversations_tick ON conversations (tick)",
+    "plans": "CREATE TABLE plans (agent TEXT PRIMARY KEY, plan TEXT)",
+}
+HAND_COLUMNS = "\n, key TEXT, fallback TEXT NOT NULL DEFAULT '', attempts TEXT)"  # llm_calls' ALTER TABLEs
+
+
+def test_a_save_with_tables_made_by_hand_written_sql_opens_and_checks_clean(hand: HandSave, capsys):
+    from smalltown.cli.main import main
+
+    conn = sqlite3.connect(hand.path)
+    made = dict(conn.execute("SELECT name, sql FROM sqlite_master WHERE sql IS NOT NULL"))
+    assert all(made[name] != sql for name, sql in HAND_SQL.items())  # (a new save's spelling is another)
+    calls = made["llm_calls"]
+    assert not calls.endswith(HAND_COLUMNS)
+    conn.execute("PRAGMA writable_schema=ON")
+    for name, sql in {**HAND_SQL, "llm_calls": calls[:calls.index('\n, "key"')] + HAND_COLUMNS}.items():
+        conn.execute("UPDATE sqlite_master SET sql = ? WHERE name = ?", (sql, name))
+    conn.commit()
+    conn.close()
+    conn = sqlite3.connect(hand.path)
+    assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    assert conn.execute("SELECT sql FROM sqlite_master WHERE name = 'plans'").fetchone()[0] == HAND_SQL["plans"]
+    conn.close()
+    capsys.readouterr()
+    assert main(["save", "check", str(hand.path)]) == 0, capsys.readouterr()
+    save = Save.open(hand.path)  # to continue it: its schema checked, as every open checks it
+    try:
+        save.commit(TickChanges(40, hand.time(40), meta={"tick": 40, "game_time": hand.time(40)}))
+        assert save.meta("tick") == 40
+    finally:
+        save.close()
