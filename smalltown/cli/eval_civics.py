@@ -46,8 +46,8 @@ def taxes(args: argparse.Namespace, cli: ModuleType) -> int:
 
 def roles(args: argparse.Namespace, cli: ModuleType) -> int:
     from smalltown.eval.roles import measure_roles, read_roles
-    from smalltown.store.errors import SQLiteError
     from smalltown.eval.roles_report import headline, label, roles_doc
+    from smalltown.store.errors import SQLiteError
 
     def measure(reader, save: str) -> dict:
         try:
