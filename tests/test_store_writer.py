@@ -3,7 +3,6 @@ and writes them in one transaction; the reader gives the same records back."""
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import datetime
 from pathlib import Path
 
