@@ -243,7 +243,7 @@ def test_inspect_reads_no_vector(run: Path, monkeypatch):
         raise AssertionError("inspect unpacked a vector")
 
     monkeypatch.setattr(packing, "unpack_vector", refuse)
-    monkeypatch.setattr("smalltown.store.save.unpack_vector", refuse)
+    monkeypatch.setattr("smalltown.store.save_reads.unpack_vector", refuse)
     assert cli("inspect", run, "Klaus", "--json", check=True).returncode == 0
 
 

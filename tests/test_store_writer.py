@@ -3,7 +3,6 @@ and writes them in one transaction; the reader gives the same records back."""
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import datetime
 from pathlib import Path
 
@@ -14,7 +13,7 @@ from smalltown.store.conversations import Conversation, Line
 from smalltown.store.reader import Reader
 from smalltown.store.records import (Access, AgentRow, Call, CallRecord, Embedding, Event, Memory, Move, ObjectState, Retrieval,
                                      Scored, TickChanges)
-from smalltown.store.save import Save
+from smalltown.store.save import Save, SaveError
 
 T = "2023-02-13 06:00:10"
 NOW = datetime(2023, 2, 13, 6, 0, 10)
@@ -76,8 +75,9 @@ def test_a_commit_that_fails_writes_nothing(hand: HandSave):
     hand.save.commit(TickChanges(1, T, memories=((m, b""),), meta={"tick": 1}))
     again = TickChanges(2, T, events=(Event(2, T, KLAUS, "moved", "moves"),), memories=((m, b""),),
                         meta={"tick": 2})
-    with pytest.raises(sqlite3.IntegrityError):  # the same memory id twice
+    with pytest.raises(SaveError, match="UNIQUE constraint failed") as e:  # the same memory id twice
         hand.save.commit(again)
+    assert str(hand.save.path) in str(e.value)
     assert hand.save.count("events") == 0 and hand.save.meta("tick") == 1
 
 

@@ -6,7 +6,6 @@ saves side by side. `--roles`: the roles that emerged instead (eval/roles.py), s
 from __future__ import annotations
 
 import argparse
-import sqlite3
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -48,12 +47,13 @@ def taxes(args: argparse.Namespace, cli: ModuleType) -> int:
 def roles(args: argparse.Namespace, cli: ModuleType) -> int:
     from smalltown.eval.roles import measure_roles, read_roles
     from smalltown.eval.roles_report import headline, label, roles_doc
+    from smalltown.store.errors import SQLiteError
 
     def measure(reader, save: str) -> dict:
         try:
             return measure_roles(read_roles(reader))
-        except (sqlite3.DatabaseError, TypeError, ValueError) as e:
-            raise EvalError(f"{save}: not a save with roles to read ({e})") from None
+        except (SQLiteError, TypeError, ValueError) as e:
+            raise EvalError(f"{save}: not a save with roles to read ({getattr(e, 'said', e)})") from None
 
     return _report(args, cli, _measured(args.saves, measure), "roles", roles_doc, headline, label)
 

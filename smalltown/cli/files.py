@@ -69,7 +69,7 @@ def strip_save(src: Path, dst: Path, keep_retrievals: bool = False) -> dict[str,
         raise
     try:
         drop = (*STRIPPED, *(() if keep_retrievals else ("retrievals",)))
-        dropped = write_stripped(save.conn, aside.tmp, drop, {"from": src.name}, dst)
+        dropped = write_stripped(save, aside.tmp, drop, {"from": src.name}, dst)
         aside.place()
     finally:
         aside.close()

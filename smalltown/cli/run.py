@@ -25,8 +25,7 @@ from smalltown.sim.files import SavePathError
 from smalltown.sim.open import RunOptions, SeedError, UntilError, open_run
 from smalltown.sim.simulation import TIME_FMT, Simulation
 from smalltown.state.saved import saved_at
-from smalltown.store.calls import describe_reasons, fallbacks_after
-from smalltown.store.reader import Reader
+from smalltown.store.calls import describe_reasons
 from smalltown.world.bundled import default_world
 
 
@@ -265,12 +264,13 @@ def summarise(console: Console, sim: Simulation, start: datetime, start_tick: in
     t.add_row("backend", shown_text(f"{sim.backend.name} ({sim.backend.model})" if sim.backend.model != sim.backend.name
               else sim.backend.name))
     after = start_tick if calls_after is None else calls_after
-    calls = Reader(sim.save.conn).call_totals(after)
+    saved = sim.save.reader()
+    calls = saved.call_totals(after)
     if calls.calls:
         cached = f", {calls.cached_tokens / calls.prompt_tokens:.0%} of prompt tokens from cache" \
             if calls.prompt_tokens else ""
         t.add_row("model calls", f"{calls.calls:,} ({calls.noted} with a fallback or note{cached})")
-        if reasons := fallbacks_after(sim.save.conn, after):  # ("failed": the server failed every attempt)
+        if reasons := saved.fallbacks_after(after):  # ("failed": the server failed every attempt)
             t.add_row("fallbacks", describe_reasons(reasons))
     t.add_row("game time", f"{start:%Y-%m-%d %H:%M:%S} → {now:%Y-%m-%d %H:%M:%S} ({tick - start_tick} ticks)")
     t.add_row("wall time", f"{wall:.1f} s ({game / wall if wall else 0:,.0f} game seconds per second)")

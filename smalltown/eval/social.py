@@ -57,7 +57,7 @@ class SocialSave:
 
 def read_social(db: Save) -> SocialSave:
     town = read_town(db)
-    reader = Reader(db.conn)
+    reader = db.reader()
     settings = Settings().saved(db.meta("settings"))
     bonds: dict[str, dict[str, tuple[int, str]]] = {}
     for row in reader.agent_rows():

@@ -10,7 +10,6 @@ from datetime import datetime
 from functools import cached_property
 
 from smalltown.eval import EvalError
-from smalltown.store.reader import Reader
 from smalltown.store.records import Memory
 from smalltown.store.save import Save
 from smalltown.store.schema import TIME_FMT
@@ -84,7 +83,7 @@ def read_town(save: Save, news_from: World | None = None) -> Town:
             raise EvalError(f"{news_from.source} names agents or places this save's world does not have: "
                             f"{', '.join(missing)}")
         world.facts, world.gatherings = list(news_from.facts), list(news_from.gatherings)
-    reader = Reader(save.conn)
+    reader = save.reader()
     # who a chat was with: the conversation whose summary it is (the conversations table; for an
     # older save read as it is, as its migration would rebuild them); else a line said then
     chatted = reader.chat_partners()

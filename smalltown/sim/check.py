@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -24,13 +23,10 @@ from pathlib import Path
 from smalltown.config import Settings, SettingsError
 from smalltown.sim.check_conversations import check_conversations, read_time
 from smalltown.sim.shapes import state_problem
-from smalltown.store import validate
-from smalltown.store.checks import row_problems
-from smalltown.store.errors import SaveError
-from smalltown.store.reader import Reader
+from smalltown.store.errors import SaveError, SQLiteError
 from smalltown.store.save import Save
 from smalltown.store.schema import TIME_FMT
-from smalltown.store.snapshots import decode_snapshot, snapshot_rows
+from smalltown.store.snapshots import decode_snapshot
 from smalltown.world.errors import WorldError
 from smalltown.world.load import load_world_text
 from smalltown.world.model import GAME_TIME_MAX, World
@@ -83,23 +79,23 @@ def check_save(path: str | Path, integrity: bool = True) -> CheckReport:
     try:
         if integrity:
             try:
-                rows = Reader(save.conn).integrity(50)
-            except sqlite3.DatabaseError as e:  # damage the check itself trips over
-                rows = [str(e)]
+                rows = save.reader().integrity(50)
+            except SQLiteError as e:  # damage the check itself trips over
+                rows = [e.said]
             if rows != ["ok"]:
                 for r in rows:
                     p.add("integrity", f"SQLite integrity check: {r}")
                 report.problems = p.finish()
                 return report  # the rows below cannot be trusted
         try:
-            stored = list(row_problems(save.conn, save.meta("schema_version"), MAX_LISTED))
+            stored = list(save.reader().row_problems(save.meta("schema_version"), MAX_LISTED))
             for problem in stored:  # what every command refuses on (Save.open)
                 p.add(problem.split(" ")[0], problem)
             if not stored:
                 world = _check_rows(save, p, report.counts)
                 _check_snapshots(save, world, p)
-        except sqlite3.DatabaseError as e:
-            p.add("sqlite", f"cannot read the save: {e}")
+        except SQLiteError as e:
+            p.add("sqlite", f"cannot read the save: {e.said}")
     finally:
         save.close()
     report.problems = p.finish()
@@ -133,7 +129,7 @@ def require(save: Save, snapshots: bool = False, doing: str = "open") -> None:
     """Refuse (SaveError, closing the save) a save whose rows make no sense against its world.
     The rows are read as of one moment: a run may be writing the save meanwhile (a reader's check
     must not see a tick's events before its clock)."""
-    held = save.conn.in_transaction
+    held = save.held()
     try:
         save.hold_still()
         found = problems(save, snapshots)
@@ -177,7 +173,7 @@ def _check_rows(save: Save, p: _Problems, counts: dict[str, int]) -> World | Non
     counts["agents"] = len(names)
     counts["objects"] = _check_objects(save, world, p)
     counts["memories"] = _check_memories(save, names, now, p)
-    reader = Reader(save.conn)
+    reader = save.reader()
     tables = reader.tables()
     if "conversations" in tables:
         check_conversations(save, world, {a.name for a in world.agents} if world else names, now, p.add)
@@ -192,7 +188,7 @@ def _check_rows(save: Save, p: _Problems, counts: dict[str, int]) -> World | Non
         if names and agent not in names:
             p.add("events", f"events: {n} events of an unknown agent {agent!r}")
     if world is not None:
-        for eid, kind in validate.events_off_map(save.conn, world.map.width, world.map.height):
+        for eid, kind in reader.events_off_map(world.map.width, world.map.height):
             p.add("events", f"events row {eid}: data: a {kind!r} event's tile is outside the map")
     _check_embeddings(save, p)
     return world
@@ -201,7 +197,7 @@ def _check_rows(save: Save, p: _Problems, counts: dict[str, int]) -> World | Non
 def _check_embeddings(save: Save, p: _Problems) -> None:
     """The vectors are as long as the save's embedder makes them (a retrieval multiplies them)."""
     m = re.fullmatch(r"hash-ngram-(\d+)-v\d+", str(save.meta("embedder")))
-    dims = validate.embedding_dims(save.conn)
+    dims = save.reader().embedding_dims()
     if m and dims and dims[0][0] != int(m[1]):
         p.add("embeddings", f"memories: embedding: vectors of {dims[0][0]} numbers; the save's "
                             f"embedder {save.meta('embedder')} makes {m[1]}")
@@ -211,7 +207,7 @@ def _check_snapshots(save: Save, world: World | None, p: _Problems) -> None:
     """Each snapshot decodes to the format a replay, a fork or a rewind reads, with the world's
     agents on tiles of its map."""
     names = {a.name for a in world.agents} if world else None
-    for tick, blob in snapshot_rows(save.conn):
+    for tick, blob in save.reader().snapshot_rows():
         try:
             snap = decode_snapshot(blob, f"snapshots row {tick}")
         except SaveError as e:
@@ -233,7 +229,7 @@ def _check_snapshots(save: Save, world: World | None, p: _Problems) -> None:
 
 
 def _check_agents(save: Save, world: World | None, p: _Problems) -> set[str]:
-    rows = Reader(save.conn).agent_rows(by_name=True)
+    rows = save.reader().agent_rows(by_name=True)
     names = {r.name for r in rows}
     if world is None:
         return names
@@ -270,7 +266,7 @@ def _check_agents(save: Save, world: World | None, p: _Problems) -> set[str]:
 
 
 def _check_objects(save: Save, world: World | None, p: _Problems) -> int:
-    rows = Reader(save.conn).object_rows()
+    rows = save.reader().object_rows()
     for address, state in rows:
         if world is not None and address not in world.objects:
             p.add("objects", f"object {address!r}: not an object of the world")
@@ -281,13 +277,14 @@ def _check_objects(save: Save, world: World | None, p: _Problems) -> int:
 
 def _check_memories(save: Save, names: set[str], now: datetime | None, p: _Problems) -> int:
     """Owners, times and evidence, in SQL (the rows' types are checked when the save is opened)."""
-    for agent, n in validate.memory_agents(save.conn):
+    reader = save.reader()
+    for agent, n in reader.memory_agents():
         if names and agent not in names:
             p.add("memory agents", f"memories: {n:,} belonging to {agent!r}, who is not an agent of the save")
     if now is not None:
-        for mid, label, stamp in validate.memories_after(save.conn, now.strftime(TIME_FMT)):
+        for mid, label, stamp in reader.memories_after(now.strftime(TIME_FMT)):
             p.add("memory times", f"memory {mid}: {label} at {stamp}, after the save's clock")
-    for mid, cited in validate.missing_evidence(save.conn):
+    for mid, cited in reader.missing_evidence():
         p.add("evidence", f"memory {mid}: evidence id {cited!r} does not exist")
     return save.count("memories")
 

@@ -28,7 +28,7 @@ def check_conversations(save: Save, world: World | None, names: set[str], now: d
     name the table, the row and the field."""
     owners = save.memory_owners()
     facts = {f.name for f in world.facts} if world is not None else None
-    for cid, _tick, time, end, place, initiator, other, reason, lines, chats, rels in conv.raw_conversations(save.conn):
+    for cid, _tick, time, end, place, initiator, other, reason, lines, chats, rels in save.reader().raw_conversations():
         def bad(field_name: str, message: str) -> None:
             add("conversations", f"conversations row {cid}: {field_name}: {message}")
 

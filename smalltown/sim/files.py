@@ -4,7 +4,6 @@ open that is no save, pack or world (the TUI's O, before its app ends)."""
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 from smalltown.store.save import Save, SaveError, is_save
@@ -53,6 +52,6 @@ def unopenable(path: Path) -> str | None:
             read_pack(path)
         else:
             load_world(path)
-    except (SaveError, WorldError, OSError, sqlite3.DatabaseError, ValueError) as e:
+    except (SaveError, WorldError, OSError, ValueError) as e:
         return reason(e)
     return None

@@ -23,7 +23,6 @@ from smalltown.state.agent import Action, partner_of
 from smalltown.mind.memory import Memory
 from smalltown.store.records import Event
 from smalltown.store.conversations import Conversation
-from smalltown.store.reader import Reader
 from smalltown.store.records import EventRow
 from smalltown.store.save import Save
 from smalltown.store.schema import TIME_FMT
@@ -94,7 +93,7 @@ class History:
 
         self.save = Save.open(self.path, readonly=True)
         require(self.save, snapshots=True)  # what a replay reads back, checked before the screen opens
-        self.reader = Reader(self.save.conn)
+        self.reader = self.save.reader()
         try:
             self.world = load_world_text(self._meta("world_source"), self._meta("world_text"),
                                          self._meta("map_source"), self._meta("map_text"))

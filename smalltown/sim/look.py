@@ -15,7 +15,6 @@ from pathlib import Path
 from smalltown.state.known import KnownTree
 from smalltown.state.agent import AgentState
 from smalltown.sim.check import require
-from smalltown.store.reader import Reader
 from smalltown.store.records import Memory
 from smalltown.store.save import Save
 from smalltown.world.load import load_world_text
@@ -37,7 +36,7 @@ def look(path: str | Path, name: str, memories: int) -> Look:
     save = Save.open(path, readonly=True).current()  # an older save: migrated in memory, as a resume reads it
     try:
         require(save)  # rows that make no sense against the world are refused, as a resume refuses them
-        reader = Reader(save.conn)
+        reader = save.reader()
         world = load_world_text(*(save.meta(k) for k in ("world_source", "world_text", "map_source", "map_text")))
         saved = set(reader.agent_names())
         full = agent_named(name, [a.name for a in world.agents if a.name in saved])

@@ -39,7 +39,6 @@ from smalltown.sim.streams import read_streams, restore_counts, saved_vector, sp
 from smalltown.state.saved import saved_at, world_of
 from smalltown.store.records import TickChanges
 from smalltown.store.copy import copy_save, remove_db
-from smalltown.store.memories import agent_memories, memory_extent
 from smalltown.store.packing import pack_vector
 from smalltown.store.schema import TIME_FMT
 from smalltown.store.save import Save, SaveError, is_save, take_lock
@@ -304,7 +303,7 @@ def resume(path: str | Path, backend: Backend, settings: Settings | None = None,
     sim = Simulation(world, save, backend, settings, tick=save.meta("tick"), embedder=embedder, fallback=fallback)
     sim.objects.update(save.objects())
     embedder.preload(save.embeddings())
-    last_id, unrated = memory_extent(save.conn)
+    last_id, unrated = save.memory_extent()
     streams: dict[str, tuple[list[Memory], list[np.ndarray]]] | None = None  # (a schema-1 save's, whole)
     legacy: dict[str, list[int]] = {}  # records a schema-1 save kept without importance or vector
     if unrated:
@@ -325,7 +324,7 @@ def resume(path: str | Path, backend: Backend, settings: Settings | None = None,
                       ahead=ahead_from(state.get("ahead")))
         if streams is None:  # one agent's rows at a time, kept as columns (mind/memory.py)
             try:
-                agent.mind.memory.load_saved(agent_memories(save.conn, spec.name), sparse(path, embedder.dim))
+                agent.mind.memory.load_saved(save.agent_memories(spec.name), sparse(path, embedder.dim))
             except ValueError as e:  # (the checks read no vector's positions: one that cannot be held)
                 save.close()
                 raise SaveError(f"{path}: refusing to open it: memories: {e}; the save is damaged: "

@@ -22,18 +22,10 @@ def has_fallback_column(conn: sqlite3.Connection) -> bool:
     return any(r[1] == "fallback" for r in conn.execute("PRAGMA table_info(llm_calls)"))
 
 
-def add_call_columns(conn: sqlite3.Connection) -> None:
-    """Schema 4: the question's key (a hash of its typed inputs) and the fallback's reason; the
-    fallbacks an older smalltown noted get theirs."""
-    conn.execute("ALTER TABLE llm_calls ADD COLUMN key TEXT")
-    conn.execute("ALTER TABLE llm_calls ADD COLUMN fallback TEXT NOT NULL DEFAULT ''")
+def mark_old_fallbacks(conn: sqlite3.Connection) -> None:
+    """Schema 4 (store/schema.py adds the fallback column): the fallbacks an older smalltown noted
+    get their reason."""
     conn.execute(f"UPDATE llm_calls SET fallback = '{OLD_FALLBACK}' WHERE note LIKE 'fallback%'")
-
-
-def add_attempts_column(conn: sqlite3.Connection) -> None:
-    """Schema 9: each call's attempts (JSON; NULL when its first attempt answered)."""
-    if not has_attempts_column(conn):  # (a save whose version was set back by hand: it has it)
-        conn.execute("ALTER TABLE llm_calls ADD COLUMN attempts TEXT")
 
 
 def has_attempts_column(conn: sqlite3.Connection) -> bool:

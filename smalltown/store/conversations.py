@@ -74,12 +74,6 @@ def has_conversations(conn: sqlite3.Connection) -> bool:
 # --- writing ---------------------------------------------------------------------------------------
 
 
-def create_table(conn: sqlite3.Connection) -> None:
-    conn.execute("CREATE TABLE conversations (id INTEGER PRIMARY KEY, tick INTEGER, time TEXT, end_time TEXT, "
-                 "place TEXT, initiator TEXT, other TEXT, reason TEXT, lines TEXT, chats TEXT, relationships TEXT)")
-    conn.execute("CREATE INDEX idx_conversations_tick ON conversations (tick)")
-
-
 def add_conversations(conn: sqlite3.Connection, rows: Iterable[tuple]) -> list[int]:
     """rows: (tick, time, end_time, place, initiator, other, reason, lines_json, chats_json,
     relationships_json). Returns the ids given to them, in order."""

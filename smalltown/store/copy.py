@@ -6,11 +6,15 @@ import json
 import os
 import sqlite3
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from smalltown.store.errors import SaveError, explain, explain_new, read_only, read_only_message
 from smalltown.store.lock import SaveBusy, WriterLock, lock_file
 from smalltown.store.reading import connect_reader
 from smalltown.store.sidefiles import check_side_files
+
+if TYPE_CHECKING:
+    from smalltown.store.save import Save  # (save.py imports this module)
 
 
 def copy_save(src: str | Path, dst: str | Path) -> Path:
@@ -35,7 +39,7 @@ def copy_pages(src: Path, dst: Path, name: Path | None = None) -> None:
     name = name or (dst.with_name(dst.name[:-len(PARTIAL)]) if dst.name.endswith(PARTIAL) else dst)
     try:
         a = connect_reader(src)
-    except sqlite3.DatabaseError as e:
+    except sqlite3.Error as e:
         raise SaveError(f"{src}: cannot be copied ({e})") from None
     try:
         try:
@@ -46,7 +50,7 @@ def copy_pages(src: Path, dst: Path, name: Path | None = None) -> None:
             a.backup(b)
         finally:
             b.close()
-    except sqlite3.DatabaseError as e:
+    except sqlite3.Error as e:
         if _writing(e):
             raise SaveError(explain_new(name, e)) from None
         raise SaveError(f"{src}: cannot be copied ({e})") from None
@@ -168,15 +172,15 @@ def vacuum(path: Path) -> None:
         raise SaveError(explain(path, e)) from None
 
 
-def write_stripped(conn: sqlite3.Connection, out: Path, drop: tuple[str, ...], note: dict, dst: Path) -> dict[str, int]:
-    """The save read through `conn` copied into the new file `out` without the rows of the tables
+def write_stripped(save: Save, out: Path, drop: tuple[str, ...], note: dict, dst: Path) -> dict[str, int]:
+    """The save `save` (open) copied into the new file `out` without the rows of the tables
     `drop` (those it has), noted in meta `stripped` as `note` plus what was dropped; one file to
     share (no log beside it). Returns the rows dropped per table; an SQLite error is a SaveError
     naming `dst`, where the copy is going."""
     try:
         db = sqlite3.connect(out, isolation_level=None)
         try:
-            conn.backup(db)
+            save.conn.backup(db)
             tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
             dropped = {t: db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in drop if t in tables}
             db.execute("BEGIN")

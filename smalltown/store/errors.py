@@ -2,14 +2,64 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import sqlite3
 from pathlib import Path
+from typing import Any, Callable, TypeVar
 
 from smalltown.store.sidefiles import writable
 
 
 class SaveError(Exception):
     """A save that cannot be opened or written, with a message for the user."""
+
+
+class SQLiteError(SaveError):
+    """SQLite failed on a save (damaged, locked, a full disk, a table it lacks): the message names
+    the file and says what to do; `said` is SQLite's own words, for a caller that lists them."""
+
+    def __init__(self, message: str, said: str):
+        super().__init__(message)
+        self.said = said
+
+
+def sqlite_error(path: Path | str, e: sqlite3.Error, new: bool = False) -> SQLiteError:
+    """`e` as the error store/ raises: explained for the save at `path` (`new`: a save being made)."""
+    return SQLiteError(explain_new(Path(path), e) if new else explain(Path(path), e), str(e))
+
+
+C = TypeVar("C", bound=type)
+
+
+def guarded(cls: C) -> C:
+    """No sqlite3 error leaves store/: each public method of `cls` (its own, not inherited) raises
+    SQLiteError instead, as `self._sqlite_error(e)` says it (naming the save). A generator's
+    errors are caught as it is iterated."""
+    for name, f in list(vars(cls).items()):
+        if name.startswith("_") or not inspect.isfunction(f):
+            continue  # (properties, static and class methods see to their own errors)
+        setattr(cls, name, _guard(f))
+    return cls
+
+
+def _guard(f: Callable) -> Callable:
+    if inspect.isgeneratorfunction(f):
+        @functools.wraps(f)
+        def rows(self: Any, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return (yield from f(self, *args, **kwargs))
+            except sqlite3.Error as e:
+                raise self._sqlite_error(e) from None
+        return rows
+
+    @functools.wraps(f)
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return f(self, *args, **kwargs)
+        except sqlite3.Error as e:
+            raise self._sqlite_error(e) from None
+    return call
 
 
 def read_only(path: Path) -> bool:

@@ -22,10 +22,6 @@ AGENT_ROWS = ("SELECT a.name, a.x, a.y, a.dest, a.action, a.address, a.state, p.
               "FROM agents a LEFT JOIN plans p ON p.agent = a.name")
 
 
-def create_table(conn: sqlite3.Connection) -> None:
-    conn.execute("CREATE TABLE IF NOT EXISTS plans (agent TEXT PRIMARY KEY, plan TEXT)")
-
-
 def has_plans(conn: sqlite3.Connection) -> bool:
     """Whether the save has the plans table (an older one read before its migration does not)."""
     return conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='plans'").fetchone() is not None

@@ -2,9 +2,10 @@
 replay, eval, the cassette, `save check`, a run's summary).
 
 A Reader reads through a connection it is given: a Save opened read-only (`store.save.open_reader`,
-which it then owns), or the running simulation's own. It writes nothing. Rows come back as the save
-holds them (times as text, JSON parsed where a reader always wants it parsed); what they mean is
-for the layer above.
+which it then owns), or a Save's own (`Save.reader()`: the running simulation's). It writes nothing.
+Rows come back as the save holds them (times as text, JSON parsed where a reader always wants it
+parsed); what they mean is for the layer above. An SQLite error is a SaveError (SQLiteError) naming
+the save. The model-call log's reads are in reader_calls.py, `save check`'s in reader_checks.py.
 """
 
 from __future__ import annotations
@@ -12,17 +13,20 @@ from __future__ import annotations
 import json
 import sqlite3
 from datetime import date, datetime
+from pathlib import Path
 from typing import Any, Iterable
 
-from smalltown.store import calls as _calls
 from smalltown.store import conversations as _conversations
 from smalltown.store import day as _day
 from smalltown.store import digest as _digest
 from smalltown.store import plans as _plans
 from smalltown.store.conversations import Conversation
-from smalltown.store.packing import unpack_scores, unpack_text
+from smalltown.store.errors import SQLiteError, guarded, sqlite_error
+from smalltown.store.packing import unpack_scores
 from smalltown.store.query import Where, limited
-from smalltown.store.records import AgentRow, CallRow, CallSums, CallTotals, EventRow, Memory
+from smalltown.store.reader_calls import CallReads
+from smalltown.store.reader_checks import CheckReads
+from smalltown.store.records import AgentRow, EventRow, Memory
 from smalltown.store.schema import TIME_FMT
 from smalltown.store.snapshots import agent_rows_at, has_snapshots, has_table, read_snapshot
 
@@ -34,19 +38,10 @@ LOGS = ("events", "llm_calls", "retrievals", "conversations")  # the tables whos
 IDS = frozenset({"events", "llm_calls"})  # the logs a front end follows by their newest id
 _MEMORY = "SELECT id, agent, kind, description, created, last_accessed, importance, evidence FROM memories"
 _EVENT = "SELECT id, tick, time, agent, kind, text, data FROM events"
-_CALL = ("SELECT id, tick, time, agent, task, prompt_tokens, cached_tokens, completion_tokens, ms, backend, note "
-         "FROM llm_calls")
 
 
 def _memory(r: tuple) -> Memory:
     return Memory(r[0], r[1], r[2], r[3], _time(r[4]), _time(r[5]), r[6], tuple(json.loads(r[7] or "[]")))
-
-
-_SIZE = "CASE WHEN typeof({0}) = 'blob' THEN {0} ELSE length(coalesce({0}, '')) END"  # a packed text, or its length
-
-
-def _chars(size: int | bytes, call_id: int) -> int:
-    return size if isinstance(size, int) else len(unpack_text(size, f"llm_calls row {call_id}") or "")
 
 
 def _time(text: str) -> datetime:
@@ -57,15 +52,24 @@ def _event(r: tuple) -> EventRow:
     return EventRow(r[0], r[1], r[2], r[3], r[4], r[5], json.loads(r[6] or "{}"))
 
 
-def _call(r: tuple) -> CallRow:
-    return CallRow(*r[:-1], note=r[-1] or "")
+@guarded
+class Reader(CallReads, CheckReads):
+    """Its public methods raise SQLiteError, naming the save, for an SQLite error (errors.guarded)."""
 
-
-class Reader:
-    def __init__(self, conn: sqlite3.Connection, owner: Any = None):
+    def __init__(self, conn: sqlite3.Connection, owner: Any = None, path: Path | None = None):
         self._conn = conn
         self._owner = owner  # the Save this reader opened, closed with it
         self._left: list[sqlite3.Connection] = []  # connections followed by a newer one (see `conn`)
+        self.path = path  # the save's, for errors (None: as its connection knows it)
+
+    def _sqlite_error(self, e: sqlite3.Error) -> SQLiteError:
+        path = self.path or getattr(self._conn, "save", None)
+        if path is None:
+            try:
+                path = next((f for _, name, f in self._conn.execute("PRAGMA database_list") if name == "main"), None)
+            except sqlite3.Error:
+                pass
+        return sqlite_error(path or "the save", e)
 
     @property
     def conn(self) -> sqlite3.Connection:
@@ -135,10 +139,6 @@ class Reader:
         the bound a reader of the run as it was at `tick` reads up to."""
         assert table in IDS
         return self.conn.execute(f"SELECT max(id) FROM {table} WHERE tick <= ?", (tick,)).fetchone()[0] or 0
-
-    def integrity(self, limit: int = 50) -> list[str]:
-        """SQLite's own check of the file, page by page: ["ok"], or what it found."""
-        return [r[0] for r in self.conn.execute(f"PRAGMA integrity_check({int(limit)})")]
 
     def digest(self) -> str:
         """A fingerprint of the simulation state (store/digest.py)."""
@@ -267,93 +267,6 @@ class Reader:
         """(agent, events) for every agent the event log names."""
         return self.conn.execute(
             "SELECT agent, count(*) FROM events WHERE agent IS NOT NULL GROUP BY agent").fetchall()
-
-    # --- model calls --------------------------------------------------------------------------
-
-    @staticmethod
-    def _calls_where(agent: str | None, task: str | None, after_id: int | None, upto_id: int | None,
-                     noted: bool) -> Where:
-        where = Where().above("id", after_id).at_most("id", upto_id).eq("agent", agent).eq("task", task)
-        return where.add("coalesce(note, '') != ''") if noted else where
-
-    def calls(self, agent: str | None = None, task: str | None = None, limit: int | None = 200,
-              after_id: int | None = None, upto_id: int | None = None, noted: bool = False) -> list[CallRow]:
-        """Calls (of `agent`, of `task`, with ids in (after_id, upto_id], only those with a note
-        when `noted`), the newest `limit` of them, newest first; a missing note reads as ""."""
-        where = self._calls_where(agent, task, after_id, upto_id, noted)
-        lim, args = limited(limit)
-        return [_call(r) for r in self.conn.execute(f"{_CALL}{where.sql} ORDER BY id DESC{lim}",
-                                                    [*where.args, *args])]
-
-    def call_sums(self, agent: str | None = None, task: str | None = None, after_id: int | None = None,
-                  upto_id: int | None = None, noted: bool = False) -> CallSums:
-        """The figures of the calls `calls` would list with no limit."""
-        where = self._calls_where(agent, task, after_id, upto_id, noted)
-        return CallSums(*self.conn.execute(
-            "SELECT count(*), coalesce(sum(prompt_tokens), 0), coalesce(sum(cached_tokens), 0), "
-            f"coalesce(sum(completion_tokens), 0) FROM llm_calls{where.sql}", where.args).fetchone())
-
-    def call(self, call_id: int) -> CallRow | None:
-        r = self.conn.execute(f"{_CALL} WHERE id = ?", (call_id,)).fetchone()
-        return _call(r) if r else None
-
-    def call_tasks(self) -> list[str]:
-        """The tasks the call log names, sorted."""
-        return [t for (t,) in self.conn.execute("SELECT DISTINCT task FROM llm_calls ORDER BY task")]
-
-    def tick_calls(self, tick: int) -> list[tuple[str, str]]:
-        """(agent, task) of the calls made at `tick`, in order."""
-        return self.conn.execute("SELECT agent, task FROM llm_calls WHERE tick = ? ORDER BY id", (tick,)).fetchall()
-
-    def calls_between(self, since: int, until: int) -> list[tuple[int, str, str]]:
-        """(tick, agent, task) of the calls made at ticks in (since, until], in order: what a
-        replay checks model-call breakpoints against."""
-        return self.conn.execute("SELECT tick, agent, task FROM llm_calls WHERE tick > ? AND tick <= ? ORDER BY id",
-                                 (since, until)).fetchall()
-
-    def call_detail(self, call_id: int) -> dict:
-        """The full prompt, the raw answer and the parsed answer of one call, the model's name, and
-        its attempts when it was retried or failed (store/calls.attempts_of)."""
-        r = self.conn.execute("SELECT prompt, raw_answer, parsed_answer, model FROM llm_calls WHERE id=?",
-                              (call_id,)).fetchone()
-        where = f"llm_calls row {call_id}"
-        return {"prompt": unpack_text(r[0], where), "raw_answer": unpack_text(r[1], where), "parsed_answer": unpack_text(r[2], where), "model": r[3],
-                "attempts": _calls.attempts_of(self.conn, call_id)} if r else {}
-
-    def call_totals(self, after_tick: int) -> CallTotals:
-        """The calls logged at ticks after `after_tick`, in figures (0 for none)."""
-        n, noted, prompt, cached = self.conn.execute(
-            "SELECT count(*), sum(note != ''), sum(prompt_tokens), sum(cached_tokens) FROM llm_calls "
-            "WHERE tick > ?", (after_tick,)).fetchone()
-        return CallTotals(n, noted or 0, prompt or 0, cached or 0)
-
-    def call_backends(self) -> list[tuple[str, str, int]]:
-        """(backend, model, calls) of each backend and model the call log names, the one that
-        answered last first: who answered a recorded run."""
-        return [(b or "", m or "", n) for b, m, n in self.conn.execute(
-            "SELECT backend, model, count(*) FROM llm_calls GROUP BY 1, 2 ORDER BY max(id) DESC")]
-
-    def call_figures(self, after_id: int = 0, upto_id: int | None = None) -> dict:
-        """How many calls, how many a fallback answered, by task and reason (store/calls.py)."""
-        return _calls.call_figures(self.conn, after_id, upto_id)
-
-    def call_sizes(self, ids: Iterable[int]) -> dict[int, tuple[int, int]]:
-        """{id: (characters of the prompt, characters of the raw answer)}: what a token estimate
-        is made from, reading only the texts kept compressed."""
-        ids = list(ids)
-        found: dict[int, tuple[int, int]] = {}
-        for start in range(0, len(ids), 500):  # (SQLite's bound on a statement's parameters)
-            part = ids[start:start + 500]
-            marks = ", ".join("?" * len(part))
-            for i, p, r in self.conn.execute(f"SELECT id, {_SIZE.format('prompt')}, {_SIZE.format('raw_answer')} "
-                                             f"FROM llm_calls WHERE id IN ({marks})", part):
-                found[i] = (_chars(p, i), _chars(r, i))
-        return found
-
-    def recorded_calls(self) -> list[tuple]:
-        """(id, tick, task, key, prompt, parsed answer) of every call, in order: what a cassette
-        replays (store/calls.py)."""
-        return _calls.recorded(self.conn)
 
     # --- snapshots ----------------------------------------------------------------------------
 

@@ -1,7 +1,9 @@
 """The save file: one self-contained SQLite database per run, committed once per tick.
 
 The pieces live beside it: schema.py (tables, migrations), checks.py (what opening refuses),
-copy.py (copies, a new file built aside), snapshots.py (rewinding), errors.py."""
+copy.py (copies, a new file built aside), snapshots.py (rewinding), save_reads.py (what it reads of
+itself), errors.py. No sqlite3 error leaves it: each is a SaveError (SQLiteError) naming the file.
+Nothing outside store/ is handed its connection: `reader()` reads it."""
 
 from __future__ import annotations
 
@@ -9,25 +11,21 @@ import json
 import sqlite3
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterator
 
-import numpy as np
 import sqlite_utils
 
-from smalltown.store import calls as _calls
-from smalltown.store import conversations as _conversations
-from smalltown.store import plans as _plans
 from smalltown.store import writer
 from smalltown.store.checkpoint import Checkpointer, for_writer
 from smalltown.store.checks import check_contents, check_header, check_rows, is_save
-from smalltown.store.conversations import Conversation
 from smalltown.store.copy import Aside, take_lock
-from smalltown.store.errors import SaveError, explain, explain_new, read_only, read_only_message
+from smalltown.store.errors import (SaveError, SQLiteError, guarded, read_only, read_only_message,
+                                    sqlite_error)
 from smalltown.store.lock import WriterLock
-from smalltown.store.packing import unpack_vector
 from smalltown.store.reader import Reader
 from smalltown.store.records import TickChanges
 from smalltown.store.reading import connect_reader
+from smalltown.store.save_reads import SaveReads
 from smalltown.store.schema import MIGRATIONS, SCHEMA_VERSION
 from smalltown.store.schema import create_schema as _create_schema  # (a test kills a build in it, by this name)
 from smalltown.store.snapshots import (accessed_at, agent_rows_at, build_snapshot, cut_back, read_snapshot,
@@ -40,7 +38,8 @@ from smalltown.store.snapshots import (accessed_at, agent_rows_at, build_snapsho
 PAGE_SIZE = 16384
 
 
-class Save:
+@guarded
+class Save(SaveReads):
     # The writer lock this Save holds (an open to write, a new save), and a new save's build
     # (Aside) until it is published at its path.
     _lock: WriterLock | None = None
@@ -50,8 +49,13 @@ class Save:
     _checkpointer: Checkpointer | bool | None = None
 
     def __init__(self, conn: sqlite3.Connection, path: Path):
-        self.conn = conn
+        self.conn = conn  # (store/ only: others read through `reader()`)
         self.path = path
+
+    def _sqlite_error(self, e: sqlite3.Error) -> SQLiteError:
+        """An SQLite error of a public method (see errors.guarded), naming the save (a new one not yet
+        published: as the save being made, store/copy.py's Aside)."""
+        return sqlite_error(self.path, e, new=self._aside is not None)
 
     # --- opening ------------------------------------------------------------------------------
 
@@ -129,9 +133,9 @@ class Save:
         try:
             check_contents(save.conn, path)
             version = save.meta("schema_version")
-        except sqlite3.DatabaseError as e:
+        except (sqlite3.DatabaseError, SQLiteError) as e:
             save.close()
-            raise SaveError(f"{path}: not a smalltown save ({e})") from None
+            raise SaveError(f"{path}: not a smalltown save ({getattr(e, 'said', e)})") from None
         except SaveError:
             save.close()
             raise
@@ -154,8 +158,8 @@ class Save:
                 check_rows(save.conn, path, version)
             except BaseException as e:
                 save.close()
-                if isinstance(e, sqlite3.DatabaseError):
-                    raise SaveError(explain(path, e)) from None
+                if isinstance(e, sqlite3.Error):
+                    raise sqlite_error(path, e) from None
                 raise
         if readonly:
             return save  # read as it is: migrating would write to it
@@ -180,6 +184,10 @@ class Save:
             self.conn.execute("BEGIN")
             self.conn.execute("SELECT count(*) FROM meta").fetchone()  # (the moment is the first read)
         return self
+
+    def held(self) -> bool:
+        """Whether it is read as of one moment now (hold_still, or a transaction under way)."""
+        return self.conn.in_transaction
 
     def let_go(self) -> None:
         """End what hold_still began: read the latest commit from now on."""
@@ -217,7 +225,7 @@ class Save:
                 # NORMAL in WAL mode: a killed process never corrupts the file or loses a commit
                 conn.execute("PRAGMA synchronous=NORMAL")
         except sqlite3.Error as e:
-            raise SaveError(explain(path, e)) from None
+            raise sqlite_error(path, e) from None
         except UnicodeDecodeError:  # SQLite's message names what its schema calls something not UTF-8
             raise SaveError(f"{path}: refusing to open: its schema is malformed (a name that is not UTF-8 "
                             f"text); smalltown cannot read it") from None
@@ -246,8 +254,8 @@ class Save:
         SaveError naming the file: the save stays as it was at its last commit."""
         try:
             self.conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as e:
-            raise SaveError(explain(self.path, e)) from None
+        except sqlite3.Error as e:
+            raise self._sqlite_error(e) from None
         try:
             yield
             self.conn.execute("COMMIT")
@@ -257,8 +265,8 @@ class Save:
                     self.conn.execute("ROLLBACK")
                 except sqlite3.Error:
                     pass
-            if isinstance(e, sqlite3.OperationalError):  # (a new save not yet published: nothing is made)
-                raise SaveError(explain_new(self.path, e) if self._aside else explain(self.path, e)) from None
+            if isinstance(e, sqlite3.Error):  # (a new save not yet published: nothing is made)
+                raise self._sqlite_error(e) from None
             raise
 
     def set_meta(self, values: dict[str, Any]) -> None:
@@ -286,69 +294,6 @@ class Save:
         if self._checkpointer:
             self._checkpointer.close()
         self._checkpointer = None
-
-    # --- reading ------------------------------------------------------------------------------
-
-    def agents(self) -> list[tuple]:
-        """(name, x, y, dest, action, address, state) of every agent, each state whole."""
-        return _plans.agent_rows(self.conn)
-
-    def objects(self) -> dict[str, str]:
-        return dict(self.conn.execute("SELECT address, state FROM objects"))
-
-    def memories(self) -> Iterator[tuple]:
-        """(id, agent, kind, description, created, last_accessed, importance, embedding, evidence),
-        the embedding as float32 (None for a schema-1 record not yet embedded)."""
-        for r in self.conn.execute(
-                "SELECT id, agent, kind, description, created, last_accessed, importance, embedding, "
-                "evidence FROM memories ORDER BY id"):
-            emb = None if r[7] is None else unpack_vector(r[7], f"memories row {r[0]}: embedding")
-            yield (*r[:7], emb, r[8])
-
-    def memory_owners(self) -> dict[int, str]:
-        """Memory id -> the agent whose memory it is."""
-        return dict(self.conn.execute("SELECT id, agent FROM memories"))
-
-    def embeddings(self) -> Iterator[tuple[str, np.ndarray]]:
-        """The embedding cache: (text, its float32 vector)."""
-        for text, vec in self.conn.execute("SELECT text, vector FROM embeddings"):
-            yield text, unpack_vector(vec, "embeddings: vector")
-
-    def events_since(self, tick: int, kinds: Iterable[str]) -> list[tuple[str, str | None, str, dict]]:
-        """(time, agent, kind, data) of the events of these kinds at ticks after `tick`, oldest first."""
-        kinds = list(kinds)
-        rows = self.conn.execute(f"SELECT time, agent, kind, data FROM events WHERE tick > ? AND kind IN "
-                                 f"({','.join('?' * len(kinds))}) ORDER BY id", [tick, *kinds])
-        return [(t, a, k, json.loads(d or "{}")) for t, a, k, d in rows]
-
-    def conversations(self, until: int | None = None, since: int | None = None, agent: str | None = None,
-                      limit: int | None = None) -> list[Conversation]:
-        """Conversations held at ticks in (since, until], with `agent` on either side, oldest first
-        (the newest `limit`); see store/conversations.py."""
-        return _conversations.read_conversations(self.conn, until, since, agent, limit)
-
-    def conversation_count(self) -> int:
-        return _conversations.count_conversations(self.conn)
-
-    def call_figures(self, after_id: int = 0) -> dict:
-        """How many model calls, how many a fallback answered, by task and reason (store/calls.py)."""
-        return _calls.call_figures(self.conn, after_id)
-
-    def last_call_id(self) -> int:
-        """The newest model call's id (0 when none): the calls after it are those made since."""
-        return _calls.last_call_id(self.conn)
-
-    def count(self, table: str) -> int:
-        """Rows of `table`; 0 for a table an older save does not have."""
-        return Reader(self.conn).count(table)
-
-    def ledger(self) -> list[tuple]:
-        """The economy's ledger, oldest first (see Reader.ledger)."""
-        return Reader(self.conn).ledger()
-
-    def digest(self) -> str:
-        """A fingerprint of the simulation state (see Reader.digest)."""
-        return Reader(self.conn).digest()
 
     # --- snapshots (schema 3): rewinding and forking ------------------------------------------
 
@@ -395,4 +340,4 @@ def open_reader(path: str | Path) -> Reader:
     """The save at `path`, opened as every command opens one to read: its schema untrusted, its
     rows checked (a SaveError says what is wrong); closing the reader closes the save."""
     save = Save.open(Path(path), readonly=True)
-    return Reader(save.conn, save)
+    return Reader(save.conn, save, save.path)

@@ -4,6 +4,11 @@ A save's version is the meta value `schema_version`; MIGRATIONS takes it from N 
 `Migrations` records what it applied in a table of its own with the wall-clock time: every save
 would gain a table and a timestamp, and an older smalltown would refuse the new table. The
 version in meta is what saves have always carried, so it stays.)
+
+Every table, index and column is made here, one way: sqlite-utils (`db[name].create`,
+`create_index`, `add_column`). A save made before keeps the SQL it was made with (some tables
+were once made by hand-written SQL); store/schema_check.py compares SQL token by token,
+identifiers unquoted, so the two spellings of one table are alike.
 """
 
 from __future__ import annotations
@@ -16,7 +21,6 @@ import sqlite_utils
 from smalltown.store import calls as _calls
 from smalltown.store import conversations as _conversations
 from smalltown.store import packing as _packing
-from smalltown.store import plans as _plans
 
 SCHEMA_VERSION = 9
 TIME_FMT = "%Y-%m-%d %H:%M:%S"  # how a save writes game times
@@ -77,8 +81,15 @@ def _create_v3(db: sqlite_utils.Database) -> None:
 def _create_v4(db: sqlite_utils.Database) -> None:
     """Added in schema 4: conversations as rows of their own (rebuilt from the `said` events of an
     older save), and each model call's key and fallback reason."""
-    _conversations.create_table(db.conn)
-    _calls.add_call_columns(db.conn)
+    db["conversations"].create(
+        {"id": int, "tick": int, "time": str, "end_time": str, "place": str, "initiator": str, "other": str,
+         "reason": str, "lines": str, "chats": str, "relationships": str},
+        pk="id",
+    )
+    db["conversations"].create_index(["tick"])
+    db["llm_calls"].add_column("key", str)  # the question's key (a hash of its typed inputs)
+    db["llm_calls"].add_column("fallback", str, not_null_default="")  # the fallback's reason
+    _calls.mark_old_fallbacks(db.conn)
     _conversations.rebuild_from_said(db.conn)
 
 
@@ -86,7 +97,7 @@ def _create_v5(db: sqlite_utils.Database) -> None:
     """Added in schema 5: agents' day plans apart from their states (store/plans.py), so an
     action change does not rewrite the plan. An older save's states keep their plans until each
     agent is next written."""
-    _plans.create_table(db.conn)
+    db["plans"].create({"agent": str, "plan": str}, pk="agent", if_not_exists=True)
 
 
 def _pack_v6(db: sqlite_utils.Database) -> None:
@@ -133,7 +144,8 @@ def _create_v9(db: sqlite_utils.Database) -> None:
     """Added in schema 9: each model call's attempts (`llm_calls.attempts`, JSON, NULL when the
     first attempt answered): number, tokens, milliseconds and why each failed. An older save's
     calls have none (it summed its attempts' tokens and kept no more)."""
-    _calls.add_attempts_column(db.conn)
+    if not _calls.has_attempts_column(db.conn):  # (a save whose version was set back by hand: it has it)
+        db["llm_calls"].add_column("attempts", str)
 
 
 MIGRATIONS = {1: _create_v2, 2: _create_v3, 3: _create_v4, 4: _create_v5, 5: _pack_v6, 6: _pack_v7,

@@ -12,7 +12,6 @@ mind state as kept latest at or before it (`state_tick` says when)."""
 from __future__ import annotations
 
 import copy
-import sqlite3
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -100,7 +99,7 @@ class SaveReader:
                     world = load_world_text(*texts)
                 else:
                     problem = "the save keeps no world text"
-            except (WorldError, SaveError, ValueError, TypeError, sqlite3.Error) as e:
+            except (WorldError, SaveError, ValueError, TypeError) as e:
                 problem = f"its world does not load: {e}"
             self._shared["world"], self._shared["world_problem"] = world, problem
         return self._shared["world"]

@@ -28,7 +28,6 @@ from smalltown.llm.backend import Stopped
 from smalltown.sim.commands import Command
 from smalltown.store.records import Event
 from smalltown.sim.simulation import Simulation
-from smalltown.store.reader import Reader
 from smalltown.store.schema import TIME_FMT
 from smalltown.tui.snapshot import DEFAULT_SPEED, SPEEDS, Chase, Frame, agent_views, span
 
@@ -311,7 +310,7 @@ class SimRunner:
         if not self._breakpoints:
             return
         kinds = {b.kind for b in self._breakpoints.values()}
-        saved = Reader(self.sim.save.conn)
+        saved = self.sim.save.reader()
         calls = saved.tick_calls(self.sim.tick) if "call" in kinds else []
         memories = saved.memories_made(self.sim.now.strftime(TIME_FMT)) if "memory" in kinds else []
         hits = check(self._breakpoints.values(), events, calls, memories)

@@ -5,7 +5,6 @@ times to a column."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from datetime import datetime
 from typing import Sequence
 
@@ -14,6 +13,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 
 from smalltown.shown import shown
+from smalltown.store.errors import SaveError
 from smalltown.store.schema import TIME_FMT
 from smalltown.tui.reader import SaveReader
 from smalltown.tui.widgets.fit_table import Col
@@ -101,7 +101,7 @@ def agent_names(reader: SaveReader) -> list[str]:
             return saved
         # a stranger's save: the world's bounded parsing (2,000 levels deep is no RecursionError)
         names = [a["name"] for a in parse_toml("world_text", world_text).get("agents", [])]
-    except (TypeError, ValueError, KeyError, sqlite3.Error, WorldError):
+    except (TypeError, ValueError, KeyError, SaveError, WorldError):
         return saved
     return [n for n in names if n in saved] + [n for n in saved if n not in names]
 
