@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from smalltown.shown import shown
-from smalltown.store.copy import Aside, write_stripped
+from smalltown.store.copy import Aside
 from smalltown.store.save import Save
 
 
@@ -69,7 +69,7 @@ def strip_save(src: Path, dst: Path, keep_retrievals: bool = False) -> dict[str,
         raise
     try:
         drop = (*STRIPPED, *(() if keep_retrievals else ("retrievals",)))
-        dropped = write_stripped(save, aside.tmp, drop, {"from": src.name}, dst)
+        dropped = save.write_stripped(aside.tmp, drop, {"from": src.name}, dst)
         aside.place()
     finally:
         aside.close()

@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from smalltown.store.access import PARTIAL
 from smalltown.store.errors import SaveError, explain, explain_new, read_only, read_only_message
 from smalltown.store.lock import SaveBusy, WriterLock, lock_file
 from smalltown.store.reading import connect_reader
 from smalltown.store.sidefiles import check_side_files
-
-if TYPE_CHECKING:
-    from smalltown.store.save import Save  # (save.py imports this module)
 
 
 def copy_save(src: str | Path, dst: str | Path) -> Path:
@@ -74,9 +70,6 @@ def _writing(e: sqlite3.Error) -> bool:
 # --- making a save file: one writer, and whole or not at all -------------------------------------
 
 SIDECARS = ("-wal", "-shm", "-journal")  # SQLite's files beside a database
-PARTIAL = ".partial"  # a save being built, beside where it will be
-
-
 def remove_db(path: Path) -> None:
     """A database file and SQLite's files beside it."""
     for suffix in ("", *SIDECARS):
@@ -170,29 +163,3 @@ def vacuum(path: Path) -> None:
             conn.close()
     except sqlite3.Error as e:  # (a fork's NAME.partial: named as the new save it is, see explain)
         raise SaveError(explain(path, e)) from None
-
-
-def write_stripped(save: Save, out: Path, drop: tuple[str, ...], note: dict, dst: Path) -> dict[str, int]:
-    """The save `save` (open) copied into the new file `out` without the rows of the tables
-    `drop` (those it has), noted in meta `stripped` as `note` plus what was dropped; one file to
-    share (no log beside it). Returns the rows dropped per table; an SQLite error is a SaveError
-    naming `dst`, where the copy is going."""
-    try:
-        db = sqlite3.connect(out, isolation_level=None)
-        try:
-            save.conn.backup(db)
-            tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-            dropped = {t: db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in drop if t in tables}
-            db.execute("BEGIN")
-            for t in dropped:
-                db.execute(f"DELETE FROM {t}")
-            db.execute("INSERT INTO meta(key, value) VALUES ('stripped', ?) ON CONFLICT(key) DO UPDATE "
-                       "SET value=excluded.value", (json.dumps({**note, "dropped": dropped}),))
-            db.execute("COMMIT")
-            db.execute("VACUUM")
-            db.execute("PRAGMA journal_mode=DELETE")  # one file to share, no -wal beside it
-        finally:
-            db.close()
-    except sqlite3.Error as e:
-        raise SaveError(explain_new(dst, e)) from None
-    return dropped

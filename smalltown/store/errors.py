@@ -8,7 +8,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
-from smalltown.store.sidefiles import writable
+from smalltown.store.access import PARTIAL, writable
 
 
 class SaveError(Exception):
@@ -77,7 +77,6 @@ def read_only_message(path: Path) -> str:
 
 def explain(path: Path, e: sqlite3.Error) -> str:
     """An SQLite error as a message that names the save and says what to do."""
-    from smalltown.store.copy import PARTIAL  # (copy.py imports this module)
 
     if path.name.endswith(PARTIAL):  # a new save being built aside (store/copy.py's Aside)
         return explain_new(path.with_name(path.name[:-len(PARTIAL)]), e)

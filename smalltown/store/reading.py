@@ -39,7 +39,7 @@ from pathlib import Path
 from smalltown.store.lock import lock_file
 from smalltown.store import sidefiles
 from smalltown.store.errors import SaveError
-from smalltown.store.sidefiles import writable
+from smalltown.store.access import writable
 
 try:
     import fcntl

@@ -19,7 +19,7 @@ from smalltown.store import writer
 from smalltown.store.checkpoint import Checkpointer, for_writer
 from smalltown.store.checks import check_contents, check_header, check_rows, is_save
 from smalltown.store.copy import Aside, take_lock
-from smalltown.store.errors import (SaveError, SQLiteError, guarded, read_only, read_only_message,
+from smalltown.store.errors import (SaveError, SQLiteError, explain_new, guarded, read_only, read_only_message,
                                     sqlite_error)
 from smalltown.store.lock import WriterLock
 from smalltown.store.reader import Reader
@@ -334,6 +334,30 @@ class Save(SaveReads):
             self.set_meta(snap["meta"])
         return dropped
 
+    def write_stripped(self, out: Path, drop: tuple[str, ...], note: dict, dst: Path) -> dict[str, int]:
+        """This save copied into the new file `out` without the rows of the tables
+        `drop` (those it has), noted in meta `stripped` as `note` plus what was dropped; one file to
+        share (no log beside it). Returns the rows dropped per table; an SQLite error is a SaveError
+        naming `dst`, where the copy is going."""
+        try:
+            db = sqlite3.connect(out, isolation_level=None)
+            try:
+                self.conn.backup(db)
+                tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+                dropped = {t: db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in drop if t in tables}
+                db.execute("BEGIN")
+                for t in dropped:
+                    db.execute(f"DELETE FROM {t}")
+                db.execute("INSERT INTO meta(key, value) VALUES ('stripped', ?) ON CONFLICT(key) DO UPDATE "
+                           "SET value=excluded.value", (json.dumps({**note, "dropped": dropped}),))
+                db.execute("COMMIT")
+                db.execute("VACUUM")
+                db.execute("PRAGMA journal_mode=DELETE")  # one file to share, no -wal beside it
+            finally:
+                db.close()
+        except sqlite3.Error as e:
+            raise SaveError(explain_new(dst, e)) from None
+        return dropped
 
 
 def open_reader(path: str | Path) -> Reader:

@@ -23,21 +23,11 @@ import os
 import stat
 from pathlib import Path
 
+from smalltown.store.access import PARTIAL, writable
+from smalltown.store.errors import SaveError
+
 LOCK = ".lock"
 LOGS = ("-wal", "-shm", "-journal")  # SQLite's files beside a database
-PARTIAL = ".partial"  # a save being built, beside where it will be (store/copy.py)
-
-
-def writable(path: Path, folder: bool = True) -> bool:
-    """The file and (`folder`) its folder can be written, and are not marked read-only (which
-    root may write through: smalltown honours the mark)."""
-    for p in (path, path.parent) if folder else (path,):
-        try:
-            if not os.access(p, os.W_OK) or not p.stat().st_mode & 0o222:
-                return False
-        except OSError:
-            return False
-    return True
 
 
 def kind(mode: int) -> str | None:
@@ -137,8 +127,6 @@ def check_side_files(save: str | Path, writing: bool = True, building: bool = Fa
     """`refusal` as a SaveError, raised before SQLite opens anything."""
     why = refusal(save, writing, building)
     if why:
-        from smalltown.store.errors import SaveError  # (errors.py imports this module)
-
         raise SaveError(why)
 
 
