@@ -298,8 +298,8 @@ def ablate(args: argparse.Namespace) -> int:
             print("stopped: the conditions run so far are in their saves", file=sys.stderr)
             return 130
     results = {c: measure_save(str(path), args) for c, path in runs.items()}
-    return _emit({"world": world.name, "until": args.until, "backend": name, "conditions": results},
-                 ablate_doc(results, Path(args.world).name, name), args, show_ablate)
+    return _emit({"world": world.name, "until": args.until, "backend": choice.name, "conditions": results},
+                 ablate_doc(results, Path(args.world).name, choice.name), args, show_ablate)
 
 
 def show_ablate(c, r: dict) -> None:
