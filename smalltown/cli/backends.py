@@ -259,13 +259,15 @@ register("scripted", BackendKind(
     honours=frozenset({"seed", "embed_model"}),
     why=_why(dict.fromkeys(OPTIONS, "it answers from the questions' typed inputs, with no model"))))
 register("llama", BackendKind(
-    _llama, "a local GGUF model in this process (llama-cpp-python), one question at a time",
+    _llama, "a local GGUF model in this process (llama-cpp-python), one question at a time, each "
+    "agent's evaluated prompts kept for the next (cached tokens)",
     honours=frozenset({"model", "ctx", "threads", "gpu_layers", "repack", "temperature", "seed", "retries",
                        "embed_model"}),
     why=_why({"concurrency": "it answers one question at a time",
               **dict.fromkeys(SERVER, "it runs the model in this process, with no server")})))
 register("openai", BackendKind(
-    _openai, "an OpenAI-compatible HTTP server (--base-url), --concurrency questions at once",
+    _openai, "an OpenAI-compatible HTTP server (--base-url), --concurrency questions at once on each, "
+    "cached tokens as the server reports them",
     honours=frozenset({"model", "ctx", "temperature", "seed", "retries", "base_url", "api_key_env",
                        "concurrency", "timeout", "embed_model"}),
     why=_why(dict.fromkeys(("threads", "gpu_layers", "repack"),
