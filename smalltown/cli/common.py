@@ -83,7 +83,7 @@ def options_given(args: argparse.Namespace) -> tuple[BackendOptions, dict[str, s
     for k in (*flags, "concurrency", "replay", "fallthrough", "repack"):
         flag = getattr(args, k, None)
         if flag is not None:
-            value = flag[0] if isinstance(flag, list) else flag
+            value = flag[0] if isinstance(flag, list) else f"{flag:g}" if isinstance(flag, float) else flag
             given[k] = f"{FLAGS.get(k, '--' + k.replace('_', '-'))} {value}"
         elif merged.get(k) is not None:
             given[k] = f"{k} = {json.dumps(conf[k])} (in {config_path()})"
