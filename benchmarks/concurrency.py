@@ -36,7 +36,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from benchmarks.promptserver import (PromptServer, Telling, in_flight_average, longest_chain,  # noqa: E402
                                      max_in_flight)
 from smalltown.scripted import ScriptedBackend  # noqa: E402
-from smalltown.sim.backends import BackendOptions, make_backend, make_fallback  # noqa: E402
+from smalltown.cli.backends import BackendOptions, make_backend, make_fallback  # noqa: E402
 from smalltown.sim.open import create  # noqa: E402
 from smalltown.store.save import open_reader  # noqa: E402
 from smalltown.world.load import load_world  # noqa: E402

@@ -199,7 +199,7 @@ def stopped_and_resumed(path: Path, sets: list[str], stop: Callable[["Simulation
 
 def server_hour(path: Path, url: str, concurrency: int, sets: list[str]) -> str:
     """A game hour of the tiny town against the OpenAI-compatible server at `url`: the save's digest."""
-    from smalltown.sim.backends import BackendOptions, make_backend, make_fallback
+    from smalltown.cli.backends import BackendOptions, make_backend, make_fallback
     from smalltown.sim.open import create
     from smalltown.world.load import load_world
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from helpers import TINY, cli, query
+from smalltown.cli.backends import choose
 from smalltown.sim.open import RunOptions, open_run, stop_time
 
 SCRIPTED = ("--backend", "scripted")
@@ -69,10 +70,10 @@ def test_save_into_a_missing_folder_is_refused_and_nothing_is_made(tmp_path, int
 
 def test_until_a_bare_clock_time_is_its_next_occurrence_after_the_runs_time(into_day_two, tmp_path):
     copy = tmp_path / "copy.sqlite"
-    sim, until = open_run(into_day_two, RunOptions(backend="scripted", save=copy, until="7:00"))
+    sim, until = open_run(into_day_two, RunOptions(backend=choose("scripted"), save=copy, until="7:00"))
     sim.close()
     assert until == datetime(2023, 2, 15, 7, 0)  # the save is at day 2 08:00: the next 7:00 is day 3's
-    sim, until = open_run(TINY, RunOptions(backend="scripted", save=tmp_path / "new.sqlite", until="5:00"))
+    sim, until = open_run(TINY, RunOptions(backend=choose("scripted"), save=tmp_path / "new.sqlite", until="5:00"))
     sim.close()
     assert until == datetime(2023, 2, 14, 5, 0)  # the world starts at 06:00
 

@@ -17,7 +17,7 @@ from smalltown.llm.asker import Asker
 from smalltown.llm.backend import question_seed
 from smalltown.llm.tasks import NextAction
 from smalltown.scripted import ScriptedBackend
-from smalltown.sim.backends import BackendOptions, make_backend, make_fallback
+from smalltown.cli.backends import BackendOptions, make_backend, make_fallback
 from smalltown.sim.open import create
 from smalltown.world.load import load_world
 

@@ -166,3 +166,25 @@ def test_the_front_end_and_measure_checks_see_an_import_added_back():
                                                       "smalltown.eval.interview -> smalltown.sim.simulation"]
     assert ["smalltown.state.agent -> smalltown.mind.x"] == upward({"smalltown.state.agent": {"smalltown.mind.x"},
                                                                     "smalltown.mind.x": set()})
+
+
+# the modules of a concrete backend: the stand-in, llama.cpp, an OpenAI-compatible server, a cassette,
+# a GGUF embedder (a backend is chosen above the engine, from the command line's registry)
+CONCRETE_BACKENDS = ("smalltown.scripted", "smalltown.llm.llama", "smalltown.llm.openai_compat",
+                     "smalltown.llm.endpoints", "smalltown.llm.structured", "smalltown.llm.watched",
+                     "smalltown.llm.streamed", "smalltown.llm.cassette", "smalltown.llm.embed_llama")
+
+
+def concrete_backends_imported(g: dict[str, set[str]], within: str) -> list[str]:
+    return sorted(f"{m} -> {t}" for m, ts in g.items() if m == within or m.startswith(within + ".")
+                  for t in ts if t.startswith(CONCRETE_BACKENDS))
+
+
+def test_the_engine_imports_no_concrete_backend():
+    """sim/ is handed a backend, an embedder and a fallback (sim/backends.py BackendChoice); it
+    names none itself, not even inside a function."""
+    assert concrete_backends_imported(graph(), "smalltown.sim") == []
+    made_up = {"smalltown.sim.open": {"smalltown.llm.backend", "smalltown.llm.llama_model"},
+               "smalltown.sim.x": {"smalltown.scripted"}}  # (the check itself catches one)
+    assert concrete_backends_imported(made_up, "smalltown.sim") == [
+        "smalltown.sim.open -> smalltown.llm.llama_model", "smalltown.sim.x -> smalltown.scripted"]

@@ -1,6 +1,7 @@
 """Opening a run is owned by sim/open.py (issue 13): a front end hands it a path and `RunOptions`
-and gets the simulation and its stop time, or a typed error; the backend, embedder and fallback,
-the writer lock and a copy to another save are chosen there, not in the command line. The TUI
+and gets the simulation and its stop time, or a typed error; the backend chosen by name (the
+command line's registry, cli/backends.py), its embedder and fallback are made there for the run's
+seed, and the writer lock and a copy to another save are taken there, not in the command line. The TUI
 sends typed commands (sim/commands.py), never string tuples."""
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from helpers import ROOT, TINY
+from smalltown.cli.backends import choose
 from smalltown.sim.open import RunOptions, UntilError, open_run
 from smalltown.sim.simulation import Simulation
 
@@ -25,20 +27,20 @@ def _imports(path: Path) -> set[str]:
 
 def test_a_run_opens_from_a_path_and_options_with_no_command_line(tmp_path: Path) -> None:
     save = tmp_path / "new.sqlite"
-    sim, until = open_run(TINY, RunOptions(backend="scripted", save=save, until="+10m"))
+    sim, until = open_run(TINY, RunOptions(backend=choose("scripted"), save=save, until="+10m"))
     try:
         assert sim.save.path == save and sim.tick == 0 and (until - sim.now).total_seconds() == 600
         sim.run_until(until)
     finally:
         sim.close()
     copy = tmp_path / "copy.sqlite"  # a save continued in a copy: the original is left as it was
-    sim, until = open_run(save, RunOptions(backend="scripted", save=copy))
+    sim, until = open_run(save, RunOptions(backend=choose("scripted"), save=copy))
     try:
         assert until is None and sim.save.path == copy and sim.tick == 60
     finally:
         sim.close()
     with pytest.raises(UntilError, match="before the save's time"):
-        open_run(copy, RunOptions(backend="scripted", until="-1h"))
+        open_run(copy, RunOptions(backend=choose("scripted"), until="-1h"))
 
 
 def test_the_command_line_leaves_opening_a_run_to_sim_open() -> None:
@@ -70,13 +72,13 @@ def test_a_save_continued_in_place_is_checked_once(tmp_path: Path, monkeypatch) 
     from smalltown.sim.open import resume
 
     save = tmp_path / "s.sqlite"
-    sim, until = open_run(TINY, RunOptions(backend="scripted", save=save, until="+10m"))
+    sim, until = open_run(TINY, RunOptions(backend=choose("scripted"), save=save, until="+10m"))
     sim.run_until(until)
     sim.close()
     checked = []
     problems = check.problems
     monkeypatch.setattr(check, "problems", lambda *a, **k: checked.append(a[0].path) or problems(*a, **k))
-    sim, _ = open_run(save, RunOptions(backend="scripted"))
+    sim, _ = open_run(save, RunOptions(backend=choose("scripted")))
     sim.close()
     assert checked == [save]
     checked.clear()

@@ -22,7 +22,7 @@ from smalltown.llm.backend import DEFAULT_CONTEXT, CallRecord, estimate_prompt
 from smalltown.llm.openai_compat import RULES, BackendError, OpenAIBackend
 from smalltown.llm.wrappers import GONE_AFTER
 from smalltown.llm.wrappers import retrying
-from smalltown.sim.backends import BackendOptions, make_backend
+from smalltown.cli.backends import BackendOptions, make_backend
 from smalltown.llm.llama_grammar import task_grammar
 from smalltown.llm.schema import grammar_schema, max_answer_tokens, request_schema, spelled_patterns
 from smalltown.llm.tasks import Interview, ObjectState, ObjectStateOut, Persona, RateImportance, Record

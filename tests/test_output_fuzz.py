@@ -94,8 +94,7 @@ def test_hostile_text_from_every_source_reaches_no_terminal_raw(capsys, monkeypa
         tmp = Path(d)
         world = hostile_world(tmp, name)
         m.setenv("COLUMNS", "1000")
-        m.setattr("smalltown.sim.open.make_backend", lambda n, seed, opts: HostileModel(ScriptedBackend(seed), answer))
-        m.setattr("smalltown.cli.agents.make_backend", lambda n, seed, opts: HostileModel(ScriptedBackend(seed), answer))
+        m.setattr("smalltown.cli.backends.make_backend", lambda n, seed, opts: HostileModel(ScriptedBackend(seed), answer))
         save = tmp / "h.sqlite"
         rc, out = _cli(capsys, "run", "--headless", world, "--until", "+30m", "--save", save, "--backend", "scripted")
         assert rc == 0, out

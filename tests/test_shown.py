@@ -214,7 +214,7 @@ def test_a_stranger_save_is_shown_as_text_by_every_command_that_reads_it(strange
 def test_a_model_answer_is_shown_as_text_by_interview(stranger, capsys, monkeypatch):
     # asked of a model that answers with markup and escapes, over two lines
     answer = payload("ANS") + "\nand a second line"
-    monkeypatch.setattr("smalltown.cli.agents.make_backend", lambda *a, **k: QueueBackend(
+    monkeypatch.setattr("smalltown.cli.backends.make_backend", lambda *a, **k: QueueBackend(
         {"interview": [{"answer": answer}]}, default=RandomBackend(3)))
     rc, out = cli(capsys, "interview", stranger, "Isabella", payload("Q"), "--as", payload("AS"))
     assert rc == 0

@@ -12,7 +12,7 @@ from pathlib import Path
 from benchmarks.promptserver import PromptServer, max_in_flight
 from helpers import SMALLVILLE, TINY, query
 from smalltown.llm.backend import question_seed
-from smalltown.sim.backends import BackendOptions, make_backend, make_fallback
+from smalltown.cli.backends import BackendOptions, make_backend, make_fallback
 from smalltown.sim.open import create
 from smalltown.world.load import load_world
 

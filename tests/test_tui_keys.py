@@ -14,6 +14,7 @@ from textual.widgets import Input
 
 from helpers import query, tiny_sim, wait_until
 from smalltown.scripted import ScriptedBackend
+from smalltown.cli.backends import choose
 from smalltown.sim.open import RunOptions, open_run
 from smalltown.tui.app import SmalltownApp
 from smalltown.tui.keys import BINDINGS
@@ -139,7 +140,7 @@ def live_sim(tmp_path: Path, source: str):
         return sim
     path = sim.save.path
     sim.close()
-    sim, _ = open_run(path, RunOptions(backend="scripted"))
+    sim, _ = open_run(path, RunOptions(backend=choose("scripted")))
     return sim
 
 

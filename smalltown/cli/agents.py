@@ -12,7 +12,6 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from smalltown.sim.backends import make_backend, make_embedder, make_fallback
 from smalltown.lang import hhmm
 from smalltown.state.plan import minute_of
 from smalltown.state.agent import AgentState
@@ -35,21 +34,17 @@ def open_sim(args: argparse.Namespace, readonly: bool = False) -> Simulation:
     """The save, with the backend the command line asks for (scripted for read-only commands).
     `readonly` (inspect): without the save's writer lock, so it works while a run goes on; nothing
     is written to the file."""
-    from smalltown.cli.common import backend_options
-    from smalltown.sim.backends import choose_backend
+    from smalltown.cli.backends import choose
+    from smalltown.cli.common import backend_choice
     from smalltown.store.sidefiles import check_side_files
 
-    if hasattr(args, "backend"):
-        opts = backend_options(args)
-        name = choose_backend(args.backend, opts)
-        embedder = make_embedder(opts)
-    else:
-        opts, name, embedder = None, "scripted", None
+    choice = backend_choice(args) if hasattr(args, "backend") else choose("scripted")
+    embedder = choice.embedder()
     if not readonly:  # a writer: what lies beside the save is checked before it is even read
         check_side_files(args.save)
     seed = peek_seed(args.save)
-    return resume(args.save, make_backend(name, seed, opts), sets=getattr(args, "set", None) or [],
-                  embedder=embedder, fallback=make_fallback(name, seed, opts), readonly=readonly)
+    return resume(args.save, choice.backend(seed), sets=getattr(args, "set", None) or [],
+                  embedder=embedder, fallback=choice.fallback(seed), readonly=readonly)
 
 
 @contextmanager

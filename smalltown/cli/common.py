@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import sys
 
+from smalltown.cli.backends import BACKENDS, BackendOptions, Choice, choose, live_names, names
 from smalltown.llm.wrappers import GONE_AFTER
-from smalltown.sim.backends import BACKENDS
 
 
 def add_backend_args(p: argparse.ArgumentParser) -> None:
     """Who answers the agents' questions; the same flags on every command that runs agents."""
     g = p.add_argument_group("backend")
-    g.add_argument("--backend", choices=BACKENDS, default=None,
-                   help="default: llama when a model is configured or found, else scripted")
+    g.add_argument("--backend", choices=names(), default=None,
+                   help="; ".join(f"{n}: {k.about}" for n, k in BACKENDS.items()) + " (default: cassette "
+                   "when --from is given, llama when a model is configured or found, else scripted); an "
+                   "option the backend ignores is said at start-up")
     g.add_argument("--model", metavar="PATH|NAME", help="llama: a GGUF file; openai: the model name")
     g.add_argument("--ctx", type=int, help="the model's context window in tokens, prompts are fitted to it "
                    "(llama: its n_ctx; openai: the server's; default 4096)")
@@ -32,30 +36,58 @@ def add_backend_args(p: argparse.ArgumentParser) -> None:
                    "sent to its last byte (default 60); a failed request is retried twice, after 0.5 s, then 1 s; "
                    f"a question still failing is answered by the scripted stand-in, and {GONE_AFTER} in a row "
                    "stop the run")
-    g.add_argument("--concurrency", type=int_in(1, 256), default=4, help="openai: requests in flight at most "
+    g.add_argument("--concurrency", type=int_in(1, 256), help="openai: requests in flight at most "
                    "on each server (1-256, default 4)")
     g.add_argument("--embed-model", metavar="PATH", help="a sentence-embedding GGUF for memories (default: "
                    "the model-free hashed n-gram embedder); a save keeps the embedder it started with")
     g.add_argument("--from", dest="replay", metavar="SAVE", help="cassette: the run whose answers to replay")
-    g.add_argument("--fallthrough", choices=("scripted", "llama", "openai"),
+    g.add_argument("--fallthrough", choices=live_names(),
                    help="cassette: answer what the cassette lacks with this backend")
 
 
-def backend_options(args: argparse.Namespace):
-    """Flags first, then the user's config file (~/.config/smalltown/config.toml), then defaults."""
-    from smalltown.llm.models import user_config
-    from smalltown.sim.backends import BackendOptions
+def say_ignored(choice: Choice) -> None:
+    """Each option the user gave that the chosen backend ignores, said once as a command starts."""
+    from smalltown.shown import shown
+
+    for line in choice.ignored():
+        print(f"note: {shown(line)}", file=sys.stderr)
+
+
+def backend_choice(args: argparse.Namespace) -> Choice:
+    """The backend the command line asks for (cli/backends.py), with the options the user gave."""
+    opts, given = options_given(args)
+    return choose(args.backend, opts, given)
+
+
+# the flag of each option whose flag is not its name with dashes
+FLAGS = {"replay": "--from"}
+
+
+def options_given(args: argparse.Namespace) -> tuple[BackendOptions, dict[str, str]]:
+    """The options: flags first, then the user's config file (~/.config/smalltown/config.toml), then
+    defaults; and each one the user gave (a flag or the config file, not a default), as given."""
+    from smalltown.llm.models import config_path, user_config
 
     conf = user_config()
-    given = {k: getattr(args, k) for k in ("model", "ctx", "threads", "gpu_layers", "temperature", "seed",
-                                             "base_url", "api_key_env", "embed_model", "timeout")}
-    merged = {k: v if v is not None else conf.get(k) for k, v in given.items()}
+    flags = {k: getattr(args, k) for k in ("model", "ctx", "threads", "gpu_layers", "temperature", "seed",
+                                           "base_url", "api_key_env", "embed_model", "timeout")}
+    merged = {k: v if v is not None else conf.get(k) for k, v in flags.items()}
     if args.model is None and os.environ.get("SMALLTOWN_MODEL"):
         merged["model"] = None  # the environment outranks the file: default_model() finds it
     defaults = BackendOptions()
-    return BackendOptions(**{k: v if v is not None else getattr(defaults, k) for k, v in merged.items()},
-                          concurrency=args.concurrency, replay=args.replay, fallthrough=args.fallthrough,
+    opts = BackendOptions(**{k: v if v is not None else getattr(defaults, k) for k, v in merged.items()},
+                          concurrency=args.concurrency if args.concurrency is not None else defaults.concurrency,
+                          replay=args.replay, fallthrough=args.fallthrough,
                           repack=getattr(args, "repack", None) or defaults.repack)
+    given = {}
+    for k in (*flags, "concurrency", "replay", "fallthrough", "repack"):
+        flag = getattr(args, k, None)
+        if flag is not None:
+            value = flag[0] if isinstance(flag, list) else f"{flag:g}" if isinstance(flag, float) else flag
+            given[k] = f"{FLAGS.get(k, '--' + k.replace('_', '-'))} {value}"
+        elif merged.get(k) is not None:
+            given[k] = f"{k} = {json.dumps(conf[k])} (in {config_path()})"
+    return opts, given
 
 
 def int_in(low: int, high: int):

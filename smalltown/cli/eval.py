@@ -123,15 +123,12 @@ def working_copy(save: str, keep: str | None) -> Iterator[Path]:
 
 
 def open_copy(path: Path, args: argparse.Namespace):
-    from smalltown.cli.common import backend_options
-    from smalltown.sim.backends import choose_backend, make_backend, make_embedder, make_fallback
+    from smalltown.cli.common import backend_choice
     from smalltown.sim.open import peek_seed, resume
 
-    opts = backend_options(args)
-    name = choose_backend(args.backend, opts)
+    choice = backend_choice(args)
     seed = peek_seed(path)
-    return resume(path, make_backend(name, seed, opts), embedder=make_embedder(opts),
-                  fallback=make_fallback(name, seed, opts))
+    return resume(path, choice.backend(seed), embedder=choice.embedder(), fallback=choice.fallback(seed))
 
 
 @contextmanager
@@ -287,13 +284,12 @@ def show_interview(c, r: dict) -> None:
 
 
 def ablate(args: argparse.Namespace) -> int:
-    from smalltown.cli.common import backend_options
+    from smalltown.cli.common import backend_choice
     from smalltown.cli.run import run_headless
     from smalltown.sim.open import stop_time
     from smalltown.config import parse_sets
     from smalltown.eval.conditions import SETTINGS, parse_conditions
     from smalltown.eval.report import ablate_doc
-    from smalltown.sim.backends import choose_backend, make_backend, make_embedder, make_fallback
     from smalltown.sim.open import create
     from smalltown.world.load import load_world
 
@@ -304,13 +300,12 @@ def ablate(args: argparse.Namespace) -> int:
     there = [str(p) for p in runs.values() if p.exists()]
     if there and not args.overwrite:
         raise EvalError(f"already there: {', '.join(there)} (pass --overwrite, or another --out)")
-    opts = backend_options(args)
-    name = choose_backend(args.backend, opts)
+    choice = backend_choice(args)
     for c, path in runs.items():
         sets = {**parse_sets(args.set or []), **SETTINGS[c]}  # the condition wins over --set
-        sim = create(world, path, make_backend(name, world.seed, opts), overwrite=True,
-                     sets=[f"{k}={v}" for k, v in sets.items()], embedder=make_embedder(opts),
-                     fallback=make_fallback(name, world.seed, opts))
+        sim = create(world, path, choice.backend(world.seed), overwrite=True,
+                     sets=[f"{k}={v}" for k, v in sets.items()], embedder=choice.embedder(),
+                     fallback=choice.fallback(world.seed))
         try:
             until = stop_time(args.until, sim.now, sim.world.start)  # (as `run --until` reads it)
         except ValueError as e:
@@ -321,8 +316,8 @@ def ablate(args: argparse.Namespace) -> int:
             print("stopped: the conditions run so far are in their saves", file=sys.stderr)
             return 130
     results = {c: measure_save(str(path), args) for c, path in runs.items()}
-    return _emit({"world": world.name, "until": args.until, "backend": name, "conditions": results},
-                 ablate_doc(results, Path(args.world).name, name), args, show_ablate)
+    return _emit({"world": world.name, "until": args.until, "backend": choice.name, "conditions": results},
+                 ablate_doc(results, Path(args.world).name, choice.name), args, show_ablate)
 
 
 def show_ablate(c, r: dict) -> None:

@@ -22,7 +22,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Iterator
 
-from smalltown.cli.common import add_backend_args, backend_options, int_in
+from smalltown.cli.common import add_backend_args, backend_choice, int_in, say_ignored
 from smalltown.cli.llama_server import llama_server
 from smalltown.eval import EvalError
 from smalltown.shown import shown, shown_text
@@ -77,7 +77,6 @@ def matrix(args: argparse.Namespace, cli: ModuleType) -> int:
     from smalltown.eval.conditions import parse_condition
     from smalltown.eval.matrix import caveat, gather, matrix_doc
     from smalltown.eval.measures import measure_of
-    from smalltown.sim.backends import choose_backend
     from smalltown.sim.open import UntilError, stop_time
     from smalltown.world.load import load_world
 
@@ -95,8 +94,10 @@ def matrix(args: argparse.Namespace, cli: ModuleType) -> int:
         raise EvalError(f"--until: {e}") from None
     out = Path(args.out)
     (out / "runs").mkdir(parents=True, exist_ok=True)
-    opts = backend_options(args)
-    backend = choose_backend(args.backend, opts)
+    choice = backend_choice(args)
+    opts, backend = choice.opts, choice.name
+    if backend != "llama":  # (with llama, the runs are the shared server's clients: openai)
+        say_ignored(choice)
     with serving(backend, args, opts) as backend_argv:
         runs = [plan(Run(c, s, out / "runs" / f"{c}-s{s}.sqlite"), args, sets, until, backend_argv)
                 for c, sets in conditions.items() for s in seeds]
@@ -250,7 +251,7 @@ class Raters:
 def serving(backend: str, args: argparse.Namespace, opts) -> Iterator[list[str]]:
     """The backend flags every run is given: with llama, one server for all (stopped at the end)."""
     passed = [*_flag("--embed-model", opts.embed_model), *_flag("--temperature", args.temperature),
-              *_flag("--timeout", args.timeout), "--concurrency", str(args.concurrency)]
+              *_flag("--timeout", args.timeout), *_flag("--concurrency", args.concurrency)]
     if backend != "llama":
         urls = [a for u in (args.base_url or []) for a in ("--base-url", u)]
         yield ["--backend", backend, *urls, *_flag("--model", args.model), *_flag("--ctx", args.ctx),

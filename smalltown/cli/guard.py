@@ -65,15 +65,13 @@ def loads_llama(args: argparse.Namespace) -> bool:
     choose it), a cassette's live fallthrough, or a sentence-embedding model."""
     if not hasattr(args, "backend") or os.name != "posix":
         return False
-    from smalltown.cli.common import backend_options
-    from smalltown.sim.backends import choose_backend
+    from smalltown.cli.common import backend_choice
 
     try:
-        opts = backend_options(args)
-        name = choose_backend(args.backend or ("cassette" if opts.replay else None), opts)
+        choice = backend_choice(args)
     except Exception:  # noqa: BLE001 - a mistake in the options: the command itself reports it
         return False
-    return name == "llama" or opts.fallthrough == "llama" or bool(opts.embed_model)
+    return choice.name == "llama" or choice.opts.fallthrough == "llama" or bool(choice.opts.embed_model)
 
 
 def smalltown_command(argv: list[str]) -> list[str]:

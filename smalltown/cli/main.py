@@ -9,7 +9,7 @@ from pathlib import Path
 
 from smalltown import __version__
 from smalltown.cli import generate as generate_cli
-from smalltown.cli.common import add_backend_args, int_in
+from smalltown.cli.common import add_backend_args, backend_choice, int_in, say_ignored
 from smalltown.config import SettingsError
 from smalltown.llm.backend import BackendUnavailable
 from smalltown.shown import shown
@@ -149,6 +149,8 @@ def main(argv: list[str] | None = None) -> int:
         elif guard.loads_llama(args):
             return guard.supervise(args, guard.smalltown_command(sys.argv[1:]))
     try:
+        if hasattr(args, "backend") and getattr(args, "eval_command", None) != "matrix":  # (it says its own)
+            say_ignored(backend_choice(args))  # once, as the command starts: an ignored option is not swallowed
         if args.command == "run":
             from smalltown.cli.run import run
 

@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from smalltown.cli.common import backend_options
+from smalltown.cli.common import backend_choice
 from smalltown.llm.backend import Stopped, capabilities
 from smalltown.llm.models import HOW_TO_ADD
 from smalltown.shown import shown, shown_text
@@ -81,7 +81,7 @@ def start_tui(sim: Simulation, until: datetime | None, notice: str | None, args:
     When it ends, says where the save it ended on is and how to go on."""
     from smalltown.tui.app import run_tui
 
-    options = RunOptions(backend=args.backend, backend_options=backend_options(args), sets=args.set or [],
+    options = RunOptions(backend=backend_choice(args), sets=args.set or [],
                          say=lambda text: print(text, file=sys.stderr))
     current = [sim.save.path]
 
@@ -160,7 +160,7 @@ def open_simulation(target: Path, args: argparse.Namespace,
     """The simulation to run and when to stop it: the command line's options, handed to sim/open;
     `started` is given a new save's simulation before its creation asks anything."""
     return open_run(target, RunOptions(started=started,
-        backend=args.backend, backend_options=backend_options(args), save=Path(args.save) if args.save else None,
+        backend=backend_choice(args), save=Path(args.save) if args.save else None,
         overwrite=args.overwrite, sets=args.set or [], until=args.until,
         say=lambda text: print(text, file=sys.stderr), world_seed=getattr(args, "world_seed", None)))
 

@@ -2,8 +2,9 @@
 installed first), or a save continued from its last committed tick (its settings, its embedder,
 every agent's mind and body restored), with what older saves lack (schema-1 memories' ratings
 and vectors, a schema-2 save's first snapshot) filled in as it opens. A front end hands `open_run`
-a path and `RunOptions`; the backend, embedder and fallback, the writer lock and a copy to
-another save are chosen and taken here. A save is checked once as it opens (`sim/check.py`): the
+a path and `RunOptions` with the backend it chose (by name, above the engine); the backend,
+embedder and fallback are made here for the run's seed, and the writer lock and a copy to another
+save are taken here. A save is checked once as it opens (`sim/check.py`): the
 opener checks it before anything is chosen, under its writer lock, and `resume` takes that check's
 proof (`Sound`) instead of reading the rows again; without one, `resume` checks it itself."""
 
@@ -29,8 +30,7 @@ from smalltown.mind.records import record
 from smalltown.shown import shown
 from smalltown.sim.agent import Agent, ahead_from, sighted_from
 from smalltown.sim.check import Sound, require, require_sound
-from smalltown.sim.backends import (BackendOptions, choose_backend, connect, make_backend, make_embedder,
-                                    make_fallback, refuse_stripped_cassette)
+from smalltown.sim.backends import BackendChoice, connect
 from smalltown.sim.clock import clock_near
 from smalltown.sim.files import require_folder
 from smalltown.sim.civics import KINDS as CIVIC_KINDS
@@ -56,10 +56,9 @@ class SeedError(ValueError):
 
 @dataclass
 class RunOptions:
-    """What a front end says about the run it opens (all optional)."""
+    """What a front end says about the run it opens (all optional but the backend)."""
 
-    backend: str | None = None  # None: llama when a model is configured or found, else scripted
-    backend_options: BackendOptions = field(default_factory=BackendOptions)
+    backend: BackendChoice  # chosen above the engine (cli/backends.py choose), made here for the run's seed
     save: Path | None = None  # where the run is saved: a copy of a save, or a new world's save
     overwrite: bool = False  # replace a file at `save`
     sets: list[str] = field(default_factory=list)  # --set NAME=VALUE settings
@@ -76,23 +75,19 @@ def open_run(target: Path, options: RunOptions) -> tuple[Simulation, datetime | 
     fails leaves no file."""
     from smalltown.world.pack import is_pack, read_pack, unpack
 
-    opts = options.backend_options
-    # a replay source alone means the cassette: a re-run of a fork repeats its original
-    name = choose_backend(options.backend or ("cassette" if opts.replay else None), opts)
-    if name == "cassette":
-        refuse_stripped_cassette(opts.replay)
+    options.backend.check()
     sets = options.sets
     Settings().override(**parse_sets(sets))  # a --set that names no setting, or a value out of its range
     if options.save is not None:
         require_folder(options.save)  # (raises SavePathError)
     if is_save(target):
-        return _continue(target, name, options)
+        return _continue(target, options)
     if target.suffix in (".sqlite", ".sqlite3", ".db"):
         raise SaveError(f"{target}: not a smalltown save (not an SQLite database)")
     world = read_pack(target).world if is_pack(target) else load_world(target)
     until = stop_time(options.until, world.start, world.start)
     seed = world.seed if options.world_seed is None else options.world_seed
-    backend, embedder, fallback = _chosen(name, seed, opts)
+    backend, embedder, fallback = _chosen(options.backend, seed)
     if is_pack(target):  # a shared world: validated and installed under worlds/ and maps/, then run
         target = unpack(target, ".")
         options.say(f"installed {shown(target)} (and its map)")
@@ -102,7 +97,7 @@ def open_run(target: Path, options: RunOptions) -> tuple[Simulation, datetime | 
                   world_seed=options.world_seed, started=options.started), until
 
 
-def _continue(target: Path, name: str, options: RunOptions) -> tuple[Simulation, datetime | None]:
+def _continue(target: Path, options: RunOptions) -> tuple[Simulation, datetime | None]:
     """A save continued, in place (under its writer lock) or in a copy at `options.save`."""
     path = target
     if options.save and os.path.realpath(options.save) != os.path.realpath(target):  # (a loop of links: no raise)
@@ -120,7 +115,7 @@ def _continue(target: Path, name: str, options: RunOptions) -> tuple[Simulation,
             sound = require_sound(target)  # a save from a stranger whose rows make no sense stops here
         _tick, now, start = saved_at(target)
         until = stop_time(options.until, now, start)
-        backend, embedder, fallback = _chosen(name, peek_seed(target), options.backend_options)
+        backend, embedder, fallback = _chosen(options.backend, peek_seed(target))
         if path != target:
             hold = take_lock(path, building=True)  # the copy (built aside) is ours until it runs
             copy_save(target, path)  # (built aside: whole, or nothing)
@@ -140,12 +135,12 @@ def _continue(target: Path, name: str, options: RunOptions) -> tuple[Simulation,
             hold.release()
 
 
-def _chosen(name: str, seed: int, opts: BackendOptions) -> tuple[Backend, Embedder | None, Backend | None]:
+def _chosen(choice: BackendChoice, seed: int) -> tuple[Backend, Embedder | None, Backend | None]:
     """The run's backend, once it has shown it can answer (a server that is down is refused here,
     before a save is written, not at the first question), its embedder and its fallback."""
-    backend = make_backend(name, seed, opts)
+    backend = choice.backend(seed)
     connect(backend)
-    return backend, make_embedder(opts), make_fallback(name, seed, opts)
+    return backend, choice.embedder(), choice.fallback(seed)
 
 
 def stop_time(until: str | None, now: datetime, start: datetime) -> datetime | None:
