@@ -11,6 +11,7 @@ import pytest
 from datetime import datetime
 
 from helpers import TINY
+from smalltown.llm.render import render
 from smalltown.llm.asker import Asker
 from smalltown.llm.backend import Answer
 from smalltown.scripted import ScriptedBackend
@@ -98,7 +99,7 @@ def test_scripted_answers_are_deterministic(tiny):
     task = ChoosePlace(persona=persona, now=datetime(2023, 2, 13, 22), activity="sleeping", level="object",
                        within="in Willow Cottage: bedroom",
                        current="Willow Cottage: kitchen", options=["Isabella's bed", "Maria's bed", "Klaus's bed"])
-    answers = {ScriptedBackend(1).answer(task, task.render()).output.choice for _ in range(3)}
+    answers = {ScriptedBackend(1).answer(task, render(task)).output.choice for _ in range(3)}
     assert answers == {"Maria's bed"}  # her own bed, every time
 
 
@@ -167,7 +168,7 @@ def test_object_state_follows_the_activity():
 
     def state(obj: str, activity: str) -> str:
         task = ObjectState(persona=persona, now=datetime(2023, 2, 13, 9), activity=activity, object=obj)
-        return backend.answer(task, task.render()).output.state
+        return backend.answer(task, render(task)).output.state
 
     assert state("bed", "sleeping") == "being slept in"
     assert state("bed", "relax at home and read") == "in use"  # awake on the bed

@@ -11,6 +11,7 @@ import pytest
 
 from helpers import GULLHAVEN, TINY, query, stored_state
 from piano_worlds import GOAL_ON, NEEDS, resumed_digest, run, stop_with_a_question_out, world_with_goal
+from smalltown.llm.render import render
 from smalltown.scripted import ScriptedBackend
 from smalltown.sim.open import create
 from smalltown.world.errors import WorldError
@@ -125,5 +126,5 @@ def test_the_next_days_plan_is_asked_with_the_goal_and_without_one_the_prompt_is
     # an empty goal leaves the question's key and prompt as they were before goals
     p = Persona(name="Ann Lee", age=30, traits="kind", description="Ann bakes", home="Home")
     plain = DailyPlan(persona=p, now=world.start, known_places=["Home"])
-    assert "goal" not in plain.model_dump_json() and "\n\n\n" not in plain.render()
+    assert "goal" not in plain.model_dump_json() and "\n\n\n" not in render(plain)
     assert task_key(plain) != task_key(plain.model_copy(update={"goal": "bake for the fair"}))

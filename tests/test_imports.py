@@ -134,3 +134,9 @@ def test_the_checks_see_an_upward_import_and_a_loop():
          "smalltown.cli.x": {"smalltown.cli.y"}, "smalltown.cli.y": {"smalltown.cli.x"}}
     assert upward(g) == ["smalltown.llm.a -> smalltown.scripted.b"]
     assert cycles(g, "smalltown.cli") == [["smalltown.cli.x", "smalltown.cli.y"]]
+
+
+def test_no_import_loop_among_the_model_sides_modules():
+    """The prompts' renderers are a table the renderer modules fill (llm/render_parts.py): no task
+    imports the renderer, no renderer module imports llm/render.py (not even inside a function)."""
+    assert cycles(graph(), "smalltown.llm") == []

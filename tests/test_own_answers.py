@@ -9,7 +9,6 @@ from datetime import datetime, timedelta
 from smalltown.llm.asker import Asker
 from smalltown.llm.coherence import incoherence
 from smalltown.llm.backend import Capabilities, RetryPolicy
-import smalltown.llm.render  # noqa: F401 (registers the examples of llm/render_work.py)
 from smalltown.llm.examples import EXAMPLES, example
 from smalltown.llm.own import PLACEHOLDER, RECENT_TICKS, Recent, copied_example, free_text
 from smalltown.llm.tasks import (Answer, Interview, InterviewOut, Persona, React, ReactOut, SummarizeConversation,

@@ -136,6 +136,8 @@ class Task(BaseModel):
     budgets: ClassVar[dict[str, int]] = {}
     numbered: ClassVar[tuple[str, ...]] = ()
     shrinkable: ClassVar[tuple[str, ...]] = ()  # lists cut, in order, when a prompt cannot fit otherwise
+    template_name: ClassVar[str] = ""  # its prompt is llm/prompts/<template_name>.txt ("": the task's name)
+    template_text: ClassVar[str] = ""  # or the prompt itself, for a task that brings its own (llm/render_parts.py)
     persona: Persona
     now: datetime  # the game time it is asked at
 
@@ -145,11 +147,6 @@ class Task(BaseModel):
     def check(self, out: Output) -> str:
         """'' when `out` keeps to this question's narrowed schema, else what it breaks."""
         return ""
-
-    def render(self) -> str:
-        from smalltown.llm.render import render
-
-        return render(self)
 
     def count(self, field: str) -> int:
         """How many numbered items come before `field`'s first one."""
