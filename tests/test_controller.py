@@ -13,7 +13,7 @@ from helpers import GULLHAVEN, TINY
 from piano_worlds import scripted_digest
 from smalltown.config import Settings, SettingsError
 from smalltown.llm.render import render
-from smalltown.llm.tasks import (Block, CommittingUtterance, Decided, HourlySchedule, Persona, Promise, React,
+from smalltown.llm.tasks import (Block, CommittingUtterance, Decided, HourlySchedule, PersonaCard, Promise, React,
                                  Utterance)
 from smalltown.mind.commitments import Commitment, Decision
 from smalltown.mind.state import AgentState
@@ -26,7 +26,7 @@ from smalltown.store.records import Event, EventRow
 from smalltown.world.load import load_world
 
 NOW = datetime(2023, 2, 13, 10, 0)
-P = Persona(name="Ann Lee", age=30, traits="kind", description="a baker", home="Oak House")
+P = PersonaCard(name="Ann Lee", age=30, traits="kind", description="a baker", home="Oak House")
 
 
 def test_the_settings_off_leave_the_tiny_town_byte_identical(tmp_path):

@@ -16,7 +16,7 @@ from smalltown.llm.asker import Asker
 from smalltown.llm.backend import Answer
 from smalltown.scripted import ScriptedBackend
 from smalltown.store.packing import unpack_text
-from smalltown.llm.tasks import ChoosePlace, ChoosePlaceOut, Persona
+from smalltown.llm.tasks import ChoosePlace, ChoosePlaceOut, PersonaCard
 from smalltown.mind.places import KnownTree, choose_place
 from smalltown.mind.plan import normalise_blocks
 from smalltown.world.load import load_world
@@ -95,7 +95,7 @@ def test_a_plan_always_covers_the_whole_day():
 
 
 def test_scripted_answers_are_deterministic(tiny):
-    persona = Persona(name="Maria Lopez", age=21, traits="x", description="y", home="Willow Cottage")
+    persona = PersonaCard(name="Maria Lopez", age=21, traits="x", description="y", home="Willow Cottage")
     task = ChoosePlace(persona=persona, now=datetime(2023, 2, 13, 22), activity="sleeping", level="object",
                        within="in Willow Cottage: bedroom",
                        current="Willow Cottage: kitchen", options=["Isabella's bed", "Maria's bed", "Klaus's bed"])
@@ -116,7 +116,7 @@ def test_an_unknown_place_falls_back_and_the_fallback_is_logged(tiny):
     calls = []
     asker = Asker(Stubborn(), calls.append)
     spec = tiny.agent("Klaus Mueller")
-    persona = Persona(name=spec.name, age=spec.age, traits=spec.traits, description=spec.description, home=spec.home)
+    persona = PersonaCard(name=spec.name, age=spec.age, traits=spec.traits, description=spec.description, home=spec.home)
     where = choose_place(asker, spec.name, persona, KnownTree.from_world(tiny, spec.knows), "sleeping",
                          "Willow Cottage:kitchen")
     sector, arena, obj = where.split(":")
@@ -163,7 +163,7 @@ def test_seed_memories_come_from_the_description(tiny_sim):
 
 def test_object_state_follows_the_activity():
     backend = ScriptedBackend(1)
-    persona = Persona(name="Ann Lee", age=30, traits="x", description="y", home="Home")
+    persona = PersonaCard(name="Ann Lee", age=30, traits="x", description="y", home="Home")
     from smalltown.llm.tasks import ObjectState
 
     def state(obj: str, activity: str) -> str:

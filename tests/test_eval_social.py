@@ -12,10 +12,10 @@ import pytest
 from helpers import cli
 from smalltown.eval.fit import fit, t_quantile
 from smalltown.llm.render import render
-from smalltown.llm.tasks import Persona, RatePerson
+from smalltown.llm.tasks import PersonaCard, RatePerson
 from smalltown.scripted import ScriptedBackend
 
-P = Persona(name="Ann Lee", age=30, traits="shy, kind", description="a baker", home="Rose Cottage")
+P = PersonaCard(name="Ann Lee", age=30, traits="shy, kind", description="a baker", home="Rose Cottage")
 NOW = datetime(2023, 2, 13, 9)
 
 

@@ -21,7 +21,7 @@ from helpers import file_sha
 from smalltown.cli.main import main
 from smalltown.llm.render import PLAIN, render
 from smalltown.llm.render_parts import quote
-from smalltown.llm.tasks import TASKS, Persona
+from smalltown.llm.tasks import TASKS, PersonaCard
 from smalltown.store.packing import unpack_text
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -181,7 +181,7 @@ PLAIN_VALUE = "Hobbs Cafe: cafe"  # names the engine puts in unquoted fields (va
 @pytest.mark.parametrize("summary", [False, True], ids=["seed card", "summary card"])
 @pytest.mark.parametrize("task", list(TASKS.values()), ids=list(TASKS))
 def test_an_injected_persona_stays_inside_its_quotes_in_every_prompt(task, summary):
-    persona = Persona(name="Klaus Mueller", age=20, traits=f"kind {INJECTED}", description=f"a student; {INJECTED}",
+    persona = PersonaCard(name="Klaus Mueller", age=20, traits=f"kind {INJECTED}", description=f"a student; {INJECTED}",
                       home="Willow Cottage", summary=f"Name: Klaus Mueller\nInnate traits: kind {INJECTED}" if summary else "")
     fields = {k: ("09:30" if k in ("start", "activity_start", "from_time") else
                   PLAIN_VALUE if k in PLAIN and f.annotation is str else _value(k, f.annotation, INJECTED))

@@ -26,11 +26,11 @@ from smalltown.llm.wrappers import retrying
 from smalltown.sim.backends import BackendOptions, make_backend
 from smalltown.llm.llama_grammar import task_grammar
 from smalltown.llm.schema import grammar_schema, max_answer_tokens, request_schema, spelled_patterns
-from smalltown.llm.tasks import Interview, ObjectState, ObjectStateOut, Persona, RateImportance, Record
+from smalltown.llm.tasks import Interview, ObjectState, ObjectStateOut, PersonaCard, RateImportance, Record
 from smalltown.llm.validate import UnusableAnswer
 from smalltown.scripted import ScriptedBackend
 
-PERSONA = Persona(name="Klaus Mueller", age=20, traits="kind, inquisitive, passionate",
+PERSONA = PersonaCard(name="Klaus Mueller", age=20, traits="kind, inquisitive, passionate",
                   description="Klaus Mueller is a student at Oak Hill College.", home="Oak Hill College dorm")
 NOW = datetime(2023, 2, 13, 9, 30)
 COFFEE = ObjectState(persona=PERSONA, now=NOW, activity="make coffee", object="coffee machine")

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from realistic import CONSTITUTION, GATHERING, KLAUS, NOW, PARTY, realistic_tasks, rec
 from smalltown.llm.render import render
-from smalltown.llm.tasks import TASKS, Block, Decided, Done, Feeling, LastTalk, Persona, Promise, RatePerson, Task
+from smalltown.llm.tasks import TASKS, Block, Decided, Done, Feeling, LastTalk, PersonaCard, Promise, RatePerson, Task
 
 # Values for inputs a realistic question leaves at their default, by field name; a name that means
 # different things in different tasks has one value of each type (the first that validates is taken).
@@ -60,7 +60,7 @@ SAMPLES: dict[str, list] = {
     "traits": ["loud, warm"],
     "unavailable": [["Harvey Oak Supply Store", "Johnson Park"]],
 }
-BARE = Persona(name="Sam Moore", age=50, traits="quiet", description="Sam Moore keeps to himself.", home="a cabin")
+BARE = PersonaCard(name="Sam Moore", age=50, traits="quiet", description="Sam Moore keeps to himself.", home="a cabin")
 
 
 def _filled(t: Task) -> Task:

@@ -11,7 +11,7 @@ import pytest
 
 from helpers import cli, query, save_info
 from smalltown.llm.render import render
-from smalltown.llm.tasks import Feeling, Persona, React, Utterance
+from smalltown.llm.tasks import Feeling, PersonaCard, React, Utterance
 from smalltown.mind.social import Bond
 from smalltown.mind.state import AgentState
 from smalltown.scripted.social import lean, sentiment, warmth
@@ -22,7 +22,7 @@ from smalltown.world.load import load_world
 ROOT = Path(__file__).resolve().parent.parent
 TINY, LILA = ROOT / "worlds" / "tiny.toml", ROOT / "worlds" / "lila.toml"
 NOW = datetime(2023, 2, 13, 9, 0)
-ME = Persona(name="Nora Vance", age=29, traits="quiet", description="Nora runs the counter", home="Willow Cottage")
+ME = PersonaCard(name="Nora Vance", age=29, traits="quiet", description="Nora runs the counter", home="Willow Cottage")
 
 
 def run(tmp_path: Path, world: Path, until: str, *sets: str) -> Path:

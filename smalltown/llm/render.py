@@ -95,7 +95,7 @@ def _values(task: T.Task) -> dict[str, str]:
             v[name] = "\n".join(f"- {block(b)}" for b in value)
         elif isinstance(value, list) and value and isinstance(value[0], T.PlanStep):
             v[name] = "\n".join(f"- {s.time} {quote(s.activity)}" for s in value)
-        elif isinstance(value, list) and value and isinstance(value[0], T.Line):
+        elif isinstance(value, list) and value and isinstance(value[0], T.TranscriptLine):
             v[name] = "\n".join(f"{line.speaker}: {quote(line.text)}" for line in value)
         elif isinstance(value, list) and value and isinstance(value[0], T.Done):
             v[name] = "\n".join(f"- {d.time} {quote(d.activity)}" + (f" at {d.object}" if d.object else "")

@@ -21,7 +21,7 @@ from datetime import date, datetime
 from functools import lru_cache
 from typing import Callable
 
-from smalltown.llm.tasks.base import Block, Feeling, LastTalk, Persona, Record, Task
+from smalltown.llm.tasks.base import Block, Feeling, LastTalk, PersonaCard, Record, Task
 from smalltown.world.model import Gathering, RoutineItem
 
 Renderer = Callable[[Task], dict[str, str]]
@@ -123,7 +123,7 @@ def last_talk(t: LastTalk | None, today: date | None = None) -> str:
 
 
 @lru_cache(maxsize=1024)
-def card(p: Persona) -> str:
+def card(p: PersonaCard) -> str:
     """Who "the person" of the task's instructions is (stable through a day): it follows the
     instructions, which are the same for every agent, so both stay evaluated in a model's cache."""
     if p.summary:

@@ -8,7 +8,7 @@ from datetime import date, datetime
 from typing import TYPE_CHECKING
 
 from smalltown.llm.asker import Asker
-from smalltown.llm.tasks import ChoosePlace, Persona
+from smalltown.llm.tasks import ChoosePlace, PersonaCard
 from smalltown.llm.coherence import SLEEP
 from smalltown.world.model import Gathering, World, address, pretty
 
@@ -39,7 +39,7 @@ class KnownTree:
         return bool(new)
 
 
-def choose_place(asker: Asker, agent: str, persona: Persona, tree: KnownTree, activity: str,
+def choose_place(asker: Asker, agent: str, persona: PersonaCard, tree: KnownTree, activity: str,
                  current: str, answers: dict[str, str] | None = None, sector: str = "",
                  levels: tuple[str, ...] = ("sector", "arena", "object"), now: datetime | None = None,
                  unavailable: frozenset[str] = frozenset(), beds: tuple[str, ...] = ()) -> str:

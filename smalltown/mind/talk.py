@@ -34,6 +34,9 @@ MAX_NEWS = 3  # news items a prompt offers at once
 
 @dataclass
 class Conversation:
+    """A conversation while it is held, with what each side made of it (saved, it is a
+    `store.conversations.ConversationRow`: sim/commit.py)."""
+
     initiator: str
     other: str
     place: str
@@ -170,7 +173,7 @@ def say(conv: Conversation, a: "Mind", b: "Mind") -> bool:
         facts=(facts := facts_of(speaker, news, conv.lines)),
         gatherings=[g for f in facts for g in speaker.lore.announced(f.name)],
         memories=list(memories.values()),
-        transcript=[tasks.Line(speaker=x.speaker, text=x.text, facts=x.facts) for x in conv.lines],
+        transcript=[tasks.TranscriptLine(speaker=x.speaker, text=x.text, facts=x.facts) for x in conv.lines],
         feeling=social.feeling(speaker, listener.name), **extra, **civics.talk_inputs(speaker)))
     if committing:
         commitments.commit(speaker, listener.name, out, now)
@@ -213,7 +216,7 @@ def remember(me: "Mind", other: "Mind", conv: Conversation) -> Remembered:
     """One side's memory of the talk: its summary (a chat record), what it learned (records
     citing the chat), who told it what, and whether its day changes. Touches `me` only."""
     now = conv.start
-    lines = [tasks.Line(speaker=x.speaker, text=x.text, facts=x.facts) for x in conv.lines]
+    lines = [tasks.TranscriptLine(speaker=x.speaker, text=x.text, facts=x.facts) for x in conv.lines]
     knew = conv.knew.get(me.name, set())
     passed = list(dict.fromkeys(f for x in conv.lines if x.speaker == other.name for f in x.facts))
     facts = [me.lore.fact(f) for f in passed if f in me.lore.facts]

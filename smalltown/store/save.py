@@ -20,7 +20,7 @@ from smalltown.store import plans as _plans
 from smalltown.store import writer
 from smalltown.store.checkpoint import Checkpointer, for_writer
 from smalltown.store.checks import check_contents, check_header, check_rows, is_save
-from smalltown.store.conversations import Conversation
+from smalltown.store.conversations import ConversationRow
 from smalltown.store.copy import Aside, take_lock
 from smalltown.store.errors import SaveError, explain, explain_new, read_only, read_only_message
 from smalltown.store.lock import WriterLock
@@ -322,7 +322,7 @@ class Save:
         return [(t, a, k, json.loads(d or "{}")) for t, a, k, d in rows]
 
     def conversations(self, until: int | None = None, since: int | None = None, agent: str | None = None,
-                      limit: int | None = None) -> list[Conversation]:
+                      limit: int | None = None) -> list[ConversationRow]:
         """Conversations held at ticks in (since, until], with `agent` on either side, oldest first
         (the newest `limit`); see store/conversations.py."""
         return _conversations.read_conversations(self.conn, until, since, agent, limit)
