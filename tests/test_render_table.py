@@ -4,19 +4,18 @@ filled."""
 
 from __future__ import annotations
 
-import string
 from datetime import datetime
 from typing import ClassVar
 
 import pytest
 from pydantic import Field
 
+from prompt_cases import CASES
 from smalltown.llm import render_parts
 from smalltown.llm.examples import EXAMPLES
 from smalltown.llm.render import _values, render, template
 from smalltown.llm.render_parts import extra, quote, renderer
 from smalltown.llm.tasks import TASKS, Output, PersonaCard, Record, Task
-from test_prompt_texts import CASES
 
 ANN = PersonaCard(name="Ann Lee", age=30, traits="kind", description="a baker", home="Elm House")
 NOW = datetime(2023, 2, 13, 9, 0)

@@ -104,26 +104,11 @@ def own(doing: str, name: str) -> str:
 # --- a conversation, in steps: the engine runs every conversation of a tick in lockstep -----------
 
 
-def hold_conversation(a: "Mind", b: "Mind", now: datetime, place: str, reason: str, doing: dict[str, str],
-             opening: str = "", relationship: str = "") -> Conversation:
-    """`a` starts the talk on noticing `reason`; `opening` is its first line when it came packed
-    with the decision to talk, `relationship` its view of `b` from that decision. One conversation
-    whole, one step after another (the engine takes the same steps for all of a tick's at once)."""
-    a.settle()
-    b.settle()
-    conv = begin(a, b, now, place, reason, doing, opening, relationship)
-    while say(conv, a, b):
-        pass
-    for me, other in ((a, b), (b, a)):
-        settle_memory(conv, me.name, remember(me, other, conv))
-    for me, other in ((a, b), (b, a)):
-        conv.replanned[me.name] = carry_on(me, other, conv)
-    return conv
-
-
 def begin(a: "Mind", b: "Mind", now: datetime, place: str, reason: str, doing: dict[str, str],
           opening: str = "", relationship: str = "") -> Conversation:
-    """The talk, once both sides have settled what they noted: no question asked."""
+    """`a` starts the talk on noticing `reason`, once both sides have settled what they noted: no
+    question asked. `opening` is its first line when it came packed with the decision to talk,
+    `relationship` its view of `b` from that decision."""
     conv = Conversation(a.name, b.name, place, reason, now)
     conv.doing = dict(doing)
     conv.knew = {a.name: a.known_facts(), b.name: b.known_facts()}
