@@ -25,6 +25,7 @@ from smalltown.llm.render_parts import (NONE, block, bullets, card, day, gatheri
                                         records, renderer, routine)
 from smalltown.world.model import Gathering
 
+
 # --- the answer's shape ---------------------------------------------------------------------
 
 def _describe(schema: dict, defs: dict) -> str:
