@@ -10,7 +10,7 @@ import json
 from datetime import timedelta
 from pathlib import Path
 
-from smalltown.store.conversations import Conversation, Line
+from smalltown.store.conversations import ConversationRow, Line
 from smalltown.store.records import AgentRow, Event, TickChanges, Transfer
 from smalltown.store.save import Save
 from smalltown.store.schema import TIME_FMT
@@ -40,7 +40,7 @@ class CivicHand:
         """Commit tick `tick`: events (agent, kind, data), ledger rows (kind, giver, taker, item,
         qty) and a conversation between `talk`'s two; returns the conversation's id."""
         stamp = self.time(tick)
-        convs = (Conversation(0, tick, stamp, self.time(tick + 6), "a place", talk[0], talk[1], "",
+        convs = (ConversationRow(0, tick, stamp, self.time(tick + 6), "a place", talk[0], talk[1], "",
                               [Line(talk[0], "about the tax")]),) if talk else ()
         ids = self.save.commit(TickChanges(
             tick, stamp, conversations=convs,

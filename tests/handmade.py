@@ -18,7 +18,7 @@ from helpers import ROOT, TINY
 from smalltown.llm.embed import HashEmbedder
 from smalltown.scripted import ScriptedBackend
 from smalltown.sim.open import create
-from smalltown.store.conversations import Conversation, Line
+from smalltown.store.conversations import ConversationRow, Line
 from smalltown.store.records import AgentRow, Call, CallRecord, Event, Memory, ObjectState, TickChanges
 from smalltown.store.schema import TIME_FMT
 from smalltown.store.save import Save
@@ -67,7 +67,7 @@ class HandSave:
 
     def at(self, tick: int, snapshot: bool = False, memories=(), events=(), conversations=(), calls=()) -> list[int]:
         """Commit tick `tick` with these memories (from `memory`), events ((agent, kind, text,
-        data-json)), conversations (Conversation records; their tick, time and id are the save's
+        data-json)), conversations (ConversationRow records; their tick, time and id are the save's
         to give) and calls (`call`); returns the ids of its conversations."""
         self.tick, stamp = tick, self.time(tick)
         return self.save.commit(TickChanges(
@@ -97,7 +97,7 @@ class HandSave:
         end = self.time(tick + minutes * 6)
         rows = [Line(s, t, tuple((tells or {}).get(i, [])), tuple((facts or {}).get(i, [])))
                 for i, (s, t) in enumerate(lines)]
-        conv = Conversation(0, tick, self.time(tick), end, place, a, b, reason, rows, chat_ids, relationships or {})
+        conv = ConversationRow(0, tick, self.time(tick), end, place, a, b, reason, rows, chat_ids, relationships or {})
         self.tick, stamp = tick, self.time(tick)
         # each said event names its conversation by position among the tick's (the writer puts its id)
         (cid,) = self.save.commit(TickChanges(

@@ -20,10 +20,10 @@ from smalltown.llm.tasks import (
     HourlySchedule,
     Interview,
     LastTalk,
-    Line,
+    TranscriptLine,
     NextAction,
     ObjectState,
-    Persona,
+    PersonaCard,
     PlanStep,
     RateImportance,
     React,
@@ -46,7 +46,7 @@ PLACES = [CAFE, HOME, COLLEGE, PARK, "The Willows Market and Pharmacy", "Harvey 
 CAFE_OBJECTS = ["cafe: cafe customer seating", "cafe: cafe counter", "cafe: coffee machine", "cafe: piano",
                 "cafe: refrigerator", "cafe: kitchen sink", "cafe: cooking area", "cafe: behind the cafe counter"]
 
-ISABELLA = Persona(
+ISABELLA = PersonaCard(
     name="Isabella Rodriguez", age=34, traits="friendly, outgoing, hospitable",
     description="Isabella Rodriguez is a cafe owner of Hobbs Cafe who loves to make people feel welcome. She is "
                 "always looking for ways to make the cafe a place where people can come to relax and enjoy "
@@ -55,7 +55,7 @@ ISABELLA = Persona(
     routine=(RoutineItem("06:00", 30, "wake up and get ready"), RoutineItem("06:30", 30, "eat breakfast"),
              RoutineItem("08:00", 720, "open and run Hobbs Cafe", CAFE, "work"),
              RoutineItem("20:00", 120, "relax and read at home"), RoutineItem("22:00", 480, "sleeping")))
-KLAUS = Persona(
+KLAUS = PersonaCard(
     name="Klaus Mueller", age=20, traits="kind, inquisitive, passionate",
     description="Klaus Mueller is a student at Oak Hill College studying sociology. He is passionate about "
                 "social justice and is writing a research paper on the effects of gentrification.",
@@ -102,8 +102,8 @@ def realistic_tasks() -> dict[str, Task]:
                 Block(start="06:00", minutes=60, activity="wake up, wash and have breakfast", place=HOME),
                 Block(start="07:00", minutes=60, activity="walk to the cafe and open it", place=CAFE),
                 Block(start="08:00", minutes=240, activity="serve customers at the counter", place=CAFE)]
-    transcript = [Line(speaker="Isabella Rodriguez", text="Good morning, Klaus! The usual coffee?"),
-                  Line(speaker="Klaus Mueller", text="Yes please. I have a long day at the library ahead.")]
+    transcript = [TranscriptLine(speaker="Isabella Rodriguez", text="Good morning, Klaus! The usual coffee?"),
+                  TranscriptLine(speaker="Klaus Mueller", text="Yes please. I have a long day at the library ahead.")]
     tasks = [
         DailyPlan(persona=ISABELLA, now=NOW.replace(hour=6, minute=0), known_places=PLACES,
                   yesterday=[rec("served customers at Hobbs Cafe all day", 60 * 24, kind="plan", i=1),
@@ -159,7 +159,7 @@ def realistic_tasks() -> dict[str, Task]:
                             plan_next=_Block(start="17:00", minutes=60, activity="go for a walk",
                                              place="Johnson Park")),
         SummarizeConversation(persona=KLAUS, now=NOW, other="Isabella Rodriguez", place="Hobbs Cafe: cafe",
-                              lines=transcript + [Line(speaker="Isabella Rodriguez", facts=("party",),
+                              lines=transcript + [TranscriptLine(speaker="Isabella Rodriguez", facts=("party",),
                                                        text="I'm hosting a Valentine's Day party here tomorrow "
                                                             "at 5pm. You should come!")],
                               facts=[PARTY], gatherings=[GATHERING]),

@@ -30,7 +30,7 @@ RUNS = {"market": (MARKET, 8, "162aa194"), "smallville": (SMALLVILLE, 4, "76a55a
 def person_questions(path: Path) -> dict[str, list[tuple[datetime, bool]]]:
     """Each agent's react questions about a person, in order: (game time, asked as a campaigning
     influencer). A question is about a person when its prompt has the last-talk line only those
-    have; a campaigning one carries the influencer's aim (llm/render.py, llm/render_work.py)."""
+    have; a campaigning one carries the influencer's aim (llm/render_talk.py)."""
     reader = open_reader(path)
     try:
         out: dict[str, list[tuple[datetime, bool]]] = {}

@@ -12,6 +12,7 @@ import pytest
 from fakes import RandomBackend
 from handmade import HandSave, as_schema_3
 from realistic import rate, realistic_tasks
+from smalltown.llm.render import render
 from smalltown.llm.asker import Asker
 from smalltown.llm.backend import DEFAULT_CONTEXT as CONTEXT
 from smalltown.llm.backend import CallRecord, Capabilities, estimate_prompt, task_key
@@ -68,8 +69,8 @@ def tasks() -> list[Task]:
 
 def test_a_question_trimmed_when_recorded_is_asked_again_as_it_was(tmp_path, tasks):
     utterance = tasks[0]
-    small = max(estimate_prompt(utterance.model_copy(update={"memories": []}).render()) + max_answer_tokens(utterance),
-                estimate_prompt(tasks[2].render()) + max_answer_tokens(tasks[2])) + 20
+    small = max(estimate_prompt(render(utterance.model_copy(update={"memories": []}))) + max_answer_tokens(utterance),
+                estimate_prompt(render(tasks[2])) + max_answer_tokens(tasks[2])) + 20
     recorded, answers = record(tmp_path / "rec.sqlite", Window(small), tasks)
     assert "dropped to fit" in recorded[0].note  # the recording backend saw a shorter question...
     assert recorded[0].key == task_key(utterance)  # ...logged under the question's own key
@@ -111,23 +112,23 @@ def test_calls_logged_without_a_key_are_found_by_prompt(tmp_path, tasks):
 def test_a_recorded_answer_is_checked_against_the_output_model_only(tmp_path):
     hand = HandSave(tmp_path / "rec.sqlite")
     task = rate(4)
-    hand.at(1, calls=[("Isabella Rodriguez", task.name, task.render(), "", '{"ratings": [5, 5]}', 1, 1, 0, 1.0,
+    hand.at(1, calls=[("Isabella Rodriguez", task.name, render(task), "", '{"ratings": [5, 5]}', 1, 1, 0, 1.0,
                        "llama", "m", "", task_key(task), "")])
     hand.close()
     # two ratings for four memories breaks the question, not the model: replayed as recorded
-    assert CassetteBackend(tmp_path / "rec.sqlite").answer(task, task.render()).output.ratings == [5, 5]
+    assert CassetteBackend(tmp_path / "rec.sqlite").answer(task, render(task)).output.ratings == [5, 5]
 
 
 def test_a_miss_is_reported_or_answered_live(tmp_path, tasks):
     record(tmp_path / "rec.sqlite", Window(CONTEXT), tasks[:2])
     other = realistic_tasks()["react"]
     with pytest.raises(CassetteMiss, match="no answer for a 'react' question"):
-        CassetteBackend(tmp_path / "rec.sqlite").answer(other, other.render())
+        CassetteBackend(tmp_path / "rec.sqlite").answer(other, render(other))
     live = Window(CONTEXT)
     cassette = CassetteBackend(tmp_path / "rec.sqlite", fallthrough=live)
     records, _ = replay(cassette, [other])
-    assert live.asked == [(other, other.render())] and cassette.missed == 1 and not records[0].fallback
+    assert live.asked == [(other, render(other))] and cassette.missed == 1 and not records[0].fallback
     # a live window too small for the question whole: "too long", answered by the Asker's fallback
-    narrow = Window(len(other.render()) // 4)
+    narrow = Window(len(render(other)) // 4)
     records, _ = replay(CassetteBackend(tmp_path / "rec.sqlite", fallthrough=narrow), [other])
     assert narrow.asked == [] and records[0].fallback == "too long"

@@ -10,6 +10,7 @@ import random
 
 from realistic import CAFE_OBJECTS, ISABELLA, KLAUS, realistic_tasks
 
+from smalltown.llm.render import render
 from smalltown.llm.schema import _worst, max_answer_tokens, request_schema
 from smalltown.llm.tasks import TASKS, ChoosePlace, Decompose
 from smalltown.llm.tasks.base import _schema
@@ -42,10 +43,10 @@ def test_the_answer_bound_is_the_request_schema_bound():
 
 def test_a_card_follows_the_persona_it_is_given():
     d = realistic_tasks()["decompose"]
-    first = d.render()
+    first = render(d)
     changed = d.model_copy(update={"persona": ISABELLA.model_copy(update={"summary": "A brand new summary."})})
-    assert '"A brand new summary."' in changed.render()
-    assert "A brand new summary" not in first and d.render() == first
+    assert '"A brand new summary."' in render(changed)
+    assert "A brand new summary" not in first and render(d) == first
 
 
 def _old_choice(step: str, objects: list[str], p, prev: str = "", kind: str = "") -> str:

@@ -21,6 +21,7 @@ import pytest
 from fakes import Asking
 from helpers import ROOT, civics_table
 from smalltown.eval.civics import measure_civics, read_civics
+from smalltown.llm.render import render
 from smalltown.llm.tasks import React, Utterance
 from smalltown.scripted import ScriptedBackend
 from smalltown.sim.open import create
@@ -117,7 +118,7 @@ def test_talk_questions_carry_the_constitution_and_an_influencers_beliefs(tmp_pa
         mine = t.persona.name in influencers
         assert t.constitution == world.civics.constitution or t.now >= vote  # (then the version voted)
         assert t.constitution and t.stance_text == (stance if mine else "")
-        assert "The town's constitution in force" in t.render() and (stance in t.render()) == mine
+        assert "The town's constitution in force" in render(t) and (stance in render(t)) == mine
     # an influencer seeks out each person once (no talk with them since version 1 began, at the start)
     # until the vote; every other react question (whether to stop for someone) carries no law
     for t in reacts:
@@ -126,9 +127,9 @@ def test_talk_questions_carry_the_constitution_and_an_influencers_beliefs(tmp_pa
         assert t.persuading == campaigning, (t.persona.name, t.observed, t.now, t.last_talk)
         if campaigning:
             assert t.constitution == world.civics.constitution and t.stance_text == stance
-            assert "The town's constitution in force" in t.render() and stance in t.render()
+            assert "The town's constitution in force" in render(t) and stance in render(t)
         else:
-            assert t.constitution == t.stance_text == "" and "The town's constitution in force" not in t.render()
+            assert t.constitution == t.stance_text == "" and "The town's constitution in force" not in render(t)
     mine = [t for t in reacts if t.persona.name in influencers]
     assert {t.persuading for t in mine} == {True, False}  # (both cases were asked)
     assert [t for t in mine if t.now >= vote]
@@ -149,4 +150,4 @@ def test_without_civics_the_talk_questions_are_as_before(tmp_path, name, talks):
     assert any(isinstance(t, Utterance) for t in backend.tasks) == talks
     for t in backend.tasks:  # the fields are left out of the question (its key, a cassette's) and its prompt
         assert not {"constitution", "stance_text", "persuading"} & set(json.loads(t.model_dump_json()))
-        assert "constitution" not in t.render() and not getattr(t, "persuading", False)
+        assert "constitution" not in render(t) and not getattr(t, "persuading", False)

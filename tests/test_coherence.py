@@ -11,10 +11,10 @@ import pytest
 from helpers import GULLHAVEN, TINY
 from smalltown.llm.coherence import incoherence, line_problem
 from smalltown.llm.tasks import (SLEEPING, Block, ChoosePlace, ChoosePlaceOut, Decompose, DecomposeOut, HourlySchedule,
-                                 HourlyScheduleOut, Line, Persona, PlanStep, React, ReactOut, Utterance, UtteranceOut)
+                                 HourlyScheduleOut, TranscriptLine, PersonaCard, PlanStep, React, ReactOut, Utterance, UtteranceOut)
 
 NOW = datetime(2023, 2, 13, 22, 30)
-ANN = Persona(name="Ann Lee", age=30, traits="kind", description="a baker", home="Elm House")
+ANN = PersonaCard(name="Ann Lee", age=30, traits="kind", description="a baker", home="Elm House")
 BOB = "Bob Stone"
 
 
@@ -53,7 +53,7 @@ def test_coherent_react_answers_pass():
 def utterance(*said: str) -> Utterance:
     return Utterance(persona=ANN, now=NOW, listener=BOB, place="Elm House: kitchen", initiator=ANN.name,
                      reason="Bob is cooking", speaker_doing="reading", listener_doing="cooking",
-                     transcript=[Line(speaker=ANN.name if i % 2 == 0 else BOB, text=t) for i, t in enumerate(said)])
+                     transcript=[TranscriptLine(speaker=ANN.name if i % 2 == 0 else BOB, text=t) for i, t in enumerate(said)])
 
 
 def test_a_line_of_a_conversation_must_be_said_and_new():
@@ -80,7 +80,7 @@ def test_a_summary_sums_up_the_conversation():
     from smalltown.llm.tasks import ConversationOut, SummarizeConversation
 
     task = SummarizeConversation(persona=ANN, now=NOW, other=BOB, place="Elm House",
-                                 lines=[Line(speaker=ANN.name, text="Hi Bob"), Line(speaker=BOB, text="Hi Ann")])
+                                 lines=[TranscriptLine(speaker=ANN.name, text="Hi Bob"), TranscriptLine(speaker=BOB, text="Hi Ann")])
     summary = lambda text: incoherence(task, ConversationOut(summary=text))  # noqa: E731
     assert summary("Ann: ") == "the summary is only a name ('Ann:')"
     assert summary("Bob Stone: Hey, Ann! I'm off to the mill.") == \

@@ -13,6 +13,7 @@ from pathlib import Path
 from benchmarks.promptserver import PromptServer, longest_chain
 from helpers import ROOT, TINY, query
 from realistic import ISABELLA, NOW, PLACES
+from smalltown.llm.render import render
 from smalltown.llm.asker import Asker
 from smalltown.llm.backend import question_seed
 from smalltown.llm.tasks import NextAction
@@ -123,6 +124,6 @@ def test_an_openai_retry_sends_the_next_seed_and_no_seed_is_sent_without_one():
 
     task = NextAction(persona=ISABELLA, now=NOW, status="", recent=[], known_places=PLACES)
     with PromptServer(latency=0) as server:
-        OpenAIBackend(server.url, timeout=10, seed=3).answer(task, task.render(), seed=5, attempt=1)
-        OpenAIBackend(server.url, timeout=10).answer(task, task.render())
+        OpenAIBackend(server.url, timeout=10, seed=3).answer(task, render(task), seed=5, attempt=1)
+        OpenAIBackend(server.url, timeout=10).answer(task, render(task))
         assert [r.seed for r in server.requests] == [6, None]

@@ -12,7 +12,8 @@ import pytest
 from helpers import GULLHAVEN, TINY
 from piano_worlds import scripted_digest
 from smalltown.config import Settings, SettingsError
-from smalltown.llm.tasks import (Block, CommittingUtterance, Decided, HourlySchedule, Persona, Promise, React,
+from smalltown.llm.render import render
+from smalltown.llm.tasks import (Block, CommittingUtterance, Decided, HourlySchedule, PersonaCard, Promise, React,
                                  Utterance)
 from smalltown.state.commitments import Commitment, Decision
 from smalltown.state.agent import AgentState
@@ -25,7 +26,7 @@ from smalltown.store.records import Event, EventRow
 from smalltown.world.load import load_world
 
 NOW = datetime(2023, 2, 13, 10, 0)
-P = Persona(name="Ann Lee", age=30, traits="kind", description="a baker", home="Oak House")
+P = PersonaCard(name="Ann Lee", age=30, traits="kind", description="a baker", home="Oak House")
 
 
 def test_the_settings_off_leave_the_tiny_town_byte_identical(tmp_path):
@@ -74,7 +75,7 @@ def test_controller_inputs_is_a_checked_list_of_names_and_narrows_the_react_prom
                  observed="Bob", observed_is_agent=True, context=[])
     assert narrowed(type("D", (), {"settings": Settings()}), task) is task  # default: all, unchanged
     cut = narrowed(M, task)
-    assert cut.status == "baking" and cut.place == "" and "Cafe: kitchen" not in cut.render()
+    assert cut.status == "baking" and cut.place == "" and "Cafe: kitchen" not in render(cut)
 
 
 def test_the_broadcast_is_rendered_only_when_present_and_leaves_the_task_key_alone_when_absent():
@@ -84,12 +85,12 @@ def test_the_broadcast_is_rendered_only_when_present_and_leaves_the_task_key_alo
     told = Utterance(**base, decision=Decided(intent="bake bread", target="Cafe:kitchen:oven", reason="the plan",
                                               time="10:00"),
                      promises=[Promise(what="meet Bob", to="Bob", by="12:00", where="Cafe")])
-    assert "decided" not in plain.render() and "promised" not in plain.render()
-    assert '"bake bread"' in told.render() and "by 12:00 at Cafe" in told.render()
+    assert "decided" not in render(plain) and "promised" not in render(plain)
+    assert '"bake bread"' in render(told) and "by 12:00 at Cafe" in render(told)
     assert "decision" not in plain.model_dump_json() and "decision" in told.model_dump_json()
     c = CommittingUtterance(**base, known_places=["Cafe", "Oak House"],
                             plan_next=Block(start="13:00", minutes=60, activity="sell bread", place="Cafe"))
-    assert '"commitment"' in c.render() and "plans to do next: 13:00-14:00" in c.render()
+    assert '"commitment"' in render(c) and "plans to do next: 13:00-14:00" in render(c)
 
 
 def test_the_stand_in_promises_its_next_planned_block_with_the_broadcast_and_else_what_the_talk_gives():

@@ -15,6 +15,7 @@ from benchmarks.promptserver import PromptServer
 from fakes import FakeServer
 from helpers import ROOT, TINY, cli, query
 from realistic import ISABELLA, NOW, PLACES
+from smalltown.llm.render import render
 from smalltown.llm.asker import Asker
 from smalltown.llm.backend import question_seed
 from smalltown.llm.endpoints import pin
@@ -120,8 +121,8 @@ def test_each_server_finds_its_own_structured_output_mode():
             fake.respond = lambda request: ScriptedBackend(0).answer(TASK).raw
             on_fake = next(n for n in NAMES if pin(n, 2) == 0)
             on_other = next(n for n in NAMES if pin(n, 2) == 1)
-            refused = retrying(backend).answer(TASK, TASK.render(), agent=on_fake)
-            plain = retrying(backend).answer(TASK, TASK.render(), agent=on_other)
+            refused = retrying(backend).answer(TASK, render(TASK), agent=on_fake)
+            plain = retrying(backend).answer(TASK, render(TASK), agent=on_other)
             assert [e.structured for e in backend.endpoints] == ["grammar", "json_schema"]
             assert "the server refused json_schema" in refused.note and "refused" not in plain.note
             about = backend.can.about

@@ -11,11 +11,12 @@ import pytest
 from datetime import datetime
 
 from helpers import TINY
+from smalltown.llm.render import render
 from smalltown.llm.asker import Asker
 from smalltown.llm.backend import Answer
 from smalltown.scripted import ScriptedBackend
 from smalltown.store.packing import unpack_text
-from smalltown.llm.tasks import ChoosePlace, ChoosePlaceOut, Persona
+from smalltown.llm.tasks import ChoosePlace, ChoosePlaceOut, PersonaCard
 from smalltown.state.known import KnownTree
 from smalltown.mind.places import choose_place
 from smalltown.mind.plan import normalise_blocks
@@ -95,11 +96,11 @@ def test_a_plan_always_covers_the_whole_day():
 
 
 def test_scripted_answers_are_deterministic(tiny):
-    persona = Persona(name="Maria Lopez", age=21, traits="x", description="y", home="Willow Cottage")
+    persona = PersonaCard(name="Maria Lopez", age=21, traits="x", description="y", home="Willow Cottage")
     task = ChoosePlace(persona=persona, now=datetime(2023, 2, 13, 22), activity="sleeping", level="object",
                        within="in Willow Cottage: bedroom",
                        current="Willow Cottage: kitchen", options=["Isabella's bed", "Maria's bed", "Klaus's bed"])
-    answers = {ScriptedBackend(1).answer(task, task.render()).output.choice for _ in range(3)}
+    answers = {ScriptedBackend(1).answer(task, render(task)).output.choice for _ in range(3)}
     assert answers == {"Maria's bed"}  # her own bed, every time
 
 
@@ -116,7 +117,7 @@ def test_an_unknown_place_falls_back_and_the_fallback_is_logged(tiny):
     calls = []
     asker = Asker(Stubborn(), calls.append)
     spec = tiny.agent("Klaus Mueller")
-    persona = Persona(name=spec.name, age=spec.age, traits=spec.traits, description=spec.description, home=spec.home)
+    persona = PersonaCard(name=spec.name, age=spec.age, traits=spec.traits, description=spec.description, home=spec.home)
     where = choose_place(asker, spec.name, persona, KnownTree.from_world(tiny, spec.knows), "sleeping",
                          "Willow Cottage:kitchen")
     sector, arena, obj = where.split(":")
@@ -163,12 +164,12 @@ def test_seed_memories_come_from_the_description(tiny_sim):
 
 def test_object_state_follows_the_activity():
     backend = ScriptedBackend(1)
-    persona = Persona(name="Ann Lee", age=30, traits="x", description="y", home="Home")
+    persona = PersonaCard(name="Ann Lee", age=30, traits="x", description="y", home="Home")
     from smalltown.llm.tasks import ObjectState
 
     def state(obj: str, activity: str) -> str:
         task = ObjectState(persona=persona, now=datetime(2023, 2, 13, 9), activity=activity, object=obj)
-        return backend.answer(task, task.render()).output.state
+        return backend.answer(task, render(task)).output.state
 
     assert state("bed", "sleeping") == "being slept in"
     assert state("bed", "relax at home and read") == "in use"  # awake on the bed

@@ -11,16 +11,17 @@ import pytest
 
 from helpers import cli
 from smalltown.eval.fit import fit, t_quantile
-from smalltown.llm.tasks import Persona, RatePerson
+from smalltown.llm.render import render
+from smalltown.llm.tasks import PersonaCard, RatePerson
 from smalltown.scripted import ScriptedBackend
 
-P = Persona(name="Ann Lee", age=30, traits="shy, kind", description="a baker", home="Rose Cottage")
+P = PersonaCard(name="Ann Lee", age=30, traits="shy, kind", description="a baker", home="Rose Cottage")
 NOW = datetime(2023, 2, 13, 9)
 
 
 def rating(**kw) -> int:
     task = RatePerson(persona=P, now=NOW, other="Bob Hall", **kw)
-    return ScriptedBackend().answer(task, task.render()).output.rating
+    return ScriptedBackend().answer(task, render(task)).output.rating
 
 
 # --- the fit -------------------------------------------------------------------------------------
@@ -67,9 +68,9 @@ def test_an_observers_view_is_its_kept_feeling_never_its_text():
 def test_the_prompt_shows_the_text_and_not_the_stand_ins_feeling():
     task = RatePerson(persona=P, now=NOW, other="Bob Hall", quality="likeable", relationship="We get on.",
                       sentiment=9)
-    prompt = task.render()
+    prompt = render(task)
     assert "We get on." in prompt and "Ann Lee" in prompt and "9" not in prompt.split("Example")[1]
-    traits = RatePerson(persona=P, now=NOW, other="Bob Hall", quality="outgoing", traits="loud").render()
+    traits = render(RatePerson(persona=P, now=NOW, other="Bob Hall", quality="outgoing", traits="loud"))
     assert '"loud"' in traits and "outgoing Bob Hall" in traits and "a baker" not in traits
 
 

@@ -16,7 +16,7 @@ from piano_worlds import GOAL_ON, run, world_with_goal
 from smalltown.eval.measures import measure_of
 from smalltown.eval.roles import distinct_by_hour, measure, measure_roles, read_roles
 from smalltown.llm.render import render
-from smalltown.llm.tasks import Other, Persona, SocialGoal
+from smalltown.llm.tasks import Other, PersonaCard, SocialGoal
 from smalltown.scripted import goals as stand_in
 from smalltown.scripted import ScriptedBackend
 from smalltown.sim.open import create
@@ -31,7 +31,7 @@ MARKET = ROOT / "worlds" / "market.toml"
 
 
 def ask(others=(), goal_need="", now=T0, name="Ann Lee", traits="calm, loyal", seed=1) -> str:
-    p = Persona(name=name, age=30, traits=traits, description="", home="", routine=[])
+    p = PersonaCard(name=name, age=30, traits=traits, description="", home="", routine=[])
     task = SocialGoal(persona=p, now=now, needs=NEEDS, goal="a goal" if goal_need else "", goal_need=goal_need,
                       others=[Other(name=f"P{i}", activity="working", need=n) for i, n in enumerate(others)])
     return stand_in.social_goal(seed, task).need
@@ -65,7 +65,7 @@ def test_without_others_the_preference_is_positional_and_the_noise_varies_by_que
 
 
 def test_the_goal_question_shows_the_current_goals_need_only_when_there_is_one():
-    p = Persona(name="Ann Lee", age=30, traits="calm", description="", home="", routine=[])
+    p = PersonaCard(name="Ann Lee", age=30, traits="calm", description="", home="", routine=[])
     base = dict(persona=p, now=T0, needs=NEEDS, goal="mend the fence")
     without = SocialGoal(**base)
     with_need = SocialGoal(**base, goal_need="shelter")

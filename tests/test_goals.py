@@ -11,6 +11,7 @@ import pytest
 
 from helpers import GULLHAVEN, TINY, query, stored_state
 from piano_worlds import GOAL_ON, NEEDS, resumed_digest, run, stop_with_a_question_out, world_with_goal
+from smalltown.llm.render import render
 from smalltown.scripted import ScriptedBackend
 from smalltown.sim.open import create
 from smalltown.world.errors import WorldError
@@ -101,7 +102,7 @@ def test_needs_are_checked_with_their_line(tmp_path):
 
 
 def test_the_next_days_plan_is_asked_with_the_goal_and_without_one_the_prompt_is_as_before(tmp_path):
-    from smalltown.llm.tasks import DailyPlan, Persona
+    from smalltown.llm.tasks import DailyPlan, PersonaCard
     from smalltown.llm.backend import task_key
 
     class Seen(ScriptedBackend):
@@ -123,7 +124,7 @@ def test_the_next_days_plan_is_asked_with_the_goal_and_without_one_the_prompt_is
     assert all(f"current goal: \"{t.goal}\"" in p for t, p in with_goal)
     assert all("current goal" not in p for t, p in Seen.plans if not t.goal)
     # an empty goal leaves the question's key and prompt as they were before goals
-    p = Persona(name="Ann Lee", age=30, traits="kind", description="Ann bakes", home="Home")
+    p = PersonaCard(name="Ann Lee", age=30, traits="kind", description="Ann bakes", home="Home")
     plain = DailyPlan(persona=p, now=world.start, known_places=["Home"])
-    assert "goal" not in plain.model_dump_json() and "\n\n\n" not in plain.render()
+    assert "goal" not in plain.model_dump_json() and "\n\n\n" not in render(plain)
     assert task_key(plain) != task_key(plain.model_copy(update={"goal": "bake for the fair"}))

@@ -19,8 +19,9 @@ from pydantic import BaseModel
 
 from helpers import file_sha
 from smalltown.cli.main import main
-from smalltown.llm.render import PLAIN, quote
-from smalltown.llm.tasks import TASKS, Persona
+from smalltown.llm.render import PLAIN, render
+from smalltown.llm.render_parts import quote
+from smalltown.llm.tasks import TASKS, PersonaCard
 from smalltown.store.packing import unpack_text
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -180,12 +181,12 @@ PLAIN_VALUE = "Hobbs Cafe: cafe"  # names the engine puts in unquoted fields (va
 @pytest.mark.parametrize("summary", [False, True], ids=["seed card", "summary card"])
 @pytest.mark.parametrize("task", list(TASKS.values()), ids=list(TASKS))
 def test_an_injected_persona_stays_inside_its_quotes_in_every_prompt(task, summary):
-    persona = Persona(name="Klaus Mueller", age=20, traits=f"kind {INJECTED}", description=f"a student; {INJECTED}",
+    persona = PersonaCard(name="Klaus Mueller", age=20, traits=f"kind {INJECTED}", description=f"a student; {INJECTED}",
                       home="Willow Cottage", summary=f"Name: Klaus Mueller\nInnate traits: kind {INJECTED}" if summary else "")
     fields = {k: ("09:30" if k in ("start", "activity_start", "from_time") else
                   PLAIN_VALUE if k in PLAIN and f.annotation is str else _value(k, f.annotation, INJECTED))
               for k, f in task.model_fields.items() if k != "persona"}
-    prompt = task(persona=persona, **fields).render()
+    prompt = render(task(persona=persona, **fields))
     text_fields = [k for k, v in fields.items() if isinstance(v, str) and k not in PLAIN]
     n = assert_quoted(prompt)
     # the persona's own texts, and every text field of the task, reached the prompt (quoted)

@@ -188,3 +188,9 @@ def test_the_engine_imports_no_concrete_backend():
                "smalltown.sim.x": {"smalltown.scripted"}}  # (the check itself catches one)
     assert concrete_backends_imported(made_up, "smalltown.sim") == [
         "smalltown.sim.open -> smalltown.llm.llama_model", "smalltown.sim.x -> smalltown.scripted"]
+
+
+def test_no_import_loop_among_the_model_sides_modules():
+    """The prompts' renderers are a table the renderer modules fill (llm/render_parts.py): no task
+    imports the renderer, no renderer module imports llm/render.py (not even inside a function)."""
+    assert cycles(graph(), "smalltown.llm") == []

@@ -40,7 +40,8 @@ from smalltown.llm.llama import (
     representative,
     task_grammar,
 )
-from smalltown.llm.render import quote, record
+from smalltown.llm.render import render
+from smalltown.llm.render_parts import quote, record
 from smalltown.llm.schema import max_answer_tokens, request_schema
 from smalltown.llm.tasks import TASKS, ChoosePlace, ObjectState, ObjectStateOut, Task
 from smalltown.llm.validate import UnusableAnswer
@@ -84,7 +85,7 @@ def test_the_tiny_model_is_small_and_loads_with_its_chat_template(model, backend
     assert backend._llm.chat_format == "chat_template.default"  # llama-cpp-python found it too
     assert backend._formatter.template == CHAT_TEMPLATE and not backend._system_in_user
     task = realistic_tasks()["object_state"]
-    prompt = task.render()
+    prompt = render(task)
     text = backend._formatter(messages=backend.messages(prompt)).prompt
     # the rules, then the prompt as rendered: it holds the answer's shape, nothing is appended
     assert text == f"<|im_start|>system\n{SYSTEM}<|im_end|>\n<|im_start|>user\n{prompt}<|im_end|>\n<|im_start|>assistant\n"
@@ -98,7 +99,7 @@ NO_SYSTEM = ("{% if messages[0]['role'] == 'system' %}{{ raise_exception('System
 def test_a_template_without_a_system_role_gets_the_rules_first_in_the_user_turn(tmp_path, tasks):
     b = backend_for(build_tiny_gguf(tmp_path / "nosys.gguf", chat_template=NO_SYSTEM))
     assert b._system_in_user
-    prompt = tasks["object_state"].render()
+    prompt = render(tasks["object_state"])
     text = b._formatter(messages=b.messages(prompt)).prompt
     assert text == f"<|im_start|>user\n{SYSTEM}\n\n{prompt}<|im_end|>\n<|im_start|>assistant\n"
     assert b.count(prompt) == len(b.prompt_tokens(prompt)[0])
@@ -111,7 +112,7 @@ def test_a_template_without_a_system_role_gets_the_rules_first_in_the_user_turn(
 def test_count_is_the_exact_tokens_llama_cpp_evaluates(model, tasks):
     b = backend_for(model, retries=0, cache_bytes=0)
     for task in (tasks["object_state"], tasks["rate_importance"], tasks["utterance"]):
-        prompt = task.render()
+        prompt = render(task)
         b._llm.reset()  # nothing cached: every prompt token is evaluated
         try:
             used = b.answer(task, prompt).prompt_tokens
@@ -237,14 +238,14 @@ def test_options_with_quotes_backslashes_and_accents_are_spelled_exactly(backend
     assert backend._accepts(text)
     for seed in range(4):
         b = backend_for(backend.path, seed=seed, retries=0)
-        raw = b.answer(task, task.render()).raw
+        raw = b.answer(task, render(task)).raw
         assert json.loads(raw)["choice"] in odd
 
 
 @pytest.mark.parametrize("n", [1, 4, 9])
 def test_n_memories_get_exactly_n_ratings(backend, n):
     task = rate(n)
-    answer = backend.answer(task, task.render())
+    answer = backend.answer(task, render(task))
     assert len(answer.output.ratings) == n and len(json.loads(answer.raw)["ratings"]) == n
     assert answer.completion_tokens <= max_answer_tokens(task)
 
@@ -260,7 +261,7 @@ def test_random_weights_still_answer_json_of_the_request_schemas_shape_within_it
     for seed in range(3):
         b.seed = seed
         try:
-            raw = b.answer(task, task.render()).raw
+            raw = b.answer(task, render(task)).raw
         except UnusableAnswer as e:  # valid JSON breaking a rule (a bound the grammar leaves open)
             assert e.kind == "invalid", e.reason  # never cut off: the grammar ends it within budget
             raw = e.raw
@@ -289,7 +290,7 @@ def test_an_unusable_answer_is_retried_with_other_seeds_then_raised(model, tasks
     monkeypatch.setattr(backend, "_complete", lambda *a: (seeds.append(a[4]), complete(*a))[1])
     task = Unpleasable(**tasks["object_state"].model_dump())
     with pytest.raises(UnusableAnswer) as e:
-        retrying(backend).answer(task, task.render())
+        retrying(backend).answer(task, render(task))
     assert seeds == [0, 1, 2]
     assert "never good enough" in e.value.reason and e.value.reason.endswith("(3 attempts)")
     assert e.value.kind == "invalid" and json.loads(e.value.raw)["state"]
@@ -319,7 +320,7 @@ def test_an_answer_stopped_by_its_token_limit_is_cut_off(model, tasks, monkeypat
     b = backend_for(model, retries=1)
     task = tasks["utterance"]
     with pytest.raises(UnusableAnswer) as e:
-        retrying(b).answer(task, task.render())
+        retrying(b).answer(task, render(task))
     assert e.value.kind == "cut off" and e.value.reason.startswith("cut off at 4 tokens: not JSON")
     assert e.value.usage[1] == 8  # two attempts of 4 tokens
 
@@ -333,15 +334,15 @@ def test_a_failing_decode_is_failed_and_the_next_question_starts_clean(model, ta
 
     create, b._llm.create_completion = b._llm.create_completion, boom
     with pytest.raises(UnusableAnswer, match="llama.cpp failed: llama_decode returned -3") as e:
-        retrying(b).answer(task, task.render())
+        retrying(b).answer(task, render(task))
     assert e.value.kind == "failed" and e.value.usage == (0, 0, 0)
     b._llm.create_completion = create
-    assert b.answer(task, task.render()).cached_tokens == 0  # (the state was dropped)
+    assert b.answer(task, render(task)).cached_tokens == 0  # (the state was dropped)
 
 
 def test_max_tokens_is_the_answers_budget_or_the_room_left(model, backend, tasks):
     task = tasks["hourly_schedule"]
-    prompt = task.render()
+    prompt = render(task)
     b = backend_for(model, n_ctx=backend.count(prompt) + 300, retries=0)
     spy = Spy(b)
     room = 300
@@ -351,7 +352,7 @@ def test_max_tokens_is_the_answers_budget_or_the_room_left(model, backend, tasks
     assert spy.calls[-1]["max_tokens"] == room
     small = tasks["object_state"]
     with _anything():
-        b.answer(small, small.render())
+        b.answer(small, render(small))
     assert spy.calls[-1]["max_tokens"] == max_answer_tokens(small)
 
 
@@ -369,7 +370,7 @@ def test_a_prompt_too_long_for_the_context_is_too_long_not_an_error(model, tasks
     backend = backend_for(model, n_ctx=512)
     task = tasks["interview"].model_copy(update={"question": "What do you do all day? " * 40})
     with pytest.raises(UnusableAnswer, match="no room for an answer") as e:
-        backend.answer(task, task.render())
+        backend.answer(task, render(task))
     assert e.value.kind == "too long"
     records = []
     Asker(backend, records.append, fallback=ScriptedBackend(0)).ask("Klaus Mueller", task)
@@ -387,7 +388,7 @@ def test_the_asker_fits_a_prompt_to_its_budgets_and_the_window_by_exact_count(mo
         budgeted += backend.count_tokens(record(r, task.now.date())) + 2
         n_budgeted += 1
     bare = task.model_copy(update={"memories": []})
-    window = backend.count(bare.render()) + max_answer_tokens(task) + budgeted // 2  # room for half of them
+    window = backend.count(render(bare)) + max_answer_tokens(task) + budgeted // 2  # room for half of them
     b = backend_for(model, n_ctx=window, retries=0)
     records = []
     Asker(b, records.append, fallback=ScriptedBackend(0)).ask("Klaus Mueller", task)
@@ -418,7 +419,7 @@ def test_concurrent_callers_are_served_one_at_a_time(model, tasks):
 
     def ask(task):
         try:
-            backend.answer(task, task.render())
+            backend.answer(task, render(task))
         except UnusableAnswer:
             pass
         except Exception as e:  # pragma: no cover - what this test is for
@@ -445,35 +446,35 @@ def test_a_question_reuses_the_longest_evaluated_prefix_across_agents_and_switch
     a3 = a1.model_copy(update={"activity": "meet his study group", "options": a1.options[::-1]})  # Klaus again
     c = tasks["rate_importance"].model_copy(update={"persona": KLAUS})  # Klaus, another task
     assert a1.persona.name == a3.persona.name == c.persona.name == "Klaus Mueller" != b.persona.name
-    tok = {id(t): backend.prompt_tokens(t.render())[0] for t in (a1, b, a3, c)}
+    tok = {id(t): backend.prompt_tokens(render(t))[0] for t in (a1, b, a3, c)}
     rules_only = common_prefix(tok[id(a1)], tok[id(c)])
     instructions = common_prefix(tok[id(a1)], tok[id(b)])
     card = common_prefix(tok[id(a1)], tok[id(a3)])
     assert rules_only < instructions < card
 
-    first = backend.answer(a1, a1.render())
+    first = backend.answer(a1, render(a1))
     assert first.cached_tokens == 0  # a fresh context
     kv = list(backend._llm.input_ids[:backend._llm.n_tokens])  # a1's prompt and answer
-    other = backend.answer(b, b.render())
+    other = backend.answer(b, render(b))
     assert other.cached_tokens == common_prefix(kv, tok[id(b)]) >= instructions  # measured = what was shared
-    again = backend.answer(a3, a3.render())
+    again = backend.answer(a3, render(a3))
     assert again.cached_tokens >= card  # Klaus's state came back
-    elsewhere = backend.answer(c, c.render())
+    elsewhere = backend.answer(c, render(c))
     assert rules_only <= elsewhere.cached_tokens < instructions
     assert len(backend.states) == 2  # one saved state per agent and task (and Klaus's latest in the KV cache)
 
     # without room for saved states, the same sequence re-reads Klaus's card
     bare = backend_for(model, cache_bytes=0)
     for t in (a1, b):
-        bare.answer(t, t.render())
-    assert bare.answer(a3, a3.render()).cached_tokens < card <= again.cached_tokens
+        bare.answer(t, render(t))
+    assert bare.answer(a3, render(a3)).cached_tokens < card <= again.cached_tokens
 
     # what was restored is what evaluating afresh gives: the same answer, greedily decoded
     greedy, fresh = backend_for(model, temperature=0), backend_for(model, temperature=0)
     for t in (a1, b):
-        greedy.answer(t, t.render())
-    restored = greedy.answer(a3, a3.render())
-    assert restored.cached_tokens >= card and restored.raw == fresh.answer(a3, a3.render()).raw
+        greedy.answer(t, render(t))
+    restored = greedy.answer(a3, render(a3))
+    assert restored.cached_tokens >= card and restored.raw == fresh.answer(a3, render(a3)).raw
 
     calls = [first, other, again, elsewhere]
     share = sum(x.cached_tokens for x in calls) / sum(x.prompt_tokens for x in calls)

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from smalltown.llm.render import render
 from smalltown.llm import llama_states
 from smalltown.llm.llama_states import KEEP_MARGIN, AgentStates, common_prefix, kept_length
 
@@ -87,14 +88,14 @@ def klaus_and_isabella():
 
 
 def ask(backend, *tasks):
-    return [backend.answer(t, t.render()) for t in tasks]
+    return [backend.answer(t, render(t)) for t in tasks]
 
 
 def test_a_truncated_state_is_smaller_and_restores_to_the_same_answer(model, monkeypatch):
     k1, k2, i1 = klaus_and_isabella()
     key = f"{k1.persona.name}\x1f{k1.name}"
     t1, t2 = (np.asarray(greedy_tokens, dtype=np.intc) for greedy_tokens in
-              (greedy(model).prompt_tokens(t.render())[0] for t in (k1, k2)))
+              (greedy(model).prompt_tokens(render(t))[0] for t in (k1, k2)))
     keep = kept_length(len(t2), common_prefix(t1, t2), common_prefix(t1, t2))
     assert common_prefix(t1, t2) < keep < len(t2)
 
@@ -102,9 +103,9 @@ def test_a_truncated_state_is_smaller_and_restores_to_the_same_answer(model, mon
     ask(cut, k1, k2, i1)  # turning to Isabella saves Klaus's state, cut
     state = cut.states._states[key]
     assert len(state.tokens) == keep and np.array_equal(state.tokens, t2[:keep])
-    again = cut.answer(k1, k1.render())  # restores the cut state
+    again = cut.answer(k1, render(k1))  # restores the cut state
     assert again.cached_tokens == common_prefix(t1, t2)
-    assert again.raw == greedy(model).answer(k1, k1.render()).raw  # as if evaluated afresh
+    assert again.raw == greedy(model).answer(k1, render(k1)).raw  # as if evaluated afresh
 
     from smalltown.llm.llama_states import AgentStates as States
 
@@ -113,7 +114,7 @@ def test_a_truncated_state_is_smaller_and_restores_to_the_same_answer(model, mon
     ask(whole, k1, k2, i1)
     assert len(whole.states._states[key].tokens) == len(t2)
     assert state.size < whole.states._states[key].size * keep / len(t2) * 1.1  # bytes shrink with the tokens
-    assert again.raw == whole.answer(k1, k1.render()).raw
+    assert again.raw == whole.answer(k1, render(k1)).raw
 
 
 def test_the_capacity_still_bounds_the_states_and_now_holds_more(model, monkeypatch):

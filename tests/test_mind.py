@@ -8,13 +8,13 @@ from datetime import datetime, timedelta
 import pytest
 
 from helpers import TINY
+from hold import hold_conversation
 from smalltown.config import Settings
 from smalltown.llm.asker import Asker
 from smalltown.llm.embed import HashEmbedder
 from smalltown.scripted import ScriptedBackend
 from smalltown.llm.tasks import UtteranceOut
 from smalltown.mind.agent import Mind
-from smalltown.mind.talk import hold_conversation
 from smalltown.mind.memory import MemoryStream
 from smalltown.sim.open import create
 from smalltown.sim.simulation import Simulation

@@ -10,6 +10,7 @@ import pytest
 
 from fakes import QueueBackend, RandomBackend
 from helpers import TINY
+from hold import hold_conversation
 from smalltown.config import Settings
 from smalltown.llm.asker import Asker
 from smalltown.llm.backend import Capabilities
@@ -19,7 +20,7 @@ from smalltown.mind.agent import Mind
 from smalltown.mind.memory import MemoryStream
 from smalltown.state.plan import DayPlan, PlanItem
 from smalltown.mind.records import Lore
-from smalltown.mind.talk import hold_conversation, news_for
+from smalltown.mind.talk import news_for
 from smalltown.world.load import load_world
 from smalltown.world.perception import Seen
 

@@ -9,17 +9,16 @@ from datetime import datetime, timedelta
 from smalltown.llm.asker import Asker
 from smalltown.llm.coherence import incoherence
 from smalltown.llm.backend import Capabilities, RetryPolicy
-import smalltown.llm.render  # noqa: F401 (registers the examples of llm/render_work.py)
 from smalltown.llm.examples import EXAMPLES, example
 from smalltown.llm.own import PLACEHOLDER, RECENT_TICKS, Recent, copied_example, free_text
-from smalltown.llm.tasks import (Answer, Interview, InterviewOut, Persona, React, ReactOut, SummarizeConversation,
-                                 ConversationOut, Line)
+from smalltown.llm.tasks import (Answer, Interview, InterviewOut, PersonaCard, React, ReactOut, SummarizeConversation,
+                                 ConversationOut, TranscriptLine)
 from smalltown.scripted import ScriptedBackend
 from smalltown.store.calls import describe_reasons
 
 NOW = datetime(2023, 2, 13, 9, 0)
-ANN = Persona(name="Ann Lee", age=30, traits="kind", description="a baker", home="Elm House")
-BOB = Persona(name="Bob Stone", age=40, traits="quiet", description="a smith", home="Oak House")
+ANN = PersonaCard(name="Ann Lee", age=30, traits="kind", description="a baker", home="Elm House")
+BOB = PersonaCard(name="Bob Stone", age=40, traits="quiet", description="a smith", home="Oak House")
 
 
 def test_examples_hold_no_text_a_model_could_take_for_its_own():
@@ -33,9 +32,9 @@ def test_examples_hold_no_text_a_model_could_take_for_its_own():
     assert example("rate_importance") == '{"ratings": [<1-10>, ...]}'
 
 
-def summary(persona: Persona, text: str, fact: str = "") -> tuple[SummarizeConversation, ConversationOut]:
+def summary(persona: PersonaCard, text: str, fact: str = "") -> tuple[SummarizeConversation, ConversationOut]:
     task = SummarizeConversation(persona=persona, now=NOW, other="x", place="Elm House",
-                                 lines=[Line(speaker="x", text="hello")])
+                                 lines=[TranscriptLine(speaker="x", text="hello")])
     return task, ConversationOut(summary=text, learned=[{"fact": fact, "importance": 3}] if fact else [])
 
 
@@ -82,7 +81,7 @@ def ask(backend, task, agent: str, tick: int = 0):
     return records[-1]
 
 
-def react(p: Persona) -> React:
+def react(p: PersonaCard) -> React:
     return React(persona=p, now=NOW, status="reading", place="Elm House: kitchen", observation="Cy is here",
                  observed="Cy Park", observed_is_agent=True, context=[])
 

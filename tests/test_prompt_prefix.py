@@ -15,7 +15,7 @@ import pytest
 
 from fakes import Asking
 from helpers import ROOT, civics_table, market_with
-from smalltown.llm.render import quote
+from smalltown.llm.render_parts import quote
 from smalltown.sim.open import create
 from smalltown.world.load import load_world
 

@@ -15,6 +15,7 @@ import pytest
 from helpers import TINY, cli, query
 from realistic import rate, realistic_tasks
 from realmodel import require_module, start_server, stop
+from smalltown.llm.render import render
 from smalltown.llm.asker import Asker
 from smalltown.llm.backend import CallRecord
 from smalltown.llm.openai_compat import OpenAIBackend
@@ -52,7 +53,7 @@ def _shaped(task, url: str, mode: str) -> None:
     """The server's answer to `task` in `mode` is JSON of the request schema's shape, within budget."""
     b = _backend(url, mode)
     try:
-        answer = b.answer(task, task.render())
+        answer = b.answer(task, render(task))
         raw, usage = answer.raw, (answer.prompt_tokens, answer.completion_tokens)
     except UnusableAnswer as e:  # random weights: valid JSON breaking a rule the grammar leaves to validation
         assert e.kind == "invalid", e.reason
@@ -73,7 +74,7 @@ def test_the_server_refuses_json_schema_and_the_backend_moves_to_the_grammar_say
     task = realistic_tasks()["choose_place"]
     assert b.can.about.startswith("structured output: json_schema")
     try:
-        note = b.answer(task, task.render()).note
+        note = b.answer(task, render(task)).note
     except UnusableAnswer as e:
         note = e.note
     assert note.startswith("structured output: grammar (the server refused json_schema: HTTP 500"), note

@@ -14,7 +14,7 @@ import pytest
 from helpers import GULLHAVEN, ROOT, TINY, cli, query, stored_state
 from piano_worlds import GOAL_ON, run, world_with_goal
 from smalltown.eval.roles import measure, measure_roles, read_roles
-from smalltown.llm.tasks import GoalSeen, InferRole, Persona
+from smalltown.llm.tasks import GoalSeen, InferRole, PersonaCard
 from smalltown.scripted.roles import infer_role
 from smalltown.store.reader import Reader
 
@@ -43,7 +43,7 @@ def test_measures_of_hand_made_role_changes():
 
 
 def test_the_stand_in_names_the_most_frequent_need_ties_by_the_newest():
-    p = Persona(name="Ann Lee", age=30, traits="calm", description="", home="", routine=[])
+    p = PersonaCard(name="Ann Lee", age=30, traits="calm", description="", home="", routine=[])
     ask = lambda needs: infer_role(InferRole(persona=p, now=T0, goals=[  # noqa: E731
         GoalSeen(goal="the same words every time", need=n) for n in needs])).role
     assert ask(["food", "tools", "tools", "food"]) == "farmer"  # 2 each: food is the newest

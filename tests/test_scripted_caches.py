@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from smalltown.llm.tasks import Persona, Record
+from smalltown.llm.tasks import PersonaCard, Record
 from smalltown.scripted import day, memory, steps
 from smalltown.world.model import RoutineItem
 
@@ -14,16 +14,16 @@ TOWN = 600
 T = datetime(2023, 6, 5, 8, 0)
 
 
-def persona(i: int, summary: str) -> Persona:
+def persona(i: int, summary: str) -> PersonaCard:
     wake = f"{5 + i % 4:02d}:{i % 60:02d}"  # distinct routines
     routine = (RoutineItem("22:00", 420 + i % 60, "sleeping", "", "sleep"),
                RoutineItem(wake, 30, "have breakfast", "", "meal"),
                RoutineItem("09:00", 240 + i, "work at the shop", f"Shop {i}", "work"))
-    return Persona(name=f"Person {i}", age=30, traits="", description="", home=f"House {i}",
+    return PersonaCard(name=f"Person {i}", age=30, traits="", description="", home=f"House {i}",
                    summary=summary, routine=routine)
 
 
-def ask_all(people: list[Persona]) -> None:
+def ask_all(people: list[PersonaCard]) -> None:
     for p in people:
         day.wake_minute(p)
         steps.day_steps(p)

@@ -22,6 +22,7 @@ import pytest
 from benchmarks.promptserver import answer_for
 from fakes import FakeServer, Loopback, completion, send_json
 from helpers import ROOT, TINY, cli, query
+from smalltown.llm.render import render
 from smalltown.llm.asker import Asker
 from smalltown.llm.backend import Stopped, estimate_prompt
 from smalltown.llm.openai_compat import BackendError, OpenAIBackend
@@ -96,7 +97,7 @@ def test_the_deadline_counts_from_when_a_request_is_sent(server):
     which does not count against it."""
     server.delay = 0.6
     b = OpenAIBackend(server.url, timeout=1.0, retries=0, max_concurrency=1)
-    answers = b.answer_many([(COFFEE, COFFEE.render())] * 3)
+    answers = b.answer_many([(COFFEE, render(COFFEE))] * 3)
     assert [a.output.state for a in answers] == ["brewing coffee"] * 3
     assert server.max_in_flight == 1
 
@@ -104,7 +105,7 @@ def test_the_deadline_counts_from_when_a_request_is_sent(server):
 # --- 2. streamed answers ------------------------------------------------------------------------
 
 def test_an_answer_is_streamed_and_read_as_a_whole(server):
-    a = retrying(OpenAIBackend(server.url, retries=0)).answer(COFFEE, COFFEE.render())
+    a = retrying(OpenAIBackend(server.url, retries=0)).answer(COFFEE, render(COFFEE))
     body = server.requests[-1]["body"]
     assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
     assert a.output.state == "brewing coffee" and a.raw == json.dumps({"state": "brewing coffee"})
@@ -113,15 +114,15 @@ def test_an_answer_is_streamed_and_read_as_a_whole(server):
 
 def test_a_stream_without_usage_counts_its_chunks(server):
     server.usage = None  # (llama-cpp-python's server sends none)
-    a = OpenAIBackend(server.url, retries=0).answer(COFFEE, COFFEE.render())
+    a = OpenAIBackend(server.url, retries=0).answer(COFFEE, render(COFFEE))
     assert a.completion_tokens == len(json.dumps({"state": "brewing coffee"}))  # one chunk a character here
-    assert a.prompt_tokens == estimate_prompt(COFFEE.render())
+    assert a.prompt_tokens == estimate_prompt(render(COFFEE))
 
 
 def test_a_stream_cut_off_at_the_deadline_ends_on_the_server(server):
     server.script(("drip", (200, 0.05)))  # 10 s of answer
     with pytest.raises(BackendError, match="no answer within 0.5 s"):
-        retrying(OpenAIBackend(server.url, timeout=0.5, retries=0)).answer(COFFEE, COFFEE.render())
+        retrying(OpenAIBackend(server.url, timeout=0.5, retries=0)).answer(COFFEE, render(COFFEE))
     deadline = time.monotonic() + 2.0
     while server.abandoned == 0 and time.monotonic() < deadline:
         time.sleep(0.02)
@@ -135,7 +136,7 @@ def test_a_stop_cuts_off_a_stream_at_once(server):
 
     def ask():
         try:
-            b.answer(COFFEE, COFFEE.render())
+            b.answer(COFFEE, render(COFFEE))
         except BaseException as e:  # noqa: BLE001 (reported to the test)
             out.append(e)
 
@@ -308,5 +309,5 @@ def test_a_stream_that_breaks_off_is_a_failed_exchange(server):
     chunk = json.dumps({"choices": [{"index": 0, "delta": {"content": '{"sta'}, "finish_reason": None}]})
     head = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
     server.script(("raw_stream", head + f"data: {chunk}\n\n".encode()))
-    a = retrying(OpenAIBackend(server.url, retries=1, backoff=0.01)).answer(COFFEE, COFFEE.render())
+    a = retrying(OpenAIBackend(server.url, retries=1, backoff=0.01)).answer(COFFEE, render(COFFEE))
     assert a.output.state == "brewing coffee" and len(server.requests) == 2

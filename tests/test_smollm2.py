@@ -12,6 +12,7 @@ import time
 import pytest
 
 from realistic import Spy, rate, realistic_tasks
+from smalltown.llm.render import render
 from smalltown.llm.asker import Asker
 from smalltown.llm.backend import CallRecord
 from smalltown.llm.llama import LlamaBackend, representative, task_grammar  # (llama_cpp is imported on load)
@@ -39,7 +40,7 @@ def test_every_tasks_narrowed_grammar_compiles(smol):
 def test_n_memories_get_exactly_n_ratings(smol, n):
     task = rate(n)
     t0 = time.perf_counter()
-    answer = smol.answer(task, task.render())
+    answer = smol.answer(task, render(task))
     seconds = time.perf_counter() - t0
     assert len(answer.output.ratings) == n == len(json.loads(answer.raw)["ratings"])
     assert answer.completion_tokens <= max_answer_tokens(task) <= 24 + 6 * n  # not ~800, as unbounded
@@ -53,7 +54,7 @@ def test_realistic_questions_are_answered_within_their_budget(smol, name):
     spy = Spy(smol)
     t0 = time.perf_counter()
     try:
-        answer = smol.answer(task, task.render())
+        answer = smol.answer(task, render(task))
     except UnusableAnswer as e:
         pytest.fail(f"{name}: {e.kind}: {e.reason}\n{e.raw}")
     seconds = time.perf_counter() - t0
@@ -73,7 +74,7 @@ def test_count_is_what_llama_cpp_evaluates(smol, smollm2):
     questions = realistic_tasks()
     for task in (questions["object_state"], questions["rate_importance"], questions["utterance"],
                  questions["summary_description"]):
-        prompt = task.render()
+        prompt = render(task)
         fresh._llm.reset()  # nothing cached: the whole prompt is evaluated
         try:
             used = fresh.answer(task, prompt).prompt_tokens

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from helpers import cli, query, save_info
-from smalltown.llm.tasks import Feeling, Persona, React, Utterance
+from smalltown.llm.render import render
+from smalltown.llm.tasks import Feeling, PersonaCard, React, Utterance
 from smalltown.state.social import Bond
 from smalltown.state.agent import AgentState
 from smalltown.scripted.social import lean, sentiment, warmth
@@ -21,7 +22,7 @@ from smalltown.world.load import load_world
 ROOT = Path(__file__).resolve().parent.parent
 TINY, LILA = ROOT / "worlds" / "tiny.toml", ROOT / "worlds" / "lila.toml"
 NOW = datetime(2023, 2, 13, 9, 0)
-ME = Persona(name="Nora Vance", age=29, traits="quiet", description="Nora runs the counter", home="Willow Cottage")
+ME = PersonaCard(name="Nora Vance", age=29, traits="quiet", description="Nora runs the counter", home="Willow Cottage")
 
 
 def run(tmp_path: Path, world: Path, until: str, *sets: str) -> Path:
@@ -84,13 +85,13 @@ def test_prompts_show_the_feeling_only_when_given():
     f = Feeling(other="Lilah Hart", sentiment=7, summary="Lilah was kind to me.")
     react = dict(persona=ME, now=NOW, status="working", place="Hobbs Cafe: cafe", observation="Lilah is baking",
                  observed="Lilah Hart", observed_is_agent=True, context=[])
-    assert "feeling toward" not in React(**react).render()
-    assert "Nora Vance's feeling toward Lilah Hart: 7/10" in React(**react, feeling=f).render()
+    assert "feeling toward" not in render(React(**react))
+    assert "Nora Vance's feeling toward Lilah Hart: 7/10" in render(React(**react, feeling=f))
     assert "feeling" not in React(**react).model_dump_json()  # off: the question's identity is as before
     talk = dict(persona=ME, now=NOW, listener="Lilah Hart", place="Hobbs Cafe: cafe", initiator="Nora Vance",
                 reason="Lilah is baking", speaker_doing="working", listener_doing="baking")
-    assert "feeling toward" not in Utterance(**talk).render()
-    assert '7/10 (0 hate .. 10 love) — "Lilah was kind to me."' in Utterance(**talk, feeling=f).render()
+    assert "feeling toward" not in render(Utterance(**talk))
+    assert '7/10 (0 hate .. 10 love) — "Lilah was kind to me."' in render(Utterance(**talk, feeling=f))
 
 
 def test_stand_in_sentiment_from_typed_inputs():

@@ -34,10 +34,10 @@ from smalltown.llm.tasks import (
     HourlySchedule,
     Interview,
     LastTalk,
-    Line,
+    TranscriptLine,
     NextAction,
     ObjectState,
-    Persona,
+    PersonaCard,
     PlanStep,
     RateImportance,
     React,
@@ -81,10 +81,10 @@ OWNER = (
     RoutineItem("19:00", 180, "read a book", "", "leisure"),
     RoutineItem("22:00", 30, "get ready for bed", "", "evening"),
 )
-ISA = Persona(name="Isabella Rodriguez", age=34, traits="friendly, outgoing", description="runs a cafe",
+ISA = PersonaCard(name="Isabella Rodriguez", age=34, traits="friendly, outgoing", description="runs a cafe",
               home=HOME, routine=OWNER)
-MARIA = Persona(name="Maria Lopez", age=21, traits="curious", description="a student", home=HOME)
-KLAUS = Persona(name="Klaus Mueller", age=20, traits="kind", description="a student", home=HOME)
+MARIA = PersonaCard(name="Maria Lopez", age=21, traits="curious", description="a student", home=HOME)
+KLAUS = PersonaCard(name="Klaus Mueller", age=20, traits="kind", description="a student", home=HOME)
 PARTY = Fact(name="party", text="Isabella Rodriguez is hosting a Valentine's Day party at Hobbs Cafe on "
              "February 14, 5-7 pm", keywords=("party",), question="", known_by=(ISA.name,), subject=ISA.name)
 MAYOR = Fact(name="candidacy", text="Sam Moore is running for mayor in the local election",
@@ -117,7 +117,7 @@ times = st.datetimes(min_value=datetime(2023, 2, 13), max_value=datetime(2023, 2
 items = st.builds(RoutineItem, start=hhmm, minutes=st.integers(5, 900), activity=texts | st.just(SLEEPING),
                   place=st.sampled_from(["", *PLACES]), kind=st.sampled_from(["", *ROUTINE_KINDS]),
                   steps=st.lists(texts, max_size=5).map(tuple))
-personas = st.builds(Persona, name=st.sampled_from(NAMES), age=st.integers(1, 99), traits=texts, description=texts,
+personas = st.builds(PersonaCard, name=st.sampled_from(NAMES), age=st.integers(1, 99), traits=texts, description=texts,
                      home=st.sampled_from(PLACES),
                      routine=st.one_of(st.just(()), st.just(OWNER), st.lists(items, max_size=10).map(tuple)))
 records = st.builds(Record, id=st.integers(0, 999), time=times,
@@ -139,7 +139,7 @@ def gatherings(draw) -> Gathering:
 
 blocks = st.builds(Block, start=hhmm, minutes=st.integers(5, 600), activity=st.text(min_size=1, max_size=60),
                    place=st.sampled_from(PLACES))
-lines = st.builds(Line, speaker=st.sampled_from(NAMES), text=texts,
+lines = st.builds(TranscriptLine, speaker=st.sampled_from(NAMES), text=texts,
                   facts=st.lists(st.sampled_from(["party", "candidacy"]), max_size=1).map(tuple))
 last_talks = st.none() | st.builds(LastTalk, time=times, summary=texts)
 gathered = st.lists(gatherings(), max_size=2)
@@ -363,8 +363,8 @@ def scramble(task: Task, salt: int = 0) -> Task:
             continue  # the user's own words; the activity being decomposed or placed is the schedule's
         if isinstance(v, list) and v and isinstance(v[0], Record):
             update[field] = [r.model_copy(update={"text": g()}) for r in v]
-        elif isinstance(v, list) and v and isinstance(v[0], (Line, PlanStep, Done, Block)):
-            key = "text" if isinstance(v[0], Line) else "activity"
+        elif isinstance(v, list) and v and isinstance(v[0], (TranscriptLine, PlanStep, Done, Block)):
+            key = "text" if isinstance(v[0], TranscriptLine) else "activity"
             update[field] = [x.model_copy(update={key: g()[:60]}) for x in v]
         elif isinstance(v, Block):
             update[field] = v.model_copy(update={"activity": g()[:60]})
@@ -612,13 +612,13 @@ DOING = {ISA.name: ("wiping the tables", "serving customers", "reading a book"),
          "Sam Moore": ("taking a walk", "reading the news", "cooking dinner")}
 
 
-def conversation(seed: int, a: Persona = ISA, b: Persona = MARIA, news_of: dict | None = None,
-                 told: list[Record] = (), now: datetime = DAY.replace(hour=9)) -> tuple[list[Line], list]:
+def conversation(seed: int, a: PersonaCard = ISA, b: PersonaCard = MARIA, news_of: dict | None = None,
+                 told: list[Record] = (), now: datetime = DAY.replace(hour=9)) -> tuple[list[TranscriptLine], list]:
     """A whole conversation as the mind runs it: the opening from React, then lines until one ends."""
     news_of = {ISA.name: [rec("x", facts=("party",), id=1)], MARIA.name: []} if news_of is None else news_of
     opening = ask(React(persona=a, now=now, status="x", place="p", observation="", observed=b.name,
                         observed_is_agent=True, observed_state="reading a book", context=[]), seed).opening
-    lines = [Line(speaker=a.name, text=opening)] if opening else []  # no opening: the first line is asked for
+    lines = [TranscriptLine(speaker=a.name, text=opening)] if opening else []  # no opening: the first line is asked for
     outs = []
     for k in range(len(lines), 12):
         sp, li = (b, a) if k % 2 else (a, b)
@@ -630,7 +630,7 @@ def conversation(seed: int, a: Persona = ISA, b: Persona = MARIA, news_of: dict 
                             transcript=lines), seed)
         outs.append(out)
         passed_on = tuple(f for i in out.tells for f in news[i - 1].facts)
-        lines.append(Line(speaker=sp.name, text=out.utterance, facts=passed_on))
+        lines.append(TranscriptLine(speaker=sp.name, text=out.utterance, facts=passed_on))
         if out.end:
             break
     return lines, outs
@@ -671,7 +671,7 @@ def test_news_already_told_is_not_told_again_nor_to_its_subject_nor_by_someone_i
 
 
 def test_small_talk_is_first_person_varied_and_asks_for_the_relationship_when_told_to():
-    everyone = [ISA, MARIA, KLAUS, Persona(name="Sam Moore", age=60, traits="x", description="", home=HOME)]
+    everyone = [ISA, MARIA, KLAUS, PersonaCard(name="Sam Moore", age=60, traits="x", description="", home=HOME)]
     said: list[str] = []
     for seed in range(3):
         for i, a in enumerate(everyone):

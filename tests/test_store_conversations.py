@@ -85,7 +85,7 @@ def test_conversations_read_back_as_written_with_the_ids_add_conversations_gave(
 
 def test_commit_returns_one_id_per_conversation_in_order(tmp_path: Path):
     h = HandSave(tmp_path / "s.sqlite")
-    one = conv.Conversation(0, 1, "2023-02-13 06:00:10", "2023-02-13 06:01:00", "p", ISABELLA, MARIA)
+    one = conv.ConversationRow(0, 1, "2023-02-13 06:00:10", "2023-02-13 06:01:00", "p", ISABELLA, MARIA)
     first = h.save.commit(TickChanges(1, "2023-02-13 06:00:10", conversations=(one,) * 3))
     then = h.save.commit(TickChanges(2, "2023-02-13 06:00:20", conversations=(replace(one, tick=2),)))
     assert first == [1, 2, 3] and then == [4]

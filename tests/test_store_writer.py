@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from handmade import ISABELLA, KLAUS, MARIA, HandSave
-from smalltown.store.conversations import Conversation, Line
+from smalltown.store.conversations import ConversationRow, Line
 from smalltown.store.reader import Reader
 from smalltown.store.records import (Access, AgentRow, Call, CallRecord, Embedding, Event, Memory, Move, ObjectState, Retrieval,
                                      Scored, TickChanges)
@@ -31,7 +31,7 @@ def test_what_commit_writes_the_reader_reads_back_as_the_same_records(hand: Hand
     thought = Memory(2, MARIA, "reflection", "Isabella is kind", NOW, NOW, 6, (1,))
     agent = AgentRow(MARIA, 4, 5, "[6, 7]", "making coffee", "Hobbs Cafe:cafe:counter", '{"plan": []}')
     said = Event(1, T, MARIA, "said", f"{MARIA}: Hello", {"to": ISABELLA, "conversation": 0})
-    talk = Conversation(0, 1, T, "2023-02-13 06:02:10", "Hobbs Cafe: cafe", MARIA, ISABELLA, "she is there",
+    talk = ConversationRow(0, 1, T, "2023-02-13 06:02:10", "Hobbs Cafe: cafe", MARIA, ISABELLA, "she is there",
                         [Line(MARIA, "Hello", (1,), ("coffee",))], {MARIA: 2}, {MARIA: "a friend"})
     call = Call(1, T, CallRecord(MARIA, "plan", "prompt", "raw", "{}", 10, 2, 1, 5.0, "scripted", "", "", "k", ""))
     ids = hand.save.commit(TickChanges(

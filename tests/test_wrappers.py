@@ -10,6 +10,7 @@ import time
 import pytest
 from realistic import realistic_tasks
 
+from smalltown.llm.render import render
 from smalltown.llm.asker import Asker
 from smalltown.llm.backend import Answer, BackendUnavailable, Capabilities, Stopped
 from smalltown.llm.tasks import Task
@@ -60,7 +61,7 @@ TASK = realistic_tasks()["object_state"]
 
 
 def answer(backend, retries: int = 2, **policy) -> Answer:
-    return Retry(backend, RetryPolicy(retries, **policy)).answer(TASK, TASK.render())
+    return Retry(backend, RetryPolicy(retries, **policy)).answer(TASK, render(TASK))
 
 
 def test_transient_failures_are_retried_then_given_up_with_the_backends_error():
@@ -115,7 +116,7 @@ def test_the_backoff_doubles_honours_a_servers_wait_up_to_a_cap_and_ends_on_abor
     threading.Timer(0.2, r.can.abort).start()
     t0 = time.perf_counter()
     with pytest.raises(Stopped):
-        r.answer(TASK, TASK.render())
+        r.answer(TASK, render(TASK))
     assert time.perf_counter() - t0 < 5.0
 
 
@@ -135,7 +136,7 @@ def test_the_asker_retries_falls_back_and_logs_what_happened():
     assert (r.backend, r.model, r.fallback, r.note) == ("flaky", "flaky-1", "", "")
     assert (r.prompt_tokens, r.completion_tokens, r.cached_tokens) == (110, 22, 55) and r.ms >= 0
     asker = Asker(Flaky("bad", "bad", policy=RetryPolicy(1)), records.append, fallback=ScriptedBackend(0))
-    assert asker.ask("Klaus Mueller", TASK) == ScriptedBackend(0).answer(TASK, TASK.render()).output
+    assert asker.ask("Klaus Mueller", TASK) == ScriptedBackend(0).answer(TASK, render(TASK)).output
     r = records[-1]
     assert r.fallback == "invalid" and r.note == "fallback to scripted: bad answer 2" and r.raw_answer == "raw 2"
     assert (r.prompt_tokens, r.completion_tokens, r.cached_tokens) == (20, 4, 10)

@@ -22,7 +22,7 @@ from smalltown.config import Settings
 from smalltown.eval.fit import fit
 from smalltown.eval.saydo import KINDS as PROMISE_KINDS, contradictions_of, rate_of
 from smalltown.eval.town import read_town
-from smalltown.llm.tasks import Persona
+from smalltown.llm.tasks import PersonaCard
 from smalltown.llm.tasks.rate import RatePerson
 from smalltown.state.social import NEUTRAL
 from smalltown.store.reader import Reader
@@ -33,7 +33,7 @@ CHATS_SHOWN = 3  # without a relationship summary, the observer's last talks wit
 
 
 class Rater(Protocol):
-    def persona(self, name: str) -> Persona: ...
+    def persona(self, name: str) -> PersonaCard: ...
 
     def ask(self, name: str, task: RatePerson) -> int: ...
 

@@ -1,5 +1,5 @@
-"""Each task's example answer, as its prompt shows it (llm/render.py `answer_shape`; more are
-registered by llm/render_work.py).
+"""Each task's example answer, as its prompt shows it (llm/render.py `answer_shape`); a task
+defined elsewhere adds its own to `EXAMPLES`.
 
 Examples are shapes, not answers: every text a model writes is a placeholder saying what goes
 there ("<...>"), and a number a model could adopt (a rating, an hour) is its range, shown bare
@@ -68,7 +68,20 @@ EXAMPLES: dict[str, dict] = {
     "object_state": {"state": "<what the object is doing, in a few words>"},
     "social_goal": {"goal": "<a goal of the person's own, in a few words>", "need": "<one of the needs listed, or empty>"},
     "rate_person": {"rating": slot("<1-10>")},
+    "infer_role": {"role": "<the person's role in the town, in a word or two>"},
+    "constitution_feedback": {"text": "<what the person thinks of the constitution, in the first person>",
+                              "rate": slot("<the tax rate wanted, in percent>")},
+    "amendments": {"amendments": [{"text": "<an amendment, in a sentence>", "rate": slot("<its tax rate in percent, or null>")},
+                                  slot("...")]},
+    "vote": {"votes": ["<yes or no>", slot("... one per amendment ...")]},
+    "revise_constitution": {"text": "<the whole constitution, with the amendments written in>"},
+    "pay_tax": {"payments": [{"item": "<an item held>", "qty": slot("<how many>")}]},
 }
+EXAMPLES["decompose_economy"] = {"actions": [{**EXAMPLES["decompose"]["actions"][0], "op": "<one of the ops listed, or empty>"},
+                                             slot("...")], "ratings": EXAMPLES["decompose"]["ratings"]}
+EXAMPLES["summarize_conversation_civic"] = {**EXAMPLES["summarize_conversation"], "desired_rate": slot("<percent, or null>")}
+EXAMPLES["summarize_conversation_social_civic"] = {**EXAMPLES["summarize_conversation_social"],
+                                                   "desired_rate": slot("<percent, or null>")}
 
 
 def example(name: str) -> str:

@@ -12,7 +12,8 @@ from __future__ import annotations
 import math
 from typing import Callable
 
-from smalltown.llm.render import record
+from smalltown.llm.render import render
+from smalltown.llm.render_parts import record
 from smalltown.llm.tasks import RULES, Task
 
 Counter = Callable[[str], int]
@@ -78,7 +79,7 @@ def _to_window(task: Task, prompt: str, budget: int, count: Counter) -> tuple[Ta
                 break
         kept = {f: [r for i, r in enumerate(getattr(task, f)) if (f, i) not in gone] for f in task.trim}
         trimmed = task.model_copy(update=kept)
-        prompt = trimmed.render()
+        prompt = render(trimmed)
         used = count(prompt)
     return trimmed, prompt, len(gone)
 
@@ -105,7 +106,7 @@ def _fit(task: Task, budget: int, count: Counter | None = None) -> tuple[Task, s
     records by their number). `count`, a backend's own tokenizer, is the last word: a prompt that
     its exact count still finds too long loses more records."""
     task, cut = within_budgets(task)
-    task, prompt, n = _to_window(task, task.render(), budget, lambda p: estimate(RULES) + estimate(p) + 16)
+    task, prompt, n = _to_window(task, render(task), budget, lambda p: estimate(RULES) + estimate(p) + 16)
     cut += n
     if count is not None:
         task, prompt, n = _to_window(task, prompt, budget, count)

@@ -22,6 +22,7 @@ from typing import Callable, Optional
 
 from smalltown.llm.backend import (Answer, Backend, BackendUnavailable, CallRecord, Capabilities, RetryPolicy, Stopped,
                                    capabilities)
+from smalltown.llm.render import render
 from smalltown.llm.tasks import Task
 from smalltown.llm.validate import UnusableAnswer
 
@@ -214,7 +215,7 @@ class Fallback:
             return dataclasses.replace(ans, raw="", prompt_tokens=spent[0], completion_tokens=spent[1],
                                        cached_tokens=spent[2], model=source)  # (what its attempts cost)
         except NotFitted as e:
-            q.task, q.prompt, q.note, q.fallback = asked, asked.render(), f"error: {e}", "too long"
+            q.task, q.prompt, q.note, q.fallback = asked, render(asked), f"error: {e}", "too long"
             return self.backend.answer(q.task, q.prompt)
         except UnusableAnswer as e:
             self._answered(e.model)  # (the server answered, if not usably)

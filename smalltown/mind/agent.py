@@ -14,7 +14,7 @@ from typing import Callable
 from smalltown.config import Settings
 from smalltown.lang import gerund
 from smalltown.llm.asker import Asker
-from smalltown.llm.tasks import Block, Holding, Interview, ObjectState, Op, Output, Persona, Record, Task
+from smalltown.llm.tasks import Block, Holding, Interview, ObjectState, Op, Output, PersonaCard, Record, Task
 from smalltown.mind import importance, planning, reflect, summary
 from smalltown.mind.memory import Memory, MemoryStream, Retrieval
 from smalltown.state.known import KnownTree
@@ -43,7 +43,7 @@ class Mind:
         ratings.update(state.ratings)
         state.ratings = ratings
         self.state = state
-        self.persona = Persona(name=spec.name, age=spec.age, traits=spec.traits, description=spec.description,
+        self.persona = PersonaCard(name=spec.name, age=spec.age, traits=spec.traits, description=spec.description,
                                home=spec.home, summary=state.summary, routine=spec.routine)
         self.facts: dict[str, Record] = {}  # declared fact -> the latest record about it
         # a world with an economy: (the ops feasible in a sector now, the inventory), set by the engine

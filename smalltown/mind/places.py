@@ -7,7 +7,7 @@ from datetime import date, datetime
 from typing import TYPE_CHECKING
 
 from smalltown.llm.asker import Asker
-from smalltown.llm.tasks import ChoosePlace, Persona
+from smalltown.llm.tasks import ChoosePlace, PersonaCard
 from smalltown.llm.coherence import SLEEP
 from smalltown.state.known import KnownTree
 from smalltown.world.model import Gathering, address, pretty
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from smalltown.mind.agent import Mind
 
 
-def choose_place(asker: Asker, agent: str, persona: Persona, tree: KnownTree, activity: str,
+def choose_place(asker: Asker, agent: str, persona: PersonaCard, tree: KnownTree, activity: str,
                  current: str, answers: dict[str, str] | None = None, sector: str = "",
                  levels: tuple[str, ...] = ("sector", "arena", "object"), now: datetime | None = None,
                  unavailable: frozenset[str] = frozenset(), beds: tuple[str, ...] = ()) -> str:

@@ -34,6 +34,9 @@ MAX_NEWS = 3  # news items a prompt offers at once
 
 @dataclass
 class Conversation:
+    """A conversation while it is held, with what each side made of it (saved, it is a
+    `store.conversations.ConversationRow`: sim/commit.py)."""
+
     initiator: str
     other: str
     place: str
@@ -101,26 +104,11 @@ def own(doing: str, name: str) -> str:
 # --- a conversation, in steps: the engine runs every conversation of a tick in lockstep -----------
 
 
-def hold_conversation(a: "Mind", b: "Mind", now: datetime, place: str, reason: str, doing: dict[str, str],
-             opening: str = "", relationship: str = "") -> Conversation:
-    """`a` starts the talk on noticing `reason`; `opening` is its first line when it came packed
-    with the decision to talk, `relationship` its view of `b` from that decision. One conversation
-    whole, one step after another (the engine takes the same steps for all of a tick's at once)."""
-    a.settle()
-    b.settle()
-    conv = begin(a, b, now, place, reason, doing, opening, relationship)
-    while say(conv, a, b):
-        pass
-    for me, other in ((a, b), (b, a)):
-        settle_memory(conv, me.name, remember(me, other, conv))
-    for me, other in ((a, b), (b, a)):
-        conv.replanned[me.name] = carry_on(me, other, conv)
-    return conv
-
-
 def begin(a: "Mind", b: "Mind", now: datetime, place: str, reason: str, doing: dict[str, str],
           opening: str = "", relationship: str = "") -> Conversation:
-    """The talk, once both sides have settled what they noted: no question asked."""
+    """`a` starts the talk on noticing `reason`, once both sides have settled what they noted: no
+    question asked. `opening` is its first line when it came packed with the decision to talk,
+    `relationship` its view of `b` from that decision."""
     conv = Conversation(a.name, b.name, place, reason, now)
     conv.doing = dict(doing)
     conv.knew = {a.name: a.known_facts(), b.name: b.known_facts()}
@@ -170,7 +158,7 @@ def say(conv: Conversation, a: "Mind", b: "Mind") -> bool:
         facts=(facts := facts_of(speaker, news, conv.lines)),
         gatherings=[g for f in facts for g in speaker.lore.announced(f.name)],
         memories=list(memories.values()),
-        transcript=[tasks.Line(speaker=x.speaker, text=x.text, facts=x.facts) for x in conv.lines],
+        transcript=[tasks.TranscriptLine(speaker=x.speaker, text=x.text, facts=x.facts) for x in conv.lines],
         feeling=social.feeling(speaker, listener.name), **extra, **civics.talk_inputs(speaker)))
     if committing:
         commitments.commit(speaker, listener.name, out, now)
@@ -213,7 +201,7 @@ def remember(me: "Mind", other: "Mind", conv: Conversation) -> Remembered:
     """One side's memory of the talk: its summary (a chat record), what it learned (records
     citing the chat), who told it what, and whether its day changes. Touches `me` only."""
     now = conv.start
-    lines = [tasks.Line(speaker=x.speaker, text=x.text, facts=x.facts) for x in conv.lines]
+    lines = [tasks.TranscriptLine(speaker=x.speaker, text=x.text, facts=x.facts) for x in conv.lines]
     knew = conv.knew.get(me.name, set())
     passed = list(dict.fromkeys(f for x in conv.lines if x.speaker == other.name for f in x.facts))
     facts = [me.lore.fact(f) for f in passed if f in me.lore.facts]

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 
-from smalltown.llm.tasks import SLEEPING, Block, Persona, Record
+from smalltown.llm.tasks import SLEEPING, Block, PersonaCard, Record
 from smalltown.scripted.words import fit, minute, minute_of
 from smalltown.seeded import stable_int
 from smalltown.world.model import DAY, Gathering, RoutineItem
@@ -60,7 +60,7 @@ class Span:
         return self.start + self.minutes
 
 
-def routine(p: Persona) -> tuple[RoutineItem, ...]:
+def routine(p: PersonaCard) -> tuple[RoutineItem, ...]:
     return routine_of(p.routine)
 
 
@@ -74,7 +74,7 @@ def act(text: str) -> str:
     return fit(text, ACT) or "-"
 
 
-def item_for(p: Persona, activity: str) -> RoutineItem | None:
+def item_for(p: PersonaCard, activity: str) -> RoutineItem | None:
     """The routine item whose activity this is (by equality: a block's activity is the routine's
     own words when the day came from the routine)."""
     for it in routine(p):
@@ -83,7 +83,7 @@ def item_for(p: Persona, activity: str) -> RoutineItem | None:
     return FILL if activity == FILL.activity else None
 
 
-def routine_minutes(p: Persona) -> list[Label | None]:
+def routine_minutes(p: PersonaCard) -> list[Label | None]:
     """The routine laid over the day's 1440 minutes (an item past midnight wraps round; a later
     item overwrites an earlier one where they overlap; gaps are filled). A fresh list each call."""
     return list(_routine_minutes(routine(p)))
@@ -119,7 +119,7 @@ def _routine_minutes(routine_items: tuple[RoutineItem, ...]) -> tuple[Label | No
     return tuple(day)
 
 
-def wake_minute(p: Persona) -> int:
+def wake_minute(p: PersonaCard) -> int:
     """When the routine's night sleep ends (the sleep that covers the small hours)."""
     day = _routine_minutes(routine(p))
     if day[0] is None or day[0].activity != SLEEPING:
@@ -161,7 +161,7 @@ def sector(place: str) -> str:
     return place.split(":")[0].strip()
 
 
-def gathering_labels(p: Persona, g: Gathering) -> list[tuple[int, int, Label]]:
+def gathering_labels(p: PersonaCard, g: Gathering) -> list[tuple[int, int, Label]]:
     """(start, end, label) for a gathering today: its host prepares the place for an hour first
     and hosts it; a guest goes to it."""
     where = sector(g.place)
@@ -236,7 +236,7 @@ class Bent:
     wake: int
 
 
-def plan(seed: int, p: Persona, now: datetime, known_places: list[str], gatherings: list[Gathering],
+def plan(seed: int, p: PersonaCard, now: datetime, known_places: list[str], gatherings: list[Gathering],
          intentions: list[Record], from_min: int | None = None, reaction: str = "",
          here: str = "", promises: list[tuple[int, int, str, str]] = ()) -> Bent:
     """The routine day bent by today's gatherings, the inner voices and a reaction (in that order
@@ -290,7 +290,7 @@ def plan(seed: int, p: Persona, now: datetime, known_places: list[str], gatherin
     return Bent(day, wake)
 
 
-def place_of(label: Label, p: Persona, known_places: list[str]) -> str:
+def place_of(label: Label, p: PersonaCard, known_places: list[str]) -> str:
     """A label's sector as a block gives it: one of the known places (home when its own place is
     not known)."""
     want = label.place or p.home
@@ -299,7 +299,7 @@ def place_of(label: Label, p: Persona, known_places: list[str]) -> str:
     return p.home if p.home in known_places else known_places[0]
 
 
-def to_blocks(spans_: list[Span], p: Persona, known_places: list[str], limit: int = 14) -> list[Block]:
+def to_blocks(spans_: list[Span], p: PersonaCard, known_places: list[str], limit: int = 14) -> list[Block]:
     """Spans as schedule blocks: slivers under 5 minutes join a neighbour, neighbours with the
     same activity and place join, and the shortest routine blocks join their neighbour until the
     schedule has at most `limit` blocks."""

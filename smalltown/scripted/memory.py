@@ -17,7 +17,7 @@ from smalltown.lang import gerund
 from smalltown.llm.tasks import (
     SLEEPING,
     Insight,
-    Persona,
+    PersonaCard,
     RateImportance,
     RateImportanceOut,
     Record,
@@ -41,7 +41,7 @@ WARM = frozenset("love loves loved romance romantic kiss dating date".split())
 AT_REST = frozenset({"idle"})
 
 
-def _sights(p: Persona) -> frozenset[str]:
+def _sights(p: PersonaCard) -> frozenset[str]:
     """What the agent is seen doing on an ordinary day, worded as the engine words a sight."""
     return _sights_of(p.name, p.home, p.routine)
 
@@ -53,7 +53,7 @@ def _sights_of(name: str, home: str, routine: tuple[RoutineItem, ...]) -> frozen
     return frozenset(f"{name} is {gerund(s)}" for s in routine_sights(day.routine_of(routine), home))
 
 
-def rate(r: Record, p: Persona) -> int:
+def rate(r: Record, p: PersonaCard) -> int:
     """1 (mundane) .. 10 (poignant) from typed fields, lifted by the danger/emotion lexicon."""
     w = set(words(r.text))
     if w & DANGER:
@@ -101,7 +101,7 @@ def _people(statements: list[Record], me: str) -> list[str]:
     return sorted(count, key=lambda a: (-count[a], first[a]))
 
 
-def _work(p: Persona) -> list[str]:
+def _work(p: PersonaCard) -> list[str]:
     return [day.act(it.activity) for it in sorted(day.routine(p), key=lambda it: it.start) if it.kind == "work"]
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Callable
 
-from smalltown.llm.tasks import SLEEPING, ChoosePlace, ChoosePlaceOut, ObjectState, ObjectStateOut, Persona
+from smalltown.llm.tasks import SLEEPING, ChoosePlace, ChoosePlaceOut, ObjectState, ObjectStateOut, PersonaCard
 from smalltown.scripted import day
 from smalltown.scripted.words import first_name, stem_set, words
 from smalltown.seeded import stable_int
@@ -60,7 +60,7 @@ KIND_WORDS = {"sleep": "sleep", "morning": "shower", "meal": "eat", "work": "wor
 GENERIC = frozenset({"room", "area", "space", "corner", "window", "main", "small", "big", "old", "new"})
 
 
-def _ownership(option: str, p: Persona) -> float:
+def _ownership(option: str, p: PersonaCard) -> float:
     """+ for one's own thing, strongly − for someone else's ("X's room")."""
     return _owned(option, first_name(p.name).lower())
 
@@ -97,13 +97,13 @@ def match(step: frozenset[str], option: str, arena_level: bool = False) -> float
     return s + 2 * len(content & obj_s) + 0.5 * len(content & arena_s)
 
 
-def score(step: frozenset[str], option: str, p: Persona, arena_level: bool = False) -> float:
+def score(step: frozenset[str], option: str, p: PersonaCard, arena_level: bool = False) -> float:
     m = match(step, option, arena_level)
     own = _ownership(option, p)
     return m + (own if m > 0 or own < 0 else 0.0)
 
 
-def choose_object(step: str, objects: list[str], p: Persona, prev: str = "", kind: str = "") -> str:
+def choose_object(step: str, objects: list[str], p: PersonaCard, prev: str = "", kind: str = "") -> str:
     """The object a step is done at: the best match by its words; else where the last action
     was; else the best match for the activity's kind; else one's own or a seeded pick."""
     st = stem_set(step)

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from smalltown.llm.tasks import SLEEPING, Decompose, DecomposeOut, Persona, SubAction
+from smalltown.llm.tasks import SLEEPING, Decompose, DecomposeOut, PersonaCard, SubAction
 from smalltown.scripted import day
 from smalltown.scripted.objects import choose_object, state_of
 from smalltown.scripted.words import fit, minute
@@ -91,7 +91,7 @@ def of_item(item: RoutineItem, items: tuple[RoutineItem, ...], activity: str, st
     return Steps((), (activity,), (), k)
 
 
-def day_steps(p: Persona) -> dict[int, Steps]:
+def day_steps(p: PersonaCard) -> dict[int, Steps]:
     """Each routine item's steps (by its index), named so that no step of the day repeats an
     earlier one: a step the routine gives twice (the dishes after each meal, a second session of
     the same work) is said for what it is ("... after lunch", "get back to ...")."""

@@ -20,7 +20,7 @@ from smalltown.llm.tasks import (
     ConversationOut,
     LastTalk,
     LearnedFact,
-    Persona,
+    PersonaCard,
     React,
     ReactOut,
     Record,
@@ -214,7 +214,7 @@ def _tell(seed: int, f: Fact, me: str, *key: object) -> str:
 # --- a line of the conversation --------------------------------------------------------------------
 
 
-def _ties(persona: Persona, other: str, records: list[Record], last: LastTalk | None) -> int:
+def _ties(persona: PersonaCard, other: str, records: list[Record], last: LastTalk | None) -> int:
     """How well `persona` knows `other`: 2 well (the world's description of the person names them,
     or many records do), 1 a little (a record names them, or they have talked), 0 not at all."""
     n = sum(other in r.about for r in records)

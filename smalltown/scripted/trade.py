@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 
 from smalltown.llm.tasks import EconomyDecompose, EconomyDecomposeOut, Op
-from smalltown.scripted import steps
+import smalltown.scripted.steps as steps
 
 ORDER = ("craft", "gather")  # what work makes, before what is handed on
 

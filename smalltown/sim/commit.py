@@ -14,7 +14,7 @@ from smalltown.llm.backend import CallRecord
 from smalltown.mind import talk
 from smalltown.sim.agent import Agent
 from smalltown.sim.changes import Changes
-from smalltown.store.conversations import Conversation
+from smalltown.store.conversations import ConversationRow
 from smalltown.store.records import (Access, AgentRow, Call, Embedding, Memory, Move, ObjectState, Retrieval,
                                      TickChanges)
 from smalltown.store.packing import pack_vector
@@ -65,9 +65,9 @@ def agent_row(a: Agent) -> AgentRow:
                     act.describe() if act else None, act.address if act else None, state, plan)
 
 
-def conversation(tick: int, c: talk.Conversation) -> Conversation:
+def conversation(tick: int, c: talk.Conversation) -> ConversationRow:
     """The mind's conversation as the save's record (its id is the save's to give)."""
     end = c.start + timedelta(minutes=c.minutes)
-    return Conversation(0, tick, c.start.strftime(TIME_FMT), end.strftime(TIME_FMT), c.place, c.initiator, c.other,
+    return ConversationRow(0, tick, c.start.strftime(TIME_FMT), end.strftime(TIME_FMT), c.place, c.initiator, c.other,
                         c.reason, list(c.lines),
                         {n: m.id for n, m in c.chats.items()}, dict(c.relationships))

@@ -22,7 +22,7 @@ from smalltown.sim.events import KINDS
 from smalltown.state.agent import Action, partner_of
 from smalltown.mind.memory import Memory
 from smalltown.store.records import Event
-from smalltown.store.conversations import Conversation
+from smalltown.store.conversations import ConversationRow
 from smalltown.store.records import EventRow
 from smalltown.store.save import Save
 from smalltown.store.schema import TIME_FMT
@@ -265,7 +265,7 @@ class History:
             out.append(replace(m, last_accessed=last, importance=m.importance or 0))
         return out
 
-    def conversations_until(self, tick: int, agent: str | None = None) -> list[Conversation]:
+    def conversations_until(self, tick: int, agent: str | None = None) -> list[ConversationRow]:
         """Conversations held by the end of `tick` (with `agent` in them, if given), oldest first:
         where, why, who said what, and each side's view of the other. A conversation is written at
         once, at the tick it starts. (A save from before schema 4, read as it is: from its said

@@ -36,6 +36,9 @@ _TALKING = "talking with "
 
 @dataclass(frozen=True)
 class Line:
+    """A line of a conversation, as saved and as the mind holds it (a question carries it as
+    `llm.tasks.TranscriptLine`, without the memory ids)."""
+
     speaker: str
     text: str
     tells: tuple[int, ...] = ()  # ids of the memories the line passed on
@@ -43,7 +46,10 @@ class Line:
 
 
 @dataclass
-class Conversation:
+class ConversationRow:
+    """A conversation as saved: one row of the conversations table (the mind holds a conversation
+    as `mind.talk.Conversation`)."""
+
     id: int  # the row's id; 0 for one read from the said events of an old save
     tick: int  # when it was held (it is written at once, at the tick it starts)
     time: str  # game times, in the save's TIME_FMT
@@ -93,7 +99,7 @@ def rebuild_from_said(conn: sqlite3.Connection) -> int:
     return n
 
 
-def row(c: Conversation) -> tuple:
+def row(c: ConversationRow) -> tuple:
     """The row of a conversation (its id is the save's to give)."""
     lines = [{"speaker": x.speaker, "text": x.text, "tells": list(x.tells), "facts": list(x.facts)} for x in c.lines]
     return (c.tick, c.time, c.end_time, c.place, c.initiator, c.other, c.reason, json.dumps(lines),
@@ -104,7 +110,7 @@ def row(c: Conversation) -> tuple:
 
 
 def read_conversations(conn: sqlite3.Connection, until: int | None = None, since: int | None = None,
-                       agent: str | None = None, limit: int | None = None) -> list[Conversation]:
+                       agent: str | None = None, limit: int | None = None) -> list[ConversationRow]:
     """Conversations held at ticks in (since, until] (either bound may be left open), with `agent`
     on either side if given, oldest first; the newest `limit` of them when given. A save from
     before schema 4 that was not migrated (read-only) has its conversations read from its `said`
@@ -120,7 +126,7 @@ def read_conversations(conn: sqlite3.Connection, until: int | None = None, since
     return [_conversation(r) for r in reversed(conn.execute(sql, [*where.args, *args]).fetchall())]
 
 
-def conversation(conn: sqlite3.Connection, cid: int) -> Conversation | None:
+def conversation(conn: sqlite3.Connection, cid: int) -> ConversationRow | None:
     """One conversation by its id (a said event's data names it)."""
     if not has_conversations(conn):
         return None
@@ -160,11 +166,11 @@ def partners_of_chats(conn: sqlite3.Connection) -> dict[int, str]:
     return out
 
 
-def _conversation(r: tuple) -> Conversation:
+def _conversation(r: tuple) -> ConversationRow:
     lines = [Line(str(x.get("speaker", "")), str(x.get("text", "")), tuple(x.get("tells") or ()),
                   tuple(x.get("facts") or ()))
              for x in _json(r[8], list) if isinstance(x, dict)]
-    return Conversation(r[0], r[1], r[2], r[3] or r[2], r[4] or "", r[5], r[6], r[7] or "", lines,
+    return ConversationRow(r[0], r[1], r[2], r[3] or r[2], r[4] or "", r[5], r[6], r[7] or "", lines,
                         _json(r[9], dict), _json(r[10], dict))
 
 
@@ -198,17 +204,17 @@ def _said_rows(conn: sqlite3.Connection, until: int | None = None, since: int | 
                         where.args).fetchall()
 
 
-def _group_said(rows: Iterable[tuple]) -> list[tuple[Conversation, list[tuple[int, dict]]]]:
+def _group_said(rows: Iterable[tuple]) -> list[tuple[ConversationRow, list[tuple[int, dict]]]]:
     """Said events into conversations: consecutive lines at the same tick between the same two
     agents are one. Each with its events (id, data)."""
-    out: list[tuple[Conversation, list[tuple[int, dict]]]] = []
+    out: list[tuple[ConversationRow, list[tuple[int, dict]]]] = []
     for eid, tick, time, speaker, text, data in rows:
         d = _json_object(data)
         speaker = speaker or "?"
         listener = str(d.get("to") or "?")
         last = out[-1][0] if out else None
         if last is None or last.tick != tick or {last.initiator, last.other} != {speaker, listener}:
-            last = Conversation(0, tick, time, time, str(d.get("place") or ""), speaker, listener)
+            last = ConversationRow(0, tick, time, time, str(d.get("place") or ""), speaker, listener)
             out.append((last, []))
         text, prefix = text or "", f"{speaker}: "
         last.lines.append(Line(speaker, text[len(prefix):] if text.startswith(prefix) else text))
@@ -217,7 +223,7 @@ def _group_said(rows: Iterable[tuple]) -> list[tuple[Conversation, list[tuple[in
 
 
 def _from_said(conn: sqlite3.Connection, until: int | None = None, since: int | None = None,
-               agent: str | None = None) -> list[tuple[Conversation, list[tuple[int, dict]]]]:
+               agent: str | None = None) -> list[tuple[ConversationRow, list[tuple[int, dict]]]]:
     """The conversations of a save from before schema 4, from its `said` events (`_group_said`),
     with what else the save tells of them: a side's chat is the chat memory it made at the
     conversation's time (the one naming the other, if it made several); the end is the end of

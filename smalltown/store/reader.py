@@ -20,7 +20,7 @@ from smalltown.store import conversations as _conversations
 from smalltown.store import day as _day
 from smalltown.store import digest as _digest
 from smalltown.store import plans as _plans
-from smalltown.store.conversations import Conversation
+from smalltown.store.conversations import ConversationRow
 from smalltown.store.errors import SQLiteError, guarded, sqlite_error
 from smalltown.store.packing import unpack_scores
 from smalltown.store.query import Where, limited
@@ -288,12 +288,12 @@ class Reader(CallReads, CheckReads):
     # --- conversations ------------------------------------------------------------------------
 
     def conversations(self, until: int | None = None, since: int | None = None, agent: str | None = None,
-                      limit: int | None = None) -> list[Conversation]:
+                      limit: int | None = None) -> list[ConversationRow]:
         """Held at ticks in (since, until], with `agent` on either side, oldest first (the newest
         `limit`); see store/conversations.py."""
         return _conversations.read_conversations(self.conn, until, since, agent, limit)
 
-    def conversation(self, cid: int) -> Conversation | None:
+    def conversation(self, cid: int) -> ConversationRow | None:
         """One conversation by its id (a said or stance event's data names it)."""
         return _conversations.conversation(self.conn, cid)
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from smalltown.store.conversations import Conversation
+from smalltown.store.conversations import ConversationRow
 
 
 @dataclass
@@ -151,7 +151,7 @@ class TickChanges:
 
     tick: int = 0
     time: str = ""  # TIME_FMT
-    conversations: tuple[Conversation, ...] = ()  # new ones (their `id` is given by the save)
+    conversations: tuple[ConversationRow, ...] = ()  # new ones (their `id` is given by the save)
     agents: tuple[AgentRow, ...] = ()  # whole rows, inserted or replaced
     moves: tuple[Move, ...] = ()
     objects: tuple[ObjectState, ...] = ()

@@ -15,7 +15,7 @@ from smalltown.store import calls as _calls
 from smalltown.store import conversations as _conversations
 from smalltown.store import memories as _memories
 from smalltown.store import plans as _plans
-from smalltown.store.conversations import Conversation
+from smalltown.store.conversations import ConversationRow
 from smalltown.store.errors import guarded
 from smalltown.store.packing import unpack_vector
 from smalltown.store.reader import Reader
@@ -65,7 +65,7 @@ class SaveReads:
         return [(t, a, k, json.loads(d or "{}")) for t, a, k, d in rows]
 
     def conversations(self, until: int | None = None, since: int | None = None, agent: str | None = None,
-                      limit: int | None = None) -> list[Conversation]:
+                      limit: int | None = None) -> list[ConversationRow]:
         """Conversations held at ticks in (since, until], with `agent` on either side, oldest first
         (the newest `limit`); see store/conversations.py."""
         return _conversations.read_conversations(self.conn, until, since, agent, limit)

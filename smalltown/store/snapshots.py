@@ -167,15 +167,6 @@ def read_snapshot(conn: sqlite3.Connection, tick: int, where: str | None = None)
     return decode_snapshot(row[0], where or f"snapshots row {tick}") if row else None
 
 
-def snapshot_at_or_before(conn: sqlite3.Connection, tick: int) -> dict | None:
-    """The latest snapshot at or before `tick`, decoded, or None."""
-    if not has_snapshots(conn):
-        return None
-    row = conn.execute("SELECT tick, state FROM snapshots WHERE tick <= ? ORDER BY tick DESC LIMIT 1",
-                       (tick,)).fetchone()
-    return decode_snapshot(row[1], f"snapshots row {row[0]}") if row else None
-
-
 def _chain(conn: sqlite3.Connection, tick: int, is_base) -> list[dict]:
     """The snapshots from the latest one at or before `tick` back to a base (`is_base`), oldest first."""
     chain = []

@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from smalltown.state.agent import AgentState
-from smalltown.store.conversations import Conversation
+from smalltown.store.conversations import ConversationRow
 from smalltown.store.errors import SaveError
 from smalltown.store.records import CallRow, CallSums, EventRow
 from smalltown.store.save import open_reader
@@ -229,7 +229,7 @@ class SaveReader:
 
     # --- conversations ------------------------------------------------------------------------
 
-    def conversations(self, agent: str | None = None, limit: int | None = None) -> list[Conversation]:
+    def conversations(self, agent: str | None = None, limit: int | None = None) -> list[ConversationRow]:
         """With `agent` on either side when given; oldest first, the newest `limit`."""
         return self.store.conversations(until=self._tick(), agent=agent, limit=limit)
 

@@ -157,7 +157,7 @@ class RoutineItem:
 
 @dataclass
 class Persona:
-    """Who an agent is, as the world file says (tasks carry it with its summary: `llm.tasks.Persona`)."""
+    """Who an agent is, as the world file says (tasks carry its card, with its summary: `llm.tasks.PersonaCard`)."""
 
     name: str
     age: int

@@ -2,7 +2,7 @@
 
 Every input a task carries is typed: memories are `Record`s (id, time, kind, text, and the agents
 and declared facts they concern), plans are steps and blocks with their times, conversations are
-`Line`s. The prompt templates (`llm/render.py`) alone turn them into prose for a model; the
+`TranscriptLine`s. The prompt templates (`llm/render.py`) alone turn them into prose for a model; the
 scripted stand-in (`smalltown/scripted`) reads the typed fields and never parses prose the mind
 wrote. Every backend answers every task with a validated instance of the task's `Output`,
 checked against the task's own narrowed schema (`schema()`: the options of this question, the
@@ -10,7 +10,7 @@ count of ratings asked for).
 """
 
 from smalltown.llm.tasks.base import (
-    HHMM, RULES, Answer, Block, Done, LastTalk, Line, Output, PlanStep, Persona, Rating, Record, Task,
+    HHMM, RULES, Answer, Block, Done, LastTalk, Output, PersonaCard, PlanStep, Rating, Record, Task, TranscriptLine,
 )
 from smalltown.llm.tasks.base import Feeling
 from smalltown.llm.tasks.memory import (
@@ -55,13 +55,12 @@ __all__ = [
     "InterviewOut",
     "LastTalk",
     "LearnedFact",
-    "Line",
     "NextAction",
     "NextActionOut",
     "ObjectState",
     "ObjectStateOut",
     "Output",
-    "Persona",
+    "PersonaCard",
     "PlanStep",
     "RULES",
     "RateImportance",
@@ -81,6 +80,7 @@ __all__ = [
     "SummaryOut",
     "TASKS",
     "Task",
+    "TranscriptLine",
     "Utterance",
     "UtteranceOut",
     "Feeling",

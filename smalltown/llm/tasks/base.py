@@ -83,8 +83,9 @@ class Done(_Data):
     object: str = ""  # "arena: object"
 
 
-class Line(_Data):
-    """A line of a conversation, and the declared facts it passed on (from the speaker's `tells`)."""
+class TranscriptLine(_Data):
+    """A line of a conversation as a question carries it: who said what, and the declared facts it
+    passed on (from the speaker's `tells`). The saved line is `store.conversations.Line`."""
 
     speaker: str
     text: str
@@ -98,9 +99,10 @@ class LastTalk(_Data):
     summary: str
 
 
-class Persona(_Data):
-    """Who asks: the stable part of every prompt about an agent (kept first so a model can cache
-    it), and the agent's usual day (world data, see RoutineItem)."""
+class PersonaCard(_Data):
+    """Who asks, as its prompts show it (`card`, llm/render_parts.py): the stable part of every
+    prompt about an agent (kept first so a model can cache it), and the agent's usual day (world
+    data, see RoutineItem). The world file's agent is `world.model.Persona`."""
 
     name: str
     age: int
@@ -136,7 +138,9 @@ class Task(BaseModel):
     budgets: ClassVar[dict[str, int]] = {}
     numbered: ClassVar[tuple[str, ...]] = ()
     shrinkable: ClassVar[tuple[str, ...]] = ()  # lists cut, in order, when a prompt cannot fit otherwise
-    persona: Persona
+    template_name: ClassVar[str] = ""  # its prompt is llm/prompts/<template_name>.txt ("": the task's name)
+    template_text: ClassVar[str] = ""  # or the prompt itself, for a task that brings its own (llm/render_parts.py)
+    persona: PersonaCard
     now: datetime  # the game time it is asked at
 
     def schema(self) -> dict:
@@ -145,11 +149,6 @@ class Task(BaseModel):
     def check(self, out: Output) -> str:
         """'' when `out` keeps to this question's narrowed schema, else what it breaks."""
         return ""
-
-    def render(self) -> str:
-        from smalltown.llm.render import render
-
-        return render(self)
 
     def count(self, field: str) -> int:
         """How many numbered items come before `field`'s first one."""

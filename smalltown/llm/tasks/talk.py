@@ -6,7 +6,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from smalltown.llm.tasks.base import Record, Block, Feeling, Line, LastTalk, Output, Quiet, Task, Rating, _enum, _count
+from smalltown.llm.tasks.base import Record, Block, Feeling, TranscriptLine, LastTalk, Output, Quiet, Task, Rating, _enum, _count
 from smalltown.llm.tasks.broadcast import Decided, Promise, PromiseOut
 from smalltown.world.model import Fact, Gathering
 
@@ -78,7 +78,7 @@ class Utterance(Quiet, Task):
     facts: list[Fact] = []  # the declared facts the news, and the lines so far, are about
     gatherings: list[Gathering] = []  # events those facts announce
     memories: list[Record] = []  # retrieved about the listener and the last line
-    transcript: list[Line] = []  # the conversation so far
+    transcript: list[TranscriptLine] = []  # the conversation so far
     quiet: ClassVar[tuple[str, ...]] = ("decision", "promises", "feeling", "constitution", "stance_text")
     shrinkable: ClassVar[tuple[str, ...]] = ("promises",)  # (llm/fit.py: a prompt too long otherwise)
     decision: Decided | None = None  # the controller's decision (broadcast on)
@@ -144,7 +144,7 @@ class SummarizeConversation(Task):
     output: ClassVar[type[Output]] = ConversationOut
     other: str
     place: str
-    lines: list[Line]
+    lines: list[TranscriptLine]
     facts: list[Fact] = []  # the declared facts the lines passed on
     known_facts: list[str] = []  # of those, the ones this agent knew before
     gatherings: list[Gathering] = []  # events the passed-on facts announce

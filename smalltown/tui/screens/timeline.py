@@ -20,7 +20,7 @@ from textual.widgets import SelectionList, Static
 
 from smalltown.shown import shown, shown_text
 from smalltown.sim.events import KINDS
-from smalltown.store.conversations import Conversation
+from smalltown.store.conversations import ConversationRow
 from smalltown.store.records import EventRow
 from smalltown.tui.palette import agent_colours
 from smalltown.tui.reader import SaveReader
@@ -247,7 +247,7 @@ class ConversationsScreen(DebugScreen):
         self._colours = agent_colours(self._agents)
         self._seen = 0
         self._narrow = True  # speakers by first name
-        self.conversations: list[Conversation] = []  # newest first, as shown
+        self.conversations: list[ConversationRow] = []  # newest first, as shown
 
     def compose(self) -> ComposeResult:
         yield Static(classes="title", id="title")
@@ -291,7 +291,7 @@ class ConversationsScreen(DebugScreen):
         if at_top:
             box.scroll_home(animate=False)
 
-    def _talk(self, c: Conversation) -> Group:
+    def _talk(self, c: ConversationRow) -> Group:
         # every name, place and line is the save's: Text, with control characters made visible
         head = Text.assemble((shown(long_stamp(c.time)), "bold"), ("  ", ""), (shown(c.place), "italic"),
                              ("  tick ", "dim"), (shown(c.tick), "dim"))

@@ -1,0 +1,75 @@
+"""The talking questions' extra prompt parts (llm/tasks/talk.py, social.py, rate.py): a reaction
+and an utterance with the last talk, the feeling toward the other and, in a world with civics,
+the constitution and the speaker's beliefs; a conversation's summary; an interview; a rating of
+a person."""
+
+from __future__ import annotations
+
+from smalltown.llm.render_parts import block, card, extra, feeling_line, last_talk, quote, records
+from smalltown.llm.tasks import Interview, RatePerson, React, Task, Utterance
+
+
+def civic(t: React | Utterance) -> dict[str, str]:
+    """The constitution in force goes before the card (the same for every agent: it stays cached
+    with the instructions); the asker's own beliefs and aim after it ("" without civics: the
+    prompt is as before)."""
+    name, parts = t.persona.name, []
+    if t.stance_text:
+        parts.append(f"What {name} believes and argues for: {quote(t.stance_text)}")
+    if getattr(t, "persuading", False):
+        parts.append(f"{name} seeks people out to explain this view and win their support.")
+    return {"civic_line": "\n".join(parts),
+            "constitution_part": f"The town's constitution in force: {quote(t.constitution)}" if t.constitution else ""}
+
+
+@extra("react")
+def _react(t: React) -> dict[str, str]:
+    talk = (f"Last conversation with {t.observed}: {last_talk(t.last_talk, t.now.date())}" if t.observed_is_agent else "")
+    news = (f"News {t.persona.name} has not told {t.observed} yet:\n{records(t.news, today=t.now.date())}"
+            if t.observed_is_agent and t.news else "")
+    return {"last_talk_line": talk, "news_line": news, "feeling_line": feeling_line(t.persona.name, t.feeling),
+            **civic(t)}
+
+
+@extra("utterance", "utterance_commit")
+def _utterance(t: Utterance) -> dict[str, str]:
+    ask = ("" if t.relationship else
+           f' (Also give "relationship": what {t.persona.name} thinks of {t.listener}, in a sentence.)')
+    return {"relationship_ask": ask,
+            "relationship": quote(t.relationship) if t.relationship else "(to be said in this answer)",
+            "transcript": "\n".join(f"{line.speaker}: {quote(line.text)}" for line in t.transcript)
+            or "(nothing yet: this is the first line)",
+            "feeling_line": feeling_line(t.persona.name, t.feeling), **civic(t)}
+
+
+@extra("summarize_conversation", "summarize_conversation_social")
+def summary_social(t: Task) -> dict[str, str]:
+    """The summary's social part: filled in only for the social variant (mind/social.py)."""
+    f = getattr(t, "feeling", None)
+    if f is None:
+        return {"social_line": "", "social_ask": ""}
+    return {"social_line": "Before this conversation, " + feeling_line(t.persona.name, f),
+            "social_ask": f' Also give "sentiment": how {t.persona.name} feels toward {t.other} after it '
+                          f'(0 hate .. 10 love), and "relationship": their relationship, in one sentence.'}
+
+
+@extra("interview")
+def _interview(t: Interview) -> dict[str, str]:
+    return {"schedule": "\n".join(f"- {block(b)}" for b in t.schedule) or "(no plan yet)"}
+
+
+@extra("rate_person")
+def _rate_person(t: RatePerson) -> dict[str, str]:
+    """From traits alone: an impartial judgement; from a view: as the asker sees the person (its
+    card, then its view)."""
+    parts = []
+    if t.relationship or not t.traits:
+        parts += [card(t.persona), f"Judge as {t.persona.name} sees {t.other}."]
+    else:
+        parts.append("Judge impartially.")
+    if t.traits:
+        parts.append(f"{t.other}'s innate traits: {quote(t.traits)}")
+    if t.relationship or not t.traits:
+        view = quote(t.relationship) if t.relationship else "nothing yet"
+        parts.append(f"What {t.persona.name} thinks of {t.other}: {view}")
+    return {"basis": "\n\n".join(parts)}
