@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from dataclasses import fields
 
+import pytest
+
 from helpers import ROOT
 from smalltown.config import Settings
-from smalltown.mind.modules import CLOCKS, HEADER, MODULES, table
+from smalltown.mind.module import CLOCKS, Clock, Module
+from smalltown.mind.modules import HEADER, MODULES, event_kinds, register, registered, running, table
 
 
 def test_the_docs_table_is_the_registry():
@@ -23,10 +26,39 @@ def test_every_module_names_its_file_setting_and_clock():
     assert len(set(names)) == len(names)
     for m in MODULES:
         assert (ROOT / "smalltown" / m.file).is_file(), m.file
-        assert m.clock in CLOCKS, m.name
+        assert m.clock.kind in CLOCKS, m.name
+        if m.clock.kind == "every N minutes":
+            assert m.clock.every(Settings()) > 0, m.name
         for s in filter(None, (x.strip() for x in m.setting.split(","))):
             assert s in settings, s
-    # every PIANO module of issue 16 is registered with its setting
+    # every PIANO module is registered with its setting
     switched = {s.strip() for m in MODULES for s in m.setting.split(",")}
     assert {"action_awareness", "controller_broadcast", "commitments", "social_awareness", "goal_generation",
-            "slow_reflection"} <= switched
+            "slow_reflection", "roles"} <= switched
+
+
+def test_the_engine_runs_every_slow_module_from_the_registry():
+    """Each slow module gives the engine what it calls, and its steps' keys (the names its questions
+    carry in a save) are unique; `running` picks them by their settings."""
+    slow = [m for m in MODULES if m.steps]
+    assert [m.name for m in slow] == ["goal generation", "role inference", "reflection"]
+    keys = [s.key for m in slow for s in m.steps]
+    assert keys == ["goal", "role", "reflection", "insights"]
+    for m in slow:
+        assert m.due is not None and m.question is not None and m.tasks, m.name
+    assert running(Settings()) == []
+    on = Settings().override(goal_generation=True, roles=True)
+    assert [m.name for m in running(on)] == ["goal generation", "role inference"]
+    assert [m.name for m in running(Settings().override(roles=True))] == []  # (its window is the goals')
+    assert [m.name for m in running(Settings().override(architecture="piano"))] == ["goal generation", "reflection"]
+
+
+def test_a_module_is_registered_once_and_unregistered_after():
+    mod = Module("a test module", "mind/goals.py", Clock("rare", "never"), "", "nothing", "nothing",
+                 events={"tested": "is tested"})
+    before = list(MODULES)
+    with registered(mod):
+        assert MODULES[-1] is mod and event_kinds()["tested"] == "is tested"
+        with pytest.raises(ValueError, match="registered already"):
+            register(mod)
+    assert MODULES == before and "tested" not in event_kinds()
