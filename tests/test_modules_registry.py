@@ -62,3 +62,17 @@ def test_a_module_is_registered_once_and_unregistered_after():
         with pytest.raises(ValueError, match="registered already"):
             register(mod)
     assert MODULES == before and "tested" not in event_kinds()
+
+
+def test_the_stand_in_answers_every_task_through_its_registry():
+    """The scripted backend finds each task's answer by its type (scripted/registry.py): every task
+    has one, and a type registered twice is refused."""
+    from smalltown.llm.tasks import TASKS, DailyPlan
+    from smalltown.scripted import ScriptedBackend  # noqa: F401 (its modules register their answers)
+    from smalltown.scripted.registry import HANDLERS, answers, handler
+
+    assert set(TASKS.values()) <= set(HANDLERS)
+    with pytest.raises(ValueError, match="answers DailyPlan already"):
+        answers(DailyPlan)(lambda t, seed: None)
+    with pytest.raises(KeyError, match="no answer for"):
+        handler(type("Unanswered", (DailyPlan,), {}))

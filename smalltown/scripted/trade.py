@@ -11,6 +11,8 @@ import hashlib
 
 from smalltown.llm.tasks import EconomyDecompose, EconomyDecomposeOut, Op
 from smalltown.scripted import steps
+from smalltown.scripted import memory
+from smalltown.scripted.registry import answers
 
 ORDER = ("craft", "gather")  # what work makes, before what is handed on
 
@@ -43,3 +45,7 @@ def choose(task: EconomyDecompose) -> Op | None:
     kind = kinds[seed % len(kinds)]
     mine = [o for o in ops if o.op == kind]
     return mine[(seed // len(kinds)) % len(mine)]
+
+
+# the stand-in's answers (scripted/registry.py): the task, the run's seed
+answers(EconomyDecompose)(lambda t, seed: decompose(t, memory.rate))
