@@ -5,7 +5,7 @@ the engine calls, the event kinds it emits and its inspector panel."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Callable, NamedTuple
 
 from smalltown.config import Settings
@@ -88,10 +88,33 @@ class Module:
     events: dict[str, str] = field(default_factory=dict)  # its event kinds -> what a breakpoint on one catches
     panel: Panel | None = None
 
-    def running(self, settings: Settings) -> bool:
-        """Whether the engine runs this module's slow steps under `settings`."""
-        if not self.steps:
-            return False
+    def switched_on(self, settings: Settings) -> bool:
+        """Whether the module is on under `settings` (`on`, or else every setting it names)."""
         if self.on is not None:
             return self.on(settings)
         return all(getattr(settings, s.strip()) for s in self.setting.split(",") if s.strip())
+
+    def running(self, settings: Settings) -> bool:
+        """Whether the engine runs this module's slow steps under `settings`."""
+        return bool(self.steps) and self.switched_on(settings)
+
+    def is_due(self, mind: "Mind", now: datetime, town: Town) -> bool:
+        """Its `due`; without one, its clock's: every N game minutes since it was last asked
+        (kept in its own state, `AgentState.modules`), with none of its questions still out."""
+        if self.due is not None:
+            return self.due(mind, now, town)
+        minutes = self.clock.every(mind.settings)
+        if not minutes:
+            raise ValueError(f"module {self.name!r}: no `due`, and its clock is not every N minutes")
+        keys = {s.key for s in self.steps}
+        if any(q.module in keys for q in mind.state.slow):
+            return False
+        asked = mind.state.modules.get(self.name, {}).get("asked")
+        return asked is None or now - datetime.fromisoformat(asked) >= timedelta(minutes=minutes)
+
+    def ask(self, mind: "Mind", now: datetime, town: Town) -> Task:
+        """Its first step's question, fixed now (the clock restarts when it is asked)."""
+        assert self.question is not None, f"module {self.name!r}: a slow module needs a question"
+        if self.due is None:
+            mind.state.modules.setdefault(self.name, {})["asked"] = now.isoformat(" ")  # (as the state stamps times)
+        return self.question(mind, now, town)

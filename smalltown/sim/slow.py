@@ -48,10 +48,9 @@ class SlowModules:
         self.later.step(tick, self.agents, changes, calls)
         town = self._town()
         for m in self.modules:
-            assert m.due is not None and m.question is not None, f"module {m.name!r}: a slow module needs due and question"
             for agent in self.agents:
-                if m.due(agent.mind, now, town):
-                    self.later.ask(agent, m.steps[0].key, m.question(agent.mind, now, town), tick)
+                if m.is_due(agent.mind, now, town):
+                    self.later.ask(agent, m.steps[0].key, m.ask(agent.mind, now, town), tick)
                     changes.changed.add(agent.name)
 
     def outcomes(self, now: datetime, changes: Changes) -> None:
