@@ -3,7 +3,7 @@ table agree, and the registry names real files, settings and clocks."""
 
 from __future__ import annotations
 
-from dataclasses import fields
+from dataclasses import fields, replace
 
 import pytest
 
@@ -76,3 +76,30 @@ def test_the_stand_in_answers_every_task_through_its_registry():
         answers(DailyPlan)(lambda t, seed: None)
     with pytest.raises(KeyError, match="no answer for"):
         handler(type("Unanswered", (DailyPlan,), {}))
+
+
+def test_a_preset_is_a_set_of_registered_modules():
+    """Each switch a preset names is a registered module's setting (a preset turning on something
+    that is not a module fails here)."""
+    from smalltown.config import PRESETS, SWITCHES
+
+    settings_of_modules = {s.strip() for m in MODULES for s in m.setting.split(",") if s.strip()}
+    assert set(SWITCHES) <= settings_of_modules
+    for name, (on, _fill) in PRESETS.items():
+        assert set(on) <= set(SWITCHES), name
+
+
+def test_the_presets_fill_the_settings_they_filled_before_they_were_sets_of_modules():
+    """The settings each preset gives, as they were when presets were written switch by switch."""
+    piano = ("social_awareness", "controller_broadcast", "commitments", "action_awareness", "goal_generation",
+             "slow_reflection")
+    before = {
+        "generative_agents": {**dict.fromkeys(piano, False), "reflection": True, "attention_minutes": 0.0,
+                              "reflection_every_minutes": 0},
+        "piano": {**dict.fromkeys(piano, True), "reflection": True, "attention_minutes": 5.0,
+                  "reflection_every_minutes": 480},
+        "baseline": {**dict.fromkeys(piano, False), "reflection": False, "attention_minutes": 5.0,
+                     "reflection_every_minutes": 0},
+    }
+    for name, fill in before.items():
+        assert Settings().override(architecture=name) == replace(Settings(), architecture=name, **fill), name
