@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from typing import Iterator
 
 from smalltown.config import Settings
+from smalltown.llm.tasks import TASKS
 from smalltown.mind import slowsteps
 from smalltown.mind.module import Clock, Module
 
@@ -51,12 +52,18 @@ MODULES: list[Module] = [
 
 
 def register(module: Module) -> Module:
-    """Add `module` to the registry (its name, steps' keys and event kinds unique)."""
+    """Add `module` to the registry (its name, steps' keys and event kinds unique), and its tasks to
+    the tasks a save's questions are read back by (llm.tasks.TASKS)."""
     taken = {m.name for m in MODULES}
     keys = {s.key for m in MODULES for s in m.steps}
     kinds = {k for m in MODULES for k in m.events}
     if module.name in taken or keys & {s.key for s in module.steps} or kinds & set(module.events):
         raise ValueError(f"module {module.name!r}: its name, a step's key or an event kind is registered already")
+    clash = [t.name for t in module.tasks if TASKS.get(t.name, t) is not t]
+    if clash:
+        raise ValueError(f"module {module.name!r}: another task is named {clash[0]!r}")
+    for t in module.tasks:
+        TASKS[t.name] = t
     MODULES.append(module)
     return module
 
@@ -64,11 +71,14 @@ def register(module: Module) -> Module:
 @contextmanager
 def registered(module: Module) -> Iterator[Module]:
     """`module` registered for the block only (a module a test declares)."""
+    new = [t.name for t in module.tasks if t.name not in TASKS]
     register(module)
     try:
         yield module
     finally:
         MODULES.remove(module)
+        for name in new:
+            del TASKS[name]
 
 
 def running(settings: Settings) -> list[Module]:

@@ -12,10 +12,7 @@ conversation lines and summary), `interview`, and the PIANO and economy modules'
 from __future__ import annotations
 
 from smalltown.llm.tasks import Answer, Task
-# each registers its answers as it is imported (scripted/registry.py)
-from smalltown.scripted import (civics, commit, goals, interview, memory, objects, plan,  # noqa: F401
-                                rate, roles, social, steps, talk, trade)
-from smalltown.scripted.registry import handler
+from smalltown.scripted.registry import handler  # (the package imports its modules: each registers its answers)
 
 
 class ScriptedBackend:

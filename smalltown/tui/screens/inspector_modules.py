@@ -10,9 +10,10 @@ import re
 from rich.table import Table
 from rich.text import Text
 from textual.containers import VerticalScroll
+from textual.content import Content
 from textual.widgets import Static, TabPane
 
-from smalltown.shown import shown_text
+from smalltown.shown import shown, shown_text
 from smalltown.sim.modules import panels
 from smalltown.tui.reader import SaveReader
 
@@ -34,7 +35,7 @@ class ModuleTabs:
         return tab in self.panels
 
     def tabs(self) -> list[TabPane]:
-        return [TabPane(shown_text(panel.title), VerticalScroll(Static(id=f"{tab}-text"), id=f"{tab}-scroll"), id=tab)
+        return [TabPane(Content(shown(panel.title)), VerticalScroll(Static(id=f"{tab}-text"), id=f"{tab}-scroll"), id=tab)
                 for tab, (_, panel) in self.panels.items()]
 
     def show(self, query_one, tab: str, modules: dict[str, dict] | None) -> None:
