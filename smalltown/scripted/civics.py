@@ -22,7 +22,8 @@ from smalltown.llm.tasks import (Amendments, AmendmentsOut, ConstitutionFeedback
 from smalltown.llm.tasks.civics import CivicConversationOut, CivicSocialConversationOut, SummarizeConversationCivic
 from smalltown.seeded import stable_int
 from smalltown.llm.tasks.civics import SummarizeConversationSocialCivic
-from smalltown.scripted import social, talk
+import smalltown.scripted.social as social
+import smalltown.scripted.talk as talk
 from smalltown.scripted.registry import answers
 
 SIDE_STEP = 10  # how far from the rate in force an influencer's side wants it

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from smalltown.llm.tasks import CommittingUtterance, CommittingUtteranceOut, Promise, PromiseOut, UtteranceOut
 from smalltown.scripted.words import first_name, minute, minute_of
-from smalltown.scripted import talk
+import smalltown.scripted.talk as talk
 from smalltown.scripted.registry import answers
 from smalltown.world.model import DAY
 

@@ -29,7 +29,8 @@ from smalltown.llm.tasks import (
     SummaryDescription,
     SummaryOut,
 )
-from smalltown.scripted import day, steps
+from smalltown.scripted import day
+import smalltown.scripted.steps as steps
 from smalltown.scripted.registry import answers
 from smalltown.scripted.steps import routine_sights
 from smalltown.scripted.words import clip, first_name, fit, ing, pick, words

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import hashlib
 
+import smalltown.scripted.memory as memory
+from smalltown.scripted.registry import answers
 from smalltown.llm.tasks import EconomyDecompose, EconomyDecomposeOut, Op
 from smalltown.scripted import steps
-from smalltown.scripted import memory
-from smalltown.scripted.registry import answers
 
 ORDER = ("craft", "gather")  # what work makes, before what is handed on
 
