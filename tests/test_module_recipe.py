@@ -21,7 +21,7 @@ from helpers import ROOT, stored_state, wait_until
 from smalltown.llm import render
 from smalltown.llm.examples import EXAMPLES
 from smalltown.llm.tasks import TASKS, Output, Task
-from smalltown.mind.module import Applied, Clock, Emit, Module, Panel, Step, Town
+from smalltown.mind.module import Applied, Clock, Emit, Module, Panel, SlowStep, TownView
 from smalltown.mind.modules import MODULES, registered
 from smalltown.scripted import ScriptedBackend
 from smalltown.scripted.registry import HANDLERS, answering
@@ -65,7 +65,7 @@ def stand_in(task: Task, seed: int) -> GossipOut:
 
 # --- the module: its question and its answer applied (its own state, an event) --------------------
 
-def question(mind, now: datetime, town: Town) -> Gossip:
+def question(mind, now: datetime, town: TownView) -> Gossip:
     return Gossip(persona=mind.persona, now=now, heard=mind.state.modules.get("gossip", {}).get("heard", ""))
 
 
@@ -79,7 +79,7 @@ def apply(mind, out: Output, shown: Task, now: datetime) -> Applied:
 GOSSIP = Module(
     "gossip", "mind/gossip.py", Clock("every N minutes", "every 30 game minutes", EVERY), "",
     "the last news passed on", "modules.gossip", slow="always", tasks=(Gossip,), question=question,
-    steps=(Step("gossip", apply),), events={"gossiped": "passes on a piece of news"},
+    steps=(SlowStep("gossip", apply),), events={"gossiped": "passes on a piece of news"},
     panel=Panel("Gossip", lambda own: [("last passed on", own.get("heard", "")), ("times", str(own.get("told", 0)))]))
 
 
@@ -131,9 +131,11 @@ def test_the_module_runs_on_its_clock_and_its_event_is_saved(gossip, tmp_path: P
         saved = [(k, t) for k, t in conn.execute("SELECT kind, text FROM events WHERE agent = ? AND kind = 'gossiped'",
                                                  (AGENT,))]
         state = stored_state(conn, AGENT)
-        calls = conn.execute("SELECT count(*) FROM llm_calls WHERE agent = ? AND task = 'gossip'", (AGENT,)).fetchone()[0]
+        calls = conn.execute("SELECT count(*) FROM llm_calls WHERE agent = ? AND task = 'gossip'",
+                             (AGENT,)).fetchone()[0]
     assert saved == [("gossiped", e.text) for e in told] and calls == 3
-    assert state["modules"]["gossip"] == {"heard": "Maria heard news at 07:00", "told": 3, "asked": "2023-02-13 07:00:10"}
+    assert state["modules"]["gossip"] == {"heard": "Maria heard news at 07:00", "told": 3,
+                                          "asked": "2023-02-13 07:00:10"}  # (its clock's: when it last asked)
 
 
 def test_a_breakpoint_on_its_event_kind_stops_the_run_at_it(gossip, tmp_path: Path) -> None:

@@ -30,7 +30,7 @@ class Clock:
         return int(getattr(settings, self.minutes)) if isinstance(self.minutes, str) else self.minutes
 
 
-class Town(NamedTuple):
+class TownView(NamedTuple):
     """What a module's question may read of the town beyond the agent's own mind (the engine's)."""
     needs: tuple[str, ...]  # the world's needs
     names: list[str]  # every agent, in agent order
@@ -49,14 +49,14 @@ class Applied(NamedTuple):
     then: Task | None = None  # the module's next step's question, asked now (applied `lag` later)
 
 
-Due = Callable[["Mind", datetime, Town], bool]
-Question = Callable[["Mind", datetime, Town], Task]
+Due = Callable[["Mind", datetime, TownView], bool]
+Question = Callable[["Mind", datetime, TownView], Task]
 Apply = Callable[["Mind", Output, Task, datetime], Applied]  # the answer, the task as its prompt showed it
 Outcome = Callable[["Mind", datetime, set[str]], list[Emit]]  # given the kinds of the agent's events this tick
 
 
 @dataclass(frozen=True)
-class Step:
+class SlowStep:
     key: str  # the name its questions carry in the agent's state (AgentState.slow: saved)
     apply: Apply
 
@@ -82,7 +82,7 @@ class Module:
     tasks: tuple[type[Task], ...] = ()  # the questions it asks
     due: Due | None = None
     question: Question | None = None  # its first step's question
-    steps: tuple[Step, ...] = ()  # the first answers `question`; each may ask the next (Applied.then)
+    steps: tuple[SlowStep, ...] = ()  # the first answers `question`; each may ask the next (Applied.then)
     outcome: Outcome | None = None
     on: Callable[[Settings], bool] | None = None  # when the engine runs it (default: its setting is on)
     events: dict[str, str] = field(default_factory=dict)  # its event kinds -> what a breakpoint on one catches
@@ -98,7 +98,7 @@ class Module:
         """Whether the engine runs this module's slow steps under `settings`."""
         return bool(self.steps) and self.switched_on(settings)
 
-    def is_due(self, mind: "Mind", now: datetime, town: Town) -> bool:
+    def is_due(self, mind: "Mind", now: datetime, town: TownView) -> bool:
         """Its `due`; without one, its clock's: every N game minutes since it was last asked
         (kept in its own state, `AgentState.modules`), with none of its questions still out."""
         if self.due is not None:
@@ -112,7 +112,7 @@ class Module:
         asked = mind.state.modules.get(self.name, {}).get("asked")
         return asked is None or now - datetime.fromisoformat(asked) >= timedelta(minutes=minutes)
 
-    def ask(self, mind: "Mind", now: datetime, town: Town) -> Task:
+    def ask(self, mind: "Mind", now: datetime, town: TownView) -> Task:
         """Its first step's question, fixed now (the clock restarts when it is asked)."""
         assert self.question is not None, f"module {self.name!r}: a slow module needs a question"
         if self.due is None:

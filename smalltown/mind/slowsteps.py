@@ -12,7 +12,7 @@ from smalltown.llm.tasks import (InferRole, InferRoleOut, Output, ReflectionInsi
                                  ReflectionQuestions, ReflectionQuestionsOut, SocialGoal, SocialGoalOut, Task)
 from smalltown.mind import goals, reflect, roles
 from smalltown.mind.memory import Memory
-from smalltown.mind.module import Applied, Clock, Emit, Module, Step, Town
+from smalltown.mind.module import Applied, Clock, Emit, Module, SlowStep, TownView
 
 if TYPE_CHECKING:
     from smalltown.mind.agent import Mind
@@ -26,7 +26,7 @@ def reflected(name: str, insights: list[Memory]) -> Emit:
 
 # --- goal generation -------------------------------------------------------------------------------
 
-def _goal_question(mind: "Mind", now: datetime, town: Town) -> SocialGoal:
+def _goal_question(mind: "Mind", now: datetime, town: TownView) -> SocialGoal:
     return goals.question(mind, now, town.needs, [town.other(n) for n in goals.known(mind, town.names)])
 
 
@@ -55,7 +55,7 @@ GOALS = Module(
     Clock("every N minutes", "and at once when a goal succeeds or fails", "goal_every_minutes"),
     "goal_generation", "traits, the community's needs, the others' goals", "goal, goals, goal_until, slow",
     slow="always", tasks=(SocialGoal,), due=lambda mind, now, town: goals.due(mind, now), question=_goal_question,
-    steps=(Step(goals.MODULE, _goal),), outcome=_goal_outcome,
+    steps=(SlowStep(goals.MODULE, _goal),), outcome=_goal_outcome,
     events={"goal": "takes up a new goal", "goal_ended": ""})
 
 
@@ -76,7 +76,7 @@ ROLES = Module(
     Clock("every N minutes", "when the goals window changed", "role_every_minutes"),
     "roles", "the goals window and their needs, the community goal, the role before", "goal_needs, role, slow",
     slow="always", tasks=(InferRole,), due=lambda mind, now, town: roles.due(mind, now),
-    question=lambda mind, now, town: roles.question(mind, now), steps=(Step(roles.MODULE, _role),),
+    question=lambda mind, now, town: roles.question(mind, now), steps=(SlowStep(roles.MODULE, _role),),
     on=lambda s: s.roles and s.goal_generation,  # (its window is the goals')
     events={"role": "takes up a new role"})
 
@@ -105,5 +105,5 @@ REFLECTION = Module(
     slow="with `slow_reflection`", tasks=(ReflectionQuestions, ReflectionInsights),
     due=lambda mind, now, town: reflect.due_slow(mind, now),
     question=lambda mind, now, town: reflect.ask_questions(mind, now),
-    steps=(Step(reflect.QUESTIONS, _questions), Step(reflect.INSIGHTS, _insights)),
+    steps=(SlowStep(reflect.QUESTIONS, _questions), SlowStep(reflect.INSIGHTS, _insights)),
     on=lambda s: s.slow_reflection)  # (its event, "reflected", is the engine's: inline reflection's too)

@@ -115,4 +115,5 @@ answers(ReviseConstitution)(lambda t, seed: revise(t))
 answers(PayTax)(lambda t, seed: pay_tax(seed, t))
 answers(React)(lambda t, seed: react(talk.react(seed, t), t))
 answers(SummarizeConversationCivic)(lambda t, seed: summary(t, talk.summarize(seed, t)))
-answers(SummarizeConversationSocialCivic)(lambda t, seed: summary(t, social.summarize_social(t, talk.summarize(seed, t))))
+answers(SummarizeConversationSocialCivic)(
+    lambda t, seed: summary(t, social.summarize_social(t, talk.summarize(seed, t))))

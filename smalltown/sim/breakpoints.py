@@ -44,7 +44,8 @@ QUIET_KINDS = frozenset({"perceived"})  # every agent perceives every tick: not 
 # the engine's kinds caught as their event kind
 ENGINE_EVENT_BREAKS = frozenset({"decided", "unexpected", "committed", "kept", "broken",
                                  "gather", "craft", "give", "trade", "deposit", "refused",
-                                 "constitution", "season", "tax_paid", "feedback", "proposal", "vote", "tally", "stance"})
+                                 "constitution", "season", "tax_paid", "feedback", "proposal", "vote", "tally",
+                                 "stance"})
 
 
 def _modules() -> dict[str, str]:

@@ -10,7 +10,7 @@ from smalltown.config import Settings
 from smalltown.llm.backend import CallRecord
 from smalltown.llm.tasks import Other, Output, Task
 from smalltown.mind import modules
-from smalltown.mind.module import Applied, Emit, Module, Town
+from smalltown.mind.module import Applied, Emit, Module, TownView
 from smalltown.sim.agent import Agent
 from smalltown.sim.changes import Changes
 from smalltown.sim.crowd import Crowd
@@ -39,9 +39,9 @@ class SlowModules:
         appliers = {s.key: self._applier(m, i) for m in modules.MODULES for i, s in enumerate(m.steps)}
         self.later = Later(crowd, settings.slow_lag_ticks, appliers, grid)
 
-    def _town(self) -> Town:
+    def _town(self) -> TownView:
         by_name = {a.name: a for a in self.agents}
-        return Town(self.world.needs, [a.name for a in self.agents],
+        return TownView(self.world.needs, [a.name for a in self.agents],
                     lambda n: Other(name=n, activity=by_name[n].doing, need=by_name[n].mind.state.goal_need))
 
     def step(self, tick: int, now: datetime, changes: Changes, calls: list[tuple[int, int, CallRecord]]) -> None:

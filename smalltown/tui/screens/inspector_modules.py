@@ -35,8 +35,8 @@ class ModuleTabs:
         return tab in self.panels
 
     def tabs(self) -> list[TabPane]:
-        return [TabPane(Content(shown(panel.title)), VerticalScroll(Static(id=f"{tab}-text"), id=f"{tab}-scroll"), id=tab)
-                for tab, (_, panel) in self.panels.items()]
+        return [TabPane(Content(shown(panel.title)), VerticalScroll(Static(id=f"{tab}-text"), id=f"{tab}-scroll"),
+                        id=tab) for tab, (_, panel) in self.panels.items()]
 
     def show(self, query_one, tab: str, modules: dict[str, dict] | None) -> None:
         """Draw `tab` from the agent's modules' states (`AgentState.modules`; None: no state read)."""
