@@ -31,21 +31,23 @@ CONTROLLER_INPUTS = ("status", "place", "context", "last_talk", "news", "gatheri
                      "unavailable")
 NAMES = "tuple[str, ...]"  # the type of a list-of-names setting
 
-# `architecture` presets (issue 16): the module switches each fills, unless a world's [settings] or
-# `--set` names that switch itself. "baseline" is Sid's §8.1 control: skill execution (the plan's
-# actions), memory (the stream and retrieval) and the cognitive controller only; reflection, which
-# writes new higher-level memories, is a module beyond Sid's "memory" and goes; planning stays, as
-# the controller's decisions at action boundaries are the plan's (mind/controller.py)
+# `architecture` presets: each a set of modules, named by their switches (mind/modules.py registers
+# the modules; a test checks each switch named here is a module's setting): the module switches it
+# turns on (the others of SWITCHES off), and the other settings it fills, unless a world's
+# [settings] or `--set` names that setting itself. "baseline" is Sid's §8.1 control: skill
+# execution (the plan's actions), memory (the stream and retrieval) and the cognitive controller
+# only; reflection, which writes new higher-level memories, is a module beyond Sid's "memory" and
+# goes; planning stays, as the controller's decisions at action boundaries are the plan's
+# (mind/controller.py)
 PIANO_MODULES = ("social_awareness", "controller_broadcast", "commitments", "action_awareness", "goal_generation",
                  "slow_reflection")
-ARCHITECTURES = {
-    "generative_agents": {**dict.fromkeys(PIANO_MODULES, False), "reflection": True, "attention_minutes": 0.0,
-                          "reflection_every_minutes": 0},
-    "piano": {**dict.fromkeys(PIANO_MODULES, True), "reflection": True, "attention_minutes": 5.0,
-              "reflection_every_minutes": 480},
-    "baseline": {**dict.fromkeys(PIANO_MODULES, False), "reflection": False, "attention_minutes": 5.0,
-                 "reflection_every_minutes": 0},
+SWITCHES = (*PIANO_MODULES, "reflection")  # the module switches a preset sets
+PRESETS: dict[str, tuple[tuple[str, ...], dict[str, object]]] = {  # name -> (switches on, other settings)
+    "generative_agents": (("reflection",), {"attention_minutes": 0.0, "reflection_every_minutes": 0}),
+    "piano": ((*PIANO_MODULES, "reflection"), {"attention_minutes": 5.0, "reflection_every_minutes": 480}),
+    "baseline": ((), {"attention_minutes": 5.0, "reflection_every_minutes": 0}),
 }
+ARCHITECTURES = {name: {**{s: s in on for s in SWITCHES}, **fill} for name, (on, fill) in PRESETS.items()}
 PRESET = tuple(ARCHITECTURES["piano"])  # the settings a preset fills
 
 

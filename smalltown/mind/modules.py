@@ -1,61 +1,105 @@
-"""The mind's modules and their clocks (issue 16, PIANO: modules over one shared agent state, each
-on its own clock). Data only: what each module is, where it lives, when it runs, the setting that
-switches it and what of the state it reads and writes. docs/architecture.md's table "Modules and
-their clocks" is this registry (tests/test_modules_registry.py keeps them the same)."""
+"""The mind's modules and their clocks (PIANO: modules over one shared agent state, each on its
+own clock): the one registry of them. Each `Module` says what it is, where it lives, when it runs,
+the setting that switches it and what of the state it reads and writes (docs/architecture.md's
+table "Modules and their clocks" is `table()`: tests/test_modules_registry.py keeps them the same).
+
+A module the engine runs from here (a slow one: asked at one tick, applied `slow_lag_ticks` later,
+sim/later.py) also gives the functions the engine calls: `due`, `question` and its steps' `apply`,
+an `outcome` checked at the end of each tick, and the event kinds it emits (each with what a
+breakpoint on it catches). sim/slow.py loops over `running()`; sim/events.py and
+sim/breakpoints.py add the registered kinds to the engine's own. The other modules' code paths
+are the engine's (perception, movement, the tick's phases); their rows are described only."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from contextlib import contextmanager
+from typing import Iterator
 
-# the clocks, from the fastest: model-free each tick; on an event of the agent's (a line, an action
-# ending, an observation weighed, a conversation over); on the hour; rarely (a threshold, a day)
-CLOCKS = ("every tick", "on an event", "hourly", "rare")
+from smalltown.config import Settings
+from smalltown.llm.tasks import TASKS
+from smalltown.mind import slowsteps
+from smalltown.mind.module import Clock, Module
 
-
-@dataclass(frozen=True)
-class Module:
-    name: str
-    file: str  # under smalltown/
-    clock: str  # one of CLOCKS
-    when: str  # the clock in words
-    setting: str  # the setting that switches it ("" when it always runs)
-    reads: str
-    writes: str
-    slow: str = ""  # when it is asked at one tick and applied `slow_lag_ticks` later (sim/later.py)
-
-
-MODULES: tuple[Module, ...] = (
-    Module("perception", "sim/perception.py", "every tick", "each tick, model-free", "observation_memory",
+TICK, EVENT, RARE = "every tick", "on an event", "rare"
+MODULES: list[Module] = [
+    Module("perception", "sim/perception.py", Clock(TICK, "each tick, model-free"), "observation_memory",
            "the world within sight", "pending observations, the known tree's object states"),
-    Module("movement", "sim/movement.py", "every tick", "each tick, model-free", "",
+    Module("movement", "sim/movement.py", Clock(TICK, "each tick, model-free"), "",
            "the action's address, the map", "the agent's tile and path; blocked at a closed or taken place"),
-    Module("action awareness", "mind/awareness.py", "every tick", "each tick, model-free", "action_awareness",
+    Module("action awareness", "mind/awareness.py", Clock(TICK, "each tick, model-free"), "action_awareness",
            "the action, the plan, the engine's outcome", "unavailable, an observation, the plan's block"),
-    Module("commitment checks", "sim/commitments.py", "every tick", "each tick, model-free", "commitments",
+    Module("commitment checks", "sim/commitments.py", Clock(TICK, "each tick, model-free"), "commitments",
            "commitments, the agent's place", "commitments (kept or broken events)"),
-    Module("memory and importance", "mind/importance.py", "on an event",
-           "before the memory is used, or a batch has waited", "", "pending records", "the memory stream, ratings"),
-    Module("controller", "mind/controller.py", "on an event", "an action boundary, an observation weighed",
+    Module("memory and importance", "mind/importance.py",
+           Clock(EVENT, "before the memory is used, or a batch has waited"),
+           "", "pending records", "the memory stream, ratings"),
+    Module("controller", "mind/controller.py", Clock(EVENT, "an action boundary, an observation weighed"),
            "controller_broadcast", "the state's parts named in controller_inputs", "decision"),
-    Module("reacting", "mind/react.py", "on an event", "an observation weighed", "",
+    Module("reacting", "mind/react.py", Clock(EVENT, "an observation weighed"), "",
            "retrievals, the last talk, news, weighed", "the plan (re-planned), declined, weighed"),
-    Module("talking", "mind/talk.py", "on an event", "each line of a conversation", "",
+    Module("talking", "mind/talk.py", Clock(EVENT, "each line of a conversation"), "",
            "retrievals, the last talk, decision, feeling", "talks, told, heard, commitments"),
-    Module("social awareness", "mind/social.py", "on an event", "after each conversation", "social_awareness",
+    Module("social awareness", "mind/social.py", Clock(EVENT, "after each conversation"), "social_awareness",
            "social, the other's traits", "social"),
-    Module("places", "mind/places.py", "on an event", "an action that needs a place", "",
+    Module("places", "mind/places.py", Clock(EVENT, "an action that needs a place"), "",
            "the known tree, unavailable", "place_answers"),
-    Module("goal generation", "mind/goals.py", "hourly", "every goal_every_minutes, or when a goal succeeds or fails",
-           "goal_generation", "traits, the community's needs, the others' goals", "goal, goals, goal_until, slow",
-           slow="always"),
-    Module("daily plan", "mind/planning.py", "rare", "each morning; blocks decomposed as they start", "planning",
+    slowsteps.GOALS,
+    slowsteps.ROLES,
+    Module("daily plan", "mind/planning.py", Clock(RARE, "each morning; blocks decomposed as they start"), "planning",
            "the summary, retrievals, goal, decision", "plan, action"),
-    Module("summary", "mind/summary.py", "rare", "each morning", "", "retrievals", "summary"),
-    Module("reflection", "mind/reflect.py", "rare",
-           "when importance since the last passes reflection_threshold, at most every reflection_every_minutes (piano: 480)",
-           "reflection, slow_reflection", "recent records, retrievals", "reflections, since_reflection, slow",
-           slow="with `slow_reflection`"),
-)
+    Module("summary", "mind/summary.py", Clock(RARE, "each morning"), "", "retrievals", "summary"),
+    slowsteps.REFLECTION,
+]
+
+
+def register(module: Module) -> Module:
+    """Add `module` to the registry (its name, steps' keys and event kinds unique), and its tasks to
+    the tasks a save's questions are read back by (llm.tasks.TASKS)."""
+    taken = {m.name for m in MODULES}
+    keys = {s.key for m in MODULES for s in m.steps}
+    kinds = {k for m in MODULES for k in m.events}
+    if module.name in taken or keys & {s.key for s in module.steps} or kinds & set(module.events):
+        raise ValueError(f"module {module.name!r}: its name, a step's key or an event kind is registered already")
+    clash = [t.name for t in module.tasks if TASKS.get(t.name, t) is not t]
+    if clash:
+        raise ValueError(f"module {module.name!r}: another task is named {clash[0]!r}")
+    for t in module.tasks:
+        TASKS[t.name] = t
+    MODULES.append(module)
+    return module
+
+
+@contextmanager
+def registered(module: Module) -> Iterator[Module]:
+    """`module` registered for the block only (a module a test declares)."""
+    new = [t.name for t in module.tasks if t.name not in TASKS]
+    register(module)
+    try:
+        yield module
+    finally:
+        MODULES.remove(module)
+        for name in new:
+            del TASKS[name]
+
+
+def running(settings: Settings) -> list[Module]:
+    """The slow modules the engine runs under `settings`, in registry order."""
+    return [m for m in MODULES if m.running(settings)]
+
+
+def event_kinds() -> dict[str, str]:
+    """Every registered module's event kinds -> what a breakpoint on one catches ("" for none)."""
+    return {k: what for m in MODULES for k, what in m.events.items()}
+
+
+def step(key: str) -> tuple[Module, int] | None:
+    """The module whose step's questions carry `key`, and the step's index."""
+    for m in MODULES:
+        for i, s in enumerate(m.steps):
+            if s.key == key:
+                return m, i
+    return None
+
 
 HEADER = "| module | file | clock | when | setting | reads | writes | slow |"
 
@@ -64,7 +108,10 @@ def table() -> list[str]:
     """The registry as docs/architecture.md's markdown table (its lines)."""
     rows = [HEADER, "|" + "---|" * 8]
     for m in MODULES:
-        cells = [m.name, f"`{m.file}`", m.clock, m.when, f"`{m.setting}`" if m.setting else "—", m.reads, m.writes,
-                 m.slow or "—"]
+        clock = m.clock.kind if not m.clock.minutes else f"every `{m.clock.minutes}` minutes" \
+            if isinstance(m.clock.minutes, str) else f"every {m.clock.minutes} minutes"
+        cells = [m.name, f"`{m.file}`", clock, m.clock.when, f"`{m.setting}`" if m.setting else "—", m.reads,
+                 m.writes, m.slow or "—"]
         rows.append("| " + " | ".join(cells) + " |")
     return rows
+

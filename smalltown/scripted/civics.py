@@ -21,6 +21,10 @@ from smalltown.llm.tasks import (Amendments, AmendmentsOut, ConstitutionFeedback
                                  PayTaxOut, React, ReactOut, ReviseConstitution, ReviseOut, Vote, VoteOut)
 from smalltown.llm.tasks.civics import CivicConversationOut, CivicSocialConversationOut, SummarizeConversationCivic
 from smalltown.seeded import stable_int
+from smalltown.llm.tasks.civics import SummarizeConversationSocialCivic
+import smalltown.scripted.social as social
+import smalltown.scripted.talk as talk
+from smalltown.scripted.registry import answers
 
 SIDE_STEP = 10  # how far from the rate in force an influencer's side wants it
 PULL = {"anti": -1, "pro": 1}
@@ -101,3 +105,15 @@ def react(base: ReactOut, t: React) -> ReactOut:
         return base
     return base.model_copy(update={"react": True, "talk": True, "reaction": "",
                                    "opening": "Have you a minute? I'd like to talk about the town's tax."})
+
+
+# the stand-in's answers (scripted/registry.py): the task, the run's seed
+answers(ConstitutionFeedback)(lambda t, seed: feedback(t))
+answers(Amendments)(lambda t, seed: amendments(t))
+answers(Vote)(lambda t, seed: vote(t))
+answers(ReviseConstitution)(lambda t, seed: revise(t))
+answers(PayTax)(lambda t, seed: pay_tax(seed, t))
+answers(React)(lambda t, seed: react(talk.react(seed, t), t))
+answers(SummarizeConversationCivic)(lambda t, seed: summary(t, talk.summarize(seed, t)))
+answers(SummarizeConversationSocialCivic)(
+    lambda t, seed: summary(t, social.summarize_social(t, talk.summarize(seed, t))))

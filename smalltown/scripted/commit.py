@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from smalltown.llm.tasks import CommittingUtterance, CommittingUtteranceOut, Promise, PromiseOut, UtteranceOut
 from smalltown.scripted.words import first_name, minute, minute_of
+import smalltown.scripted.talk as talk
+from smalltown.scripted.registry import answers
 from smalltown.world.model import DAY
 
 LATEST = 21 * 60  # no promise for later than this
@@ -56,3 +58,7 @@ def promise_labels(promises: list[Promise], from_min: int | None) -> list[tuple[
             continue
         out.append((max(at - BEFORE, from_min or 0), min(DAY, at + AFTER), p.what[:60] or "-", p.where))
     return out
+
+
+# the stand-in's answers (scripted/registry.py): the task, the run's seed
+answers(CommittingUtterance)(lambda t, seed: with_promise(t, talk.utterance(seed, t)))

@@ -17,6 +17,7 @@ from datetime import datetime
 
 from smalltown.llm.tasks import SocialGoal, SocialGoalOut
 from smalltown.scripted.words import clip
+from smalltown.scripted.registry import answers
 from smalltown.seeded import stable_int
 
 # needs a town commonly has, when its world declares none: what a goal is drawn from then
@@ -99,3 +100,7 @@ def social_goal(seed: int, task: SocialGoal) -> SocialGoalOut:
     need = choose(seed, task)
     text = PHRASES.get(need.lower(), f"do something for the community's {need}")
     return SocialGoalOut(goal=clip(text, 120), need=need if task.needs else "")
+
+
+# the stand-in's answers (scripted/registry.py): the task, the run's seed
+answers(SocialGoal)(lambda t, seed: social_goal(seed, t))

@@ -12,6 +12,7 @@ import re
 from smalltown.llm.tasks import SLEEPING, Block, Interview, InterviewOut, Record
 from smalltown.scripted import day
 from smalltown.scripted.memory import traits
+from smalltown.scripted.registry import answers
 from smalltown.scripted.words import clip, clock, first_name, ing, minute, minute_of, when
 from smalltown.world.model import DAY
 
@@ -217,3 +218,7 @@ def interview(seed: int, task: Interview) -> InterviewOut:
     if task.memories:
         return InterviewOut(answer=clip(f"Let me think. I remember {_quotes(task.memories, task.now, 3)}.", 600))
     return InterviewOut(answer="I'm not sure. I don't remember anything about that.")
+
+
+# the stand-in's answers (scripted/registry.py): the task, the run's seed
+answers(Interview)(lambda t, seed: interview(seed, t))

@@ -16,6 +16,7 @@ from functools import lru_cache
 from smalltown.lang import gerund
 from smalltown.llm.tasks import (
     SLEEPING,
+    Decompose,
     Insight,
     PersonaCard,
     RateImportance,
@@ -29,6 +30,8 @@ from smalltown.llm.tasks import (
     SummaryOut,
 )
 from smalltown.scripted import day
+import smalltown.scripted.steps as steps
+from smalltown.scripted.registry import answers
 from smalltown.scripted.steps import routine_sights
 from smalltown.scripted.words import clip, first_name, fit, ing, pick, words
 from smalltown.world.model import RoutineItem
@@ -225,3 +228,11 @@ def summary_description(seed: int, task: SummaryDescription) -> SummaryOut:
     if people:
         feeling += f", and is glad to have {people[0]} around"
     return SummaryOut(core=clip(core, 150), occupation=clip(occupation + ".", 150), feeling=clip(feeling + ".", 150))
+
+
+# the stand-in's answers (scripted/registry.py): the task, the run's seed
+answers(RateImportance)(lambda t, seed: rate_importance(t))
+answers(ReflectionQuestions)(lambda t, seed: reflection_questions(t))
+answers(ReflectionInsights)(lambda t, seed: reflection_insights(t))
+answers(SummaryDescription)(lambda t, seed: summary_description(seed, t))
+answers(Decompose)(lambda t, seed: steps.decompose(t, rate))  # (steps is below memory: the rating is handed in)

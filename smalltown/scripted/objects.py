@@ -14,6 +14,7 @@ from typing import Callable
 
 from smalltown.llm.tasks import SLEEPING, ChoosePlace, ChoosePlaceOut, ObjectState, ObjectStateOut, PersonaCard
 from smalltown.scripted import day
+from smalltown.scripted.registry import answers
 from smalltown.scripted.words import first_name, stem_set, words
 from smalltown.seeded import stable_int
 
@@ -194,3 +195,8 @@ def state_of(obj_name: str, activity: str, own_step: bool = False) -> str:
 
 def object_state(task: ObjectState) -> ObjectStateOut:
     return ObjectStateOut(state=state_of(task.object, task.activity))
+
+
+# the stand-in's answers (scripted/registry.py): the task, the run's seed
+answers(ChoosePlace)(lambda t, seed: choose_place(t))
+answers(ObjectState)(lambda t, seed: object_state(t))

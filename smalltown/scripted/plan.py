@@ -17,6 +17,7 @@ from smalltown.llm.tasks import (
 )
 from smalltown.scripted import day
 from smalltown.scripted.commit import promise_labels
+from smalltown.scripted.registry import answers
 from smalltown.scripted.words import minute, minute_of
 from smalltown.world.model import DAY
 
@@ -87,3 +88,9 @@ def next_action(seed: int, task: NextAction) -> NextActionOut:
     here = next(s for s in day.spans(minutes) if s.start <= now < s.end)
     left = here.end - now
     return NextActionOut(activity=here.label.activity, minutes=max(5, min(120, left)))
+
+
+# the stand-in's answers (scripted/registry.py): the task, the run's seed
+answers(DailyPlan)(lambda t, seed: daily_plan(seed, t))
+answers(HourlySchedule)(lambda t, seed: hourly_schedule(seed, t))
+answers(NextAction)(lambda t, seed: next_action(seed, t))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from smalltown.llm.tasks.rate import RatePerson, RatePersonOut
 from smalltown.scripted.social import COLD, WARM, balance
+from smalltown.scripted.registry import answers
 
 OUTGOING = frozenset("outgoing talkative sociable gregarious chatty extroverted extrovert lively energetic "
                      "bubbly boisterous cheerful playful jovial friendly charming witty loud expressive "
@@ -28,3 +29,7 @@ def rate_person(task: RatePerson) -> RatePersonOut:
     if task.traits:
         return RatePersonOut(rating=from_traits(task.traits, task.quality))
     return RatePersonOut(rating=max(0, min(10, task.sentiment)) if task.sentiment is not None else 5)
+
+
+# the stand-in's answers (scripted/registry.py): the task, the run's seed
+answers(RatePerson)(lambda t, seed: rate_person(t))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from smalltown.llm.tasks import InferRole, InferRoleOut
 from smalltown.llm.tasks.roles import ROLE_MAX
+from smalltown.scripted.registry import answers
 
 ROLES: dict[str, str] = {
     "food": "farmer", "tools": "blacksmith", "safety": "guard", "knowledge": "scholar", "shelter": "builder",
@@ -36,3 +37,7 @@ def infer_role(task: InferRole) -> InferRoleOut:
     newest = {n: i for i, n in enumerate(needs)}  # the last place each need appears
     need = max(counts, key=lambda n: (counts[n], newest[n]))
     return InferRoleOut(role=role_of(need))
+
+
+# the stand-in's answers (scripted/registry.py): the task, the run's seed
+answers(InferRole)(lambda t, seed: infer_role(t))

@@ -29,6 +29,9 @@ from smalltown.llm.tasks import (
     UtteranceOut,
 )
 from smalltown.scripted.social import lean
+from smalltown.scripted.social import summarize_social
+from smalltown.llm.tasks.social import SummarizeConversationSocial
+from smalltown.scripted.registry import answers
 from smalltown.scripted.words import (
     clip,
     first_name,
@@ -369,3 +372,9 @@ def summarize(seed: int, task: SummarizeConversation) -> ConversationOut:
     return ConversationOut(summary=clip(summary, 200), importance=importance,
                            learned=[LearnedFact(fact=clip(f.text, 200), importance=8) for f in learned],
                            plan_changes=changes)
+
+
+# the stand-in's answers (scripted/registry.py): the task, the run's seed
+answers(Utterance)(lambda t, seed: utterance(seed, t))
+answers(SummarizeConversation)(lambda t, seed: summarize(seed, t))
+answers(SummarizeConversationSocial)(lambda t, seed: summarize_social(t, summarize(seed, t)))

@@ -7,12 +7,15 @@ and can be inspected (its event, its model call, its memory) while the town stan
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
 from typing import Iterable
 
+from smalltown.mind.modules import event_kinds
 from smalltown.store.records import Event
 
-# kind -> what it catches, as the interface says it
-BREAK_KINDS: dict[str, str] = {
+# kind -> what it catches, as the interface says it: the engine's own; the registered modules'
+# kinds with a description are added (BREAK_KINDS, below), each caught as its event kind
+ENGINE_BREAKS: dict[str, str] = {
     "talk": "starts a conversation",
     "reflect": "reflects",
     "replan": "re-plans",
@@ -26,11 +29,9 @@ BREAK_KINDS: dict[str, str] = {
     "kept": "keeps a promise",
     "broken": "breaks a promise",
     "sentiment": "changes its feeling toward someone",  # social awareness (mind/social.py)
-    "goal": "takes up a new goal",
     # the economy (sim/economy.py), each caught as its event kind
     "gather": "gathers an item", "craft": "crafts an item", "give": "gives an item", "trade": "trades",
     "deposit": "deposits into the town chest", "refused": "has an economy op refused",
-    "role": "takes up a new role",  # role inference (mind/roles.py)
     # civics (sim/civics.py)
     "constitution": "a constitution comes into force", "season": "a tax season begins",
     "tax_paid": "pays (or misses) a tax", "feedback": "gives feedback on the constitution",
@@ -40,9 +41,41 @@ BREAK_KINDS: dict[str, str] = {
 # what `text` means for each kind (empty text: anything)
 TEXT_MEANS = {"call": "task", "enter": "place", "memory": "text", "sentiment": "toward"}
 QUIET_KINDS = frozenset({"perceived"})  # every agent perceives every tick: not "an event" to stop at
-MODULE_KINDS = frozenset({"decided", "unexpected", "committed", "kept", "broken",
-                          "gather", "craft", "give", "trade", "deposit", "refused", "role",
-                          "constitution", "season", "tax_paid", "feedback", "proposal", "vote", "tally", "stance"})  # caught as their event kind
+# the engine's kinds caught as their event kind
+ENGINE_EVENT_BREAKS = frozenset({"decided", "unexpected", "committed", "kept", "broken",
+                                 "gather", "craft", "give", "trade", "deposit", "refused",
+                                 "constitution", "season", "tax_paid", "feedback", "proposal", "vote", "tally",
+                                 "stance"})
+
+
+def _modules() -> dict[str, str]:
+    """The registered modules' breakable kinds (those with a description) -> what each catches."""
+    return {k: what for k, what in event_kinds().items() if what and k not in ENGINE_BREAKS}
+
+
+class BreakKinds(Mapping[str, str]):
+    """Every breakpoint kind -> what it catches: the engine's, then the registered modules' (a
+    live view of the registry: a module registered later is in it)."""
+
+    def _all(self) -> dict[str, str]:
+        return {**ENGINE_BREAKS, **_modules()}
+
+    def __getitem__(self, kind: str) -> str:
+        return self._all()[kind]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+
+BREAK_KINDS = BreakKinds()
+
+
+def caught_as_event(kind: str) -> bool:
+    """Whether a breakpoint of `kind` is caught by an event of the same kind."""
+    return kind in ENGINE_EVENT_BREAKS or kind in _modules()
 
 
 @dataclass(frozen=True)
@@ -131,11 +164,9 @@ def _first_hit(bp: Breakpoint, events: list[Event], calls: list[tuple[str, str]]
                 return Hit(bp, e.agent, e.text)
         elif bp.kind == "event" and e.kind not in QUIET_KINDS and _mine(bp, e.agent):
             return Hit(bp, e.agent, e.text)
-        elif bp.kind in MODULE_KINDS and e.kind == bp.kind and _mine(bp, e.agent):
+        elif e.kind == bp.kind and caught_as_event(bp.kind) and _mine(bp, e.agent):
             return Hit(bp, e.agent, e.text)
         elif bp.kind == "sentiment" and e.kind == "sentiment" and _mine(bp, e.agent):
             if not bp.text or _contains(str(e.data.get("other", "")), bp.text):
                 return Hit(bp, e.agent, e.text)
-        elif bp.kind == "goal" and e.kind == "goal" and _mine(bp, e.agent):
-            return Hit(bp, e.agent, e.text)
     return None

@@ -32,7 +32,6 @@ from smalltown.world.paths import Paths
 
 # events that change what state_at shows
 _STATE_KINDS = ("started", "moved", "arrived", "object")
-_BREAK_KINDS = tuple(k for k in KINDS if k not in QUIET_KINDS)  # the events a breakpoint may stop at
 _BREAK_CHUNK = 360  # ticks read at a time looking for a breakpoint's hit (a game hour of 10 s ticks)
 
 
@@ -280,11 +279,12 @@ class History:
         call log, the memories made at its time. None when none fires."""
         bps = list(breakpoints)
         kinds = {b.kind for b in bps}
+        breakable = tuple(k for k in KINDS if k not in QUIET_KINDS)  # the events a breakpoint may stop at
         start = since
         while bps and start < until:
             end = min(until, start + _BREAK_CHUNK)
             events: dict[int, list[Event]] = {}
-            for e in self.events(end, start, kinds=_BREAK_KINDS):
+            for e in self.events(end, start, kinds=breakable):
                 events.setdefault(e.tick, []).append(e)
             calls: dict[int, list[tuple[str, str]]] = {}
             for t, agent, task in self.reader.calls_between(start, end) if "call" in kinds else ():

@@ -162,6 +162,7 @@ class AgentStateShape(_Shape):
     role_due: bool = False
     role_asked: Optional[Stamp] = None
     weighed: Optional[Stamp] = None
+    modules: dict[str, dict] = {}  # each module's own state (mind/module.py)
     ahead: Optional[Annotated[list[ActionShape], Field(min_length=2)]] = None
 
 

@@ -33,7 +33,7 @@ from smalltown.store.records import Event
 from smalltown.sim.movement import Movement
 from smalltown.sim.objects import Objects
 from smalltown.sim.perception import perceive_all
-from smalltown.sim.slow import SlowModules
+from smalltown.sim.slow import SlowModules, running as slow_phase
 from smalltown.sim.thinking import Thinking
 from smalltown.store.records import TickChanges
 from smalltown.store.schema import TIME_FMT
@@ -95,10 +95,9 @@ class Simulation:
         self.grid = settings.think_every_ticks  # the mind thinks on ticks that are multiples of it
         self.thinking = Thinking(world, self.crowd, self.movement, prefetch=self.grid > 1)
         self.think_ahead = settings.think_ahead and settings.planning  # (the no-planning ablation asks each action)
-        # slow modules (goal generation, slow reflection): answers applied `slow_lag_ticks` after they were
-        # asked, on the grid
-        self.slow = SlowModules(world, self.crowd, self.agents, settings.slow_lag_ticks, self.grid) \
-            if settings.goal_generation or settings.slow_reflection else None
+        # slow modules (mind/modules.py: those registered and on): answers applied `slow_lag_ticks` after
+        # they were asked, on the grid
+        self.slow = SlowModules(world, self.crowd, self.agents, settings, self.grid) if slow_phase(settings) else None
         # a world's economy (its [economy]): holdings and the ledger, the ops applied as actions end
         self.economy = Economy(world) if world.economy else None
         # a world's civics (its [civics]): the constitution, tax seasons, the vote (sim/civics.py)

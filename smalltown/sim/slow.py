@@ -1,98 +1,73 @@
-"""The tick's phase for slow modules (issue 16): apply the answers due now (sim/later.py), then
-ask the questions due now. Goal generation (mind/goals.py) and, with `slow_reflection`, reflection
-(mind/reflect.py: two steps, questions then insights) are such modules."""
+"""The tick's phase for slow modules: apply the answers due now (sim/later.py), then ask the
+questions due now, module by module in the registry's order (mind/modules.py: goal generation,
+role inference, reflection with `slow_reflection`, and any module registered after them)."""
 
 from __future__ import annotations
 
 from datetime import datetime
 
+from smalltown.config import Settings
 from smalltown.llm.backend import CallRecord
-from smalltown.llm.tasks import (Other, Output, ReflectionInsights, ReflectionInsightsOut, ReflectionQuestions,
-                                 ReflectionQuestionsOut, SocialGoalOut, Task)
-from smalltown.llm.tasks import InferRoleOut
-from smalltown.mind import goals, reflect, roles
-from smalltown.mind.memory import Memory
+from smalltown.llm.tasks import Other, Output, Task
+from smalltown.mind import modules
+from smalltown.mind.module import Applied, Emit, Module, TownView
 from smalltown.sim.agent import Agent
 from smalltown.sim.changes import Changes
 from smalltown.sim.crowd import Crowd
-from smalltown.sim.later import Later
+from smalltown.sim.later import Applier, Later
 from smalltown.world.model import World
 
 
-def reflected(agent: Agent, insights: list[Memory], changes: Changes) -> None:
-    """The event a reflection ends with (inline or slow)."""
-    changes.emit(agent.name, "reflected", f"{agent.name} reflects: " + " / ".join(m.description for m in insights),
-                 memories=[m.id for m in insights])
-    changes.changed.add(agent.name)
+def running(settings: Settings) -> bool:
+    """Whether a run under `settings` has a slow phase: some registered slow module is on."""
+    return bool(modules.running(settings))
+
+
+def emit(agent: Agent, events: list[Emit], changes: Changes) -> None:
+    for e in events:
+        changes.emit(agent.name, e.kind, e.text, **e.data)
+    if events:
+        changes.changed.add(agent.name)
 
 
 class SlowModules:
-    def __init__(self, world: World, crowd: Crowd, agents: list[Agent], lag: int, grid: int = 1):
+    def __init__(self, world: World, crowd: Crowd, agents: list[Agent], settings: Settings, grid: int = 1):
         self.world = world
         self.agents = agents  # the simulation's list, in agent order
-        self.later = Later(crowd, lag, {goals.MODULE: self._goal, reflect.QUESTIONS: self._questions,
-                                        reflect.INSIGHTS: self._insights, roles.MODULE: self._role}, grid)
+        self.modules = modules.running(settings)
+        # every registered step is applied (a question a save holds is answered whatever is on now)
+        appliers = {s.key: self._applier(m, i) for m in modules.MODULES for i, s in enumerate(m.steps)}
+        self.later = Later(crowd, settings.slow_lag_ticks, appliers, grid)
+
+    def _town(self) -> TownView:
+        by_name = {a.name: a for a in self.agents}
+        return TownView(self.world.needs, [a.name for a in self.agents],
+                    lambda n: Other(name=n, activity=by_name[n].doing, need=by_name[n].mind.state.goal_need))
 
     def step(self, tick: int, now: datetime, changes: Changes, calls: list[tuple[int, int, CallRecord]]) -> None:
         self.later.step(tick, self.agents, changes, calls)
-        names = [a.name for a in self.agents]
-        by_name = {a.name: a for a in self.agents}
-        for agent in self.agents:
-            if not goals.due(agent.mind, now):
-                continue
-            others = [Other(name=n, activity=by_name[n].doing, need=by_name[n].mind.state.goal_need)
-                      for n in goals.known(agent.mind, names)]
-            self.later.ask(agent, goals.MODULE, goals.question(agent.mind, now, self.world.needs, others), tick)
-            changes.changed.add(agent.name)
-        for agent in self.agents:
-            if roles.due(agent.mind, now):
-                self.later.ask(agent, roles.MODULE, roles.question(agent.mind, now), tick)
-                changes.changed.add(agent.name)
-        for agent in self.agents:
-            if reflect.due_slow(agent.mind, now):
-                self.later.ask(agent, reflect.QUESTIONS, reflect.ask_questions(agent.mind, now), tick)
-                changes.changed.add(agent.name)
+        town = self._town()
+        for m in self.modules:
+            for agent in self.agents:
+                if m.is_due(agent.mind, now, town):
+                    self.later.ask(agent, m.steps[0].key, m.ask(agent.mind, now, town), tick)
+                    changes.changed.add(agent.name)
 
     def outcomes(self, now: datetime, changes: Changes) -> None:
-        """At the end of the tick: each goal whose block ended so, a success or a failure (a new
-        goal is asked at the next tick)."""
-        for agent in self.agents:
-            kinds = {e.kind for e in changes.events if e.agent == agent.name}
-            goal = agent.mind.state.goal
-            result = goals.outcome(agent.mind, now, kinds)
-            if result is not None:
-                changes.emit(agent.name, "goal_ended", f"{agent.name}'s goal {result}: {goal}", goal=goal,
-                             outcome=result)
-                changes.changed.add(agent.name)
+        """At the end of the tick: each module's outcome, given the kinds of each agent's events this tick."""
+        for m in self.modules:
+            if m.outcome is None:
+                continue
+            for agent in self.agents:
+                kinds = {e.kind for e in changes.events if e.agent == agent.name}
+                emit(agent, m.outcome(agent.mind, now, kinds), changes)
 
-    @staticmethod
-    def _goal(agent: Agent, out: Output, shown: Task, changes: Changes) -> None:
-        assert isinstance(out, SocialGoalOut)
-        before = roles.window(agent.mind) if agent.mind.settings.roles else []
-        if goals.apply(agent.mind, out, changes.time):
-            changes.emit(agent.name, "goal", f"{agent.name}'s goal: {agent.mind.state.goal}",
-                         goal=agent.mind.state.goal, need=agent.mind.state.goal_need)
-            roles.took_goal(agent.mind, agent.mind.state.goal_need, before)
-
-    @staticmethod
-    def _role(agent: Agent, out: Output, shown: Task, changes: Changes) -> None:
-        assert isinstance(out, InferRoleOut)
-        previous = roles.apply(agent.mind, out)
-        if previous is not None:
-            role = agent.mind.state.role
-            changes.emit(agent.name, "role", f"{agent.name}'s role: {role}" + (f" (was {previous})" if previous else ""),
-                         role=role, previous=previous)
-
-    def _questions(self, agent: Agent, out: Output, shown: Task, changes: Changes) -> None:
-        """Reflection's first step back: retrieve, and ask for the insights now."""
-        assert isinstance(out, ReflectionQuestionsOut) and isinstance(shown, ReflectionQuestions)
-        task = reflect.take_questions(agent.mind, out, shown, changes.time)
-        if task is None:
-            reflected(agent, [], changes)  # nothing retrieved to rest an insight on
-        else:
-            self.later.ask(agent, reflect.INSIGHTS, task, changes.tick)
-
-    @staticmethod
-    def _insights(agent: Agent, out: Output, shown: Task, changes: Changes) -> None:
-        assert isinstance(out, ReflectionInsightsOut) and isinstance(shown, ReflectionInsights)
-        reflected(agent, reflect.keep(agent.mind, out, shown.statements, changes.time), changes)
+    def _applier(self, module: Module, index: int) -> Applier:
+        def apply(agent: Agent, out: Output, shown: Task, changes: Changes) -> None:
+            applied: Applied = module.steps[index].apply(agent.mind, out, shown, changes.time)
+            emit(agent, applied.events, changes)
+            if applied.then is not None:
+                if index + 1 >= len(module.steps):
+                    raise ValueError(f"module {module.name!r}: its last step asked a next question")
+                self.later.ask(agent, module.steps[index + 1].key, applied.then, changes.tick)
+        return apply

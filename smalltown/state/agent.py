@@ -159,6 +159,8 @@ class AgentState:
     role_asked: datetime | None = None
     # attention (mind/react.py `attending`; setting `attention_minutes` > 0): when it last weighed a person
     weighed: datetime | None = None
+    # each registered module's own saved state, by module name (mind/module.py: plain JSON)
+    modules: dict[str, dict] = field(default_factory=dict)
 
     def to_json(self, plan: bool = True) -> dict:
         """The state as JSON's data; `plan` False leaves "plan" None (the save keeps it apart)."""
@@ -186,6 +188,7 @@ class AgentState:
             **self._goal_json(),
             **self._role_json(),
             **({"weighed": stamp(self.weighed)} if self.weighed is not None else {}),
+            **({"modules": self.modules} if self.modules else {}),  # (only when some: other saves' JSON stays)
         }
         if self.unavailable:  # (written only when some: older saves' JSON stays as it was)
             out["unavailable"] = {k: stamp(t) for k, t in self.unavailable.items()}
@@ -255,4 +258,5 @@ class AgentState:
             role_due=bool(d.get("role_due", False)),
             role_asked=when(d["role_asked"]) if d.get("role_asked") else None,
             weighed=when(d["weighed"]) if d.get("weighed") else None,
+            modules={k: dict(v) for k, v in d.get("modules", {}).items()},
         )

@@ -33,6 +33,7 @@ from smalltown.tui.reader import Memory, SaveReader
 from smalltown.tui.screens.inspector_retrievals import Retrievals
 from smalltown.tui.screens.inspector_social import Social
 from smalltown.tui.screens.inspector_goods import Goods
+from smalltown.tui.screens.inspector_modules import ModuleTabs
 from smalltown.tui.screens.inspector_text import (ACTION_COLUMNS, BLOCK_COLUMNS, MEMORY_COLUMNS, action_cell, clock_line, current_block, importance_text, kind_text,
                                                   memory_counts, memory_detail, memory_label, plan_item, read_state,
                                                   save_clock, span, stamp, summary)
@@ -42,12 +43,8 @@ from smalltown.world.model import pretty
 # The memory filter's keys: a letter of the kind's name, underlined in the filter bar. "r" is
 # taken by refresh and "p" by the app (show perceived events), hence r-e-flection and p-l-an.
 FILTER_KEYS: tuple[tuple[str, str | None, str], ...] = (
-    ("a", None, "[u]a[/u]ll"),
-    ("o", "observation", "[u]o[/u]bservation"),
-    ("e", "reflection", "r[u]e[/u]flection"),
-    ("l", "plan", "p[u]l[/u]an"),
-    ("c", "chat", "[u]c[/u]hat"),
-)
+    ("a", None, "[u]a[/u]ll"), ("o", "observation", "[u]o[/u]bservation"), ("e", "reflection", "r[u]e[/u]flection"),
+    ("l", "plan", "p[u]l[/u]an"), ("c", "chat", "[u]c[/u]hat"))
 TABS = ("summary", "plan", "memory", "retrievals", "social", "goods")  # goods: in a world with an economy
 
 CURRENT = "▶"
@@ -96,6 +93,7 @@ class InspectorScreen(Screen[None]):
         self._loaded: set[int] = set()  # evidence-tree nodes whose children have been added
         self._stale: set[str] = set()  # tabs not drawn since the last read
         self._goods = Goods(reader, agent, id="goods-scroll")  # its tab only in a world with an economy
+        self._modules = ModuleTabs(reader)  # the registered modules' panels the run has on
         names = reader.agent_names()
         self._colour = agent_colours(names).get(agent, "white")
 
@@ -130,6 +128,7 @@ class InspectorScreen(Screen[None]):
             if self._goods.view.on:
                 with TabPane("Goods", id="goods"):
                     yield self._goods
+            yield from self._modules.tabs()
         yield Footer()
 
     def on_mount(self) -> None:
@@ -168,12 +167,14 @@ class InspectorScreen(Screen[None]):
         self.query_one("#ins-clock", Static).update(clock_line(self.reader, tick, game_time))
         self._state, self._state_note = read_state(self.reader, self.agent)
         # Only the tab in view is drawn now; the others when they are shown.
-        self._stale = set(TABS)
+        self._stale = set(TABS) | self._modules.ids()
         self._show_tab(self.query_one(TabbedContent).active or TABS[0])
 
     def _show_tab(self, tab: str) -> None:
         if tab in self._stale:
             self._stale.discard(tab)
+            if tab in self._modules:
+                return self._modules.show(self.query_one, tab, self._state.modules if self._state else None)
             {"summary": self._show_summary, "plan": self._show_plan, "memory": self._show_memories,
              "retrievals": self._show_retrievals, "social": self._show_social,
              "goods": lambda: self._goods.show(self._state, self._now)}[tab]()
