@@ -30,8 +30,17 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+def is_module(name: str) -> bool:
+    """Whether the dotted `name` is a module (a file or a package) under smalltown/."""
+    path = PACKAGE.parent.joinpath(*name.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
 def imports(path: Path) -> set[str]:
-    """Every smalltown module `path` imports, at its top or inside a function."""
+    """Every smalltown module `path` imports, at its top, under `if TYPE_CHECKING:` or inside a
+    function. `from pkg import module` is an arrow to that module alone, as `from pkg.module import
+    x` is (Python runs pkg's __init__ first in both, which is counted in neither); pkg itself
+    counts when a name it defines or hands on is taken from it."""
     tree = ast.parse(path.read_text(), str(path))
     here = module_name(path)
     package = here if path.name == "__init__.py" else here.rpartition(".")[0]
@@ -44,8 +53,11 @@ def imports(path: Path) -> set[str]:
             if node.level:  # relative: from the package, `level - 1` steps up
                 up = package.split(".")
                 base = ".".join(up[:len(up) - node.level + 1] + ([base] if base else []))
-            found.add(base)
-            found.update(f"{base}.{a.name}" for a in node.names)  # `from pkg import module`
+            named = {f"{base}.{a.name}" for a in node.names}
+            modules = {m for m in named if is_module(m)}  # `from pkg import module`
+            found.update(modules)
+            if modules != named:
+                found.add(base)
     return {m for m in found if m == "smalltown" or m.startswith("smalltown.")}
 
 

@@ -1,6 +1,7 @@
-"""One agent's cognition (SPEC 1-6): a thin facade over its state (`state.AgentState`) and the
-modules that act on it: `importance` (rating and filing what is noted), `planning` and `plan`
-(the day, its blocks, actions just in time), `react`, `talk`, `reflect`, `places`, `summary`.
+"""One agent's cognition (SPEC 1-6): `Mind`, the front the engine calls, over its state
+(`state.AgentState`) and the modules that act on it: `importance` (rating and filing what is
+noted), `planning` and `plan` (the day, its blocks, actions just in time), `react`, `talk`,
+`reflect`, `places`, `summary`. Those modules take the `MindCore` (core.py) that `Mind` extends.
 
 The mind asks typed tasks through its Asker and knows nothing of who answers them. The
 simulation calls it each tick: observe -> (reflect) -> (react) -> next action when due.
@@ -9,17 +10,15 @@ simulation calls it each tick: observe -> (reflect) -> (react) -> next action wh
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Callable
 
 from smalltown.config import Settings
 from smalltown.lang import gerund
 from smalltown.llm.asker import Asker
-from smalltown.llm.tasks import Block, Holding, Interview, ObjectState, Op, Output, PersonaCard, Record, Task
+from smalltown.llm.tasks import Block, Interview, ObjectState, Record
 from smalltown.mind import importance, planning, reflect, summary
+from smalltown.mind.core import MindCore
 from smalltown.mind.memory import Memory, MemoryStream, Retrieval
-from smalltown.state.known import KnownTree
-from smalltown.state.plan import DayPlan
-from smalltown.mind.records import Lore, record, scored
+from smalltown.mind.records import Lore, record
 from smalltown.state.agent import Action, AgentState, Intention
 from smalltown.world import model
 from smalltown.world.model import World
@@ -27,53 +26,15 @@ from smalltown.world.model import World
 __all__ = ["Action", "Mind"]
 
 
-class Mind:
+class Mind(MindCore):
+    """The front the engine calls: each step of a tick, and the interventions, over the behaviour
+    modules (which take the `MindCore` it extends)."""
+
     def __init__(self, spec: model.Persona, world: World, asker: Asker, memory: MemoryStream,
                  ratings: dict[str, int], settings: Settings, state: AgentState | dict | None = None,
                  lore: Lore | None = None):
-        self.name = spec.name
-        self.spec = spec
-        self.asker = asker
-        self.memory = memory
-        self.settings = settings
-        self.lore = lore or Lore(world)
-        if not isinstance(state, AgentState):
-            state = AgentState.from_json(state or {}, known=KnownTree.from_world(world, spec.knows))
-        # the ratings by text are the run's, per agent (rated once): the saved ones join them
-        ratings.update(state.ratings)
-        state.ratings = ratings
-        self.state = state
-        self.persona = PersonaCard(name=spec.name, age=spec.age, traits=spec.traits, description=spec.description,
-                               home=spec.home, summary=state.summary, routine=spec.routine)
-        self.facts: dict[str, Record] = {}  # declared fact -> the latest record about it
-        # a world with an economy: (the ops feasible in a sector now, the inventory), set by the engine
-        self.market: Callable[[str], tuple[list[Op], list[Holding]]] | None = None
-        self.civic: Callable[[str, str], tuple] | None = None  # a world with civics: the tax view a talk's summary asks with
+        super().__init__(spec, world, asker, memory, ratings, settings, state, lore)
         self.reindex()
-
-    # the parts of the state every layer reads
-    @property
-    def action(self) -> Action | None:
-        return self.state.action
-
-    @property
-    def plan(self) -> DayPlan | None:
-        return self.state.plan
-
-    @plan.setter
-    def plan(self, plan: DayPlan | None) -> None:
-        self.state.plan = plan
-
-    @property
-    def known(self) -> KnownTree:
-        return self.state.known
-
-    def to_json(self) -> dict:
-        return self.state.to_json()
-
-    def set_summary(self, text: str) -> None:
-        self.state.summary = text
-        self.persona = self.persona.model_copy(update={"summary": text})
 
     # --- what it knows of the world's facts -------------------------------------------------------
 
@@ -92,20 +53,7 @@ class Mind:
         for p in self.state.pending:
             self.learn(importance.waiting(self.lore, p))
 
-    def learn(self, r: Record) -> None:
-        for f in r.facts:
-            self.facts[f] = r
-
-    def known_facts(self) -> set[str]:
-        return set(self.facts)
-
     # --- asking and remembering ---------------------------------------------------------------
-
-    def ask(self, task: Task) -> Output:
-        return self.asker.ask(self.name, task)
-
-    def note(self, text: str) -> None:
-        self.asker.note(text)
 
     def importance(self, records: list[Record]) -> list[int]:
         return importance.rate(self, records)
@@ -116,12 +64,6 @@ class Mind:
 
     def settle(self, rated_only: bool = False) -> list[Memory]:
         return importance.settle(self, rated_only)
-
-    def records(self, retrieval: Retrieval) -> list[Record]:
-        return scored(self.lore, retrieval.results)
-
-    def retrieve(self, query: str, now: datetime, k: int, purpose: str) -> list[Record]:
-        return self.records(self.memory.retrieve(query, now, k, purpose=purpose))
 
     # --- perceiving and reflecting --------------------------------------------------------------
 
@@ -158,9 +100,7 @@ class Mind:
 
     def next_action(self, now: datetime, current: str) -> tuple[Action, bool]:
         """The action for `now`, and whether it is new (False: the same action goes on)."""
-        if not self.settings.planning:
-            return planning.unplanned(self, now, current)
-        return self.take(*planning.action_at(self, now, current), now)
+        return planning.next_action(self, now, current)
 
     def plan_ahead(self, at: datetime, current: str) -> Action:
         """The action the plan has for `at` (its current action's end, still to come), decided now:
@@ -170,17 +110,10 @@ class Mind:
 
     def take(self, activity: str, address: str, end: datetime, op: dict | None, now: datetime) -> tuple[Action, bool]:
         """The plan's action for `now` taken up (and whether it is new: False, the same action goes on)."""
-        a = self.state.action
-        if a and a.activity == activity and a.address == address and not op and not a.op:
-            self.state.action = Action(activity, address, a.start, end)
-            return self.state.action, False
-        return self.start(activity, address, now, end, op), True
+        return planning.take(self, activity, address, end, op, now)
 
     def start(self, activity: str, address: str, now: datetime, end: datetime, op: dict | None = None) -> Action:
-        self.state.action = Action(activity, address, now, end, op)
-        if self.settings.observation_memory:
-            importance.note(self, "observation", f"{self.name} is {gerund(activity)}", now)
-        return self.state.action
+        return planning.start(self, activity, address, now, end, op)
 
     def finish(self, now: datetime) -> None:
         """The action in progress ends now, before its planned end (an errand done early: the plan's

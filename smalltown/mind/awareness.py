@@ -28,7 +28,7 @@ from smalltown.state.plan import PlanItem, minute_of
 from smalltown.world.model import pretty
 
 if TYPE_CHECKING:
-    from smalltown.mind.agent import Mind
+    from smalltown.mind.core import MindCore
 
 TAKEN_MINUTES = 30  # an object found taken is left alone this long (its user's end is not seen)
 
@@ -49,12 +49,12 @@ def expected(outcome: Outcome) -> bool:
     return not (outcome.closed or outcome.taken)
 
 
-def unavailable_now(mind: "Mind", now: datetime) -> frozenset[str]:
+def unavailable_now(mind: "MindCore", now: datetime) -> frozenset[str]:
     """The places the agent found closed or taken that it still holds so (empty: none)."""
     return frozenset(k for k, t in mind.state.unavailable.items() if t > now)
 
 
-def notice(mind: "Mind", outcome: Outcome, now: datetime) -> str:
+def notice(mind: "MindCore", outcome: Outcome, now: datetime) -> str:
     """Compare and, on a mismatch, remember and decide again. Returns the observation ("" when
     nothing is noticed: as expected, another action's outcome, or a place already known to be
     unavailable that the agent chose anyway)."""
@@ -76,7 +76,7 @@ def notice(mind: "Mind", outcome: Outcome, now: datetime) -> str:
     return text
 
 
-def notice_absent(mind: "Mind", other: str, place: str, now: datetime) -> str:
+def notice_absent(mind: "MindCore", other: str, place: str, now: datetime) -> str:
     """A meeting the agent promised, at its place and time, with the other not there (the person
     had left, or never came): remembered as its own observation, and the controller entered
     again (the action ends now: the next action is decided at the next tick, from a plan that no
@@ -92,7 +92,7 @@ def notice_absent(mind: "Mind", other: str, place: str, now: datetime) -> str:
     return text
 
 
-def _again(mind: "Mind", now: datetime, until: datetime) -> None:
+def _again(mind: "MindCore", now: datetime, until: datetime) -> None:
     """Re-enter the controller: the rest of the current block is planned again from now."""
     action = mind.state.action
     assert action is not None

@@ -28,7 +28,7 @@ from smalltown.llm.tasks.social import SummarizeConversationSocial
 from smalltown.mind import social
 
 if TYPE_CHECKING:
-    from smalltown.mind.agent import Mind
+    from smalltown.mind.core import MindCore
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ class StanceChange:
     value: int
 
 
-def summary_task(mind: "Mind", other: str, task: SummarizeConversation) -> SummarizeConversation:
+def summary_task(mind: "MindCore", other: str, task: SummarizeConversation) -> SummarizeConversation:
     """The summary question with the stance asked too (only in a world with civics, social awareness on)."""
     if mind.civic is None or not social.on(mind):
         return task
@@ -63,7 +63,7 @@ def summary_task(mind: "Mind", other: str, task: SummarizeConversation) -> Summa
     return cls(**dict(task), rate=v.rate, stance=v.stance, other_side=v.other_side, step=v.step)
 
 
-def talk_inputs(mind: "Mind", react: bool = False, other: str = "") -> dict:
+def talk_inputs(mind: "MindCore", react: bool = False, other: str = "") -> dict:
     """The civic inputs of a talk question ({} without civics: the question is as before); for a
     react question, about stopping for `other`."""
     if mind.civic is None:
@@ -74,7 +74,7 @@ def talk_inputs(mind: "Mind", react: bool = False, other: str = "") -> dict:
     return {"constitution": v.constitution, "stance_text": v.stance_text, **({"persuading": True} if react else {})}
 
 
-def persuading(mind: "Mind", other: str) -> bool:
+def persuading(mind: "MindCore", other: str) -> bool:
     """Whether the agent is an influencer still campaigning that has not argued its case with `other`
     under the constitution in force (False without civics)."""
     if mind.civic is None:
@@ -83,7 +83,7 @@ def persuading(mind: "Mind", other: str) -> bool:
     return bool(v.side and v.campaigning and not argued(mind, other, v.since))
 
 
-def argued(mind: "Mind", other: str, since: datetime | None) -> bool:
+def argued(mind: "MindCore", other: str, since: datetime | None) -> bool:
     """Whether the agent has talked with `other` since the constitution in force began (canvassing:
     one argument per person per version)."""
     last = mind.state.talks.get(other)

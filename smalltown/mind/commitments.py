@@ -16,13 +16,13 @@ from smalltown.llm.tasks import Block, Decided, Promise
 from smalltown.state.commitments import Commitment
 
 if TYPE_CHECKING:
-    from smalltown.mind.agent import Mind
+    from smalltown.mind.core import MindCore
 
 
 # --- shown to prompts (broadcast on) ---------------------------------------------------------------
 
 
-def decision_input(mind: "Mind", acting: bool = False) -> Decided | None:
+def decision_input(mind: "MindCore", acting: bool = False) -> Decided | None:
     """The current decision as a prompt's input: only with the broadcast on. An acting prompt (a
     schedule, a decomposition) gets it only when it was decided on an observation: a decision
     that was the plan's own next action tells the plan nothing it does not hold."""
@@ -32,7 +32,7 @@ def decision_input(mind: "Mind", acting: bool = False) -> Decided | None:
     return Decided(intent=d.intent[:120], target=d.target, reason=d.reason[:200], time=d.time.strftime("%H:%M"))
 
 
-def promise_inputs(mind: "Mind", now: datetime) -> list[Promise]:
+def promise_inputs(mind: "MindCore", now: datetime) -> list[Promise]:
     """The agent's open commitments of today, as the planning and talking prompts get them: only
     with the broadcast on (off, what is said and what is planned do not share them)."""
     if not mind.settings.controller_broadcast:
@@ -41,7 +41,7 @@ def promise_inputs(mind: "Mind", now: datetime) -> list[Promise]:
             for c in mind.state.commitments if c.by.date() == now.date()]
 
 
-def plan_next(mind: "Mind", now: datetime) -> Block | None:
+def plan_next(mind: "MindCore", now: datetime) -> Block | None:
     """The next activity of today's plan after the one under way (starting at least 15 minutes
     from now, at a place): what a speaker who hears the broadcast knows it will do."""
     plan = mind.state.plan
@@ -57,12 +57,12 @@ def plan_next(mind: "Mind", now: datetime) -> Block | None:
     return None
 
 
-def planned(mind: "Mind", c: Commitment) -> bool:
+def planned(mind: "MindCore", c: Commitment) -> bool:
     """Whether today's plan already has the agent at the promised place around its time."""
     return plan_place(mind, c.by) == c.where
 
 
-def plan_place(mind: "Mind", at: datetime) -> str:
+def plan_place(mind: "MindCore", at: datetime) -> str:
     """The sector today's plan has the agent in at `at` ("": no plan of that day, or no place)."""
     plan = mind.state.plan
     if plan is None or plan.date != at.date():
@@ -82,7 +82,7 @@ _EMPTY = {"status": "nothing in particular", "place": "", "context": [], "last_t
           "gatherings": [], "intentions": [], "feeling": None, "unavailable": []}
 
 
-def narrowed(mind: "Mind", task):
+def narrowed(mind: "MindCore", task):
     """`task` with the inputs `controller_inputs` leaves out emptied (the default keeps them all:
     the task itself, unchanged). A left-out news list takes its facts with it."""
     keep = mind.settings.controller_inputs
@@ -97,12 +97,12 @@ def narrowed(mind: "Mind", task):
 # --- a commitment said -------------------------------------------------------------------------------
 
 
-def asks_commitment(mind: "Mind", listener: str, since: datetime) -> bool:
+def asks_commitment(mind: "MindCore", listener: str, since: datetime) -> bool:
     """A line may carry a promise (`commitments` on): one per speaker per conversation."""
     return mind.settings.commitments and not any(c.to == listener and c.made == since for c in mind.state.commitments)
 
 
-def commit(mind: "Mind", listener: str, out, now: datetime) -> Commitment | None:
+def commit(mind: "MindCore", listener: str, out, now: datetime) -> Commitment | None:
     """Keep the commitment a line carried, if it is one the agent can keep today (later than now,
     at a place it knows); the engine emits it as "committed"."""
     c = getattr(out, "commitment", None)
@@ -123,7 +123,7 @@ def commit(mind: "Mind", listener: str, out, now: datetime) -> Commitment | None
     return made
 
 
-def unplanned_promises(mind: "Mind", since: datetime) -> bool:
+def unplanned_promises(mind: "MindCore", since: datetime) -> bool:
     """After a talk, with the broadcast on: whether a promise made in it is not in today's plan yet
     (the day is then planned again with it)."""
     return mind.settings.controller_broadcast and any(

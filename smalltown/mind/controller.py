@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from smalltown.lang import gerund
-from smalltown.mind import react
+from smalltown.mind import planning, react
 from smalltown.state.commitments import Decision
 from smalltown.state.plan import minute_of
 from smalltown.state.agent import Action
@@ -25,20 +25,20 @@ from smalltown.world.model import pretty
 from smalltown.world.perception import Seen
 
 if TYPE_CHECKING:
-    from smalltown.mind.agent import Mind
+    from smalltown.mind.core import MindCore
 
 
-def next_action(mind: "Mind", now: datetime, current: str) -> tuple[Action, bool]:
+def next_action(mind: "MindCore", now: datetime, current: str) -> tuple[Action, bool]:
     """At an action boundary: the action for now (and whether it is new), decided."""
-    return _boundary(mind, *mind.next_action(now, current), now)
+    return _boundary(mind, *planning.next_action(mind, now, current), now)
 
 
-def begin(mind: "Mind", ahead: Action, now: datetime) -> tuple[Action, bool]:
+def begin(mind: "MindCore", ahead: Action, now: datetime) -> tuple[Action, bool]:
     """At an action boundary: the action decided ahead (`Mind.plan_ahead`) taken up, decided."""
-    return _boundary(mind, *mind.take(ahead.activity, ahead.address, ahead.end, ahead.op, now), now)
+    return _boundary(mind, *planning.take(mind, ahead.activity, ahead.address, ahead.end, ahead.op, now), now)
 
 
-def _boundary(mind: "Mind", action: Action, new: bool, now: datetime) -> tuple[Action, bool]:
+def _boundary(mind: "MindCore", action: Action, new: bool, now: datetime) -> tuple[Action, bool]:
     if new:
         plan = mind.state.plan
         block = plan.block_at(minute_of(now)) if plan is not None and plan.date == now.date() else None
@@ -47,7 +47,7 @@ def _boundary(mind: "Mind", action: Action, new: bool, now: datetime) -> tuple[A
     return action, new
 
 
-def weigh(mind: "Mind", seen: Seen, is_agent: bool, now: datetime, place: str, state: str) -> react.Reaction:
+def weigh(mind: "MindCore", seen: Seen, is_agent: bool, now: datetime, place: str, state: str) -> react.Reaction:
     """On an observation: go on, talk, or do something else, decided."""
     reaction = react.consider(mind, seen, is_agent, now, place, state)
     if reaction.talks:
@@ -57,7 +57,7 @@ def weigh(mind: "Mind", seen: Seen, is_agent: bool, now: datetime, place: str, s
     return reaction
 
 
-def decide(mind: "Mind", d: Decision) -> None:
+def decide(mind: "MindCore", d: Decision) -> None:
     """Record a decision and announce it (only with the broadcast on: off, the state is as before)."""
     if not mind.settings.controller_broadcast:
         return

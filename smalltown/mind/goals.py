@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from smalltown.llm.tasks import Other, SocialGoal, SocialGoalOut
 
 if TYPE_CHECKING:
-    from smalltown.mind.agent import Mind
+    from smalltown.mind.core import MindCore
 
 MODULE = "goal"  # its slow questions' module name (AgentState.slow)
 HISTORY = 5  # goals kept: issue 17's roles read a rolling window of 5
@@ -30,7 +30,7 @@ OTHERS_SHOWN = 5  # others the goal question shows: those on the agent's mind, n
 FAILURES = frozenset({"blocked", "broken"})  # the agent's events that end its goal as failed
 
 
-def due(mind: "Mind", now: datetime) -> bool:
+def due(mind: "MindCore", now: datetime) -> bool:
     """Whether the agent asks for a goal now: awake, none out, the last asked long enough ago."""
     s = mind.state
     if not mind.settings.goal_generation or s.action is None or s.action.asleep:
@@ -40,7 +40,7 @@ def due(mind: "Mind", now: datetime) -> bool:
     return s.goal_asked is None or now - s.goal_asked >= timedelta(minutes=mind.settings.goal_every_minutes)
 
 
-def known(mind: "Mind", names: list[str]) -> list[str]:
+def known(mind: "MindCore", names: list[str]) -> list[str]:
     """The others (of `names`, in that order) the agent knows of and has in mind: at most
     OTHERS_SHOWN of those named in its description or talked with, the most recently talked with
     first, then the named (a town of many the agent has met is not all on its mind at once).
@@ -56,14 +56,14 @@ def known(mind: "Mind", names: list[str]) -> list[str]:
     return sorted(recent, key=order.__getitem__)
 
 
-def question(mind: "Mind", now: datetime, needs: tuple[str, ...], others: list[Other]) -> SocialGoal:
+def question(mind: "MindCore", now: datetime, needs: tuple[str, ...], others: list[Other]) -> SocialGoal:
     """The goal question, its inputs fixed now (the clock restarts when it is asked)."""
     mind.state.goal_asked = now
     return SocialGoal(persona=mind.persona, now=now, community_goal=mind.spec.community_goal, needs=list(needs),
                       goal=mind.state.goal, others=others, goal_need=mind.state.goal_need if mind.state.goal else "")
 
 
-def apply(mind: "Mind", out: SocialGoalOut, now: datetime) -> bool:
+def apply(mind: "MindCore", out: SocialGoalOut, now: datetime) -> bool:
     """Take the answer's goal up, pursued in the block in progress (False: an empty one, which
     changes nothing)."""
     goal = " ".join(out.goal.split())
@@ -76,7 +76,7 @@ def apply(mind: "Mind", out: SocialGoalOut, now: datetime) -> bool:
     return True
 
 
-def block_end(mind: "Mind", now: datetime) -> datetime | None:
+def block_end(mind: "MindCore", now: datetime) -> datetime | None:
     """When the plan's activity in progress ends as planned (its span of blocks); without one,
     the action's end; None when neither is ahead."""
     plan, action = mind.state.plan, mind.state.action
@@ -89,7 +89,7 @@ def block_end(mind: "Mind", now: datetime) -> datetime | None:
     return action.end if action is not None and action.end > now else None
 
 
-def outcome(mind: "Mind", now: datetime, kinds: set[str]) -> str | None:
+def outcome(mind: "MindCore", now: datetime, kinds: set[str]) -> str | None:
     """Every tick, model-free, given the kinds of the agent's events this tick: "failure" or
     "success" when the goal's block ended so (a new goal is due at once), else None."""
     s = mind.state

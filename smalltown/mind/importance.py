@@ -18,7 +18,7 @@ from smalltown.mind.records import Lore, pending, record
 from smalltown.state.agent import Pending
 
 if TYPE_CHECKING:
-    from smalltown.mind.agent import Mind
+    from smalltown.mind.core import MindCore
 
 RATE_BATCH = 16  # memories rated in one question at most: its prompt and answer stay small
 COUNTED = ("observation", "chat")  # the kinds whose importance brings a reflection nearer
@@ -29,13 +29,13 @@ def waiting(lore: Lore, p: Pending) -> Record:
     return pending(lore, p.kind, p.text, p.time)
 
 
-def rating(mind: "Mind", text: str) -> int | None:
+def rating(mind: "MindCore", text: str) -> int | None:
     """This agent's rating of a text: given while it waits, or the one it was filed with."""
     r = mind.state.ratings.get(text)
     return r if r is not None else mind.memory.rating(text)
 
 
-def queue(mind: "Mind", p: Pending) -> None:
+def queue(mind: "MindCore", p: Pending) -> None:
     """A record waits for the next settle; a text filed before keeps its rating beside it (the
     save keeps the ratings of what waits)."""
     mind.state.pending.append(p)
@@ -43,7 +43,7 @@ def queue(mind: "Mind", p: Pending) -> None:
         mind.state.ratings[p.text] = r
 
 
-def _forget_filed(mind: "Mind") -> None:
+def _forget_filed(mind: "MindCore") -> None:
     """Let go of the ratings of texts no longer waiting: the stream holds them now."""
     ratings = mind.state.ratings
     if len(ratings) > len(mind.state.pending):
@@ -52,14 +52,14 @@ def _forget_filed(mind: "Mind") -> None:
             del ratings[text]
 
 
-def note(mind: "Mind", kind: str, text: str, now: datetime, evidence: list[int] | None = None) -> None:
+def note(mind: "MindCore", kind: str, text: str, now: datetime, evidence: list[int] | None = None) -> None:
     """Note a record to be rated and filed at the next settle; what it says is known at once."""
     p = Pending(kind, text, now, evidence if evidence is not None else [])
     queue(mind, p)
     mind.learn(waiting(mind.lore, p))
 
 
-def rate(mind: "Mind", records: list[Record]) -> list[int]:
+def rate(mind: "MindCore", records: list[Record]) -> list[int]:
     """Ratings for new records: this agent's earlier rating of the same text, the rest asked
     in one task."""
     known = mind.state.ratings
@@ -80,7 +80,7 @@ def rate(mind: "Mind", records: list[Record]) -> list[int]:
     return [rating(mind, r.text) for r in records]
 
 
-def remember(mind: "Mind", kind: str, texts: list[str], now: datetime, evidence: list[int] = (),
+def remember(mind: "MindCore", kind: str, texts: list[str], now: datetime, evidence: list[int] = (),
              ratings: list[int] | None = None) -> list[Memory]:
     """Store records of one kind, rated in one call together with any records still waiting
     (which are stored first, at the times they were noted). With `ratings` (packed into the
@@ -109,7 +109,7 @@ def remember(mind: "Mind", kind: str, texts: list[str], now: datetime, evidence:
     return out
 
 
-def settle(mind: "Mind", rated_only: bool = False) -> list[Memory]:
+def settle(mind: "MindCore", rated_only: bool = False) -> list[Memory]:
     """Rate the records noted since the last settle, in one task, and store them with the
     times they were noted. Called when the memory is about to be used (a retrieval, a plan)
     and when a new hour block starts: zero calls in between. `rated_only` files just the
@@ -135,7 +135,7 @@ def settle(mind: "Mind", rated_only: bool = False) -> list[Memory]:
     return out
 
 
-def settle_if_due(mind: "Mind", now: datetime) -> None:
+def settle_if_due(mind: "MindCore", now: datetime) -> None:
     """Batch the rating: settle when enough has piled up, or the oldest record has waited
     `settle_hours`; a retrieval or a plan settles whatever is waiting anyway."""
     waiting = mind.state.pending
@@ -144,7 +144,7 @@ def settle_if_due(mind: "Mind", now: datetime) -> None:
         settle(mind)
 
 
-def unrated(mind: "Mind", limit: int = RATE_BATCH) -> list[Record]:
+def unrated(mind: "MindCore", limit: int = RATE_BATCH) -> list[Record]:
     """The first waiting records no rating is known for yet (to be rated, packed into an
     answer; the rest wait for the next settle)."""
     out: dict[str, Record] = {}
@@ -156,7 +156,7 @@ def unrated(mind: "Mind", limit: int = RATE_BATCH) -> list[Record]:
     return list(out.values())
 
 
-def packed(mind: "Mind", asked: list[Record], ratings: list[int]) -> bool:
+def packed(mind: "MindCore", asked: list[Record], ratings: list[int]) -> bool:
     """Ratings an answer brought for the records its prompt showed; False (none kept) when they
     do not match one for one."""
     if len(ratings) != len(asked):

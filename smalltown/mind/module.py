@@ -12,7 +12,7 @@ from smalltown.config import Settings
 from smalltown.llm.tasks import Other, Output, Task
 
 if TYPE_CHECKING:
-    from smalltown.mind.agent import Mind
+    from smalltown.mind.core import MindCore
 
 # the clocks, from the fastest: model-free each tick; on an event of the agent's (a line, an action
 # ending, an observation weighed, a conversation over); every N game minutes; rarely (a threshold, a day)
@@ -49,10 +49,10 @@ class Applied(NamedTuple):
     then: Task | None = None  # the module's next step's question, asked now (applied `lag` later)
 
 
-Due = Callable[["Mind", datetime, TownView], bool]
-Question = Callable[["Mind", datetime, TownView], Task]
-Apply = Callable[["Mind", Output, Task, datetime], Applied]  # the answer, the task as its prompt showed it
-Outcome = Callable[["Mind", datetime, set[str]], list[Emit]]  # given the kinds of the agent's events this tick
+Due = Callable[["MindCore", datetime, TownView], bool]
+Question = Callable[["MindCore", datetime, TownView], Task]
+Apply = Callable[["MindCore", Output, Task, datetime], Applied]  # the answer, the task as its prompt showed it
+Outcome = Callable[["MindCore", datetime, set[str]], list[Emit]]  # given the kinds of the agent's events this tick
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,7 @@ class Module:
         """Whether the engine runs this module's slow steps under `settings`."""
         return bool(self.steps) and self.switched_on(settings)
 
-    def is_due(self, mind: "Mind", now: datetime, town: TownView) -> bool:
+    def is_due(self, mind: "MindCore", now: datetime, town: TownView) -> bool:
         """Its `due`; without one, its clock's: every N game minutes since it was last asked
         (kept in its own state, `AgentState.modules`), with none of its questions still out."""
         if self.due is not None:
@@ -112,7 +112,7 @@ class Module:
         asked = mind.state.modules.get(self.name, {}).get("asked")
         return asked is None or now - datetime.fromisoformat(asked) >= timedelta(minutes=minutes)
 
-    def ask(self, mind: "Mind", now: datetime, town: TownView) -> Task:
+    def ask(self, mind: "MindCore", now: datetime, town: TownView) -> Task:
         """Its first step's question, fixed now (the clock restarts when it is asked)."""
         assert self.question is not None, f"module {self.name!r}: a slow module needs a question"
         if self.due is None:

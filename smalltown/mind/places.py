@@ -13,7 +13,7 @@ from smalltown.state.known import KnownTree
 from smalltown.world.model import Gathering, address, pretty
 
 if TYPE_CHECKING:
-    from smalltown.mind.agent import Mind
+    from smalltown.mind.core import MindCore
 
 
 def choose_place(asker: Asker, agent: str, persona: PersonaCard, tree: KnownTree, activity: str,
@@ -88,7 +88,7 @@ def covered(tree: KnownTree, unavailable: frozenset[str], *parts: str) -> bool:
     return bool(objects) and all(out(o) for o in objects)
 
 
-def gatherings_on(mind: "Mind", day: date) -> list[Gathering]:
+def gatherings_on(mind: "MindCore", day: date) -> list[Gathering]:
     """The gatherings of that day the agent knows of: it hosts them, they are public (no fact
     announces them), or it knows the fact that announces them. Knowing of one is knowing where
     it is: its sector joins the agent's known tree."""

@@ -23,7 +23,7 @@ from smalltown.llm.tasks import (
     PlanStep,
     Record,
 )
-from smalltown.mind import importance, trade
+from smalltown.mind import importance, summary, trade
 from smalltown.mind.awareness import unavailable_now
 from smalltown.mind.commitments import decision_input, narrowed, promise_inputs
 from smalltown.mind.places import choose_place, covered, gatherings_on
@@ -34,9 +34,9 @@ from smalltown.state.agent import Action, Pending
 from smalltown.world.model import address, pretty
 
 if TYPE_CHECKING:
-    from smalltown.mind.agent import Mind
+    from smalltown.mind.core import MindCore
 
-__all__ = ["action_at", "hhmm", "plan_day", "replan", "unplanned"]
+__all__ = ["action_at", "hhmm", "next_action", "plan_day", "replan", "start", "take", "unplanned"]
 DONE_SHOWN = 6  # the latest actions of an activity a decomposition is shown
 RATE_PACKED = 12  # memories rated in a decomposition's answer at most (the rest wait for the next settle)
 WINDOW = 120  # minutes of one activity decomposed at a time (its hour-long blocks, two at most)
@@ -56,7 +56,7 @@ def as_block(span: list[PlanItem]) -> Block:
                  activity=span[0].activity[:60] or "-", place=span[0].place)
 
 
-def standing_intentions(mind: "Mind", now: datetime) -> list[Record]:
+def standing_intentions(mind: "MindCore", now: datetime) -> list[Record]:
     """Inner voices whispered today (or since yesterday morning): intentions that still stand."""
     since = (now - timedelta(days=1)).date()
     return [Record(id=i.id, time=i.time, kind="reflection", text=i.text, score=1.0)
@@ -66,7 +66,7 @@ def standing_intentions(mind: "Mind", now: datetime) -> list[Record]:
 # --- the day ------------------------------------------------------------------------------------
 
 
-def yesterday(mind: "Mind", now: datetime) -> list[Record]:
+def yesterday(mind: "MindCore", now: datetime) -> list[Record]:
     """What happened yesterday, as the daily plan is told it (SPEC 4): the day as lived (the
     plan's activities as they ended up), the conversations had, and what stood out."""
     day: date = (now - timedelta(days=1)).date()
@@ -91,10 +91,10 @@ def yesterday(mind: "Mind", now: datetime) -> list[Record]:
     return sorted(out, key=lambda r: r.time)
 
 
-def plan_day(mind: "Mind", now: datetime) -> DayPlan:
+def plan_day(mind: "MindCore", now: datetime) -> DayPlan:
     """The morning: refresh the summary description, plan the day, write its schedule."""
-    mind.settle()
-    mind.refresh_summary(now)
+    importance.settle(mind)
+    summary.refresh(mind, now)
     date_text = _day(now)
     places = list(mind.state.known.tree)
     context = mind.retrieve(f"{mind.name}'s plans, appointments and events on {date_text}", now,
@@ -105,8 +105,8 @@ def plan_day(mind: "Mind", now: datetime) -> DayPlan:
                                context=context, gatherings=gatherings, intentions=intentions,
                                goal=mind.state.goal))
     items = [(s.time, s.activity) for s in daily.items]
-    level1 = mind.remember("plan", [f"{mind.name}'s plan for {date_text}: wake up at {daily.wake_up_hour}:00, "
-                                    "then " + "; ".join(f"{t} {a}" for t, a in items)], now)
+    level1 = importance.remember(mind, "plan", [f"{mind.name}'s plan for {date_text}: wake up at {daily.wake_up_hour}:00, "
+                                                "then " + "; ".join(f"{t} {a}" for t, a in items)], now)
     hourly = mind.ask(narrowed(mind, HourlySchedule(
         persona=mind.persona, now=now, wake_up_hour=daily.wake_up_hour, daily_plan=daily.items, known_places=places,
         gatherings=gatherings, intentions=intentions, decision=decision_input(mind, acting=True),
@@ -122,7 +122,7 @@ def plan_day(mind: "Mind", now: datetime) -> DayPlan:
     return plan
 
 
-def _raw(mind: "Mind", blocks: list[Block], from_minute: int) -> list[tuple[int, int, str, str]]:
+def _raw(mind: "MindCore", blocks: list[Block], from_minute: int) -> list[tuple[int, int, str, str]]:
     raw = []
     for b in blocks:
         h, m = map(int, b.start.split(":"))
@@ -133,17 +133,17 @@ def _raw(mind: "Mind", blocks: list[Block], from_minute: int) -> list[tuple[int,
     return raw
 
 
-def _remember_schedule(mind: "Mind", plan: DayPlan, title: str, now: datetime, evidence: list[int],
+def _remember_schedule(mind: "MindCore", plan: DayPlan, title: str, now: datetime, evidence: list[int],
                        start: int = 0) -> None:
     lines = [f"{hhmm(s[0].start)} {s[0].activity}" + (f" at {s[0].place}" if s[0].place else "")
              for s in plan.spans() if s[-1].end > start]
-    mind.state.schedule_memory = mind.remember("plan", [f"{title}: " + "; ".join(lines)], now, evidence)[0].id
+    mind.state.schedule_memory = importance.remember(mind, "plan", [f"{title}: " + "; ".join(lines)], now, evidence)[0].id
 
 
 # --- the action now -----------------------------------------------------------------------------
 
 
-def action_at(mind: "Mind", now: datetime, current: str) -> tuple[str, str, datetime, dict | None]:
+def action_at(mind: "MindCore", now: datetime, current: str) -> tuple[str, str, datetime, dict | None]:
     """(activity, object address, until when, its economy op or None) for `now`, from today's plan
     (made if need be)."""
     if mind.state.plan is None or mind.state.plan.date != now.date():
@@ -163,7 +163,7 @@ def action_at(mind: "Mind", now: datetime, current: str) -> tuple[str, str, date
                 importance.settle_if_due(mind, now)
         else:
             _decompose(mind, block, now, current)  # rates what is waiting, in the same call
-            mind.settle(rated_only=True)
+            importance.settle(mind, rated_only=True)
     elif was is not block:
         importance.settle_if_due(mind, now)  # a new block: a good moment to file what was noted
     actions = block.actions
@@ -177,7 +177,7 @@ def action_at(mind: "Mind", now: datetime, current: str) -> tuple[str, str, date
     return sub.activity, sub.address, _midnight(now) + timedelta(minutes=max(end, minute + 1)), actions[i].op
 
 
-def _object_for(mind: "Mind", block: PlanItem, current: str) -> str:
+def _object_for(mind: "MindCore", block: PlanItem, current: str) -> str:
     """Where a block that is not decomposed (sleep, a short block) is done: in its place, the
     arena and the object chosen (SPEC 7); sleep goes on in the bed it started in."""
     a = mind.state.action
@@ -190,12 +190,12 @@ def _object_for(mind: "Mind", block: PlanItem, current: str) -> str:
                         now=block_time(mind, block), unavailable=out, beds=mind.spec.beds)
 
 
-def block_time(mind: "Mind", block: PlanItem) -> datetime:
+def block_time(mind: "MindCore", block: PlanItem) -> datetime:
     base = datetime.combine(mind.state.plan.date, time()) if mind.state.plan else datetime(2000, 1, 1)
     return base + timedelta(minutes=block.start)
 
 
-def _decompose(mind: "Mind", block: PlanItem, now: datetime, current: str) -> None:
+def _decompose(mind: "MindCore", block: PlanItem, now: datetime, current: str) -> None:
     """Just in time: this block and, when the activity goes on into the next one, that one too
     (at most WINDOW minutes of it), into 5-15 minute actions, each at an object of its place,
     seeing the day around the activity and what is already done of it."""
@@ -284,14 +284,14 @@ def _full(sector: str, option: str) -> str:
 # --- re-planning --------------------------------------------------------------------------------
 
 
-def replan(mind: "Mind", now: datetime, reason: list[Record], reaction: str = "", first_address: str = "") -> bool:
+def replan(mind: "MindCore", now: datetime, reason: list[Record], reaction: str = "", first_address: str = "") -> bool:
     """After a reaction, a conversation that changes the day, or an inner voice: the rest of the
     day is planned again from this moment (SPEC 4). False when there is no plan of today's to
     redo (planning ablated, or before the day's plan)."""
     plan = mind.state.plan
     if not mind.settings.planning or plan is None or plan.date != now.date():
         return False
-    mind.settle()
+    importance.settle(mind)
     minute = minute_of(now)
     lived: list[PlanItem] = []
     for b in plan.blocks:
@@ -341,9 +341,9 @@ def _hhmm_ok(t: str) -> bool:
 # --- the no-planning ablation -------------------------------------------------------------------
 
 
-def unplanned(mind: "Mind", now: datetime, current: str) -> tuple[Action, bool]:
+def unplanned(mind: "MindCore", now: datetime, current: str) -> tuple[Action, bool]:
     """The next action from the moment only."""
-    mind.settle()
+    importance.settle(mind)
     recent = [record(mind.lore, m, i / 10) for i, m in enumerate(mind.memory.recent(10), 1)]
     out = mind.ask(NextAction(persona=mind.persona, now=now,
                               status=gerund(mind.state.action.activity) if mind.state.action else "just waking up",
@@ -354,4 +354,32 @@ def unplanned(mind: "Mind", now: datetime, current: str) -> tuple[Action, bool]:
         return mind.state.action, False
     where = choose_place(mind.asker, mind.name, mind.persona, mind.state.known, out.activity, current,
                          mind.state.place_answers, now=now, unavailable=unavailable_now(mind, now))
-    return mind.start(out.activity, where, now, end), True
+    return start(mind, out.activity, where, now, end), True
+
+
+# --- the action taken up ------------------------------------------------------------------------
+
+
+def next_action(mind: "MindCore", now: datetime, current: str) -> tuple[Action, bool]:
+    """The action for `now`, and whether it is new (False: the same action goes on)."""
+    if not mind.settings.planning:
+        return unplanned(mind, now, current)
+    return take(mind, *action_at(mind, now, current), now)
+
+
+def take(mind: "MindCore", activity: str, address: str, end: datetime, op: dict | None,
+         now: datetime) -> tuple[Action, bool]:
+    """The plan's action for `now` taken up (and whether it is new: False, the same action goes on)."""
+    a = mind.state.action
+    if a and a.activity == activity and a.address == address and not op and not a.op:
+        mind.state.action = Action(activity, address, a.start, end)
+        return mind.state.action, False
+    return start(mind, activity, address, now, end, op), True
+
+
+def start(mind: "MindCore", activity: str, address: str, now: datetime, end: datetime,
+          op: dict | None = None) -> Action:
+    mind.state.action = Action(activity, address, now, end, op)
+    if mind.settings.observation_memory:
+        importance.note(mind, "observation", f"{mind.name} is {gerund(activity)}", now)
+    return mind.state.action

@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING
 from smalltown.lang import gerund
 from smalltown.llm.tasks import React, ReactOut, Record
 from smalltown.mind.commitments import narrowed
-from smalltown.mind import civics, social
+from smalltown.mind import civics, planning, social
 from smalltown.mind.talk import facts_of, news_for
 from smalltown.world.perception import Seen
 
 if TYPE_CHECKING:
-    from smalltown.mind.agent import Mind
+    from smalltown.mind.core import MindCore
 
 
 @dataclass
@@ -40,19 +40,19 @@ class Reaction:
         return self.answer.react and bool(self.answer.reaction) and not self.talks
 
 
-def may_talk_to(mind: "Mind", other: str, now: datetime) -> bool:
+def may_talk_to(mind: "MindCore", other: str, now: datetime) -> bool:
     last = mind.state.last_chat.get(other)
     return last is None or now - last >= timedelta(hours=mind.settings.conversation_cooldown_hours)
 
 
-def may_consider(mind: "Mind", subject: str, now: datetime) -> bool:
+def may_consider(mind: "MindCore", subject: str, now: datetime) -> bool:
     """Having just decided not to react to someone or something, the agent does not weigh it
     again at once (the decision stands for `react_cooldown_hours`)."""
     last = mind.state.declined.get(subject)
     return last is None or now - last >= timedelta(hours=mind.settings.react_cooldown_hours)
 
 
-def attending(mind: "Mind", other: str, now: datetime) -> bool:
+def attending(mind: "MindCore", other: str, now: datetime) -> bool:
     """Whether the agent weighs the person `other` now: having just weighed someone, it passes
     through a crowd without deliberating over each new face for `attention_minutes`, unless it is
     an influencer still to argue its case with `other` (seeking people out is its whole point)."""
@@ -62,7 +62,7 @@ def attending(mind: "Mind", other: str, now: datetime) -> bool:
     return civics.persuading(mind, other)
 
 
-def consider(mind: "Mind", seen: Seen, is_agent: bool, now: datetime, place: str, state: str) -> Reaction:
+def consider(mind: "MindCore", seen: Seen, is_agent: bool, now: datetime, place: str, state: str) -> Reaction:
     """SPEC 5: continue or react, given a context from two retrievals. `state`: what the other
     agent is doing, or the object's state."""
     # no settle here: the context (the relationship, the observed's doing) lives in what is
@@ -93,10 +93,10 @@ def consider(mind: "Mind", seen: Seen, is_agent: bool, now: datetime, place: str
     return Reaction(seen.subject, is_agent, answer, seen.description)
 
 
-def act_on(mind: "Mind", reaction: Reaction, now: datetime) -> bool:
+def act_on(mind: "MindCore", reaction: Reaction, now: datetime) -> bool:
     """A reaction other than talking: the rest of the day planned again from now (to an object:
     begun at that object). True if there was a plan of today's to redo."""
     noticed = [Record(time=now, kind="observation", text=f"{mind.name} noticed: {reaction.observation}")] \
         if reaction.observation else []
-    return mind.replan(now, noticed, reaction=reaction.answer.reaction,
-                       first_address="" if reaction.is_agent else reaction.observed)
+    return planning.replan(mind, now, noticed, reaction=reaction.answer.reaction,
+                           first_address="" if reaction.is_agent else reaction.observed)

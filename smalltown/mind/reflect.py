@@ -23,12 +23,12 @@ from smalltown.mind.memory import Memory
 from smalltown.mind.records import record
 
 if TYPE_CHECKING:
-    from smalltown.mind.agent import Mind
+    from smalltown.mind.core import MindCore
 
 QUESTIONS, INSIGHTS = "reflection", "insights"  # the slow steps' module names (AgentState.slow)
 
 
-def _over(mind: "Mind", now: datetime) -> bool:
+def _over(mind: "MindCore", now: datetime) -> bool:
     """Over the threshold, and (with `reflection_every_minutes`) the newest reflection in the stream
     at least that long ago: read from the stream, so a resumed run sees the same."""
     s = mind.settings
@@ -40,19 +40,19 @@ def _over(mind: "Mind", now: datetime) -> bool:
     return True
 
 
-def due(mind: "Mind", now: datetime) -> bool:
+def due(mind: "MindCore", now: datetime) -> bool:
     """Inline reflection: checked every tick; counts only settled records, so it costs nothing in
     between."""
     return not mind.settings.slow_reflection and _over(mind, now)
 
 
-def due_slow(mind: "Mind", now: datetime) -> bool:
+def due_slow(mind: "MindCore", now: datetime) -> bool:
     """Slow reflection: due (`_over`), and no step of an earlier one still out."""
     return mind.settings.slow_reflection and _over(mind, now) and \
         not any(q.module in (QUESTIONS, INSIGHTS) for q in mind.state.slow)
 
 
-def questions(mind: "Mind", now: datetime) -> ReflectionQuestions:
+def questions(mind: "MindCore", now: datetime) -> ReflectionQuestions:
     """The statements are the most recent records, those still waiting among them: the ones not
     rated yet are to be rated in the questions' answer (packed)."""
     s = mind.settings
@@ -68,7 +68,7 @@ def questions(mind: "Mind", now: datetime) -> ReflectionQuestions:
     return ReflectionQuestions(persona=mind.persona, now=now, statements=statements, rate=rate)
 
 
-def _cited(mind: "Mind", asked: list[str], now: datetime) -> list[Record]:
+def _cited(mind: "MindCore", asked: list[str], now: datetime) -> list[Record]:
     """The records retrieved for the questions, each once at its best score."""
     cited: dict[int, Record] = {}
     for q in asked:
@@ -78,7 +78,7 @@ def _cited(mind: "Mind", asked: list[str], now: datetime) -> list[Record]:
     return list(cited.values())
 
 
-def keep(mind: "Mind", answer: ReflectionInsightsOut, shown: list[Record], now: datetime) -> list[Memory]:
+def keep(mind: "MindCore", answer: ReflectionInsightsOut, shown: list[Record], now: datetime) -> list[Memory]:
     """Store the insights that rest on statements the prompt showed (`shown`, numbered as there),
     each once, rated in the same answer (packed)."""
     insights = []
@@ -93,17 +93,17 @@ def keep(mind: "Mind", answer: ReflectionInsightsOut, shown: list[Record], now: 
         insights.append((ins.insight, evidence, ins.importance))
     out = []
     for text, evidence, rating in insights:
-        out += mind.remember("reflection", [text], now, evidence, ratings=[rating])
+        out += importance.remember(mind, "reflection", [text], now, evidence, ratings=[rating])
     return out
 
 
-def reflect(mind: "Mind", now: datetime) -> list[Memory]:
+def reflect(mind: "MindCore", now: datetime) -> list[Memory]:
     """Inline: both calls now; the count towards the next reflection starts again."""
     out = mind.ask(questions(mind, now))
     asked = mind.asker.last_task.rate  # those the prompt had room for
     if not importance.packed(mind, asked, out.ratings) and asked:
         mind.note(f"{len(out.ratings)} ratings for {len(asked)} memories; they are asked again")
-    mind.settle()  # (asks only for what the answer did not rate)
+    importance.settle(mind)  # (asks only for what the answer did not rate)
     mind.state.since_reflection = 0
     cited = _cited(mind, out.questions, now)
     if not cited:
@@ -114,14 +114,14 @@ def reflect(mind: "Mind", now: datetime) -> list[Memory]:
 
 # --- slow: two steps, each asked with its inputs fixed at its tick ---------------------------------
 
-def ask_questions(mind: "Mind", now: datetime) -> ReflectionQuestions:
+def ask_questions(mind: "MindCore", now: datetime) -> ReflectionQuestions:
     """The first step's question; the count towards the next reflection starts again now."""
     task = questions(mind, now)
     mind.state.since_reflection = 0
     return task
 
 
-def take_questions(mind: "Mind", out: ReflectionQuestionsOut, shown: ReflectionQuestions,
+def take_questions(mind: "MindCore", out: ReflectionQuestionsOut, shown: ReflectionQuestions,
                    now: datetime) -> ReflectionInsights | None:
     """The questions' answer, `lag` ticks on: its ratings kept for the records still unrated (a
     settle meanwhile may have rated some), then the retrievals; the insights' question, or None
@@ -132,7 +132,7 @@ def take_questions(mind: "Mind", out: ReflectionQuestionsOut, shown: ReflectionQ
                 mind.state.ratings[r.text] = x
     elif shown.rate:
         mind.note(f"{len(out.ratings)} ratings for {len(shown.rate)} memories; they are asked again")
-    mind.settle()  # everything waiting filed before the retrievals
+    importance.settle(mind)  # everything waiting filed before the retrievals
     cited = _cited(mind, out.questions, now)
     if not cited:
         return None

@@ -18,12 +18,12 @@ from smalltown.llm.tasks import GoalSeen, InferRole, InferRoleOut
 from smalltown.mind.goals import HISTORY
 
 if TYPE_CHECKING:
-    from smalltown.mind.agent import Mind
+    from smalltown.mind.core import MindCore
 
 MODULE = "role"  # its slow questions' module name (AgentState.slow)
 
 
-def window(mind: "Mind") -> list[GoalSeen]:
+def window(mind: "MindCore") -> list[GoalSeen]:
     """The goals window, oldest first, each with its need (needs are aligned with goals from the
     end: a run that turned roles on late has fewer needs than goals, the older ones unknown)."""
     s = mind.state
@@ -32,7 +32,7 @@ def window(mind: "Mind") -> list[GoalSeen]:
     return [GoalSeen(goal=g, need=n) for g, n in zip(s.goals, needs)]
 
 
-def took_goal(mind: "Mind", need: str, before: list[GoalSeen]) -> None:
+def took_goal(mind: "MindCore", need: str, before: list[GoalSeen]) -> None:
     """After a goal is taken up: keep its need beside it, and mark the role due when the window
     is not what it was."""
     if not mind.settings.roles:
@@ -43,14 +43,14 @@ def took_goal(mind: "Mind", need: str, before: list[GoalSeen]) -> None:
         s.role_due = True
 
 
-def due(mind: "Mind", now: datetime) -> bool:
+def due(mind: "MindCore", now: datetime) -> bool:
     s = mind.state
     if not mind.settings.roles or not s.role_due or any(q.module == MODULE for q in s.slow):
         return False
     return s.role_asked is None or now - s.role_asked >= timedelta(minutes=mind.settings.role_every_minutes)
 
 
-def question(mind: "Mind", now: datetime) -> InferRole:
+def question(mind: "MindCore", now: datetime) -> InferRole:
     """The role question, its window fixed now."""
     s = mind.state
     s.role_asked, s.role_due = now, False
@@ -58,7 +58,7 @@ def question(mind: "Mind", now: datetime) -> InferRole:
                      role=s.role)
 
 
-def apply(mind: "Mind", out: InferRoleOut) -> str | None:
+def apply(mind: "MindCore", out: InferRoleOut) -> str | None:
     """Take the answer's role: the role before when it changed (\"\" for the first), else None."""
     role = " ".join(out.role.split())
     s = mind.state

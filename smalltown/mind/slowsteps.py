@@ -15,7 +15,7 @@ from smalltown.mind.memory import Memory
 from smalltown.mind.module import Applied, Clock, Emit, Module, SlowStep, TownView
 
 if TYPE_CHECKING:
-    from smalltown.mind.agent import Mind
+    from smalltown.mind.core import MindCore
 
 
 def reflected(name: str, insights: list[Memory]) -> Emit:
@@ -26,11 +26,11 @@ def reflected(name: str, insights: list[Memory]) -> Emit:
 
 # --- goal generation -------------------------------------------------------------------------------
 
-def _goal_question(mind: "Mind", now: datetime, town: TownView) -> SocialGoal:
+def _goal_question(mind: "MindCore", now: datetime, town: TownView) -> SocialGoal:
     return goals.question(mind, now, town.needs, [town.other(n) for n in goals.known(mind, town.names)])
 
 
-def _goal(mind: "Mind", out: Output, shown: Task, now: datetime) -> Applied:
+def _goal(mind: "MindCore", out: Output, shown: Task, now: datetime) -> Applied:
     assert isinstance(out, SocialGoalOut)
     before = roles.window(mind) if mind.settings.roles else []
     if not goals.apply(mind, out, now):
@@ -40,7 +40,7 @@ def _goal(mind: "Mind", out: Output, shown: Task, now: datetime) -> Applied:
     return Applied([Emit("goal", f"{mind.name}'s goal: {s.goal}", {"goal": s.goal, "need": s.goal_need})])
 
 
-def _goal_outcome(mind: "Mind", now: datetime, kinds: set[str]) -> list[Emit]:
+def _goal_outcome(mind: "MindCore", now: datetime, kinds: set[str]) -> list[Emit]:
     """At the end of the tick: the goal whose block ended so, a success or a failure (a new goal
     is asked at the next tick)."""
     goal = mind.state.goal
@@ -61,7 +61,7 @@ GOALS = Module(
 
 # --- role inference --------------------------------------------------------------------------------
 
-def _role(mind: "Mind", out: Output, shown: Task, now: datetime) -> Applied:
+def _role(mind: "MindCore", out: Output, shown: Task, now: datetime) -> Applied:
     assert isinstance(out, InferRoleOut)
     previous = roles.apply(mind, out)
     if previous is None:
@@ -83,7 +83,7 @@ ROLES = Module(
 
 # --- reflection, slow: two steps, each asked with its inputs fixed at its tick ---------------------
 
-def _questions(mind: "Mind", out: Output, shown: Task, now: datetime) -> Applied:
+def _questions(mind: "MindCore", out: Output, shown: Task, now: datetime) -> Applied:
     """The first step back: retrieve, and ask for the insights now."""
     assert isinstance(out, ReflectionQuestionsOut) and isinstance(shown, ReflectionQuestions)
     task = reflect.take_questions(mind, out, shown, now)
@@ -92,7 +92,7 @@ def _questions(mind: "Mind", out: Output, shown: Task, now: datetime) -> Applied
     return Applied([], then=task)
 
 
-def _insights(mind: "Mind", out: Output, shown: Task, now: datetime) -> Applied:
+def _insights(mind: "MindCore", out: Output, shown: Task, now: datetime) -> Applied:
     assert isinstance(out, ReflectionInsightsOut) and isinstance(shown, ReflectionInsights)
     return Applied([reflected(mind.name, reflect.keep(mind, out, shown.statements, now))])
 

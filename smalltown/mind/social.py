@@ -21,7 +21,7 @@ from smalltown.llm.tasks.social import SocialConversationOut, SummarizeConversat
 from smalltown.state.social import NEUTRAL, Bond
 
 if TYPE_CHECKING:
-    from smalltown.mind.agent import Mind
+    from smalltown.mind.core import MindCore
 
 
 @dataclass(frozen=True)
@@ -34,11 +34,11 @@ class Change:
     summary: str
 
 
-def on(mind: "Mind") -> bool:
+def on(mind: "MindCore") -> bool:
     return mind.settings.social_awareness
 
 
-def feeling(mind: "Mind", other: str) -> Feeling | None:
+def feeling(mind: "MindCore", other: str) -> Feeling | None:
     """The feeling toward `other` as a prompt carries it; None when the setting is off."""
     if not on(mind):
         return None
@@ -46,7 +46,7 @@ def feeling(mind: "Mind", other: str) -> Feeling | None:
     return Feeling(other=other, sentiment=bond.sentiment if bond else NEUTRAL, summary=bond.summary if bond else "")
 
 
-def summary_task(mind: "Mind", other: "Mind", plain: SummarizeConversation, tones: list[str]) -> SummarizeConversation:
+def summary_task(mind: "MindCore", other: "MindCore", plain: SummarizeConversation, tones: list[str]) -> SummarizeConversation:
     """The summary question to ask: the plain one when off, else the one that also asks the feeling."""
     if not on(mind):
         return plain
@@ -54,7 +54,7 @@ def summary_task(mind: "Mind", other: "Mind", plain: SummarizeConversation, tone
                                        other_traits=other.persona.traits, tones=tones)
 
 
-def update(mind: "Mind", other: str, out: object, now: datetime) -> Change | None:
+def update(mind: "MindCore", other: str, out: object, now: datetime) -> Change | None:
     """Keep the feeling the summary's answer gave (None: the setting is off, nothing asked)."""
     if not isinstance(out, SocialConversationOut):
         return None

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING
 from smalltown.llm.tasks import SummaryDescription
 
 if TYPE_CHECKING:
-    from smalltown.mind.agent import Mind
+    from smalltown.mind.core import MindCore
 
 
-def refresh(mind: "Mind", now: datetime) -> None:
+def refresh(mind: "MindCore", now: datetime) -> None:
     """Regenerated once each game morning, then kept in the agent's state."""
     if mind.state.summary_date == now.date():
         return

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from smalltown.llm import tasks
 from smalltown.llm.tasks import CommittingUtterance, LastTalk, Record, SummarizeConversation, Utterance
-from smalltown.mind import commitments
+from smalltown.mind import commitments, importance, planning
 from smalltown.mind import social
 from smalltown.mind import civics
 from smalltown.mind.memory import Memory
@@ -27,7 +27,7 @@ from smalltown.state.agent import Action, talking_with
 from smalltown.store.conversations import Line
 
 if TYPE_CHECKING:
-    from smalltown.mind.agent import Mind
+    from smalltown.mind.core import MindCore
 
 MAX_NEWS = 3  # news items a prompt offers at once
 
@@ -69,7 +69,7 @@ class Conversation:
 # --- news: what an agent knows of the world's declared facts, and whom it told -------------------
 
 
-def news_for(mind: "Mind", other: str) -> list[Record]:
+def news_for(mind: "MindCore", other: str) -> list[Record]:
     """The declared facts `mind` knows and has not told `other` (nor heard from them), each as its
     latest record about it; never a fact about `other` or a gathering `other` hosts."""
     told = mind.state.told.get(other, {})
@@ -84,12 +84,12 @@ def news_for(mind: "Mind", other: str) -> list[Record]:
     return sorted(out, key=lambda r: (r.time, r.id))[:MAX_NEWS]
 
 
-def already_told(mind: "Mind", other: str) -> list[Record]:
+def already_told(mind: "MindCore", other: str) -> list[Record]:
     return [mind.facts[f].model_copy(update={"score": 100.0}) for f in mind.state.told.get(other, {})
             if f in mind.facts]
 
 
-def facts_of(mind: "Mind", records: list[Record], lines: list[Line] = ()):
+def facts_of(mind: "MindCore", records: list[Record], lines: list[Line] = ()):
     """The declared facts records are about, and the lines so far passed on."""
     names = list(dict.fromkeys([*(f for r in records for f in r.facts), *(f for x in lines for f in x.facts)]))
     return [mind.lore.fact(n) for n in names if n in mind.lore.facts]
@@ -104,7 +104,7 @@ def own(doing: str, name: str) -> str:
 # --- a conversation, in steps: the engine runs every conversation of a tick in lockstep -----------
 
 
-def begin(a: "Mind", b: "Mind", now: datetime, place: str, reason: str, doing: dict[str, str],
+def begin(a: "MindCore", b: "MindCore", now: datetime, place: str, reason: str, doing: dict[str, str],
           opening: str = "", relationship: str = "") -> Conversation:
     """`a` starts the talk on noticing `reason`, once both sides have settled what they noted: no
     question asked. `opening` is its first line when it came packed with the decision to talk,
@@ -120,7 +120,7 @@ def begin(a: "Mind", b: "Mind", now: datetime, place: str, reason: str, doing: d
     return conv
 
 
-def say(conv: Conversation, a: "Mind", b: "Mind") -> bool:
+def say(conv: Conversation, a: "MindCore", b: "MindCore") -> bool:
     """The next line (its speaker's question; touches the speaker's mind only). True while the
     talk goes on."""
     if not conv.going:
@@ -197,7 +197,7 @@ def settle_memory(conv: Conversation, name: str, got: Remembered) -> None:
         conv.stances[name] = got.stance
 
 
-def remember(me: "Mind", other: "Mind", conv: Conversation) -> Remembered:
+def remember(me: "MindCore", other: "MindCore", conv: Conversation) -> Remembered:
     """One side's memory of the talk: its summary (a chat record), what it learned (records
     citing the chat), who told it what, and whether its day changes. Touches `me` only."""
     now = conv.start
@@ -211,11 +211,11 @@ def remember(me: "Mind", other: "Mind", conv: Conversation) -> Remembered:
         persona=me.persona, now=now, other=other.name, place=conv.place, lines=lines, facts=facts,
         known_facts=[f for f in passed if f in knew], gatherings=gatherings), tones))
     out = me.ask(task)
-    chat = me.remember("chat", [out.summary.strip()], now, ratings=[out.importance])[0]
+    chat = importance.remember(me, "chat", [out.summary.strip()], now, ratings=[out.importance])[0]
     learned = [(x.fact.strip(), x.importance) for x in out.learned if x.fact.strip()]
     learned = [(t, r) for t, r in dict(learned).items() if not me.memory.has(t)]
-    heard = me.remember("observation", [t for t, _ in learned], now, evidence=[chat.id],
-                        ratings=[r for _, r in learned]) if learned else []
+    heard = importance.remember(me, "observation", [t for t, _ in learned], now, evidence=[chat.id],
+                                ratings=[r for _, r in learned]) if learned else []
     for m in heard:
         for f in me.lore.tags(m.description)[1]:
             me.state.heard.setdefault(f, other.name)
@@ -224,7 +224,7 @@ def remember(me: "Mind", other: "Mind", conv: Conversation) -> Remembered:
                       civics.took(task, other.name, out))
 
 
-def carry_on(me: "Mind", other: "Mind", conv: Conversation) -> bool:
+def carry_on(me: "MindCore", other: "MindCore", conv: Conversation) -> bool:
     """After the talk: the day planned again from here if what was said changes it, and the two
     stand talking for as long as the lines took (the plan picks up again when that ends). True
     when the day was planned again. Touches `me` only."""
@@ -232,7 +232,7 @@ def carry_on(me: "Mind", other: "Mind", conv: Conversation) -> bool:
     replanned = False
     if conv.plan_changes.get(me.name) or commitments.unplanned_promises(me, now):
         reason = [record(me.lore, m, 1.0) for m in [conv.chats[me.name], *conv.learned[me.name]]]
-        replanned = me.replan(now, reason)
+        replanned = planning.replan(me, now, reason)
     state = me.state
     state.last_chat[other.name] = now
     state.action = Action(talking_with(other.name), state.action.address if state.action else "", now,

@@ -13,10 +13,10 @@ from smalltown.llm.tasks import EconomyDecompose, Output
 from smalltown.state.plan import PlanItem
 
 if TYPE_CHECKING:
-    from smalltown.mind.agent import Mind
+    from smalltown.mind.core import MindCore
 
 
-def decompose(mind: "Mind", place: str, inputs: dict) -> EconomyDecompose:
+def decompose(mind: "MindCore", place: str, inputs: dict) -> EconomyDecompose:
     """The decomposition question with the ops feasible at `place` (a sector) and the inventory."""
     ops, inventory = mind.market(place)
     return EconomyDecompose(**inputs, ops=ops, inventory=inventory, need=mind.state.goal_need)
