@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any, Callable
 
 from smalltown.mind import modules
-from smalltown.mind.module import Module
+from smalltown.mind.module import EachTick, Module
 from smalltown.sim import commitments
 from smalltown.sim.changes import Changes
 from smalltown.sim.perception import perceive_all
@@ -78,9 +78,8 @@ def _think(sim: Engine, tick: Tick) -> None:
         tick.weigh = sim.sighted(tick.changes)
     else:
         tick.weigh = tick.seen
-    for phase in THINKING:
-        if phase.runs(sim):
-            phase.run(sim, tick)
+    for phase in sim.tick_phases.thinking:
+        phase.run(sim, tick)
 
 
 def _reflect(sim: Engine, tick: Tick) -> None:
@@ -124,7 +123,7 @@ def _move(sim: Engine, tick: Tick) -> None:
 def _each_tick(sim: Engine, tick: Tick) -> None:
     """The model-free modules' hooks, each agent given what stopped its action this tick (taken
     whatever is on: it is this tick's only)."""
-    hooks = [m.each_tick for m in modules.MODULES if m.each_tick is not None and m.switched_on(sim.settings)]
+    hooks = sim.tick_phases.hooks
     for agent in sim.agents:
         outcome, agent.outcome = agent.outcome, None
         for hook in hooks:
@@ -168,11 +167,22 @@ PHASES: list[Phase] = [
 ]
 
 
+class TickPhases:
+    """The phases a run runs (`Phase.runs`), in order, and the each-tick hooks of the modules on:
+    chosen once, when the engine is made (a run's settings and world stay as they are while it
+    runs; the registry's slow modules are chosen so too, sim/slow.py)."""
+
+    def __init__(self, sim: Engine):
+        self.phases = [p for p in PHASES if p.runs(sim)]
+        self.thinking = [p for p in THINKING if p.runs(sim)]
+        self.hooks: list[EachTick] = [m.each_tick for m in modules.MODULES
+                                      if m.each_tick is not None and m.switched_on(sim.settings)]
+
+
 def run(sim: Engine, tick: Tick) -> None:
-    """The tick's phases, in order: those that run (`Phase.runs`)."""
-    for phase in PHASES:
-        if phase.runs(sim):
-            phase.run(sim, tick)
+    """The tick's phases, in order (`sim.tick_phases`)."""
+    for phase in sim.tick_phases.phases:
+        phase.run(sim, tick)
 
 
 def phase_of(module: Module) -> str:

@@ -106,6 +106,7 @@ class Simulation:
             if world.civics and self.economy else None
         if self.civics:  # those walking to pay a tax are on an errand: they do not stop to react
             self.encounters.errands = self.civics.taxes.pending
+        self.tick_phases = phases.TickPhases(self)  # the tick's phases that run (sim/phases.py)
 
     def _record_call(self, rec: CallRecord) -> None:
         job = self.slow.later.current() if self.slow else None
@@ -192,8 +193,9 @@ class Simulation:
 
     def _step(self) -> list[Event]:
         self.tick += 1
-        changes = Changes(self.tick, self.now)
-        phases.run(self, Tick(self.now, changes))  # (sim/phases.py: the registry's modules, in the tick's order)
+        now = self.now
+        changes = Changes(self.tick, now)
+        phases.run(self, Tick(now, changes))  # (sim/phases.py: the registry's modules, in the tick's order)
         self._flush(changes, snapshot=self._snapshot_due())
         self.finished = self.tick
         return changes.events
