@@ -9,6 +9,7 @@ import sqlite3
 from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -19,7 +20,7 @@ from smalltown.mind.modules import MODULES, registered
 from smalltown.scripted import ScriptedBackend
 from smalltown.sim.breakpoints import BREAK_KINDS, Breakpoint, check
 from smalltown.sim.open import create
-from smalltown.sim.phases import PHASES, THINKING, phase_of
+from smalltown.sim.phases import PHASES, THINKING, Phase, phase_of
 from smalltown.world.load import load_world
 
 TINY = ROOT / "worlds" / "tiny.toml"
@@ -49,6 +50,14 @@ def test_a_module_bound_to_no_phase_or_to_two_is_refused():
         phase_of(replace(twice, each_tick=lambda mind, now, outcome: []))
     with pytest.raises(ValueError, match="but is bound to movement"):
         phase_of(replace(bare, name="movement", runs_in="encounters"))
+
+
+def test_a_phase_runs_when_one_of_its_modules_is_on_unless_it_says_when():
+    phase = Phase("noticing", lambda sim, tick: None, ("action awareness", "commitment checks"))
+    off, one = SimpleNamespace(settings=Settings()), SimpleNamespace(settings=Settings().override(commitments=True))
+    assert not phase.runs(off) and phase.runs(one)
+    assert replace(phase, when=lambda sim: True).runs(off)
+    assert replace(phase, modules=("movement",)).runs(off)  # (a module that is always on)
 
 
 # --- a new every-tick module, from this file alone ----------------------------------------------
