@@ -6,8 +6,9 @@ unavailable places given to the place choice and the decomposition as typed inpu
 meeting whose other side is not there (sim/commitments.py) is noticed the same way.
 
 CLOCK: every tick, model-free. The engine reports an `Outcome` when an agent is stopped on the
-way to or at its action's place (sim/aware.py); nothing is asked here (the re-plan's questions
-are asked when the agent next decides, as any decision is).
+way to or at its action's place (to the module's `each_tick` hook, mind/modules.py, run by
+sim/phases.py); nothing is asked here (the re-plan's questions are asked when the agent next
+decides, as any decision is).
 READS: the current action, today's plan, the known tree, `unavailable`.
 WRITES: `unavailable` (address -> until when), one pending observation, the plan's current block
 (cut at now; its rest undecomposed, in another sector when all of this one is unavailable), and

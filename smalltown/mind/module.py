@@ -1,6 +1,7 @@
 """A module of the mind, as it declares itself to the registry (mind/modules.py): its clock, its
-setting, what it reads and writes, and, for a module the engine runs (a slow one), the functions
-the engine calls, the event kinds it emits and its inspector panel."""
+setting, what it reads and writes, and how the engine runs it: its slow steps (a slow module), its
+hook on each tick (a model-free one), or the engine's phase it is bound to or runs inside
+(sim/phases.py); the event kinds it emits and its inspector panel."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from smalltown.config import Settings
 from smalltown.llm.tasks import Other, Output, Task
 
 if TYPE_CHECKING:
+    from smalltown.mind.awareness import Outcome as ActionOutcome
     from smalltown.mind.core import MindCore
 
 # the clocks, from the fastest: model-free each tick; on an event of the agent's (a line, an action
@@ -53,6 +55,8 @@ Due = Callable[["MindCore", datetime, TownView], bool]
 Question = Callable[["MindCore", datetime, TownView], Task]
 Apply = Callable[["MindCore", Output, Task, datetime], Applied]  # the answer, the task as its prompt showed it
 Outcome = Callable[["MindCore", datetime, set[str]], list[Emit]]  # given the kinds of the agent's events this tick
+# a model-free module's hook on each tick (after movement), given what stopped the agent's action this tick (or None)
+EachTick = Callable[["MindCore", datetime, "ActionOutcome | None"], list[Emit]]
 
 
 @dataclass(frozen=True)
@@ -84,6 +88,11 @@ class Module:
     question: Question | None = None  # its first step's question
     steps: tuple[SlowStep, ...] = ()  # the first answers `question`; each may ask the next (Applied.then)
     outcome: Outcome | None = None
+    # --- what the engine runs (a model-free module on each tick, sim/phases.py's "each tick" phase) ---
+    each_tick: EachTick | None = None
+    # the engine's phase (sim/phases.py) this module runs inside, when no phase is bound to it by name
+    # (talking inside "encounters", places inside "next actions", ...)
+    runs_in: str = ""
     on: Callable[[Settings], bool] | None = None  # when the engine runs it (default: its setting is on)
     events: dict[str, str] = field(default_factory=dict)  # its event kinds -> what a breakpoint on one catches
     panel: Panel | None = None

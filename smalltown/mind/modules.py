@@ -7,18 +7,37 @@ A module the engine runs from here (a slow one: asked at one tick, applied `slow
 sim/later.py) also gives the functions the engine calls: `due`, `question` and its steps' `apply`,
 an `outcome` checked at the end of each tick, and the event kinds it emits (each with what a
 breakpoint on it catches). sim/slow.py loops over `running()`; sim/events.py and
-sim/breakpoints.py add the registered kinds to the engine's own. The other modules' code paths
-are the engine's (perception, movement, the tick's phases); their rows are described only."""
+sim/breakpoints.py add the registered kinds to the engine's own. A model-free module on each tick
+gives its hook (`each_tick`: action awareness), run by the engine's "each tick" phase. The tick's
+other phases (sim/phases.py) are bound to the rest by name, or a module says the phase it runs
+inside (`runs_in`): tests/test_phases.py keeps every row bound to exactly one."""
 
 from __future__ import annotations
 
 from contextlib import contextmanager
 from typing import Iterator
 
+from datetime import datetime
+
 from smalltown.config import Settings
 from smalltown.llm.tasks import TASKS
-from smalltown.mind import slowsteps
-from smalltown.mind.module import Clock, Module
+from smalltown.mind import awareness, slowsteps
+from smalltown.mind.awareness import Outcome
+from smalltown.mind.core import MindCore
+from smalltown.mind.module import Clock, Emit, Module
+from smalltown.store.schema import TIME_FMT
+
+
+def _notice(mind: MindCore, now: datetime, outcome: Outcome | None) -> list[Emit]:
+    """Action awareness on each tick: what stopped the agent's action this tick, noticed (or not)."""
+    text = awareness.notice(mind, outcome, now) if outcome is not None else ""
+    if not text:
+        return []
+    until = mind.state.unavailable[outcome.place]
+    return [Emit("unexpected", text, {"address": outcome.address, "place": outcome.place,
+                                      "reason": "closed" if outcome.closed else "taken",
+                                      "until": until.strftime(TIME_FMT)})]
+
 
 TICK, EVENT, RARE = "every tick", "on an event", "rare"
 MODULES: list[Module] = [
@@ -27,27 +46,28 @@ MODULES: list[Module] = [
     Module("movement", "sim/movement.py", Clock(TICK, "each tick, model-free"), "",
            "the action's address, the map", "the agent's tile and path; blocked at a closed or taken place"),
     Module("action awareness", "mind/awareness.py", Clock(TICK, "each tick, model-free"), "action_awareness",
-           "the action, the plan, the engine's outcome", "unavailable, an observation, the plan's block"),
+           "the action, the plan, the engine's outcome", "unavailable, an observation, the plan's block",
+           each_tick=_notice),
     Module("commitment checks", "sim/commitments.py", Clock(TICK, "each tick, model-free"), "commitments",
            "commitments, the agent's place", "commitments (kept or broken events)"),
     Module("memory and importance", "mind/importance.py",
            Clock(EVENT, "before the memory is used, or a batch has waited"),
-           "", "pending records", "the memory stream, ratings"),
+           "", "pending records", "the memory stream, ratings", runs_in="perception"),
     Module("controller", "mind/controller.py", Clock(EVENT, "an action boundary, an observation weighed"),
-           "controller_broadcast", "the state's parts named in controller_inputs", "decision"),
+           "controller_broadcast", "the state's parts named in controller_inputs", "decision", runs_in="next actions"),
     Module("reacting", "mind/react.py", Clock(EVENT, "an observation weighed"), "",
            "retrievals, the last talk, news, weighed", "the plan (re-planned), declined, weighed"),
     Module("talking", "mind/talk.py", Clock(EVENT, "each line of a conversation"), "",
            "retrievals, the last talk, decision, feeling", "talks, told, heard, commitments"),
     Module("social awareness", "mind/social.py", Clock(EVENT, "after each conversation"), "social_awareness",
-           "social, the other's traits", "social"),
+           "social, the other's traits", "social", runs_in="encounters"),
     Module("places", "mind/places.py", Clock(EVENT, "an action that needs a place"), "",
-           "the known tree, unavailable", "place_answers"),
+           "the known tree, unavailable", "place_answers", runs_in="next actions"),
     slowsteps.GOALS,
     slowsteps.ROLES,
     Module("daily plan", "mind/planning.py", Clock(RARE, "each morning; blocks decomposed as they start"), "planning",
-           "the summary, retrievals, goal, decision", "plan, action"),
-    Module("summary", "mind/summary.py", Clock(RARE, "each morning"), "", "retrievals", "summary"),
+           "the summary, retrievals, goal, decision", "plan, action", runs_in="next actions"),
+    Module("summary", "mind/summary.py", Clock(RARE, "each morning"), "", "retrievals", "summary", runs_in="next actions"),
     slowsteps.REFLECTION,
 ]
 

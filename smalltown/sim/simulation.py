@@ -1,12 +1,13 @@
 """The Simulation: the engine that owns the clock, runs the tick loop over its systems, applies
 the user's commands between ticks, and commits each tick to the save.
 
-A tick, in phases: perception and memory → reflection → encounters (reactions, the re-plans
+A tick, in phases (sim/phases.py, each bound to the registry's modules it runs): perception and
+memory → the world's systems → slow modules → reflection → encounters (reactions, the re-plans
 after them, conversations) → thinking (each due agent's next action) → movement (and the objects
-used on arrival) → one commit. With `think_every_ticks` G > 1 the three phases that ask the model
-run only on ticks that are multiples of G, weighing what each agent saw since the last of them.
-Each phase that asks the model gathers every agent's question and asks them at once
-(sim/crowd.py), then applies the answers in agent order.
+used on arrival) → the model-free modules on each tick → commitment checks → one commit. With
+`think_every_ticks` G > 1 the three phases that ask the model run only on ticks that are multiples
+of G, weighing what each agent saw since the last of them. Each phase that asks the model gathers
+every agent's question and asks them at once (sim/crowd.py), then applies the answers in agent order.
 Creating and opening a run (its save, its agents' minds) is `sim/open.py`, which builds the
 Simulation; the engine knows nothing of how it was opened."""
 
@@ -22,7 +23,7 @@ from smalltown.llm.embed import Embedder
 from smalltown.mind.agent import Mind
 from smalltown.mind.memory import Memory, MemoryStream, Retrieval, RetrievalWeights
 from smalltown.mind.records import Lore
-from smalltown.sim import aware, commit, commitments
+from smalltown.sim import commit, phases
 from smalltown.sim.agent import Agent
 from smalltown.sim.changes import Changes
 from smalltown.sim.crowd import Crowd
@@ -32,7 +33,7 @@ from smalltown.sim.encounters import Encounters
 from smalltown.store.records import Event
 from smalltown.sim.movement import Movement
 from smalltown.sim.objects import Objects
-from smalltown.sim.perception import perceive_all
+from smalltown.sim.phases import Tick
 from smalltown.sim.slow import SlowModules, running as slow_phase
 from smalltown.sim.thinking import Thinking
 from smalltown.store.records import TickChanges
@@ -105,6 +106,7 @@ class Simulation:
             if world.civics and self.economy else None
         if self.civics:  # those walking to pay a tax are on an errand: they do not stop to react
             self.encounters.errands = self.civics.taxes.pending
+        self.tick_phases = phases.TickPhases(self)  # the tick's phases that run (sim/phases.py)
 
     def _record_call(self, rec: CallRecord) -> None:
         job = self.slow.later.current() if self.slow else None
@@ -193,73 +195,33 @@ class Simulation:
         self.tick += 1
         now = self.now
         changes = Changes(self.tick, now)
-        seen = perceive_all(self.sight, self.agents, self.objects, self.settings, changes)
-        for agent in self.agents:
-            if seen.get(agent.name):
-                agent.mind.observe(seen[agent.name], now, self.objects)
-        if self.economy:  # the ops of actions that have ended, before anyone thinks of the next
-            self.economy.settle(self.agents, self._by_name, now, changes)
-        if self.civics:  # the constitution's phases and tax seasons due now
-            self.civics.step(now, changes)
-        if self.slow:
-            self.slow.step(self.tick, now, changes, self._calls)
-        if self.think_ahead:
-            self.thinking.take_up(self.agents, now, changes)
-        if self.grid > 1:  # the mind thinks on grid ticks only, on all it saw since the last
-            for name, new in seen.items():
-                self._by_name[name].sight(new)
-            if self.tick % self.grid == 0:
-                self._think(self._sighted(changes), now, changes)
-        else:
-            self._think(seen, now, changes)
-        for agent in self.agents:
-            if agent.path:
-                self.movement.walk(agent, changes)
-                changes.moved.add(agent.name)
-                if not agent.path:
-                    changes.changed.add(agent.name)
-        aware.notice_all(self.agents, now, changes, self.settings.action_awareness)
-        commitments.emit_outboxes(self.agents, changes)  # the controllers' decisions and promises
-        commitments.check(self.agents, self._by_name, self.world, now, self.settings.commitment_window_minutes,
-                          changes, self.settings.action_awareness)
-        if self.slow:
-            self.slow.outcomes(now, changes)  # goals that succeeded or failed: a new one asked at once
+        phases.run(self, Tick(now, changes))  # (sim/phases.py: the registry's modules, in the tick's order)
         self._flush(changes, snapshot=self._snapshot_due())
         self.finished = self.tick
         return changes.events
 
-    def _think(self, seen: dict[str, list[Seen]], now: datetime, changes: Changes) -> None:
-        """The tick's model-asking phases: reflection, encounters (reactions, conversations), next actions."""
-        due = [a for a in self.agents if a.mind.should_reflect(now)]
-        for agent, insights in zip(due, self.crowd.each(due, lambda a: a.mind.reflect(now))):
-            changes.emit(agent.name, "reflected", f"{agent.name} reflects: " + " / ".join(m.description for m in insights),
-                         memories=[m.id for m in insights])
-            changes.changed.add(agent.name)
-        self.encounters.react(seen, now, changes, self._ahead if self.think_ahead else None)
-        self._join_ahead(changes)
-        if self.civics:  # the stances the talks just formed
-            self.civics.heard(changes)
-        due = [a for a in self.agents if a.mind.due(now)]
-        for agent, (action, new, later) in zip(due, self.thinking.next_actions(due, now, self._horizon())):
-            self.movement.start(agent, action, new, changes)
-            changes.changed.add(agent.name)
-            if later:
-                agent.ahead = (action, later)
-        if self.think_ahead:  # those the encounters had: what follows their talk or re-plan, now
-            self._ahead(set())
-            self._join_ahead(changes)
+    # --- what the phases use (sim/phases.py) ----------------------------------------------------
 
-    def _join_ahead(self, changes: Changes) -> None:
+    @property
+    def by_name(self) -> dict[str, Agent]:
+        return self._by_name
+
+    @property
+    def calls(self) -> list[tuple[int, int, CallRecord]]:
+        """The tick's call log so far: (tick, the crowd's phase, call)."""
+        return self._calls
+
+    def join_ahead(self, changes: Changes) -> None:
         self.thinking.join(changes, lambda phase, c: self._calls.append((self.tick, phase, c)))
 
-    def _ahead(self, involved: set[str]) -> None:
-        self.thinking.ahead(self.agents, involved, self.now, self._horizon())
+    def ahead(self, involved: set[str]) -> None:
+        self.thinking.ahead(self.agents, involved, self.now, self.horizon())
 
-    def _horizon(self) -> datetime | None:
+    def horizon(self) -> datetime | None:
         """(`think_ahead`) The next grid tick's time: actions that begin by then are decided now."""
         return self.now + timedelta(seconds=self.grid * self.world.step_seconds) if self.think_ahead else None
 
-    def _sighted(self, changes: Changes) -> dict[str, list[Seen]]:
+    def sighted(self, changes: Changes) -> dict[str, list[Seen]]:
         """Per agent, what it newly saw since the last grid tick, taken (kept in its saved state till now,
         so a run stopped between grid ticks resumes to the same reactions)."""
         out = {}
