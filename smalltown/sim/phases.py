@@ -13,19 +13,57 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Callable
+from typing import Callable, Protocol
 
+from smalltown.config import Settings
+from smalltown.llm.backend import CallRecord
 from smalltown.mind import modules
 from smalltown.mind.module import EachTick, Module
 from smalltown.sim import commitments
+from smalltown.sim.agent import Agent
+from smalltown.sim.civics import Civics
+from smalltown.sim.crowd import Crowd
+from smalltown.sim.economy import Economy
+from smalltown.sim.encounters import Encounters
+from smalltown.sim.movement import Movement
 from smalltown.sim.changes import Changes
 from smalltown.sim.perception import perceive_all
-from smalltown.sim.slow import emit
+from smalltown.sim.slow import SlowModules, emit
+from smalltown.sim.thinking import Thinking
+from smalltown.world.model import World
 from smalltown.world.perception import Seen
+from smalltown.world.sight import Sight
 
-# The engine the phases run on is sim/simulation.py's Simulation, typed loosely here: naming it
-# would import the engine back (a circle of files); `Engine` says what the phases use of it.
-Engine = Any
+class Engine(Protocol):
+    """What the phases use of the engine (sim/simulation.py's Simulation, which runs them: naming
+    it here would import the engine back, a circle of files)."""
+
+    world: World
+    settings: Settings
+    tick: int
+    agents: list[Agent]
+    objects: dict[str, str]
+    sight: Sight
+    crowd: Crowd
+    movement: Movement
+    encounters: Encounters
+    thinking: Thinking
+    slow: SlowModules | None
+    economy: Economy | None
+    civics: Civics | None
+    grid: int
+    think_ahead: bool
+    tick_phases: "TickPhases"
+
+    @property
+    def by_name(self) -> dict[str, Agent]: ...
+    @property
+    def calls(self) -> list[tuple[int, int, CallRecord]]: ...
+    def agent(self, name: str) -> Agent: ...
+    def sighted(self, changes: Changes) -> dict[str, list[Seen]]: ...
+    def ahead(self, involved: set[str]) -> None: ...
+    def join_ahead(self, changes: Changes) -> None: ...
+    def horizon(self) -> datetime | None: ...
 
 
 @dataclass
