@@ -399,3 +399,12 @@ def file_sha(path: Path) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def answer_at_once(backend, jobs: list) -> list:
+    """(task, prompt) pairs asked of `backend` all at once, each on its own thread (as the engine's
+    crowd asks a phase's questions), the answers in the jobs' order; an exception is raised."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=max(len(jobs), 1)) as pool:
+        return list(pool.map(lambda job: backend.answer(*job), jobs))

@@ -16,18 +16,19 @@ from datetime import datetime
 import pytest
 
 from fakes import FakeServer, completion
+from helpers import answer_at_once
 from realistic import rate, realistic_tasks
 from smalltown.llm.render import render
 from smalltown.llm.asker import Asker
 from smalltown.llm.backend import DEFAULT_CONTEXT, CallRecord, estimate_prompt
 from smalltown.llm.openai_compat import RULES, BackendError, OpenAIBackend
 from smalltown.llm.wrappers import GONE_AFTER
+from smalltown.llm.validate import UnusableAnswer
 from smalltown.llm.wrappers import retrying
 from smalltown.cli.backends import BackendOptions, make_backend
 from smalltown.llm.llama_grammar import task_grammar
 from smalltown.llm.schema import grammar_schema, max_answer_tokens, request_schema, spelled_patterns
 from smalltown.llm.tasks import Interview, ObjectState, ObjectStateOut, PersonaCard, RateImportance, Record
-from smalltown.llm.validate import UnusableAnswer
 from smalltown.scripted import ScriptedBackend
 
 PERSONA = PersonaCard(name="Klaus Mueller", age=20, traits="kind, inquisitive, passionate",
@@ -296,37 +297,18 @@ def test_the_asker_does_not_hide_a_dead_server():
 
 # --- many agents at once ----------------------------------------------------------------------
 
-def test_answer_many_keeps_order_and_runs_concurrently(server):
+def test_the_backend_keeps_at_most_max_concurrency_requests_in_flight(server):
     server.delay = 0.15
     server.respond = lambda req: json.dumps(
         {"state": re.search(r"object(\d+)", req["messages"][1]["content"]).group(0)})
     tasks = [ObjectState(persona=PERSONA, now=NOW, activity="use it", object=f"object{i}") for i in range(12)]
     b = backend(server, max_concurrency=3)
     t0 = time.perf_counter()
-    answers = b.answer_many([(t, render(t)) for t in tasks])
+    answers = answer_at_once(retrying(b), [(t, render(t)) for t in tasks])
     elapsed = time.perf_counter() - t0
     assert [a.output.state for a in answers] == [f"object{i}" for i in range(12)]
     assert 1 < server.max_in_flight <= 3
     assert elapsed < 12 * 0.15 * 0.75  # well under one request at a time
-
-
-def test_answer_many_returns_unusable_answers_in_place(server):
-    def respond(req):
-        n = int(re.search(r"object(\d+)", req["messages"][1]["content"]).group(1))
-        return "garbage" if n == 1 else json.dumps({"state": f"object{n}"})
-
-    server.respond = respond
-    tasks = [ObjectState(persona=PERSONA, now=NOW, activity="use it", object=f"object{i}") for i in range(3)]
-    answers = backend(server, retries=1).answer_many([(t, render(t)) for t in tasks])
-    assert isinstance(answers[1], UnusableAnswer) and answers[1].raw == "garbage"
-    assert [answers[0].output.state, answers[2].output.state] == ["object0", "object2"]
-    assert backend(server).answer_many([]) == []
-
-
-def test_answer_many_raises_when_the_server_is_down():
-    b = OpenAIBackend(closed_port_url(), retries=0, max_concurrency=2)
-    with pytest.raises(BackendError, match="connection refused"):
-        b.answer_many([(COFFEE, render(COFFEE))] * 4)
 
 
 # --- structured output: the mode a server takes (llm/structured.py) -----------------------------

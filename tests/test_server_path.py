@@ -21,7 +21,7 @@ import pytest
 
 from benchmarks.promptserver import answer_for
 from fakes import FakeServer, Loopback, completion, send_json
-from helpers import ROOT, TINY, cli, query
+from helpers import ROOT, TINY, answer_at_once, cli, query
 from smalltown.llm.render import render
 from smalltown.llm.asker import Asker
 from smalltown.llm.backend import Stopped, estimate_prompt
@@ -97,7 +97,7 @@ def test_the_deadline_counts_from_when_a_request_is_sent(server):
     which does not count against it."""
     server.delay = 0.6
     b = OpenAIBackend(server.url, timeout=1.0, retries=0, max_concurrency=1)
-    answers = b.answer_many([(COFFEE, render(COFFEE))] * 3)
+    answers = answer_at_once(retrying(b), [(COFFEE, render(COFFEE))] * 3)
     assert [a.output.state for a in answers] == ["brewing coffee"] * 3
     assert server.max_in_flight == 1
 

@@ -36,7 +36,6 @@ import socket
 import threading
 import urllib.error
 import urllib.request
-from concurrent.futures import ThreadPoolExecutor
 from typing import Sequence
 
 from smalltown.llm.backend import DEFAULT_CONTEXT, SEED_BITS, Answer, Capabilities, Stopped, estimate_prompt
@@ -47,7 +46,7 @@ from smalltown.llm.structured import described, refuses, structured_fields
 from smalltown.llm.streamed import StreamError, read_stream
 from smalltown.llm.tasks import RULES, Task
 from smalltown.llm.validate import UnusableAnswer, parse_answer
-from smalltown.llm.wrappers import Retry, RetryPolicy, Transient
+from smalltown.llm.wrappers import RetryPolicy, Transient
 from smalltown.llm.watched import Exchange, current
 
 __all__ = ["BackendError", "OpenAIBackend"]
@@ -209,29 +208,6 @@ class OpenAIBackend:
             raise
         return Answer(output=output, raw=raw, prompt_tokens=usage[0], completion_tokens=usage[1],
                       cached_tokens=usage[2], note=note, model=model)
-
-    def answer_many(self, jobs: list[tuple[Task, str]]) -> list[Answer | UnusableAnswer]:
-        """Answer (task, prompt) pairs concurrently, at most `max_concurrency` requests in flight;
-        results in input order. An unusable answer is returned in its place, for the caller to
-        fall back on; a BackendError (the server is gone) is raised, and the jobs not yet started
-        are dropped."""
-        if not jobs:
-            return []
-
-        retried = Retry(self, self.can.retry, stopping=self._stopping)  # (a backoff ends with `abort`)
-
-        def one(job: tuple[Task, str]) -> Answer | UnusableAnswer:
-            try:
-                return retried.answer(*job)
-            except UnusableAnswer as e:
-                return e
-
-        pool = ThreadPoolExecutor(max_workers=min(self.max_concurrency, len(jobs)), thread_name_prefix="openai")
-        try:
-            futures = [pool.submit(one, job) for job in jobs]
-            return [f.result() for f in futures]
-        finally:
-            pool.shutdown(wait=not self._stopping.is_set(), cancel_futures=True)  # never wait on a stop
 
     # --- one exchange ---------------------------------------------------------------------------
 

@@ -172,8 +172,3 @@ def reference(version: int = SCHEMA_VERSION) -> tuple[Entry, ...]:
         return tuple(conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY name"))
     finally:
         conn.close()
-
-
-def known_schema() -> frozenset[tuple[str, str]]:
-    """(type, name) of every table and index a new save has: what an opened save may hold."""
-    return frozenset((kind, name) for kind, name, _, _ in reference() if not name.startswith("sqlite_"))
