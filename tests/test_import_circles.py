@@ -1,6 +1,6 @@
 """No circle of files: no module of smalltown/ imports, through any chain, a module that imports
 it back. Every import counts, at a module's top, under `if TYPE_CHECKING:` and inside a
-function (read by tests/test_imports.py's reader)."""
+function (read by tests/import_graph.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-import test_imports
-from test_imports import cycles, graph
+import import_graph
+from import_graph import cycles, graph
 
 # None is left: a circle that comes back fails the test, with its files listed.
 KNOWN: list[list[str]] = []
@@ -32,7 +32,7 @@ def test_the_reader_counts_type_checking_and_function_imports(tmp_path: Path, mo
     """A made-up package: a circle tied only by an import under TYPE_CHECKING, or only by one
     inside a function, is a circle; `from pkg import module` is an arrow to that module, not to
     pkg's __init__ (which here imports its modules back), unless a name of pkg's own is taken."""
-    monkeypatch.setattr(test_imports, "PACKAGE", tmp_path / "smalltown")
+    monkeypatch.setattr(import_graph, "PACKAGE", tmp_path / "smalltown")
     write(tmp_path / "smalltown", {
         "__init__.py": "",
         "front.py": "from smalltown.behaviour import act\n",

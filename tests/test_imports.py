@@ -1,12 +1,10 @@
-"""The import graph, read from the source with `ast`: layers import only downward, and the
+"""The import graph (tests/import_graph.py): layers import only downward, and the
 command line's modules do not import each other in a loop (DESIGN.md, "Layers")."""
 
 from __future__ import annotations
 
-import ast
-from pathlib import Path
+from import_graph import cycles, graph
 
-PACKAGE = Path(__file__).resolve().parents[1] / "smalltown"
 
 # Top to bottom; a package may import only packages on a lower rank. Packages on one rank are
 # peers that must not import each other. (To tighten: split a rank; a package not listed is free.)
@@ -20,50 +18,9 @@ LAYERS: list[set[str]] = [
     {"world", "store"},
 ]
 
-# Upward imports still there, each to be removed by the part of issue 13 that moves it; the test
-# fails on any other (and on one of these once it is gone: delete it here then).
+# Upward imports still there, each to be removed by the change that moves it; the test fails on
+# any other (and on one of these once it is gone: delete it here then).
 KNOWN: set[str] = set()
-
-
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def is_module(name: str) -> bool:
-    """Whether the dotted `name` is a module (a file or a package) under smalltown/."""
-    path = PACKAGE.parent.joinpath(*name.split("."))
-    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
-
-
-def imports(path: Path) -> set[str]:
-    """Every smalltown module `path` imports, at its top, under `if TYPE_CHECKING:` or inside a
-    function. `from pkg import module` is an arrow to that module alone, as `from pkg.module import
-    x` is (Python runs pkg's __init__ first in both, which is counted in neither); pkg itself
-    counts when a name it defines or hands on is taken from it."""
-    tree = ast.parse(path.read_text(), str(path))
-    here = module_name(path)
-    package = here if path.name == "__init__.py" else here.rpartition(".")[0]
-    found: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:  # relative: from the package, `level - 1` steps up
-                up = package.split(".")
-                base = ".".join(up[:len(up) - node.level + 1] + ([base] if base else []))
-            named = {f"{base}.{a.name}" for a in node.names}
-            modules = {m for m in named if is_module(m)}  # `from pkg import module`
-            found.update(modules)
-            if modules != named:
-                found.add(base)
-    return {m for m in found if m == "smalltown" or m.startswith("smalltown.")}
-
-
-def graph() -> dict[str, set[str]]:
-    modules = {module_name(p): p for p in PACKAGE.rglob("*.py")}
-    return {m: {i for i in imports(p) if i in modules} for m, p in modules.items()}
 
 
 def layer_of(module: str) -> int | None:
@@ -83,39 +40,6 @@ def upward(g: dict[str, set[str]]) -> list[str]:
             if theirs <= mine:
                 bad.append(f"{m} -> {t}")
     return sorted(bad)
-
-
-def cycles(g: dict[str, set[str]], within: str) -> list[list[str]]:
-    """Import loops among the modules under `within` (Tarjan's strongly connected components)."""
-    nodes = {m for m in g if m.startswith(within + ".")}
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    found: list[list[str]] = []
-
-    def visit(v: str) -> None:
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        for w in sorted(g[v] & nodes):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            comp = []
-            while True:
-                w = stack.pop()
-                comp.append(w)
-                if w == v:
-                    break
-            if len(comp) > 1 or v in g[v]:
-                found.append(sorted(comp))
-
-    for v in sorted(nodes):
-        if v not in index:
-            visit(v)
-    return found
 
 
 def test_llm_imports_no_layer_above_it():

@@ -69,7 +69,7 @@ def strip_save(src: Path, dst: Path, keep_retrievals: bool = False) -> dict[str,
         raise
     try:
         drop = (*STRIPPED, *(() if keep_retrievals else ("retrievals",)))
-        dropped = save.write_stripped(aside.tmp, drop, {"from": src.name}, dst)
+        dropped = save.strip_into(aside.tmp, drop, {"from": src.name}, dst)
         aside.place()
     finally:
         aside.close()

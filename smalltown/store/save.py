@@ -334,7 +334,7 @@ class Save(SaveReads):
             self.set_meta(snap["meta"])
         return dropped
 
-    def write_stripped(self, out: Path, drop: tuple[str, ...], note: dict, dst: Path) -> dict[str, int]:
+    def strip_into(self, out: Path, drop: tuple[str, ...], note: dict, dst: Path) -> dict[str, int]:
         """This save copied into the new file `out` without the rows of the tables
         `drop` (those it has), noted in meta `stripped` as `note` plus what was dropped; one file to
         share (no log beside it). Returns the rows dropped per table; an SQLite error is a SaveError
