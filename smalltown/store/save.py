@@ -251,12 +251,13 @@ class Save(SaveReads):
         last ticks, and the file alone (what a user copies) was older. The checkpoint waits for a
         reader in the middle of a read (the connection's busy timeout); a full disk or a reader that
         holds on leaves the log, which SQLite and smalltown's readers still apply."""
-        if isinstance(self.conn, ReaderConnection) or self.conn.in_transaction:
-            return  # (read-only: nothing of its own to fold in; in a transaction, SQLite refuses)
+        if isinstance(self.conn, ReaderConnection):
+            return  # (read-only: nothing of its own to fold in)
         try:
-            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+            if not self.conn.in_transaction:  # (in one, SQLite refuses)
+                self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
         except sqlite3.Error:
-            pass
+            pass  # (closed already, or the disk refused)
 
     def checkpoint(self) -> None:
         """Fold the write-ahead log into the file: the .sqlite alone is then the whole run."""
