@@ -136,3 +136,20 @@ def test_save_info_warns_of_a_log_holding_ticks_the_file_alone_does_not(tmp_path
     Save.open(save).close()  # opened to write once: folded in, as the warning says
     assert tick_of_file_alone(save, tmp_path) == tick + 5
     assert json.loads(cli("save", "info", save, "--json", check=True).stdout)["wal"] is None
+
+
+def test_save_info_says_a_running_writer_holds_the_last_ticks_in_its_log(tmp_path: Path):
+    """While a run writes, its last ticks are in the log until a checkpoint (the writer's own comes
+    at 2,000 pages): `save info` says a run is writing, and after its close says nothing."""
+    from datetime import timedelta
+
+    sim = tiny_sim(tmp_path)
+    save = tmp_path / "tiny.sqlite"
+    try:
+        sim.run_until(sim.now + timedelta(minutes=20))
+        info = json.loads(cli("save", "info", save, "--json", check=True).stdout)
+        assert info["tick"] == sim.tick and info["wal"]["writer"] is True
+        assert info["wal"]["file_tick"] < sim.tick and "a run is writing this save" in info["wal"]["says"]
+    finally:
+        sim.close()
+    assert json.loads(cli("save", "info", save, "--json", check=True).stdout)["wal"] is None
