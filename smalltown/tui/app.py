@@ -17,12 +17,14 @@ import asyncio
 import signal
 import threading
 import time
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Callable, Iterable
 
 from textual.app import ComposeResult, SystemCommand
 from textual.css.query import NoMatches
+from rich.console import RenderableType
 from textual.message import Message
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
@@ -47,13 +49,26 @@ from smalltown.tui.screens.inspector import InspectorScreen
 from smalltown.tui.screens.models import CallCount, ModelsScreen, backend_facts, state_line
 from smalltown.tui.screens.timeline import ConversationsScreen, TimelineScreen
 from smalltown.tui.screens.town_goods import TownScreen
-from smalltown.tui.snapshot import Frame
+from smalltown.tui.snapshot import DEFAULT_SPEED, Frame
 from smalltown.tui.widgets.map_view import MapView
 from smalltown.tui.widgets.panels import ClockBar, EventLog
 
 SHUTDOWN_WAIT_SECONDS = 10  # how long an exit waits for the worker (a stop cuts off its model call at once)
 SCREEN_RELOAD_SECONDS = 0.5  # an open debugger screen re-reads the save at most this often
 BUSY_SHOWN_AFTER = 0.25  # seconds a tick runs before the "thinking" indicator shows
+
+
+@dataclass(frozen=True)
+class Kept:
+    """What a run going on in another file of the same town (a rewind, a save as) keeps of the
+    app it leaves: the breakpoints, the display speed, the event log and the agent selected."""
+
+    breakpoints: tuple[Breakpoint, ...] = ()
+    next_breakpoint: int = 1
+    speed: int = DEFAULT_SPEED  # an index in snapshot.SPEEDS
+    log: tuple[RenderableType, ...] = ()
+    show_perceived: bool = False
+    selected: str | None = None
 
 
 class FrameReady(Message):
@@ -70,8 +85,9 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
 
     def __init__(self, sim: Simulation, until: datetime | None = None,
                  start_paused: bool = True, notice: str | None = None, can_open: bool = True,
-                 saving_to: Path | None = None, error: str | None = None) -> None:
+                 saving_to: Path | None = None, error: str | None = None, kept: Kept | None = None) -> None:
         super().__init__()
+        self._kept = kept or Kept()
         self._error = error  # why the file the user asked to open did not open: the first note
         self.sim = sim
         self._can_open = can_open  # run_tui can open another file when this app ends
@@ -79,7 +95,8 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
         self._saving_to = saving_to  # said in the log when the run was opened from the command line
         self._colours = agent_colours([a.name for a in sim.agents])
         # paused, unless told to run or to run until a time (the user asked to get there)
-        self._runner = SimRunner(sim, self._publish, until=until, paused=start_paused and until is None)
+        self._runner = SimRunner(sim, self._publish, until=until, paused=start_paused and until is None,
+                                 speed_index=self._kept.speed, breakpoints=self._kept.breakpoints)
         # The worker has not started: reading the sim here is safe, and gives a full first picture.
         self.set_reactive(SmalltownApp.frame, self._runner.frame())
         self._worker: Worker[None] | None = None
@@ -94,10 +111,14 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
         self._names = [a.name for a in self.frame.agents]
         self._reader: SaveReader | None = None
         self._reloaded = 0.0
-        self.set_reactive(SmalltownApp.selected, self._names[0] if self._names else None)
+        first = self._kept.selected if self._kept.selected in self._names else self._names[0] if self._names else None
+        self.set_reactive(SmalltownApp.selected, first)
         self.following = False
-        self._next_breakpoint = 1
+        self._next_breakpoint = self._kept.next_breakpoint
         self._reopen: Path | None = None  # what to open when this app ends
+        self._same_town = False  # it goes on in another file of this town: run_tui hands it `kept()`
+        self._log_kept: tuple[RenderableType, ...] = ()
+        self._perceived_kept = False
         self._busy_shown = ""
         self.terminated = False  # ended by SIGTERM
         self._on_sigterm = False  # our SIGTERM handler is in place (removed on unmount)
@@ -107,6 +128,8 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
 
     def on_mount(self) -> None:
         log = self.query_one(EventLog)
+        log.carry(self._kept.log)  # (a rewind's or a save as's: the log of the run it came from)
+        log.show_perceived = self._kept.show_perceived
         if self._error:
             log.note(self._error)
             self.notify(shown(self._error), severity="error", timeout=15, markup=False)
@@ -129,6 +152,11 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
         if threading.current_thread() is threading.main_thread():
             asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, self._terminated)
             self._on_sigterm = True
+
+    def kept(self) -> Kept:
+        """What the next app keeps of this one, once it has ended (the worker is done)."""
+        speed, breakpoints = self._runner.kept()
+        return Kept(breakpoints, self._next_breakpoint, speed, self._log_kept, self._perceived_kept, self.selected)
 
     def _terminated(self) -> None:
         """SIGTERM: leave as a quit does, at once (the worker stops mid-tick, the save is whole)."""
@@ -338,6 +366,8 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
             self._finish()
 
     def _finish(self) -> None:
+        log = self.query_one(EventLog)  # (kept for the next app: the widgets go with this one)
+        self._log_kept, self._perceived_kept = log.kept, log.show_perceived
         self._close_sim()
         self.exit(self._reopen)
 
@@ -371,15 +401,17 @@ def run_tui(sim: Simulation, until: datetime | None = None, notice: str | None =
     and the TUI starts again on it, paused; a file that will not open sends the user back to the
     save they were in, paused, with the error as the first note of its log."""
     error: str | None = None
+    kept: Kept | None = None
     while True:
         app = SmalltownApp(sim, until=until, start_paused=not running, notice=notice,
-                           can_open=reopen is not None, saving_to=sim.save.path, error=error)
+                           can_open=reopen is not None, saving_to=sim.save.path, error=error, kept=kept)
         target = app.run()
         if app.terminated:
             return 143
         if target is None or reopen is None:
             return 0
         until, notice, running, error = None, None, False, None
+        kept = app.kept() if app._same_town else None  # (another save or world: a fresh start)
         try:
             sim = reopen(target)
         except Exception as e:  # noqa: BLE001 - any refusal: said in the TUI, back in the run the user had

@@ -232,6 +232,15 @@ class EventLog(RichLog):
         if frame.note:
             self.note(frame.note)
 
+    @property
+    def kept(self) -> tuple[RenderableType, ...]:
+        """The lines kept: what a run going on in another file of the same town shows first."""
+        return tuple(self._kept)
+
+    def carry(self, lines: Iterable[RenderableType]) -> None:
+        for line in lines:
+            self._add(line)
+
     def note(self, message: str) -> None:
         """A line of the interface's own: it may quote names, states and errors from the save."""
         self._add(Text(shown(message), "italic #ffe066"))
