@@ -67,7 +67,8 @@ class ReplayApp(ReplayDebugger, TownView[None]):
         Binding("s", "step_agent", "Next event", show=False),
         Binding("b", "breakpoints", "Breaks"),
         Binding("i", "inspect", "Inspect"),
-        Binding("T", "town", "Town"),  # only in a world with an economy (ReplayDebugger.check_action)
+        Binding("T", "town", "Town"),  # only in a world with an economy (ReplayDebugger.check_action)…
+        Binding("T", "nothing_to_show('town')", show=False),  # …elsewhere this one says why nothing opens
         Binding("c", "calls", "Calls"),
         Binding("t", "timeline", "Timeline"),
         Binding("d", "conversations", "Conversations"),

@@ -24,6 +24,12 @@ from smalltown.tui.widgets.panels import AgentsPanel, ClockBar, EventLog
 from smalltown.tui.snapshot import Frame
 from smalltown.world.model import World
 
+# What a key says when its screen has nothing to show in this world (its own binding is off: a
+# second binding of the key, after it, comes here)
+NOTHING_TO_SHOW = {
+    "town": "T: this world has no economy (no [economy] in its file), so no town's goods to show.",
+}
+
 WHERE_HINT = Text("click a tile (or shift+arrows) to see what is there", "dim")
 
 
@@ -86,6 +92,9 @@ class TownView(App[ReturnType]):
         panel.selected = self.selected
         panel.show(frame.agents)
         self.query_one(EventLog).add_frame(frame)
+
+    def action_nothing_to_show(self, what: str) -> None:
+        self.notify(NOTHING_TO_SHOW[what], timeout=5, markup=False)
 
     def action_select(self, step: int) -> None:
         """Put the next (or previous) agent under the lens."""

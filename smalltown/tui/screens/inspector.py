@@ -66,12 +66,6 @@ class InspectorScreen(Screen[None]):
     BINDINGS = [
         Binding("escape", "close", "Close"),
         Binding("r", "refresh", "Refresh"),
-        Binding("1", "tab('summary')", "Tabs", key_display="1-6"),
-        Binding("2", "tab('plan')", "Plan", show=False),
-        Binding("3", "tab('memory')", "Memory", show=False),
-        Binding("4", "tab('retrievals')", "Retrievals", show=False),
-        Binding("5", "tab('social')", "Social", show=False),
-        Binding("6", "tab('goods')", "Goods", show=False),
         *(Binding(key, f"filter({kind!r})", f"Show {kind or 'all'}", show=False)
           for key, kind, _ in FILTER_KEYS),
     ]
@@ -96,6 +90,14 @@ class InspectorScreen(Screen[None]):
         self._modules = ModuleTabs(reader)  # the registered modules' panels the run has on
         names = reader.agent_names()
         self._colour = agent_colours(names).get(agent, "white")
+        # 1, 2, … for the tabs this world shows, in order (Goods with an economy, then the modules'),
+        # and a footer hint that counts them: bound per screen, as the tabs are
+        tabs = [t for t in TABS if t != "goods" or self._goods.view.on] + list(self._modules.ids())
+        self._tab_count = min(len(tabs), 9)
+        for n in range(1, 10):  # (a number past the last tab says so)
+            action = f"tab({tabs[n - 1]!r})" if n <= self._tab_count else "no_tab"
+            self._bindings.bind(str(n), action, "Tabs" if n == 1 else "", show=n == 1,
+                                key_display=f"1-{self._tab_count}" if n == 1 else None)
 
     # --- layout -----------------------------------------------------------------------------
 
@@ -237,22 +239,30 @@ class InspectorScreen(Screen[None]):
             table.set_rows([])
             return
         table.border_title = Text(f"Actions of {where}" + (" (current block)" if i == self._current_block else ""))
-        marked = self._marked(b) if i == self._current_block else set()
+        marked = self._marked(b) if i == self._current_block else None
         rows = []
         for j, a in enumerate(b.actions):
-            style = CURRENT_STYLE if j in marked else ""
-            rows.append((str(j), [Text(CURRENT if j in marked else "", style), Text(hhmm(a.start), style),
+            style = CURRENT_STYLE if j == marked else ""
+            rows.append((str(j), [Text(CURRENT if j == marked else "", style), Text(hhmm(a.start), style),
                                   Text(str(a.minutes), style, justify="right"),
                                   shown_text(action_cell(a), style)]))
-        table.set_rows(rows, cursor=str(min(marked)) if marked else "0")
+        table.set_rows(rows, cursor=str(marked) if marked is not None else "0")
 
-    def _marked(self, block: PlanItem) -> set[int]:
-        """The indexes of the block's actions the current action covers (the mind's own lookup)."""
+    def _marked(self, block: PlanItem) -> int | None:
+        """The index of the one current action of the block: of those the current action covers
+        (the mind's own lookup; the same action in a row is done as one), the one holding the
+        save's clock, else the first."""
         state = self._state
         if state is None or state.plan is None or state.action is None:
-            return set()
+            return None
         covered = state.plan.actions_during(block, state.action.start, state.action.end)
-        return {j for j, a in enumerate(block.actions or []) if any(a is c for c in covered)}
+        actions = block.actions or []
+        indexes = [j for j, a in enumerate(actions) if any(a is c for c in covered)]
+        if not indexes:
+            return None
+        minute = state.plan.minute_in(self._now) if self._now is not None else -1
+        begun = [j for j in indexes if actions[j].start <= minute]
+        return begun[-1] if begun else indexes[0]
 
     @on(DataTable.RowHighlighted, "#plan-blocks")
     def _block_highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -381,8 +391,11 @@ class InspectorScreen(Screen[None]):
     # --- keys ---------------------------------------------------------------------------------
 
     def action_tab(self, tab: str) -> None:
-        if tab != "goods" or self._goods.view.on:  # (no Goods tab in a world without an economy)
-            self.query_one(TabbedContent).active = tab
+        self.query_one(TabbedContent).active = tab
+
+    def action_no_tab(self) -> None:
+        self.notify(f"{self._tab_count} tabs here: 1-{self._tab_count} (Goods with an economy, a module's "
+                    "panel when the run has it on).", timeout=4)
 
     @on(TabbedContent.TabActivated)
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
