@@ -16,7 +16,7 @@ from datetime import date, datetime
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import ActiveBinding, Binding
 from textual.containers import Container, Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.timer import Timer
@@ -47,6 +47,7 @@ FILTER_KEYS: tuple[tuple[str, str | None, str], ...] = (
     ("l", "plan", "p[u]l[/u]an"), ("c", "chat", "[u]c[/u]hat"))
 TABS = ("summary", "plan", "memory", "retrievals", "social", "goods")  # goods: in a world with an economy
 
+APP_KEYS_SHOWN = frozenset({"help", "quit", "command_palette"})  # in the footer, of the app's keys
 CURRENT = "▶"
 CURRENT_STYLE = "bold #ffe066"
 MEMORY_LIMIT = 200  # records in the memory list, newest first
@@ -69,6 +70,13 @@ class InspectorScreen(Screen[None]):
         *(Binding(key, f"filter({kind!r})", f"Show {kind or 'all'}", show=False)
           for key, kind, _ in FILTER_KEYS),
     ]
+
+    @property
+    def active_bindings(self) -> dict[str, ActiveBinding]:
+        """The footer's keys: this screen's, then help, quit and the palette. The town's keys
+        (space, n, s, …) still work here, but their hints would not fit 80 columns beside these."""
+        return {key: active for key, active in super().active_bindings.items()
+                if active.node is not self.app or active.binding.action in APP_KEYS_SHOWN}
 
     def __init__(self, reader: SaveReader, agent: str) -> None:
         super().__init__()
@@ -166,11 +174,21 @@ class InspectorScreen(Screen[None]):
         if tick == self._tick and not force:
             return
         self._tick, self._today, self._now = tick, game_time.date() if game_time else None, game_time
-        self.query_one("#ins-clock", Static).update(clock_line(self.reader, tick, game_time))
+        self._show_clock()
         self._state, self._state_note = read_state(self.reader, self.agent)
         # Only the tab in view is drawn now; the others when they are shown.
         self._stale = set(TABS) | self._modules.ids()
         self._show_tab(self.query_one(TabbedContent).active or TABS[0])
+
+    def _show_clock(self) -> None:
+        """The save's clock in the top bar, short in a narrow screen (and wrapped, not cut, if
+        even that does not fit)."""
+        if self._tick is not None:
+            self.query_one("#ins-clock", Static).update(
+                clock_line(self.reader, self._tick, self._now, short=self.size.width < 120))
+
+    def on_resize(self) -> None:
+        self._show_clock()
 
     def _show_tab(self, tab: str) -> None:
         if tab in self._stale:

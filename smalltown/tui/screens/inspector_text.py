@@ -39,12 +39,13 @@ def save_clock(reader: SaveReader) -> tuple[int, datetime | None]:
     return reader.clock()
 
 
-def clock_line(reader: SaveReader, tick: int, game_time: datetime | None) -> Text:
+def clock_line(reader: SaveReader, tick: int, game_time: datetime | None, short: bool = False) -> Text:
     """The screen's clock: the save's, or replay's scrubbed time and, when the agents' state is
-    kept only an hour at a time, which time the plan, action and summary shown are from."""
-    clock = f"{game_time:%a %Y-%m-%d %H:%M:%S}" if game_time else "—"
-    line = Text.assemble(("replay at " if reader.until else "save at ", "dim"), clock, ("  tick ", "dim"),
-                         shown(tick))
+    kept only an hour at a time, which time the plan, action and summary shown are from.
+    `short`: for a narrow screen (no "save at", no century)."""
+    clock = f"{game_time:{'%a %m-%d %H:%M:%S' if short else '%a %Y-%m-%d %H:%M:%S'}}" if game_time else "—"
+    at = ("replay " if short else "replay at ") if reader.until else ("" if short else "save at ")
+    line = Text.assemble((at, "dim"), clock, ("  tick ", "dim"), shown(tick))
     kept = reader.state_tick()
     if reader.until is not None and kept != tick:
         line.append_text(Text.assemble(("  state as kept at ", "dim"), (  # hourly, in snapshots
