@@ -30,7 +30,7 @@ NOTHING_TO_SHOW = {
     "town": "T: this world has no economy (no [economy] in its file), so no town's goods to show.",
 }
 
-WHERE_HINT = Text("click a tile (or shift+arrows) to see what is there", "dim")
+WHERE_HINT = Text("click a tile or shift+arrows: what is there", "dim")  # (fits an 80-column map)
 
 
 class NoEscapes(LineFilter):

@@ -162,7 +162,7 @@ class BreakpointsScreen(ModalScreen[None]):
                 yield Select([(what, kind) for kind, what in BREAK_KINDS.items() if kind != "event"],
                              prompt="what", id="kind", allow_blank=False, value="talk")
             # (one line: a placeholder cannot wrap, and must fit 80 columns)
-            yield Input(placeholder="optional: a call's task, part of a place or memory, whom a feeling is for",
+            yield Input(placeholder="optional: a task, part of a place or memory, whom a feeling is for",
                         id="text")
             yield Static("", classes="error", id="error")
             with Horizontal():
