@@ -184,8 +184,11 @@ class InspectorScreen(Screen[None]):
         """The save's clock in the top bar, short in a narrow screen (and wrapped, not cut, if
         even that does not fit)."""
         if self._tick is not None:
-            self.query_one("#ins-clock", Static).update(
-                clock_line(self.reader, self._tick, self._now, short=self.size.width < 120))
+            line = clock_line(self.reader, self._tick, self._now)
+            room = self.size.width - self.query_one("#ins-name").outer_size.width - 2  # (its padding)
+            if line.cell_len > room:
+                line = clock_line(self.reader, self._tick, self._now, short=True)
+            self.query_one("#ins-clock", Static).update(line)
 
     def on_resize(self) -> None:
         self._show_clock()
