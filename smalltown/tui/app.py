@@ -127,6 +127,7 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
         yield from self.compose_town(self._world, self._colours, self._backend, self._save_name)
 
     def on_mount(self) -> None:
+        self.use_saved_theme()
         log = self.query_one(EventLog)
         log.carry(self._kept.log)  # (a rewind's or a save as's: the log of the run it came from)
         log.show_perceived = self._kept.show_perceived
@@ -341,6 +342,8 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
         """The command palette (ctrl+p): every action of the app."""
         for action, title, what in (c for c in COMMANDS if self.check_action(c[0], ())):
             yield SystemCommand(title, what, lambda action=action: self.run_action(action))
+        yield SystemCommand("Theme", "Change the colours: Textual's themes (kept in the config file)",
+                            self.action_change_theme)
 
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):

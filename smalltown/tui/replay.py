@@ -96,6 +96,7 @@ class ReplayApp(ReplayDebugger, TownView[None]):
         yield from self.compose_town(self.history.world, self._colours, "replay", self.history.path.name)
 
     def on_mount(self) -> None:
+        self.use_saved_theme()
         last = self.history.last_tick
         self.query_one(EventLog).note(
             f"Replay of {self.history.path.name}: {self.history.world.name}, ticks 0–{last} "
