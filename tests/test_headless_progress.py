@@ -85,3 +85,32 @@ def test_the_line_names_the_oldest_question_and_counts_the_others():
     assert per_minute(3, 60, "calls") == "3.0 calls/min"
     assert per_minute(30, 60, "ticks") == "30 ticks/min"
     assert per_minute(600, 1, "ticks") == "600 ticks/s"
+
+
+def test_where_the_output_is_a_log_a_long_wait_is_said_on_a_line_of_its_own(tmp_path: Path, monkeypatch):
+    """Not a terminal (here: the output captured): the progress line is drawn once, at the end, so
+    a call that waits long is said as a line. The first question takes seconds, the rest none."""
+    import smalltown.cli.progress as progress
+
+    monkeypatch.setattr(progress, "WAITING_SAID_AFTER", 1.0)
+    save = tmp_path / "log.sqlite"
+    cli("run", "--headless", TINY, "--until", "+1m", "--save", save, "--backend", "scripted", check=True)
+    srv = FakeServer()
+    srv.script(("sleep", 2.6))
+    try:
+        proc = cli("run", "--headless", save, "--until", "+1h", "--backend", "openai", "--base-url", srv.url,
+                   "--timeout", "60", "--concurrency", "1")
+    finally:
+        srv.close()
+    assert proc.returncode == 0, proc.stderr
+    names = "|".join(re.escape(a.name) for a in load_world(TINY).agents)
+    said = re.findall(rf"^2023-02-13 \S+ · tick \d+ · .*waiting on ({names}): (\w+) (\d+)s$", proc.stderr, re.M)
+    assert said and said[0][2] in ("1", "2"), proc.stderr  # said once a second had passed, and again after
+    assert len(said) == len({s[2] for s in said}) <= 3  # once per second waited, not once per refresh
+    assert "run complete" in proc.stderr
+
+
+def test_a_scripted_runs_output_says_no_wait(tmp_path: Path):
+    proc = cli("run", "--headless", TINY, "--until", "+10m", "--save", tmp_path / "s.sqlite", "--backend", "scripted",
+               check=True)
+    assert "waiting on" not in proc.stderr and "run complete" in proc.stderr

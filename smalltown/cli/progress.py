@@ -6,6 +6,7 @@ the one waiting on the model."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import deque
 from typing import Iterable
@@ -20,6 +21,10 @@ from smalltown.sim.simulation import TIME_FMT, Simulation
 REFRESH_PER_SECOND = 2
 RATE_AFTER_SECONDS = 2.0  # a rate over the first moments of a run says nothing
 RATE_WINDOW_SECONDS = 60.0  # the rate is of the last minute: quiet ticks early on do not hide a slow call now
+# Where the output is not a terminal (a log file, a pipe) the line is drawn once, at the end: a call
+# that has waited this long is said on a line of its own instead, again each time it waits as long more
+# (a stand-in's answers take milliseconds: such a run's output is unchanged).
+WAITING_SAID_AFTER = 30.0
 
 
 def per_minute(count: float, seconds: float, unit: str) -> str:
@@ -85,6 +90,9 @@ class RunProgress:
         self._t0 = time.monotonic()
         self._samples: deque[tuple[float, int, int]] = deque([(self._t0, sim.tick, sim.asker.answered)])
         self._bar: TaskID | None = None  # (the Progress draws once as it is made: nothing to read yet)
+        self._console = console
+        self._done = threading.Event()
+        self._said: tuple[str, str, float, int] | None = None  # the call last said waiting, and for how long
         self._progress = _LiveProgress(self, TextColumn("{task.description}"), BarColumn(),
                                        TextColumn("{task.percentage:>5.1f}%"), TimeElapsedColumn(),
                                        _Rate(self), _Asking(self), console=console, transient=False,
@@ -93,11 +101,35 @@ class RunProgress:
 
     def __enter__(self) -> RunProgress:
         self._progress.__enter__()
+        if not self._console.is_terminal:
+            threading.Thread(target=self._say_waits, name="progress", daemon=True).start()
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._done.set()
         self.read()
         self._progress.__exit__(*exc)
+
+    def _say_waits(self) -> None:
+        while not self._done.wait(min(1.0, WAITING_SAID_AFTER / 4)):
+            if line := self.waiting_line(time.monotonic()):
+                self._console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+    def waiting_line(self, now: float) -> str:
+        """A line for a log: the call in flight that has waited WAITING_SAID_AFTER seconds (or as
+        many more since it was last said), with the run's place and rate; "" when there is none."""
+        asking = self.sim.asker.in_flight()
+        if not asking:
+            return ""
+        agent, task, started = min(asking, key=lambda a: a[2])
+        times = int((now - started) // WAITING_SAID_AFTER)
+        said = self._said
+        if times < 1 or (said is not None and said[:3] == (agent, task, started) and said[3] >= times):
+            return ""
+        self._said = (agent, task, started, times)
+        rate = self.rate()
+        return (f"{self.sim.now.strftime(TIME_FMT)} · tick {self.sim.tick - self._start_tick}"
+                f"{f' · {rate}' if rate else ''} · waiting on {shown(in_flight_text(asking, now))}")
 
     def read(self) -> None:
         """The bar at the simulation's tick now (read from any thread: an int and a time)."""
