@@ -17,7 +17,6 @@ import asyncio
 import signal
 import threading
 import time
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Callable, Iterable
@@ -36,7 +35,7 @@ from smalltown.sim.clock import clock_near
 from smalltown.sim.commands import Break, Cancel, Faster, RunUntil, Slower, Step, StepAgent, Toggle, Unbreak
 from smalltown.sim.files import reason
 from smalltown.sim.simulation import Simulation
-from smalltown.tui.interventions import Interventions
+from smalltown.tui.interventions import Interventions, Kept
 from smalltown.tui.keys import BINDINGS, COMMANDS
 from smalltown.tui.palette import agent_colours
 from smalltown.tui.reader import SaveReader
@@ -49,26 +48,13 @@ from smalltown.tui.screens.inspector import InspectorScreen
 from smalltown.tui.screens.models import CallCount, ModelsScreen, backend_facts, state_line
 from smalltown.tui.screens.timeline import ConversationsScreen, TimelineScreen
 from smalltown.tui.screens.town_goods import TownScreen
-from smalltown.tui.snapshot import DEFAULT_SPEED, Frame
+from smalltown.tui.snapshot import Frame
 from smalltown.tui.widgets.map_view import MapView
 from smalltown.tui.widgets.panels import ClockBar, EventLog
 
 SHUTDOWN_WAIT_SECONDS = 10  # how long an exit waits for the worker (a stop cuts off its model call at once)
 SCREEN_RELOAD_SECONDS = 0.5  # an open debugger screen re-reads the save at most this often
 BUSY_SHOWN_AFTER = 0.25  # seconds a tick runs before the "thinking" indicator shows
-
-
-@dataclass(frozen=True)
-class Kept:
-    """What a run going on in another file of the same town (a rewind, a save as) keeps of the
-    app it leaves: the breakpoints, the display speed, the event log and the agent selected."""
-
-    breakpoints: tuple[Breakpoint, ...] = ()
-    next_breakpoint: int = 1
-    speed: int = DEFAULT_SPEED  # an index in snapshot.SPEEDS
-    log: tuple[RenderableType, ...] = ()
-    show_perceived: bool = False
-    selected: str | None = None
 
 
 class FrameReady(Message):

@@ -8,15 +8,19 @@ from __future__ import annotations
 import re
 import time
 from pathlib import Path
+from dataclasses import dataclass
 from typing import Any, Callable
 
+from rich.console import RenderableType
 from textual.message import Message
 
 from smalltown.shown import shown
+from smalltown.sim.breakpoints import Breakpoint
 from smalltown.sim.clock import clock_near
 from smalltown.sim.commands import CopySave, EditObject, Interview, Rewind, SaveNow, Whisper
 from smalltown.sim.files import SavePathError, require_folder, unopenable
 from smalltown.tui.runner import SimRunner
+from smalltown.tui.snapshot import DEFAULT_SPEED
 from smalltown.tui.screens.forms import AskScreen, EditObjectScreen
 from smalltown.tui.screens.interview import InterviewScreen
 from smalltown.tui.town import TownView
@@ -24,6 +28,19 @@ from smalltown.tui.widgets.map_view import MapView
 from smalltown.tui.widgets.panels import EventLog
 from smalltown.world.bundled import default_world
 from smalltown.world.model import World
+
+
+@dataclass(frozen=True)
+class Kept:
+    """What a run going on in another file of the same town (a rewind, a save as) keeps of the
+    app it leaves: the breakpoints, the display speed, the event log and the agent selected."""
+
+    breakpoints: tuple[Breakpoint, ...] = ()
+    next_breakpoint: int = 1
+    speed: int = DEFAULT_SPEED  # an index in snapshot.SPEEDS
+    log: tuple[RenderableType, ...] = ()
+    show_perceived: bool = False
+    selected: str | None = None
 
 
 class Replied(Message):

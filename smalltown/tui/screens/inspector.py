@@ -25,7 +25,6 @@ from textual.widgets.tree import TreeNode
 
 from smalltown.lang import hhmm
 from smalltown.world.model import SLEEPING
-from smalltown.state.plan import PlanItem
 from smalltown.state.agent import AgentState
 from smalltown.shown import shown, shown_text
 from smalltown.tui.palette import agent_colours
@@ -33,8 +32,8 @@ from smalltown.tui.reader import Memory, SaveReader
 from smalltown.tui.screens.inspector_retrievals import Retrievals
 from smalltown.tui.screens.inspector_social import Social
 from smalltown.tui.screens.inspector_goods import Goods
-from smalltown.tui.screens.inspector_modules import ModuleTabs
-from smalltown.tui.screens.inspector_text import (ACTION_COLUMNS, BLOCK_COLUMNS, MEMORY_COLUMNS, action_cell, clock_line, current_block, importance_text, kind_text,
+from smalltown.tui.screens.inspector_modules import ModuleTabs, bind_tab_keys
+from smalltown.tui.screens.inspector_text import (ACTION_COLUMNS, BLOCK_COLUMNS, MEMORY_COLUMNS, action_cell, clock_line, current_action, current_block, importance_text, kind_text,
                                                   memory_counts, memory_detail, memory_label, plan_item, read_state,
                                                   save_clock, span, stamp, summary)
 from smalltown.tui.widgets.fit_table import FitTable
@@ -98,14 +97,9 @@ class InspectorScreen(Screen[None]):
         self._modules = ModuleTabs(reader)  # the registered modules' panels the run has on
         names = reader.agent_names()
         self._colour = agent_colours(names).get(agent, "white")
-        # 1, 2, … for the tabs this world shows, in order (Goods with an economy, then the modules'),
-        # and a footer hint that counts them: bound per screen, as the tabs are
-        tabs = [t for t in TABS if t != "goods" or self._goods.view.on] + list(self._modules.ids())
-        self._tab_count = min(len(tabs), 9)
-        for n in range(1, 10):  # (a number past the last tab says so)
-            action = f"tab({tabs[n - 1]!r})" if n <= self._tab_count else "no_tab"
-            self._bindings.bind(str(n), action, "Tabs" if n == 1 else "", show=n == 1,
-                                key_display=f"1-{self._tab_count}" if n == 1 else None)
+        # 1, 2, … for the tabs this world shows (Goods with an economy, then the modules'): per screen
+        self._tab_count = bind_tab_keys(self._bindings, [t for t in TABS if t != "goods" or self._goods.view.on]
+                                        + list(self._modules.ids()))
 
     # --- layout -----------------------------------------------------------------------------
 
@@ -184,11 +178,8 @@ class InspectorScreen(Screen[None]):
         """The save's clock in the top bar, short in a narrow screen (and wrapped, not cut, if
         even that does not fit)."""
         if self._tick is not None:
-            line = clock_line(self.reader, self._tick, self._now)
             room = self.size.width - self.query_one("#ins-name").outer_size.width - 2  # (its padding)
-            if line.cell_len > room:
-                line = clock_line(self.reader, self._tick, self._now, short=True)
-            self.query_one("#ins-clock", Static).update(line)
+            self.query_one("#ins-clock", Static).update(clock_line(self.reader, self._tick, self._now, room))
 
     def on_resize(self) -> None:
         self._show_clock()
@@ -260,7 +251,7 @@ class InspectorScreen(Screen[None]):
             table.set_rows([])
             return
         table.border_title = Text(f"Actions of {where}" + (" (current block)" if i == self._current_block else ""))
-        marked = self._marked(b) if i == self._current_block else None
+        marked = current_action(self._state, b, self._now) if i == self._current_block else None
         rows = []
         for j, a in enumerate(b.actions):
             style = CURRENT_STYLE if j == marked else ""
@@ -268,22 +259,6 @@ class InspectorScreen(Screen[None]):
                                   Text(str(a.minutes), style, justify="right"),
                                   shown_text(action_cell(a), style)]))
         table.set_rows(rows, cursor=str(marked) if marked is not None else "0")
-
-    def _marked(self, block: PlanItem) -> int | None:
-        """The index of the one current action of the block: of those the current action covers
-        (the mind's own lookup; the same action in a row is done as one), the one holding the
-        save's clock, else the first."""
-        state = self._state
-        if state is None or state.plan is None or state.action is None:
-            return None
-        covered = state.plan.actions_during(block, state.action.start, state.action.end)
-        actions = block.actions or []
-        indexes = [j for j, a in enumerate(actions) if any(a is c for c in covered)]
-        if not indexes:
-            return None
-        minute = state.plan.minute_in(self._now) if self._now is not None else -1
-        begun = [j for j in indexes if actions[j].start <= minute]
-        return begun[-1] if begun else indexes[0]
 
     @on(DataTable.RowHighlighted, "#plan-blocks")
     def _block_highlighted(self, event: DataTable.RowHighlighted) -> None:
