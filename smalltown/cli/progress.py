@@ -13,6 +13,7 @@ from typing import Iterable
 
 from rich.console import Console, RenderableType
 from rich.progress import BarColumn, Progress, ProgressColumn, Task, TaskID, TextColumn, TimeElapsedColumn
+from rich.table import Column
 from rich.text import Text
 
 from smalltown.shown import shown
@@ -51,7 +52,7 @@ def in_flight_text(asking: list[tuple[str, str, float]], now: float) -> str:
 
 class _Rate(ProgressColumn):
     def __init__(self, run: RunProgress) -> None:
-        super().__init__()
+        super().__init__(table_column=Column(no_wrap=True))  # one line: the bar gives way
         self._run = run
 
     def render(self, task: Task) -> RenderableType:
@@ -60,7 +61,7 @@ class _Rate(ProgressColumn):
 
 class _Asking(ProgressColumn):
     def __init__(self, run: RunProgress) -> None:
-        super().__init__()
+        super().__init__(table_column=Column(no_wrap=True))
         self._run = run
 
     def render(self, task: Task) -> RenderableType:
@@ -94,7 +95,8 @@ class RunProgress:
         self._done = threading.Event()
         self._said: tuple[str, str, float, int] | None = None  # the call last said waiting, and for how long
         self._progress = _LiveProgress(self, TextColumn("{task.description}"), BarColumn(),
-                                       TextColumn("{task.percentage:>5.1f}%"), TimeElapsedColumn(),
+                                       TextColumn("{task.percentage:>5.1f}%"),
+                                       TimeElapsedColumn(table_column=Column(no_wrap=True)),
                                        _Rate(self), _Asking(self), console=console, transient=False,
                                        refresh_per_second=REFRESH_PER_SECOND)
         self._bar = self._progress.add_task(sim.now.strftime(TIME_FMT), total=total or 1)
