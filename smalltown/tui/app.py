@@ -23,7 +23,6 @@ from typing import Callable, Iterable
 
 from textual.app import ComposeResult, SystemCommand
 from textual.css.query import NoMatches
-from rich.console import RenderableType
 from textual.message import Message
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
@@ -102,9 +101,6 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
         self.following = False
         self._next_breakpoint = self._kept.next_breakpoint
         self._reopen: Path | None = None  # what to open when this app ends
-        self._same_town = False  # it goes on in another file of this town: run_tui hands it `kept()`
-        self._log_kept: tuple[RenderableType, ...] = ()
-        self._perceived_kept = False
         self._busy_shown = ""
         self.terminated = False  # ended by SIGTERM
         self._on_sigterm = False  # our SIGTERM handler is in place (removed on unmount)
@@ -139,11 +135,6 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
         if threading.current_thread() is threading.main_thread():
             asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, self._terminated)
             self._on_sigterm = True
-
-    def kept(self) -> Kept:
-        """What the next app keeps of this one, once it has ended (the worker is done)."""
-        speed, breakpoints = self._runner.kept()
-        return Kept(breakpoints, self._next_breakpoint, speed, self._log_kept, self._perceived_kept, self.selected)
 
     def _terminated(self) -> None:
         """SIGTERM: leave as a quit does, at once (the worker stops mid-tick, the save is whole)."""

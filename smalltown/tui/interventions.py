@@ -62,7 +62,15 @@ class Interventions(TownView[Path | None]):  # its result: a file to open next, 
     _save_name: str
     _can_open: bool
     _reopen: Path | None
-    _same_town: bool
+    _next_breakpoint: int
+    _same_town = False  # it goes on in another file of this town: run_tui hands the next app `kept()`
+    _log_kept: tuple[RenderableType, ...] = ()  # the log and its filter, as the app ended
+    _perceived_kept = False
+
+    def kept(self) -> Kept:
+        """What the next app keeps of this one, once it has ended (the worker is done)."""
+        speed, breakpoints = self._runner.kept()
+        return Kept(breakpoints, self._next_breakpoint, speed, self._log_kept, self._perceived_kept, self.selected)
 
     def _note(self, message: str, notify: bool = True) -> None:
         """A confirmation: in the log, and for a moment in the corner (on whatever screen). It

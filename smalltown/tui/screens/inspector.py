@@ -72,8 +72,7 @@ class InspectorScreen(Screen[None]):
 
     @property
     def active_bindings(self) -> dict[str, ActiveBinding]:
-        """The footer's keys: this screen's, then help, quit and the palette. The town's keys
-        (space, n, s, …) still work here, but their hints would not fit 80 columns beside these."""
+        """The footer's keys: this screen's, help, quit, the palette (the town's work, unlisted: 80 columns)."""
         return {key: active for key, active in super().active_bindings.items()
                 if active.node is not self.app or active.binding.action in APP_KEYS_SHOWN}
 
@@ -98,8 +97,7 @@ class InspectorScreen(Screen[None]):
         names = reader.agent_names()
         self._colour = agent_colours(names).get(agent, "white")
         # 1, 2, … for the tabs this world shows (Goods with an economy, then the modules'): per screen
-        self._tab_count = bind_tab_keys(self._bindings, [t for t in TABS if t != "goods" or self._goods.view.on]
-                                        + list(self._modules.ids()))
+        bind_tab_keys(self._bindings, [t for t in TABS if t != "goods" or self._goods.view.on] + list(self._modules.ids()))
 
     # --- layout -----------------------------------------------------------------------------
 
@@ -168,21 +166,17 @@ class InspectorScreen(Screen[None]):
         if tick == self._tick and not force:
             return
         self._tick, self._today, self._now = tick, game_time.date() if game_time else None, game_time
-        self._show_clock()
+        self.on_resize()  # (the clock)
         self._state, self._state_note = read_state(self.reader, self.agent)
         # Only the tab in view is drawn now; the others when they are shown.
         self._stale = set(TABS) | self._modules.ids()
         self._show_tab(self.query_one(TabbedContent).active or TABS[0])
 
-    def _show_clock(self) -> None:
-        """The save's clock in the top bar, short in a narrow screen (and wrapped, not cut, if
-        even that does not fit)."""
+    def on_resize(self) -> None:
+        """The save's clock in the top bar: short in a narrow screen (wrapped if even that is too long)."""
         if self._tick is not None:
             room = self.size.width - self.query_one("#ins-name").outer_size.width - 2  # (its padding)
             self.query_one("#ins-clock", Static).update(clock_line(self.reader, self._tick, self._now, room))
-
-    def on_resize(self) -> None:
-        self._show_clock()
 
     def _show_tab(self, tab: str) -> None:
         if tab in self._stale:
@@ -388,10 +382,6 @@ class InspectorScreen(Screen[None]):
 
     def action_tab(self, tab: str) -> None:
         self.query_one(TabbedContent).active = tab
-
-    def action_no_tab(self) -> None:
-        self.notify(f"{self._tab_count} tabs here: 1-{self._tab_count} (Goods with an economy, a module's "
-                    "panel when the run has it on).", timeout=4)
 
     @on(TabbedContent.TabActivated)
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:

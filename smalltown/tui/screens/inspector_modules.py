@@ -21,10 +21,11 @@ from smalltown.tui.reader import SaveReader
 
 def bind_tab_keys(bindings: BindingsMap, tabs: list[str]) -> int:
     """Bind 1, 2, … to the tabs shown, in order, with one footer hint that counts them ("1-5
-    Tabs"); a number past the last runs `no_tab`, which says so. How many are bound."""
+    Tabs"); a number past the last says so. How many are bound."""
     count = min(len(tabs), 9)
+    past = f"{count} tabs here: 1-{count} (Goods with an economy, a module's panel when the run has it on)."
     for n in range(1, 10):
-        action = f"tab({tabs[n - 1]!r})" if n <= count else "no_tab"
+        action = f"tab({tabs[n - 1]!r})" if n <= count else f"app.notify({past!r})"
         bindings.bind(str(n), action, "Tabs" if n == 1 else "", show=n == 1, key_display=f"1-{count}" if n == 1 else None)
     return count
 
