@@ -132,3 +132,30 @@ async def test_the_check_finds_a_cut_label(town: Path, tmp_path: Path) -> None:
         await pilot.pause()
         found = cut_text(app.screen)
         assert any("Game time to pause at" in f for f in found) and any("placeholder" in f for f in found)
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("chase", ["until", "agent"])
+async def test_the_top_bar_at_its_fullest_is_not_cut(town: Path, tmp_path: Path, chase: str) -> None:
+    """Running toward a time (or an agent's next event) with breakpoints set: every part of the
+    bar is said, in its short form, at 80 columns."""
+    from dataclasses import replace
+    from datetime import timedelta
+
+    from smalltown.sim.breakpoints import Breakpoint
+    from smalltown.tui.snapshot import Chase
+    from smalltown.tui.widgets.panels import ClockBar
+
+    app = app_on(town, tmp_path)
+    async with app.run_test(size=SIZE, notifications=False) as pilot:
+        now = app.frame.now
+        goal = Chase(now, until=now + timedelta(hours=7, minutes=30)) if chase == "until" \
+            else Chase(now, agent=app._names[0])
+        frame = replace(app.frame, running=True, speed=None, chase=goal,
+                        breakpoints=(Breakpoint(1, "talk", None, ""), Breakpoint(2, "reflect", None, "")))
+        app.query_one(ClockBar).show(frame)
+        await pilot.pause()
+        assert cut_text(app.screen) == []
+        status = str(app.query_one(ClockBar).query_one("#status", Static).render())
+        assert "running" in status and "● 2" in status and "tiny.sqlite" in status
+        assert ("→ 17:30" in status) if chase == "until" else ("→ Isabella's event" in status)

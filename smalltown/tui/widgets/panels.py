@@ -120,7 +120,7 @@ class ClockBar(Horizontal):
             state = (" paused — space to run " if long else " paused ", "bold black on #ffe066")
         parts: list[str | tuple[str, str]] = [state, " ", speed_label(frame.speed)]
         if frame.chase is not None:  # a run until a time, or a step to an agent's event: how far
-            parts += [("  ", ""), (shown(frame.chase.progress(frame.now)), "bold #74c0fc")]
+            parts += [("  " if long else " ", ""), (shown(frame.chase.progress(frame.now, short=not long)), "bold #74c0fc")]
         if frame.breakpoints:
             n = len(frame.breakpoints)
             parts += [("  ", ""), (f"● {n} break{'s' if n > 1 else ''}" if long else f"● {n}", "bold #ff6b6b")]
