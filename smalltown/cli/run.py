@@ -14,10 +14,10 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from smalltown.cli.common import backend_choice
+from smalltown.cli.progress import RunProgress
 from smalltown.llm.backend import Stopped, capabilities
 from smalltown.llm.models import HOW_TO_ADD
 from smalltown.shown import shown, shown_text
@@ -200,17 +200,8 @@ def run_headless(sim: Simulation, until: datetime, notice: str | None = None,
     t0 = time.perf_counter()
     failed = False
     try:
-        with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.percentage:>5.1f}%"),
-                      TimeElapsedColumn(), console=console, transient=False) as progress:
-            bar = progress.add_task(sim.now.strftime(TIME_FMT), total=total or 1)
-
-            def on_tick(events):
-                kinds.update(e.kind for e in events)
-                if sim.tick % 30 == 0 or sim.now >= until:
-                    progress.update(bar, completed=sim.tick - start_tick, description=sim.now.strftime(TIME_FMT))
-
-            sim.run_until(until, stop=stop.is_set, on_tick=on_tick)
-            progress.update(bar, completed=sim.tick - start_tick, description=sim.now.strftime(TIME_FMT))
+        with RunProgress(console, sim, total):  # (drawn from sim, also while a call takes minutes)
+            sim.run_until(until, stop=stop.is_set, on_tick=lambda events: kinds.update(e.kind for e in events))
     except BaseException:
         failed = True  # (main says what went wrong, after the summary)
         raise

@@ -35,6 +35,7 @@ class Asker:
         self._lock = threading.Lock()
         self._in_flight: dict[int, tuple[str, str, float]] = {}  # thread -> (agent, task, started)
         self.stopping = threading.Event()  # set once by stop(): no question is answered after it
+        self.answered = 0  # questions that have come back (answered, fallen back or failed): a run's rate
         self.fallback = fallback
 
     @property
@@ -125,6 +126,7 @@ class Asker:
             finally:
                 with self._lock:
                     self._in_flight.pop(me, None)
+                    self.answered += 1
         return tracked
 
     def _check_stop(self) -> None:

@@ -56,7 +56,8 @@ def local_models() -> list[Path]:
 
 
 CONFIG_KEYS = {"model": str, "embed_model": str, "ctx": int, "threads": int, "gpu_layers": int,
-               "temperature": float, "seed": int, "base_url": (str, list), "api_key_env": str}
+               "temperature": float, "seed": int, "base_url": (str, list), "api_key_env": str,
+               "theme": str}  # theme: the TUI's colours (tui/themes.py writes it)
 
 
 class ConfigError(BackendUnavailable):

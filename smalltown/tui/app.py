@@ -34,7 +34,7 @@ from smalltown.sim.clock import clock_near
 from smalltown.sim.commands import Break, Cancel, Faster, RunUntil, Slower, Step, StepAgent, Toggle, Unbreak
 from smalltown.sim.files import reason
 from smalltown.sim.simulation import Simulation
-from smalltown.tui.interventions import Interventions
+from smalltown.tui.interventions import Interventions, Kept
 from smalltown.tui.keys import BINDINGS, COMMANDS
 from smalltown.tui.palette import agent_colours
 from smalltown.tui.reader import SaveReader
@@ -70,8 +70,9 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
 
     def __init__(self, sim: Simulation, until: datetime | None = None,
                  start_paused: bool = True, notice: str | None = None, can_open: bool = True,
-                 saving_to: Path | None = None, error: str | None = None) -> None:
+                 saving_to: Path | None = None, error: str | None = None, kept: Kept | None = None) -> None:
         super().__init__()
+        self._kept = kept or Kept()
         self._error = error  # why the file the user asked to open did not open: the first note
         self.sim = sim
         self._can_open = can_open  # run_tui can open another file when this app ends
@@ -79,7 +80,8 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
         self._saving_to = saving_to  # said in the log when the run was opened from the command line
         self._colours = agent_colours([a.name for a in sim.agents])
         # paused, unless told to run or to run until a time (the user asked to get there)
-        self._runner = SimRunner(sim, self._publish, until=until, paused=start_paused and until is None)
+        self._runner = SimRunner(sim, self._publish, until=until, paused=start_paused and until is None,
+                                 speed_index=self._kept.speed, breakpoints=self._kept.breakpoints)
         # The worker has not started: reading the sim here is safe, and gives a full first picture.
         self.set_reactive(SmalltownApp.frame, self._runner.frame())
         self._worker: Worker[None] | None = None
@@ -94,9 +96,10 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
         self._names = [a.name for a in self.frame.agents]
         self._reader: SaveReader | None = None
         self._reloaded = 0.0
-        self.set_reactive(SmalltownApp.selected, self._names[0] if self._names else None)
+        first = self._kept.selected if self._kept.selected in self._names else self._names[0] if self._names else None
+        self.set_reactive(SmalltownApp.selected, first)
         self.following = False
-        self._next_breakpoint = 1
+        self._next_breakpoint = self._kept.next_breakpoint
         self._reopen: Path | None = None  # what to open when this app ends
         self._busy_shown = ""
         self.terminated = False  # ended by SIGTERM
@@ -106,7 +109,10 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
         yield from self.compose_town(self._world, self._colours, self._backend, self._save_name)
 
     def on_mount(self) -> None:
+        self.use_saved_theme()
         log = self.query_one(EventLog)
+        log.carry(self._kept.log)  # (a rewind's or a save as's: the log of the run it came from)
+        log.show_perceived = self._kept.show_perceived
         if self._error:
             log.note(self._error)
             self.notify(shown(self._error), severity="error", timeout=15, markup=False)
@@ -313,6 +319,8 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
         """The command palette (ctrl+p): every action of the app."""
         for action, title, what in (c for c in COMMANDS if self.check_action(c[0], ())):
             yield SystemCommand(title, what, lambda action=action: self.run_action(action))
+        yield SystemCommand("Theme", "Change the colours: Textual's themes (kept in the config file)",
+                            self.action_change_theme)
 
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):
@@ -338,6 +346,8 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
             self._finish()
 
     def _finish(self) -> None:
+        log = self.query_one(EventLog)  # (kept for the next app: the widgets go with this one)
+        self._log_kept, self._perceived_kept = log.kept, log.show_perceived
         self._close_sim()
         self.exit(self._reopen)
 
@@ -374,15 +384,17 @@ def run_tui(sim: Simulation, until: datetime | None = None, notice: str | None =
     and the TUI starts again on it, paused; a file that will not open sends the user back to the
     save they were in, paused, with the error as the first note of its log."""
     error: str | None = None
+    kept: Kept | None = None
     while True:
         app = SmalltownApp(sim, until=until, start_paused=not running, notice=notice,
-                           can_open=reopen is not None, saving_to=sim.save.path, error=error)
+                           can_open=reopen is not None, saving_to=sim.save.path, error=error, kept=kept)
         target = app.run()
         if app.terminated:
             return 143
         if target is None or reopen is None:
             return 0
         until, notice, running, error = None, None, False, None
+        kept = app.kept() if app._same_town else None  # (another save or world: a fresh start)
         try:
             sim = reopen(target)
         except Exception as e:  # noqa: BLE001 - any refusal: said in the TUI, back in the run the user had

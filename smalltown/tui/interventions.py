@@ -8,15 +8,19 @@ from __future__ import annotations
 import re
 import time
 from pathlib import Path
+from dataclasses import dataclass
 from typing import Any, Callable
 
+from rich.console import RenderableType
 from textual.message import Message
 
 from smalltown.shown import shown
+from smalltown.sim.breakpoints import Breakpoint
 from smalltown.sim.clock import clock_near
 from smalltown.sim.commands import CopySave, EditObject, Interview, Rewind, SaveNow, Whisper
 from smalltown.sim.files import SavePathError, require_folder, unopenable
 from smalltown.tui.runner import SimRunner
+from smalltown.tui.snapshot import DEFAULT_SPEED
 from smalltown.tui.screens.forms import AskScreen, EditObjectScreen
 from smalltown.tui.screens.interview import InterviewScreen
 from smalltown.tui.town import TownView
@@ -24,6 +28,19 @@ from smalltown.tui.widgets.map_view import MapView
 from smalltown.tui.widgets.panels import EventLog
 from smalltown.world.bundled import default_world
 from smalltown.world.model import World
+
+
+@dataclass(frozen=True)
+class Kept:
+    """What a run going on in another file of the same town (a rewind, a save as) keeps of the
+    app it leaves: the breakpoints, the display speed, the event log and the agent selected."""
+
+    breakpoints: tuple[Breakpoint, ...] = ()
+    next_breakpoint: int = 1
+    speed: int = DEFAULT_SPEED  # an index in snapshot.SPEEDS
+    log: tuple[RenderableType, ...] = ()
+    show_perceived: bool = False
+    selected: str | None = None
 
 
 class Replied(Message):
@@ -45,6 +62,15 @@ class Interventions(TownView[Path | None]):  # its result: a file to open next, 
     _save_name: str
     _can_open: bool
     _reopen: Path | None
+    _next_breakpoint: int
+    _same_town = False  # it goes on in another file of this town: run_tui hands the next app `kept()`
+    _log_kept: tuple[RenderableType, ...] = ()  # the log and its filter, as the app ended
+    _perceived_kept = False
+
+    def kept(self) -> Kept:
+        """What the next app keeps of this one, once it has ended (the worker is done)."""
+        speed, breakpoints = self._runner.kept()
+        return Kept(breakpoints, self._next_breakpoint, speed, self._log_kept, self._perceived_kept, self.selected)
 
     def _note(self, message: str, notify: bool = True) -> None:
         """A confirmation: in the log, and for a moment in the corner (on whatever screen). It
@@ -151,8 +177,11 @@ class Interventions(TownView[Path | None]):  # its result: a file to open next, 
         self.push_screen(AskScreen(title, label, value=str(suggestion), check=check), chosen)
 
     def _copy_name(self, word: str) -> Path:
+        """A free name beside the save you are on: `town-copy2` after `town-copy`, `town-at-0900`
+        for a rewind of `town-at-1200`, but `town-at-0900-copy` for a copy of a rewound save."""
         path = Path(self.frame.save_path or self._save_name)
-        stem = re.sub(r"-(copy|fork|at-\d{4})\d*$", "", path.stem)
+        same = r"at-\d{4}" if word.startswith("at-") else re.escape(word)  # only a suffix of the same kind
+        stem = re.sub(rf"-{same}\d*$", "", path.stem)
         for i in range(1, 1000):
             candidate = path.with_name(f"{stem}-{word}{i if i > 1 else ''}{path.suffix}")
             if not candidate.exists():
@@ -176,7 +205,7 @@ class Interventions(TownView[Path | None]):  # its result: a file to open next, 
         def done(result: Any) -> None:
             if not self._failed("Save as", result):
                 self._note(f"Saved as {result}; going on there.")
-                self._open_after(Path(result))
+                self._open_after(Path(result), same_town=True)
 
         self._ask_path("Save as", "The new file (the run goes on there)", self._copy_name("copy"),
                        lambda path: self._runner.send(CopySave(str(path)), self._replier(done)))
@@ -201,7 +230,7 @@ class Interventions(TownView[Path | None]):  # its result: a file to open next, 
             if not self._failed("Rewind", result):
                 self._note(f"Rewound to {result.time:%a %H:%M} (tick {result.tick}, the latest snapshot "
                            f"by then) in {result.path.name}; the run until now stays in {result.source.name}.")
-                self._open_after(Path(result.path))
+                self._open_after(Path(result.path), same_town=True)
 
         def chosen(text: str | None) -> None:
             if text:
@@ -220,7 +249,9 @@ class Interventions(TownView[Path | None]):  # its result: a file to open next, 
         self._ask_path("Open a save or a world", "File (a save, or a world's .toml)",
                        default_world(), self._open_after, must_exist=True)
 
-    def _open_after(self, path: Path) -> None:
-        """End this app (saving as it does); run_tui opens `path`."""
+    def _open_after(self, path: Path, same_town: bool = False) -> None:
+        """End this app (saving as it does); run_tui opens `path`, and with `same_town` (a copy of
+        this run, or a rewind of it) keeps the breakpoints, the speed and the log."""
         self._reopen = path
+        self._same_town = same_town
         self.run_worker(self.action_quit(), exclusive=False)

@@ -54,7 +54,8 @@ BINDINGS: list[BindingType] = [
     Binding("left_square_bracket", "select(-1)", "Prev agent", key_display="[", show=False),
     Binding("f", "follow", "Follow", show=False),
     Binding("i", "inspect", "Inspect"),
-    Binding("T", "town", "Town"),  # only in a world with an economy (the app's check_action)
+    Binding("T", "town", "Town"),  # only in a world with an economy (the app's check_action)…
+    Binding("T", "nothing_to_show('town')", show=False),  # …elsewhere this one says why nothing opens
     Binding("c", "calls", "Calls", show=False),
     Binding("m", "models", "Models", show=False),
     Binding("t", "timeline", "Timeline", show=False),

@@ -50,10 +50,11 @@ def frame_at(history: History, state: StateAt, events: tuple = (), playing: bool
 class ReplayApp(ReplayDebugger, TownView[None]):
     TITLE = "smalltown replay"
     BINDINGS = [
-        Binding("full_stop", "seek(1)", "+1 tick", key_display="."),
-        Binding("comma", "seek(-1)", "-1 tick", key_display=","),
-        Binding("greater_than_sign", "seek(60)", "+10 min", key_display=">"),
-        Binding("less_than_sign", "seek(-60)", "-10 min", key_display="<"),
+        # the footer fits 80 columns: a pair of keys is one hint, the other screens' keys are in help (?)
+        Binding("full_stop", "seek(1)", "±1 tick", key_display=". ,"),
+        Binding("comma", "seek(-1)", "-1 tick", key_display=",", show=False),
+        Binding("greater_than_sign", "seek(60)", "±10 min", key_display="> <"),
+        Binding("less_than_sign", "seek(-60)", "-10 min", key_display="<", show=False),
         Binding("right_curly_bracket", "seek(360)", "+1 h", key_display="}", show=False),
         Binding("left_curly_bracket", "seek(-360)", "-1 h", key_display="{", show=False),
         Binding("space", "play", "Play"),
@@ -65,14 +66,15 @@ class ReplayApp(ReplayDebugger, TownView[None]):
         Binding("right_square_bracket", "select(1)", "Next agent", key_display="]", show=False),
         Binding("left_square_bracket", "select(-1)", "Prev agent", key_display="[", show=False),
         Binding("s", "step_agent", "Next event", show=False),
-        Binding("b", "breakpoints", "Breaks"),
+        Binding("b", "breakpoints", "Breaks", show=False),
         Binding("i", "inspect", "Inspect"),
-        Binding("T", "town", "Town"),  # only in a world with an economy (ReplayDebugger.check_action)
-        Binding("c", "calls", "Calls"),
-        Binding("t", "timeline", "Timeline"),
-        Binding("d", "conversations", "Conversations"),
-        Binding("D", "day", "Day"),
-        Binding("m", "models", "Models"),
+        Binding("T", "town", "Town", show=False),  # only in a world with an economy (ReplayDebugger.check_action)…
+        Binding("T", "nothing_to_show('town')", show=False),  # …elsewhere this one says why nothing opens
+        Binding("c", "calls", "Calls", show=False),
+        Binding("t", "timeline", "Timeline", show=False),
+        Binding("d", "conversations", "Conversations", show=False),
+        Binding("D", "day", "Day", show=False),
+        Binding("m", "models", "Models", show=False),
         Binding("question_mark", "help", "Help", key_display="?"),
         Binding("q", "quit", "Quit"),
     ]
@@ -94,6 +96,7 @@ class ReplayApp(ReplayDebugger, TownView[None]):
         yield from self.compose_town(self.history.world, self._colours, "replay", self.history.path.name)
 
     def on_mount(self) -> None:
+        self.use_saved_theme()
         last = self.history.last_tick
         self.query_one(EventLog).note(
             f"Replay of {self.history.path.name}: {self.history.world.name}, ticks 0–{last} "

@@ -47,7 +47,7 @@ RECENT = timedelta(minutes=30)  # game time an object change stays marked, a ref
 class SimRunner:
     def __init__(self, sim: Simulation, publish: Callable[[Frame], None], *,
                  until: datetime | None = None, paused: bool = False,
-                 speed_index: int = DEFAULT_SPEED) -> None:
+                 speed_index: int = DEFAULT_SPEED, breakpoints: tuple[Breakpoint, ...] = ()) -> None:
         self.sim = sim
         self._publish = publish
         self._commands: queue.Queue[Queued] = queue.Queue()
@@ -67,7 +67,7 @@ class SimRunner:
             self._chase = Chase(sim.now, until=until)
         self._steps = 0  # single steps asked for and not yet done
         self._quit = False
-        self._breakpoints: dict[int, Breakpoint] = {}
+        self._breakpoints: dict[int, Breakpoint] = {bp.id: bp for bp in breakpoints}
         self._hits: tuple[Hit, ...] = ()
         self._changed_objects: dict[str, datetime] = {}  # address -> game time of its last change
         self._reflected: dict[str, datetime] = {}  # agent -> game time it last reflected
@@ -91,6 +91,12 @@ class SimRunner:
         stays at the last whole tick), so the worker returns within moments."""
         self.send(cmd.Quit())
         self.sim.stop()  # (thread-safe: flags, and cut connections)
+
+    def kept(self) -> tuple[int, tuple[Breakpoint, ...]]:
+        """The display speed (an index in SPEEDS) and the breakpoints, for a run that goes on in
+        another file of the same town (rewind, save as). Read once the worker is done."""
+        assert self.done.is_set(), "the worker owns them while it runs"
+        return self._speed, tuple(self._breakpoints.values())
 
     def in_flight(self) -> tuple[float | None, list[tuple[str, str, float]]]:
         """When the tick in flight started (None: between ticks) and the model questions being

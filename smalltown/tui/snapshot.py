@@ -52,13 +52,17 @@ class Chase:
         assert self.until is not None
         return f"{self.until:%H:%M}" if self.until.date() == self.since.date() else f"{self.until:%a %H:%M}"
 
-    def progress(self, now: datetime) -> str:
-        """How far it has come, for the clock bar."""
+    def progress(self, now: datetime, short: bool = False) -> str:
+        """How far it has come, for the clock bar (`short`: for a narrow one, "→ 17:30 45%")."""
         if self.agent is not None or self.until is None:
+            if short:
+                return f"→ {(self.agent or '').split(' ')[0]}'s event {span(now - self.since)}"
             return f"awaiting {self.goal()} · {span(now - self.since)}"
         whole = (self.until - self.since).total_seconds()
         done = 100 if whole <= 0 else int(100 * (now - self.since).total_seconds() / whole)
         day = "" if self.until.date() == now.date() else f"{self.until:%a} "
+        if short:
+            return f"→ {day}{self.until:%H:%M} {min(100, max(0, done))}%"
         return f"until {day}{self.until:%H:%M} · {min(100, max(0, done))}%"
 
 

@@ -16,15 +16,23 @@ from textual.color import Color
 from textual.containers import Container, Vertical
 from textual.filter import LineFilter
 from textual.reactive import var
+from textual.theme import Theme
 from textual.widgets import Footer, Static
 
 from smalltown.shown import drop_unshown
+from smalltown.tui.themes import remember_theme, saved_theme
 from smalltown.tui.widgets.map_view import MapView
 from smalltown.tui.widgets.panels import AgentsPanel, ClockBar, EventLog
 from smalltown.tui.snapshot import Frame
 from smalltown.world.model import World
 
-WHERE_HINT = Text("click a tile (or shift+arrows) to see what is there", "dim")
+# What a key says when its screen has nothing to show in this world (its own binding is off: a
+# second binding of the key, after it, comes here)
+NOTHING_TO_SHOW = {
+    "town": "T: this world has no economy (no [economy] in its file), so no town's goods to show.",
+}
+
+WHERE_HINT = Text("click a tile or shift+arrows: what is there", "dim")  # (fits an 80-column map)
 
 
 class NoEscapes(LineFilter):
@@ -86,6 +94,31 @@ class TownView(App[ReturnType]):
         panel.selected = self.selected
         panel.show(frame.agents)
         self.query_one(EventLog).add_frame(frame)
+
+    def use_saved_theme(self) -> None:
+        """Open in the theme the config file names (Textual's own, else a note why not), and keep
+        the one the user picks in the palette there."""
+        name, problem = saved_theme()
+        if name and name in self.available_themes:
+            self.theme = name
+        elif name:
+            problem = f"theme {name!r} in the config file is not one of Textual's: {', '.join(self.available_themes)}"
+        if problem:
+            self.notify(problem, severity="warning", timeout=10, markup=False)
+        self._theme_kept = self.theme
+        self.theme_changed_signal.subscribe(self, self._theme_chosen)
+
+    def _theme_chosen(self, theme: Theme) -> None:
+        if theme.name != self._theme_kept:
+            self._theme_kept = theme.name
+            try:
+                remember_theme(theme.name)
+            except OSError as e:  # a read-only home: the theme is used, not kept
+                self.notify(f"The theme could not be kept in the config file: {e}", severity="warning",
+                            markup=False)
+
+    def action_nothing_to_show(self, what: str) -> None:
+        self.notify(NOTHING_TO_SHOW[what], timeout=5, markup=False)
 
     def action_select(self, step: int) -> None:
         """Put the next (or previous) agent under the lens."""

@@ -219,7 +219,9 @@ class DayScreen(Screen[tuple[str, datetime] | None]):
 
     def _window(self) -> tuple[int, int]:
         """(cell columns, agent rows) that fit beside the names and under the ruler."""
-        chrome = CHROME + self.has_class("-marks")
+        # (a legend or title wider than the screen wraps: a line more each)
+        chrome = CHROME + self.has_class("-marks") + (legend().cell_len > self.size.width) \
+            + (self._title().cell_len > self.size.width)
         return max(1, self.size.width - NAME_WIDTH), max(1, self.size.height - chrome - 1)
 
     def _follow(self) -> None:
@@ -237,15 +239,23 @@ class DayScreen(Screen[tuple[str, datetime] | None]):
             self._cells = {a: cells(self.day, a, self.minutes) for a in self._names}
             self._marks = by_cell(self._events(MARK_KINDS), self.day, self.minutes) if self._events else {}
             self.set_class(bool(self._marks), "-marks")  # a line under the cell's for its marks
+        self._follow()
+        self.query_one("#day-title", Static).update(self._title())
+        self.query_one("#day-grid", DayGrid).update(self._grid())
+        self.query_one("#day-cell", Static).update(self._described())
+
+    def _title(self) -> Text:
+        """The day, how far it is recorded, the cell's minutes and the keys: in 80 columns too."""
         d = self.day
         span = (d.last - d.first).days + 1
         running = f", recorded until {d.end:%H:%M}" if self._now_col() is not None else ""
         title = Text.assemble((f"{d.day:%a %d %b %Y}", "bold"), f", day {(d.day - d.first).days + 1} of {span}{running}"
                               f" · {self.minutes} min a cell · < > days, enter {self._picking}, esc")
-        self._follow()
-        self.query_one("#day-title", Static).update(title)
-        self.query_one("#day-grid", DayGrid).update(self._grid())
-        self.query_one("#day-cell", Static).update(self._described())
+        if title.cell_len <= self.size.width:
+            return title
+        running = f", until {d.end:%H:%M}" if running else ""
+        return Text.assemble((f"{d.day:%a %d %b}", "bold"), f", day {(d.day - d.first).days + 1}/{span}{running}"
+                             f" · {self.minutes} min · < > days, ⏎ {self._picking}, esc")
 
     def _ruler(self, width: int, height: int) -> Text:
         """The hours over the window's cells; over the names, which rows are shown when not all fit."""

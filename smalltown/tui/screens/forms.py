@@ -161,7 +161,9 @@ class BreakpointsScreen(ModalScreen[None]):
                              value=self._selected if self._selected in self._agents else Select.BLANK)
                 yield Select([(what, kind) for kind, what in BREAK_KINDS.items() if kind != "event"],
                              prompt="what", id="kind", allow_blank=False, value="talk")
-            yield Input(placeholder="text: task for a call, part of a place or a memory, whom a feeling is toward (optional)", id="text")
+            # (one line: a placeholder cannot wrap, and must fit 80 columns)
+            yield Input(placeholder="optional: a task, part of a place or memory, whom a feeling is for",
+                        id="text")
             yield Static("", classes="error", id="error")
             with Horizontal():
                 yield Button("Add", variant="primary", id="add")

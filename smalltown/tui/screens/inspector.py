@@ -16,7 +16,7 @@ from datetime import date, datetime
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import ActiveBinding, Binding
 from textual.containers import Container, Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.timer import Timer
@@ -25,7 +25,6 @@ from textual.widgets.tree import TreeNode
 
 from smalltown.lang import hhmm
 from smalltown.world.model import SLEEPING
-from smalltown.state.plan import PlanItem
 from smalltown.state.agent import AgentState
 from smalltown.shown import shown, shown_text
 from smalltown.tui.palette import agent_colours
@@ -33,8 +32,8 @@ from smalltown.tui.reader import Memory, SaveReader
 from smalltown.tui.screens.inspector_retrievals import Retrievals
 from smalltown.tui.screens.inspector_social import Social
 from smalltown.tui.screens.inspector_goods import Goods
-from smalltown.tui.screens.inspector_modules import ModuleTabs
-from smalltown.tui.screens.inspector_text import (ACTION_COLUMNS, BLOCK_COLUMNS, MEMORY_COLUMNS, action_cell, clock_line, current_block, importance_text, kind_text,
+from smalltown.tui.screens.inspector_modules import ModuleTabs, bind_tab_keys
+from smalltown.tui.screens.inspector_text import (ACTION_COLUMNS, BLOCK_COLUMNS, MEMORY_COLUMNS, action_cell, clock_line, current_action, current_block, importance_text, kind_text,
                                                   memory_counts, memory_detail, memory_label, plan_item, read_state,
                                                   save_clock, span, stamp, summary)
 from smalltown.tui.widgets.fit_table import FitTable
@@ -47,6 +46,7 @@ FILTER_KEYS: tuple[tuple[str, str | None, str], ...] = (
     ("l", "plan", "p[u]l[/u]an"), ("c", "chat", "[u]c[/u]hat"))
 TABS = ("summary", "plan", "memory", "retrievals", "social", "goods")  # goods: in a world with an economy
 
+APP_KEYS_SHOWN = frozenset({"help", "quit", "command_palette"})  # in the footer, of the app's keys
 CURRENT = "▶"
 CURRENT_STYLE = "bold #ffe066"
 MEMORY_LIMIT = 200  # records in the memory list, newest first
@@ -66,15 +66,15 @@ class InspectorScreen(Screen[None]):
     BINDINGS = [
         Binding("escape", "close", "Close"),
         Binding("r", "refresh", "Refresh"),
-        Binding("1", "tab('summary')", "Tabs", key_display="1-6"),
-        Binding("2", "tab('plan')", "Plan", show=False),
-        Binding("3", "tab('memory')", "Memory", show=False),
-        Binding("4", "tab('retrievals')", "Retrievals", show=False),
-        Binding("5", "tab('social')", "Social", show=False),
-        Binding("6", "tab('goods')", "Goods", show=False),
         *(Binding(key, f"filter({kind!r})", f"Show {kind or 'all'}", show=False)
           for key, kind, _ in FILTER_KEYS),
     ]
+
+    @property
+    def active_bindings(self) -> dict[str, ActiveBinding]:
+        """The footer's keys: this screen's, help, quit, the palette (the town's work, unlisted: 80 columns)."""
+        return {key: active for key, active in super().active_bindings.items()
+                if active.node is not self.app or active.binding.action in APP_KEYS_SHOWN}
 
     def __init__(self, reader: SaveReader, agent: str) -> None:
         super().__init__()
@@ -96,6 +96,8 @@ class InspectorScreen(Screen[None]):
         self._modules = ModuleTabs(reader)  # the registered modules' panels the run has on
         names = reader.agent_names()
         self._colour = agent_colours(names).get(agent, "white")
+        # 1, 2, … for the tabs this world shows (Goods with an economy, then the modules'): per screen
+        bind_tab_keys(self._bindings, [t for t in TABS if t != "goods" or self._goods.view.on] + list(self._modules.ids()))
 
     # --- layout -----------------------------------------------------------------------------
 
@@ -164,11 +166,17 @@ class InspectorScreen(Screen[None]):
         if tick == self._tick and not force:
             return
         self._tick, self._today, self._now = tick, game_time.date() if game_time else None, game_time
-        self.query_one("#ins-clock", Static).update(clock_line(self.reader, tick, game_time))
+        self.on_resize()  # (the clock)
         self._state, self._state_note = read_state(self.reader, self.agent)
         # Only the tab in view is drawn now; the others when they are shown.
         self._stale = set(TABS) | self._modules.ids()
         self._show_tab(self.query_one(TabbedContent).active or TABS[0])
+
+    def on_resize(self) -> None:
+        """The save's clock in the top bar: short in a narrow screen (wrapped if even that is too long)."""
+        if self._tick is not None:
+            room = self.size.width - self.query_one("#ins-name").outer_size.width - 2  # (its padding)
+            self.query_one("#ins-clock", Static).update(clock_line(self.reader, self._tick, self._now, room))
 
     def _show_tab(self, tab: str) -> None:
         if tab in self._stale:
@@ -237,22 +245,14 @@ class InspectorScreen(Screen[None]):
             table.set_rows([])
             return
         table.border_title = Text(f"Actions of {where}" + (" (current block)" if i == self._current_block else ""))
-        marked = self._marked(b) if i == self._current_block else set()
+        marked = current_action(self._state, b, self._now) if i == self._current_block else None
         rows = []
         for j, a in enumerate(b.actions):
-            style = CURRENT_STYLE if j in marked else ""
-            rows.append((str(j), [Text(CURRENT if j in marked else "", style), Text(hhmm(a.start), style),
+            style = CURRENT_STYLE if j == marked else ""
+            rows.append((str(j), [Text(CURRENT if j == marked else "", style), Text(hhmm(a.start), style),
                                   Text(str(a.minutes), style, justify="right"),
                                   shown_text(action_cell(a), style)]))
-        table.set_rows(rows, cursor=str(min(marked)) if marked else "0")
-
-    def _marked(self, block: PlanItem) -> set[int]:
-        """The indexes of the block's actions the current action covers (the mind's own lookup)."""
-        state = self._state
-        if state is None or state.plan is None or state.action is None:
-            return set()
-        covered = state.plan.actions_during(block, state.action.start, state.action.end)
-        return {j for j, a in enumerate(block.actions or []) if any(a is c for c in covered)}
+        table.set_rows(rows, cursor=str(marked) if marked is not None else "0")
 
     @on(DataTable.RowHighlighted, "#plan-blocks")
     def _block_highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -381,8 +381,7 @@ class InspectorScreen(Screen[None]):
     # --- keys ---------------------------------------------------------------------------------
 
     def action_tab(self, tab: str) -> None:
-        if tab != "goods" or self._goods.view.on:  # (no Goods tab in a world without an economy)
-            self.query_one(TabbedContent).active = tab
+        self.query_one(TabbedContent).active = tab
 
     @on(TabbedContent.TabActivated)
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:

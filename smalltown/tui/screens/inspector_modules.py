@@ -9,6 +9,7 @@ import re
 
 from rich.table import Table
 from rich.text import Text
+from textual.binding import BindingsMap
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import Static, TabPane
@@ -16,6 +17,17 @@ from textual.widgets import Static, TabPane
 from smalltown.shown import shown, shown_text
 from smalltown.sim.modules import panels
 from smalltown.tui.reader import SaveReader
+
+
+def bind_tab_keys(bindings: BindingsMap, tabs: list[str]) -> int:
+    """Bind 1, 2, … to the tabs shown, in order, with one footer hint that counts them ("1-5
+    Tabs"); a number past the last says so. How many are bound."""
+    count = min(len(tabs), 9)
+    past = f"{count} tabs here: 1-{count} (Goods with an economy, a module's panel when the run has it on)."
+    for n in range(1, 10):
+        action = f"tab({tabs[n - 1]!r})" if n <= count else f"app.notify({past!r})"
+        bindings.bind(str(n), action, "Tabs" if n == 1 else "", show=n == 1, key_display=f"1-{count}" if n == 1 else None)
+    return count
 
 
 def tab_id(name: str) -> str:

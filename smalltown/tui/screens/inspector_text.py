@@ -39,12 +39,19 @@ def save_clock(reader: SaveReader) -> tuple[int, datetime | None]:
     return reader.clock()
 
 
-def clock_line(reader: SaveReader, tick: int, game_time: datetime | None) -> Text:
-    """The screen's clock: the save's, or replay's scrubbed time and, when the agents' state is
-    kept only an hour at a time, which time the plan, action and summary shown are from."""
-    clock = f"{game_time:%a %Y-%m-%d %H:%M:%S}" if game_time else "—"
-    line = Text.assemble(("replay at " if reader.until else "save at ", "dim"), clock, ("  tick ", "dim"),
-                         shown(tick))
+def clock_line(reader: SaveReader, tick: int, game_time: datetime | None, room: int | None = None) -> Text:
+    """The screen's clock, in `room` columns if it is given (else long): the long form if it fits,
+    else the short one (no "save at", no century), which wraps rather than being cut."""
+    line = _clock_line(reader, tick, game_time, short=False)
+    return line if room is None or line.cell_len <= room else _clock_line(reader, tick, game_time, short=True)
+
+
+def _clock_line(reader: SaveReader, tick: int, game_time: datetime | None, short: bool) -> Text:
+    """The save's clock, or replay's scrubbed time and, when the agents' state is kept only an
+    hour at a time, which time the plan, action and summary shown are from."""
+    clock = f"{game_time:{'%a %m-%d %H:%M:%S' if short else '%a %Y-%m-%d %H:%M:%S'}}" if game_time else "—"
+    at = ("replay " if short else "replay at ") if reader.until else ("" if short else "save at ")
+    line = Text.assemble((at, "dim"), clock, ("  tick ", "dim"), shown(tick))
     kept = reader.state_tick()
     if reader.until is not None and kept != tick:
         line.append_text(Text.assemble(("  state as kept at ", "dim"), (  # hourly, in snapshots
@@ -169,3 +176,19 @@ def summary(agent: str, colour: str, state: AgentState | None, note: str, counts
     if state and state.summary_date:
         grid.add_row("", shown_text(f"(as of {state.summary_date.isoformat()})", "dim"))
     return Group(shown_text(agent, f"bold {colour}"), "", grid)
+
+
+def current_action(state: AgentState | None, block: PlanItem, now: datetime | None) -> int | None:
+    """The index of the one current action of `block` (the current block): of those the current
+    action covers (the mind's own lookup; the same action in a row is done as one), the last begun
+    by the save's clock, else the first."""
+    if state is None or state.plan is None or state.action is None:
+        return None
+    covered = state.plan.actions_during(block, state.action.start, state.action.end)
+    actions = block.actions or []
+    indexes = [j for j, a in enumerate(actions) if any(a is c for c in covered)]
+    if not indexes:
+        return None
+    minute = state.plan.minute_in(now) if now is not None else -1
+    begun = [j for j in indexes if actions[j].start <= minute]
+    return begun[-1] if begun else indexes[0]

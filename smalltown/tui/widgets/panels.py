@@ -34,7 +34,9 @@ def _segments(console: Console, line: Text) -> Iterable[Segment]:
 
 
 class ClockBar(Horizontal):
-    """Game date and time and tick on the left; run state, speed, backend and save on the right."""
+    """Game date and time and tick on the left; run state, speed, backend and save on the right.
+    Each part has a long and a short form; the bar takes the longest forms that fit its width
+    (80 columns get the short ones), so what it says is never cut, only said more briefly."""
 
     DEFAULT_CSS = """
     ClockBar { dock: top; height: 1; background: $panel; }
@@ -44,27 +46,29 @@ class ClockBar(Horizontal):
     ClockBar #busy.-on { display: block; }
     ClockBar #status { width: 1fr; padding: 0 1; text-align: right; text-wrap: nowrap;
                        text-overflow: ellipsis; }
-    ClockBar #status { min-width: 30; }  /* the run state, speed and breakpoints before the backend's figures */
-    ClockBar #backend { width: auto; max-width: 40%; padding: 0 1; text-wrap: nowrap;
-                        text-overflow: ellipsis; }
+    ClockBar #backend { width: auto; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
     """
+    PADDING = 6  # the three parts' padding, one cell each side
 
     def __init__(self, backend: str, save_name: str) -> None:
         super().__init__()
         self._backend = backend
         self._save_name = save_name
-        self._clock_len = 0
+        self._backend_text = Text(shown(backend), "italic")  # the long form; the short is the name alone
+        self._frame: Frame | None = None
+        self._shown: tuple[Text, Text, Text] | None = None
         self.stopping = False  # set by the app while the tick in flight finishes before quitting
 
     def compose(self) -> ComposeResult:
         yield Static(id="clock")
         yield Static(id="busy")
         yield Static(id="status")
-        yield Static(Text(shown(self._backend), "italic"), id="backend")
+        yield Static(self._backend_text, id="backend")
 
     def backend_state(self, text: Text) -> None:
         """Who answers and how it goes: e.g. "llama qwen2.5-3b… · ctx 4,096 · 812 calls · 3 fallbacks"."""
-        self.query_one("#backend", Static).update(text)
+        self._backend_text = text
+        self._fit()
 
     def busy(self, text: str) -> None:
         """The model-at-work indicator: shown while a tick runs long, hidden when it is done."""
@@ -73,25 +77,56 @@ class ClockBar(Horizontal):
         busy.set_class(bool(text), "-on")
 
     def show(self, frame: Frame) -> None:
-        clock = Text.assemble(f"{frame.now:%a %Y-%m-%d %H:%M:%S}", ("  tick ", "dim"), str(frame.tick))
-        # Re-layout only when the width changes (the tick gains a digit), not every frame.
-        self.query_one("#clock", Static).update(clock, layout=len(clock) != self._clock_len)
-        self._clock_len = len(clock)
+        self._frame = frame
+        self._fit()
+
+    def on_resize(self) -> None:
+        self._fit()
+
+    def _fit(self) -> None:
+        """Draw the longest forms of the parts that fit the bar's width together."""
+        if self._frame is None:
+            return
+        width = self.size.width or 10_000  # (not laid out yet: the long forms, fitted on resize)
+        backend = Text(shown(self._backend), "italic")
+        forms = [(self._clock(2), self._status(long=True), self._backend_text),
+                 (self._clock(1), self._status(long=True), self._backend_text),
+                 (self._clock(1), self._status(long=False), self._backend_text),
+                 (self._clock(1), self._status(long=False), backend),
+                 (self._clock(0), self._status(long=False), backend)]
+        chosen = next((f for f in forms if sum(t.cell_len for t in f) + self.PADDING <= width), forms[-1])
+        if chosen == self._shown:
+            return  # most frames change nothing here but the time: compared as drawn
+        layout = self._shown is None or any(a.cell_len != b.cell_len for a, b in zip(chosen, self._shown))
+        self._shown = chosen
+        for name, text in zip(("#clock", "#status", "#backend"), chosen):
+            self.query_one(name, Static).update(text, layout=layout)
+
+    def _clock(self, size: int) -> Text:
+        """2: "Mon 2023-02-13 10:00:00  tick 1440", 1: "Mon 02-13 10:00:00  tick 1440", 0: "… t1440"."""
+        frame = self._frame
+        assert frame is not None
+        day = f"{frame.now:%a %Y-%m-%d}" if size == 2 else f"{frame.now:%a %m-%d}"
+        return Text.assemble(f"{day} {frame.now:%H:%M:%S}", ("  tick " if size else " t", "dim"), str(frame.tick))
+
+    def _status(self, long: bool) -> Text:
+        frame = self._frame
+        assert frame is not None
         if self.stopping:
             state = (" saving… ", "bold black on #ffa94d")
         elif frame.running:
             state = (" running ", "bold black on #69db7c")
         else:
-            state = (" paused — space to run ", "bold black on #ffe066")
+            state = (" paused — space to run " if long else " paused ", "bold black on #ffe066")
         parts: list[str | tuple[str, str]] = [state, " ", speed_label(frame.speed)]
         if frame.chase is not None:  # a run until a time, or a step to an agent's event: how far
-            parts += [("  ", ""), (shown(frame.chase.progress(frame.now)), "bold #74c0fc")]
+            parts += [("  " if long else " ", ""), (shown(frame.chase.progress(frame.now, short=not long)), "bold #74c0fc")]
         if frame.breakpoints:
             n = len(frame.breakpoints)
-            parts += [("  ", ""), (f"● {n} break{'s' if n > 1 else ''}", "bold #ff6b6b")]
+            parts += [("  ", ""), (f"● {n} break{'s' if n > 1 else ''}" if long else f"● {n}", "bold #ff6b6b")]
         name = frame.save_path.rsplit("/", 1)[-1] if frame.save_path else self._save_name
-        parts += [("  ", ""), shown(name)]  # (the backend is beside it: backend_state)
-        self.query_one("#status", Static).update(Text.assemble(*parts), layout=False)
+        parts += [("  " if long else " ", ""), shown(name)]  # (the backend is beside it: backend_state)
+        return Text.assemble(*parts)
 
 
 class AgentsPanel(ScrollView, can_focus=True):
@@ -231,6 +266,15 @@ class EventLog(RichLog):
             self._add(self._line(e))
         if frame.note:
             self.note(frame.note)
+
+    @property
+    def kept(self) -> tuple[RenderableType, ...]:
+        """The lines kept: what a run going on in another file of the same town shows first."""
+        return tuple(self._kept)
+
+    def carry(self, lines: Iterable[RenderableType]) -> None:
+        for line in lines:
+            self._add(line)
 
     def note(self, message: str) -> None:
         """A line of the interface's own: it may quote names, states and errors from the save."""
