@@ -5,10 +5,9 @@ The interface sends it commands (`SimRunner.send`) and draws the `Frame`s it pos
 `FrameReady` messages; it never reads or changes the simulation itself. Interventions (whisper,
 interview, edit an object, save; in `interventions.py`) are commands too, run by the worker
 between ticks, and their results come back as `Replied` messages. `sim.close()` is called once
-the worker has returned.
-
-Opening another save or world, or continuing in a copy ("save as"), ends this app with the file
-to open as its result; `run_tui` then opens it and starts a new app.
+the worker has returned (after the screens' reader: the last connection folds the log in).
+Opening another save or world, or going on in a copy ("save as"), ends this app with the file to
+open as its result; `run_tui` opens it in a new app.
 """
 
 from __future__ import annotations
@@ -329,8 +328,8 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
             self.push_screen(HelpScreen())
 
     async def action_quit(self) -> None:
-        """Stop now, cutting off the tick in flight and its model call (the save stays at the last
-        whole tick); the app exits when the worker has returned, within moments."""
+        """Stop now, cutting off the tick in flight and its model call (the save keeps its last whole
+        tick); the app exits when the worker has returned."""
         if self._quitting:
             return
         self._quitting = True
@@ -353,17 +352,15 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
 
     def _close_sim(self) -> None:
         """Close the save, only once and only after the worker is done with it."""
-        if self._closed or not self._runner.done.is_set():
-            return
-        self._closed = True
         if self._reader is not None:  # (first: the writer's close, the last, then removes the log)
             self._reader.close()
             self._reader = None
+        if self._closed or not self._runner.done.is_set():
+            return
+        self._closed = True
         self.sim.close()
 
     def on_unmount(self) -> None:
-        if self._reader is not None:
-            self._reader.close()
         # Any other way out (an error, a test ending): stop the worker, then close.
         self._runner.stop()
         if self._on_sigterm:
