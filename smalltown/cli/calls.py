@@ -24,7 +24,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("calls", help="the model calls a save logged, with prompts and answers",
                        description="List a save's model calls, oldest first: who asked, which task, when, "
                                    "the backend, tokens and time, the prompt and the answer.",
-                       epilog="example: smalltown calls town.sqlite --agent Isabella --task daily_plan --since 6:00")
+                       epilog="example: smalltown calls town.sqlite --agent Wren --task daily_plan --since 6:00")
     p.add_argument("save", metavar="SAVE", help="a save file")
     p.add_argument("--agent", metavar="AGENT", help="only this agent's calls (full or first name)")
     p.add_argument("--task", metavar="TASK", help="only calls of this task, e.g. daily_plan")

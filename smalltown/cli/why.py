@@ -33,7 +33,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                        description="The chain behind an agent's action at a game time: the action and its "
                                    "plan block, the model calls that decided it (prompt and answer), the "
                                    "records retrieval scored for them and the memories those rest on.",
-                       epilog="example: smalltown why town.sqlite Isabella --at 'day 1 9:00'")
+                       epilog="example: smalltown why town.sqlite Wren --at 'day 1 9:00'")
     p.add_argument("save", metavar="SAVE", help="a save file")
     p.add_argument("agent", metavar="AGENT", help="full or first name")
     p.add_argument("--at", metavar="WHEN", help="a game time: '9:00' (the latest at or before the run's end), "
