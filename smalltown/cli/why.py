@@ -127,6 +127,8 @@ def why_lines(info: dict) -> list[str]:
         out.append(shown(f"Plan block: {b['start']} {b['minutes']} min  {b['activity']}  @ {b['address']}"
                          f"  (plan of {b['date']}, as kept at tick {b['from_tick']})"))
         out += [shown(f"  {x['start']} {x['minutes']:>3} min  {x['activity']}") for x in b["actions"]]
+    else:
+        out.append("Plan block: none (the save keeps no plan of the agent's at or before then)")
     d = info["decided_at"]
     if not info["calls"]:
         out.append("Decided by: no model call of this agent's by then")
