@@ -82,17 +82,17 @@ class Settings:
     reflection: bool = True
     planning: bool = True
     observation_memory: bool = True
-    # issue 16 (Sid's PIANO): each action's outcome checked against what was expected (mind/awareness.py)
+    # Sid's PIANO: each action's outcome checked against what was expected (mind/awareness.py)
     action_awareness: bool = False
-    # the cognitive controller (issue 16, mind/controller.py): its decision given to the talking and
+    # the cognitive controller (mind/controller.py): its decision given to the talking and
     # acting prompts; the parts of the state its prompts see; promises made in talk, kept or broken
     controller_broadcast: bool = False
     controller_inputs: tuple[str, ...] = field(default=CONTROLLER_INPUTS, metadata={"names": CONTROLLER_INPUTS})
     commitments: bool = False
     commitment_window_minutes: int = _in(30, 0, 720)  # a promise is kept within this of its time
-    # PIANO modules (issue 16), off by default this round
+    # PIANO modules, off by default (the piano preset turns them on)
     social_awareness: bool = False  # mind/social.py: sentiment toward others, after each conversation
-    # goal generation (issue 16, mind/goals.py): a social goal asked every `goal_every_minutes` of game
+    # goal generation (mind/goals.py): a social goal asked every `goal_every_minutes` of game
     # time as a slow module's question, applied `slow_lag_ticks` ticks after it was asked (sim/later.py)
     goal_generation: bool = False
     goal_every_minutes: int = _in(60, 5, 1440)
@@ -103,21 +103,21 @@ class Settings:
     # stream), like the other slow modules' clocks; 0: whenever the threshold is passed (the paper's
     # loop). The piano preset: 480, the paper's "roughly two or three times a day" in a busy town
     reflection_every_minutes: int = _in(0, 0, 1440)
-    # the mind thinks on a grid (issue 15): reflection, reactions and conversations and next actions
+    # the mind thinks on a grid: reflection, reactions and conversations and next actions
     # run only on ticks that are multiples of this, so every agent's questions go out together;
     # between them bodies move, perceive and remember. 1: every tick (the paper's loop)
     think_every_ticks: int = _in(1, 1, 360)
-    # (issue 15) the next action of an agent whose action ends before the next grid tick is decided
+    # the next action of an agent whose action ends before the next grid tick is decided
     # ahead, on this one, beside the encounters of the others, and taken up when the action ends:
     # no standing between actions, and planning off the tick's critical path
     think_ahead: bool = False
-    # which mind (issue 16): a preset of the module switches above, ARCHITECTURES
+    # which mind: a preset of the module switches above, ARCHITECTURES
     architecture: str = field(default="generative_agents", metadata={"choices": tuple(ARCHITECTURES)})
-    # role inference (issue 17, mind/roles.py): a role from the last goals, asked as a slow module's
+    # role inference (mind/roles.py): a role from the last goals, asked as a slow module's
     # question when the goals window changed, at most every `role_every_minutes` of game time
     roles: bool = False
     role_every_minutes: int = _in(60, 5, 1440)
-    # civics (issue 17, sim/civics.py; worlds with a [civics]): game seconds per Sid second (288: his
+    # civics (sim/civics.py; worlds with a [civics]): game seconds per Sid second (288: his
     # 1,200 s run is four game days, as his agents never sleep and ours wake ~16 h a day: the
     # feedback from the second day's dawn, the vote that afternoon, the new law from the third's
     # dawn, a tax season every 9.6 h; at 144, a season every 4.8 h, the town's cost per agent-day

@@ -92,11 +92,16 @@ def kind_of(name: str) -> BackendKind:
     return kind
 
 
+def sampling_seed(seed: int, opts: BackendOptions | None) -> int:
+    """`opts.seed` if one is given, else `seed` (the world's)."""
+    return opts.seed if opts is not None and opts.seed is not None else seed
+
+
 def make_backend(name: str, seed: int, opts: BackendOptions | None = None) -> Backend:
-    """The `name` backend, sampling under `opts.seed` if one is given, else `seed` (the world's)."""
+    """The `name` backend, sampling under `sampling_seed`."""
     kind = kind_of(name)
     opts = opts or BackendOptions()
-    return kind.make(opts.seed if opts.seed is not None else seed, opts)
+    return kind.make(sampling_seed(seed, opts), opts)
 
 
 def make_fallback(name: str, seed: int, opts: BackendOptions | None = None) -> Backend | None:
@@ -106,7 +111,7 @@ def make_fallback(name: str, seed: int, opts: BackendOptions | None = None) -> B
         return None
     from smalltown.scripted import ScriptedBackend
 
-    return ScriptedBackend(opts.seed if opts is not None and opts.seed is not None else seed)
+    return ScriptedBackend(sampling_seed(seed, opts))
 
 
 def make_embedder(opts: BackendOptions | None) -> Embedder | None:

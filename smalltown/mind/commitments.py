@@ -1,4 +1,4 @@
-"""The controller's record in an agent's state (issue 16; the data, `Decision` and `Commitment`, is
+"""The controller's record in an agent's state (the data, `Decision` and `Commitment`, is
 state/commitments.py): how they are shown to prompts as typed inputs when the broadcast is on,
 and a commitment a line carries kept.
 

@@ -1,4 +1,4 @@
-"""Say–do coherence (issue 16): the model-free checker of the promises agents make in talk (the
+"""Say–do coherence: the model-free checker of the promises agents make in talk (the
 rate of kept promises is read back from a save's event log by eval/saydo.py).
 
 CLOCK: every tick (cheap: only agents with an open promise are looked at). A promise is KEPT when

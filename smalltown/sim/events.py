@@ -31,6 +31,9 @@ class Kinds(Sequence[str]):
     def __len__(self) -> int:
         return len(self._all())
 
+    def __iter__(self):
+        return iter(self._all())  # (once per loop, not once per item as Sequence's would)
+
     def __contains__(self, kind: object) -> bool:
         return kind in self._all()
 
