@@ -1,10 +1,10 @@
 """`smalltown why SAVE AGENT [--at TIME]`: the chain behind what an agent was doing at a game time.
 
-The action it had begun by then and the plan block it belongs to, the model call that chose it
-(the agent's latest call, at or before the action began, whose answer names the activity; failing
-that, its calls at the latest tick at which it made any) and the calls made with it, with their
-prompts and answers, the retrievals logged with those calls (each record's recency, importance
-and relevance) and the memories those records are, followed down their evidence (a reflection's).
+The action it had begun by then and the plan block it belongs to, the model calls that decided it
+(those its "started" event names: the mind records them when it adopts the action, llm.asker.call_ref;
+a save from before that link gets the agent's calls at the tick the action began instead, and says
+so) with their prompts and answers, the retrievals logged with those calls (each record's recency,
+importance and relevance) and the memories those records are, followed down their evidence.
 `why_data` returns it all as data (the JSON `--json` prints); `show_why` prints it as text.
 """
 
@@ -90,7 +90,9 @@ def plan_block(reader: Reader, agent: str, tick: int, history) -> dict | None:
 
 def why_data(path: str | Path, agent: str, at: str | None = None) -> dict:
     """What `smalltown why` shows, as data (NoSuchAgent for a name no agent has, WhenError for a
-    time outside the run)."""
+    time outside the run). `linked`: the action names the calls that decided it (False: the save
+    predates that link, and `calls` are the agent's calls at the tick its action began, or its
+    latest tick of calls before; None: no action begun)."""
     from smalltown.sim.history import History
 
     with History(path) as h:
@@ -101,19 +103,27 @@ def why_data(path: str | Path, agent: str, at: str | None = None) -> dict:
         action = None if started is None else {
             "tick": started.tick, "start": started.time, "activity": started.data.get("activity"),
             "address": started.data.get("address"), "end": started.data.get("end")}
-        since = started.tick if started else tick
-        chose = reader.call_naming(name, since, action["activity"]) if action else None
-        decided = chose.tick if chose else reader.deciding_tick(name, since)
-        calls = [call_json(reader, c) | {"chose": chose is not None and c.id == chose.id}
-                 for c in reader.calls_at(name, decided)] if decided is not None else []
-        retrievals = reader.retrievals_at(name, decided) if decided is not None else []
+        linked = None if started is None else isinstance(started.data.get("calls"), list)
+        calls: list[dict] = []
+        if linked:
+            refs = started.data["calls"]
+            for ref in refs:
+                row = reader.call_decided(name, ref)
+                calls.append({"ref": ref, "logged": row is not None} | (call_json(reader, row) if row else {}))
+        elif started is not None or reader.deciding_tick(name, tick) is not None:
+            decided = reader.deciding_tick(name, started.tick if started else tick)
+            calls = [call_json(reader, c) for c in reader.calls_at(name, decided)] if decided is not None else []
+        retrievals: list[dict] = []
+        for who, t in dict.fromkeys((c["agent"], c["tick"]) for c in calls if "id" in c):
+            for r in reader.retrievals_at(who, t):
+                retrievals.append(r | {"agent": who})
+        for c in calls:
+            if "id" in c:
+                c["retrievals"] = [r["id"] for r in retrievals if (r["agent"], r["tick"]) == (c["agent"], c["tick"])]
         cited = [r["id"] for ret in retrievals for r in ret["results"]]
         return {"agent": name, "tick": tick, "time": h.time_of(tick).strftime(TIME_FMT), "action": action,
-                "plan_block": plan_block(reader, name, tick, h),
-                "decided_at": None if decided is None else {"tick": decided,
-                                                            "time": h.time_of(decided).strftime(TIME_FMT)},
-                "calls": calls, "retrievals": retrievals,
-                "memories": [memory_json(m) for m in reader.evidence_chain(cited)]}
+                "plan_block": plan_block(reader, name, tick, h), "linked": linked, "calls": calls,
+                "retrievals": retrievals, "memories": [memory_json(m) for m in reader.evidence_chain(cited)]}
 
 
 def why_lines(info: dict) -> list[str]:
@@ -129,25 +139,31 @@ def why_lines(info: dict) -> list[str]:
         out += [shown(f"  {x['start']} {x['minutes']:>3} min  {x['activity']}") for x in b["actions"]]
     else:
         out.append("Plan block: none (the save keeps no plan of the agent's at or before then)")
-    d = info["decided_at"]
-    if not info["calls"]:
-        out.append("Decided by: no model call of this agent's by then")
-    else:
-        chose = next((c["id"] for c in info["calls"] if c["chose"]), None)
-        out.append(f"Decided at {shown(d['time'])} (tick {d['tick']}): " + (
-            f"call {chose}'s answer names the activity; {len(info['calls'])} call(s) of that tick:" if chose else
-            f"no call's answer names the activity; the {len(info['calls'])} call(s) of the agent's latest tick "
-            "of calls before it:"))
-    for c in info["calls"]:
+    calls = info["calls"]
+    if info["linked"]:
+        out.append(f"Decided by {len(calls)} model call(s), as recorded when the action began:" if calls else
+                   "Decided by no model call: the engine's rules began it (or a plan made without the model)")
+    elif info["linked"] is False:
+        ticks = sorted({c["tick"] for c in calls})
+        out.append("This save predates the link from an action to the calls that decided it: " + (
+            f"the agent's calls at tick {ticks[0]} are shown instead (the latest at or before the action began)"
+            if calls else "and the agent made no model call by then"))
+    for c in calls:
         out.append("")
-        out.append(shown(f"--- call {c['id']}: {c['task']} ({c['backend']}{', ' + c['model'] if c['model'] else ''}; "
-                         f"{c['prompt_tokens']} prompt + {c['completion_tokens']} answer tokens, {c['ms']:.0f} ms"
-                         f"{'; ' + c['note'] if c['note'] else ''})"))
+        if "id" not in c:
+            out.append(shown(f"--- a call asked at tick {c['ref'].get('tick')} (key {c['ref'].get('key')}) that the "
+                             "save's call log does not hold"))
+            continue
+        asked = f"{c['agent']}, " if c["agent"] != info["agent"] else ""
+        out.append(shown(f"--- call {c['id']}: {asked}{c['task']} at {c['time']} (tick {c['tick']}; {c['backend']}"
+                         f"{', ' + c['model'] if c['model'] else ''}; {c['prompt_tokens']} prompt + "
+                         f"{c['completion_tokens']} answer tokens, {c['ms']:.0f} ms{'; ' + c['note'] if c['note'] else ''})"))
         out += ["Prompt:", shown(c["prompt"] or "", lines=True), "Answer:", shown(c["answer"] or "", lines=True)]
     memories = {m["id"]: m for m in info["memories"]}
     for r in info["retrievals"]:
         out.append("")
-        out.append(shown(f"--- retrieval {r['id']} ({r['purpose']}): {r['query']!r}"))
+        who = f"{r['agent']}, " if r["agent"] != info["agent"] else ""
+        out.append(shown(f"--- retrieval {r['id']} ({who}{r['purpose']}, tick {r['tick']}): {r['query']!r}"))
         out.append("  record  recency  importance  relevance  total  memory")
         for s in r["results"]:
             m = memories.get(s["id"])

@@ -60,6 +60,13 @@ class OpShape(_Shape):
     minutes: Annotated[int, Field(ge=0, le=1440)] = 0
 
 
+class CallRefShape(_Shape):
+    """A model call an action or plan item names as its maker (llm.asker.call_ref)."""
+    tick: Annotated[int, Field(ge=0)]
+    key: Annotated[str, Field(min_length=1, max_length=64)]
+    agent: str = ""  # another agent's call (the initiator's decision to talk); "": the agent's own
+
+
 class PlanItemShape(_Shape):
     start: Minute
     minutes: Annotated[int, Field(ge=0, le=2 * 1440)]
@@ -69,6 +76,7 @@ class PlanItemShape(_Shape):
     place: str = ""
     runs_on: int = 0
     op: Optional["OpShape"] = None
+    calls: list[CallRefShape] = []
 
 
 class PlanShape(_Shape):
@@ -85,6 +93,7 @@ class ActionShape(_Shape):
     start: Stamp
     end: Stamp
     op: Optional["OpShape"] = None
+    calls: list[CallRefShape] = []
 
 
 class TalkShape(_Shape):

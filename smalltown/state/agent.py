@@ -46,6 +46,9 @@ class Action:
     start: datetime
     end: datetime
     op: dict | None = None  # an economy op it does, applied (and cleared) when it ends (sim/economy.py)
+    # the model calls that decided it (llm.asker.call_ref: {"tick", "key"}), in the order asked;
+    # [] when none did (an engine rule, a bed slept in): what `smalltown why` follows
+    calls: list[dict] = field(default_factory=list)
 
     def describe(self) -> str:
         """"<activity> @ sector: arena: object", as the paper shows an action (a conversation
@@ -56,12 +59,14 @@ class Action:
         d = {"activity": self.activity, "address": self.address, "start": stamp(self.start), "end": stamp(self.end)}
         if self.op:  # (only in a world with an economy)
             d["op"] = self.op
+        if self.calls:
+            d["calls"] = self.calls
         return d
 
     @classmethod
     def from_json(cls, d: dict) -> "Action":
         return cls(d["activity"], d["address"], datetime.fromisoformat(d["start"]),
-                   datetime.fromisoformat(d["end"]), d.get("op"))
+                   datetime.fromisoformat(d["end"]), d.get("op"), list(d.get("calls") or []))
 
     @property
     def asleep(self) -> bool:

@@ -13,14 +13,13 @@ import json
 import sqlite3
 
 from smalltown.store.errors import guarded
-from smalltown.store.packing import unpack_scores, unpack_text
+from smalltown.store.packing import unpack_scores
 from smalltown.store.query import Where, limited
 from smalltown.store.records import CallRow, EventRow, Memory
 from smalltown.store.snapshots import has_table
 
 _CALL = ("SELECT id, tick, time, agent, task, prompt_tokens, cached_tokens, completion_tokens, ms, backend, note "
          "FROM llm_calls")
-CALLS_LOOKBACK = 500  # an agent's calls searched back for the one that chose an action
 EVIDENCE_DEPTH = 3  # reflections on reflections: how far down a chain is followed
 EVIDENCE_MEMORIES = 200  # at most this many memories in one chain (a bound on a hostile save)
 
@@ -45,19 +44,16 @@ class WhyReads:
         return self.conn.execute("SELECT max(tick) FROM llm_calls WHERE agent = ? AND tick <= ?",
                                  (agent, tick)).fetchone()[0]
 
-    def call_naming(self, agent: str, tick: int, text: str, lookback: int = CALLS_LOOKBACK) -> CallRow | None:
-        """The agent's latest call at or before `tick` whose answer (raw or parsed) holds `text`
-        (an action's activity: the call that chose it), among its `lookback` latest calls."""
-        if not text:
+    def call_decided(self, agent: str, ref: dict) -> CallRow | None:
+        """The logged call an action's provenance names (llm.asker.call_ref): the first call of
+        that agent (the ref's own `agent`, when another's) with that key at or after the tick it
+        was asked at (a question decided ahead, or a slow one, is logged when taken up). None: not
+        in the log (a stripped save) or a ref that is not one."""
+        if not isinstance(ref, dict) or not isinstance(ref.get("key"), str) or not isinstance(ref.get("tick"), int):
             return None
-        for r in self.conn.execute(f"{_CALL} WHERE agent = ? AND tick <= ? ORDER BY id DESC LIMIT ?",
-                                   (agent, tick, lookback)).fetchall():
-            raw, parsed = self.conn.execute("SELECT raw_answer, parsed_answer FROM llm_calls WHERE id = ?",
-                                            (r[0],)).fetchone()
-            where = f"llm_calls row {r[0]}"
-            if any(text in (unpack_text(a, where) or "") for a in (parsed, raw)):
-                return CallRow(*r[:-1], note=r[-1] or "")
-        return None
+        r = self.conn.execute(f"{_CALL} WHERE agent = ? AND key = ? AND tick >= ? ORDER BY tick, id LIMIT 1",
+                              (ref.get("agent") or agent, ref["key"], ref["tick"])).fetchone()
+        return CallRow(*r[:-1], note=r[-1] or "") if r else None
 
     def calls_at(self, agent: str, tick: int) -> list[CallRow]:
         """The agent's calls at exactly `tick`, in the order they were made."""
