@@ -17,6 +17,22 @@ from smalltown.llm.tasks import Answer, Output, Task
 from smalltown.llm.wrappers import Fallback, NotFitted, Question, Recorded, Retry, Step, Timed, retrying
 
 
+def dropped_note(task: Task, asked: Task, dropped: int) -> str:
+    """What a call's note says of the records fitting dropped, naming those not retrieved apart
+    (a retrieved record dropped has its retrieval logged at the call's tick; the others have none)."""
+    if not dropped:
+        return ""
+    parts, other = [], 0
+    for field, label in task.unretrieved.items():
+        n = len(getattr(task, field)) - len(getattr(asked, field))
+        if n > 0:
+            parts.append(f"{n} " + label.format(s="s" if n > 1 else ""))
+            other += n
+    if dropped > other:
+        parts.insert(0, f"{dropped - other} retrieved record{'s' if dropped - other > 1 else ''}")
+    return " and ".join(parts) + " dropped to fit the prompt's budgets"
+
+
 def call_ref(tick: int, key: str) -> dict:
     """A call as an action's provenance names it, known when it is asked (the log's row id is not,
     until the tick is written): the tick it was asked at and its key (backend.task_key). Its row
@@ -90,8 +106,7 @@ class Asker:
         """(the task as it will be asked, its prompt, a note): fitted to the backend's window."""
         can = capabilities(self.backend)
         asked, prompt, dropped = fit(task, can.context - max_answer_tokens(task), can.count)
-        return asked, prompt, (f"{dropped} retrieved record{'s' if dropped > 1 else ''} dropped to fit the prompt's budgets"
-                               if dropped else "")
+        return asked, prompt, dropped_note(task, asked, dropped)
 
     def ask(self, agent: str, task: Task) -> Output:
         self._check_stop()

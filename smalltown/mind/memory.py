@@ -388,6 +388,20 @@ class MemoryStream:
             return row
         raise KeyError(memory_id)
 
+    def mark(self) -> int:
+        """Where the retrievals made from now on begin (for `take_retrievals`)."""
+        return len(self._retrievals)
+
+    def take_retrievals(self, mark: int) -> list[Retrieval]:
+        """The retrievals made since `mark`, taken out of the log (a slow question's: logged with
+        its calls, at the tick it is applied: `put_retrievals`)."""
+        taken, self._retrievals = self._retrievals[mark:], self._retrievals[:mark]
+        return taken
+
+    def put_retrievals(self, retrievals: list[Retrieval]) -> None:
+        """Retrievals taken out earlier, logged now (drained at this tick)."""
+        self._retrievals.extend(retrievals)
+
     def drain(self) -> tuple[list[tuple[Memory, np.ndarray]], list[tuple[int, datetime]], list[Retrieval]]:
         """What changed since the last drain: new memories with their embeddings, (id,
         last_accessed) updates (the latest per id), and the retrievals made. Empties the queues."""

@@ -100,4 +100,4 @@ def act_on(mind: "MindCore", reaction: Reaction, now: datetime) -> bool:
     noticed = [Record(time=now, kind="observation", text=f"{mind.name} noticed: {reaction.observation}")] \
         if reaction.observation else []
     return planning.replan(mind, now, noticed, reaction=reaction.answer.reaction,
-                           first_address="" if reaction.is_agent else reaction.observed, calls=[reaction.call])
+                           first_address="" if reaction.is_agent else reaction.observed, calls=[reaction.call] if reaction.call else [])

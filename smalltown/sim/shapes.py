@@ -127,12 +127,29 @@ class BondShape(_Shape):
     sentiment: Annotated[int, Field(ge=0, le=10)]
     summary: str = ""
     time: Stamp
+class ScoredShape(_Shape):
+    id: Id
+    recency: float
+    importance: float
+    relevance: float
+    total: float
+
+
+class RetrievalShape(_Shape):
+    """A retrieval made for a slow question, logged when it is applied (state.agent.Slow)."""
+    query: str
+    purpose: str
+    time: Stamp
+    results: list[ScoredShape] = []
+
+
 class SlowShape(_Shape):
     module: str
     task: str
     inputs: dict
     asked: Annotated[int, Field(ge=0)]
     due: Annotated[int, Field(ge=0)]
+    retrievals: list[RetrievalShape] = []
 
 
 class AgentStateShape(_Shape):

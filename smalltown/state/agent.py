@@ -112,9 +112,15 @@ class Slow:
     inputs: dict
     asked: int
     due: int
+    # the retrievals made for it when it was asked (their query, purpose, time and scored results:
+    # store.records.Retrieval as JSON), logged with its calls at the tick it is applied
+    retrievals: list[dict] = field(default_factory=list)
 
     def to_json(self) -> dict:
-        return {"module": self.module, "task": self.task, "inputs": self.inputs, "asked": self.asked, "due": self.due}
+        d = {"module": self.module, "task": self.task, "inputs": self.inputs, "asked": self.asked, "due": self.due}
+        if self.retrievals:
+            d["retrievals"] = self.retrievals
+        return d
 
 
 @dataclass
@@ -256,7 +262,8 @@ class AgentState:
             goal_need=d.get("goal_need", ""),
             goals=list(d.get("goals", [])),
             goal_asked=when(d["goal_asked"]) if d.get("goal_asked") else None,
-            slow=[Slow(q["module"], q["task"], dict(q["inputs"]), q["asked"], q["due"]) for q in d.get("slow", [])],
+            slow=[Slow(q["module"], q["task"], dict(q["inputs"]), q["asked"], q["due"], list(q.get("retrievals") or []))
+                  for q in d.get("slow", [])],
             goal_until=when(d["goal_until"]) if d.get("goal_until") else None,
             goal_needs=list(d.get("goal_needs", [])),
             role=d.get("role", ""),
