@@ -1,6 +1,7 @@
 """`smalltown why`: the chain behind an agent's action on a scripted save of the tiny town (its
-action and plan block, the call that chose it with its prompt, the records retrieval scored for it
-and the memories they cite, down their evidence)."""
+action and plan block, the calls that decided it -- the link the mind records when it adopts the
+action -- with their prompts, the records retrieval scored for them and the memories they cite,
+down their evidence); a save from before that link says so."""
 
 from __future__ import annotations
 
@@ -24,34 +25,83 @@ def save(tmp_path_factory):
     return path
 
 
-def test_why_names_the_call_that_chose_the_action_its_prompt_and_the_scored_records(save):
-    # Isabella's first action of the day: the decompose call at her first waking tick chose it
-    (tick, time, data), = query(save, "SELECT tick, time, data FROM events WHERE agent = ? AND kind = 'started' "
-                                      "ORDER BY id LIMIT 1", AGENT)
-    activity = json.loads(data)["activity"]
-    out = cli("why", save, "Isabella", "--at", time[11:], check=True).stdout
-    assert f"Doing: {activity} @" in out
-    info = why_data(save, "Isabella", time[11:])
-    chose = [c for c in info["calls"] if c["chose"]]
-    assert len(chose) == 1 and activity in chose[0]["answer"]
-    call_id, prompt, answer = query(save, "SELECT id, prompt, raw_answer FROM llm_calls WHERE id = ?", chose[0]["id"])[0]
-    assert info["decided_at"]["tick"] == tick
-    assert f"call {call_id}'s answer names the activity" in out and f"--- call {call_id}: " in out
+def linked_ids(save, agent: str, refs: list[dict]) -> list[int]:
+    """The logged calls the refs name, found straight in the save: the agent's first call of the
+    key at or after the tick it was asked at."""
+    out = []
+    for ref in refs:
+        (i,), = query(save, "SELECT id FROM llm_calls WHERE agent = ? AND key = ? AND tick >= ? ORDER BY tick, id LIMIT 1",
+                      ref.get("agent") or agent, ref["key"], ref["tick"])
+        out.append(i)
+    return out
+
+
+def test_why_answers_with_the_linked_calls_their_prompts_and_the_scored_records(save):
+    # Isabella's action at 9:00 (tick 1080): its "started" event names the calls that decided it
+    (tick, start, data), = query(save, "SELECT tick, time, data FROM events WHERE agent = ? AND kind = 'started' "
+                                       "AND tick <= 1080 ORDER BY id DESC LIMIT 1", AGENT)
+    data = json.loads(data)
+    ids = linked_ids(save, AGENT, data["calls"])
+    tasks = [t for i in ids for (t,) in query(save, "SELECT task FROM llm_calls WHERE id = ?", i)]
+    assert tasks[:2] == ["daily_plan", "hourly_schedule"] and tasks[-1] == "decompose"  # the day, its block, the action
+    info = why_data(save, "Isabella", "9:00")
+    assert info["linked"] is True and info["action"]["activity"] == data["activity"]
+    assert [c["id"] for c in info["calls"]] == ids and [c["ref"] for c in info["calls"]] == data["calls"]
+    # the decomposition that decided it lists the activity in its answer (found by the link, not by the words)
+    assert data["activity"] in info["calls"][-1]["answer"]
+    out = cli("why", save, "Isabella", "--at", "9:00", check=True).stdout
+    assert f"Doing: {data['activity']} @" in out and f"Decided by {len(ids)} model call(s)" in out
     from smalltown.store.packing import unpack_text
 
-    assert unpack_text(prompt, "") == chose[0]["prompt"] and chose[0]["prompt"].splitlines()[0] in out
-    assert unpack_text(answer, "") == chose[0]["answer"]
-    # the records retrieval scored at that tick, with their scores and the memories they are
-    logged = query(save, "SELECT id FROM retrievals WHERE agent = ? AND tick = ? ORDER BY id", AGENT, tick)
-    assert [r["id"] for r in info["retrievals"]] == [i for (i,) in logged] and logged
+    for c in info["calls"]:
+        (prompt, answer), = query(save, "SELECT prompt, raw_answer FROM llm_calls WHERE id = ?", c["id"])
+        assert unpack_text(prompt, "") == c["prompt"] and unpack_text(answer, "") == c["answer"]
+        assert f"--- call {c['id']}: {c['task']} at " in out and c["prompt"].splitlines()[0] in out
+    # the records retrieval scored for those calls (the day's plan retrieves), with their scores
+    logged = query(save, "SELECT id FROM retrievals WHERE agent = ? AND tick IN (%s) ORDER BY id"
+                   % ",".join("?" * len({c["tick"] for c in info["calls"]})), AGENT, *sorted({c["tick"] for c in info["calls"]}))
+    assert logged and sorted(r["id"] for r in info["retrievals"]) == [i for (i,) in logged]
+    plan = next(c for c in info["calls"] if c["task"] == "daily_plan")
+    assert plan["retrievals"] and all(r["tick"] == plan["tick"] for r in info["retrievals"] if r["id"] in plan["retrievals"])
     described = {m["id"]: m["description"] for m in info["memories"]}
     for r in info["retrievals"]:
-        assert f"--- retrieval {r['id']} ({r['purpose']})" in out
+        assert f"--- retrieval {r['id']} ({r['purpose']}, tick {r['tick']})" in out
         for s in r["results"]:
             (description,), = query(save, "SELECT description FROM memories WHERE id = ?", s["id"])
             assert described[s["id"]] == description
             assert (f"{s['id']:>6}  {s['recency']:7.3f}  {s['importance']:10.3f}  {s['relevance']:9.3f}  "
                     f"{s['total']:5.3f}  {description}") in out
+
+
+def test_every_action_links_to_logged_calls_and_a_talk_to_the_decision_to_talk(save):
+    started = [(a, json.loads(d)) for a, d in query(save, "SELECT agent, data FROM events WHERE kind = 'started'")]
+    assert started and all(isinstance(d.get("calls"), list) for _, d in started)
+    for agent, d in started:
+        for i in linked_ids(save, agent, d["calls"]):  # each ref names a call the log holds
+            assert i
+    talks = [(a, d) for a, d in started if d["activity"].startswith("talking with ")]
+    assert talks, "the save has no conversation"
+    for agent, d in talks:
+        (task,), = query(save, "SELECT task FROM llm_calls WHERE id = ?", linked_ids(save, agent, d["calls"])[0])
+        assert task == "react"  # the initiator's decision to talk (named for both sides)
+
+
+def test_a_save_from_before_the_link_says_so_and_shows_the_calls_of_the_tick(save, tmp_path):
+    old = tmp_path / "old.sqlite"
+    import shutil
+    import sqlite3
+
+    shutil.copy(save, old)
+    with sqlite3.connect(old) as conn:  # what a save made before the link holds: no "calls" in its events
+        conn.execute("UPDATE events SET data = json_remove(data, '$.calls') WHERE kind = 'started'")
+    info = why_data(old, AGENT, "9:00")
+    assert info["linked"] is False
+    at = info["calls"][0]["tick"]
+    assert at <= info["action"]["tick"] and {c["tick"] for c in info["calls"]} == {at}
+    assert [c["id"] for c in info["calls"]] == [i for (i,) in query(
+        old, "SELECT id FROM llm_calls WHERE agent = ? AND tick = ? ORDER BY id", AGENT, at)]
+    out = cli("why", old, AGENT, "--at", "9:00", check=True).stdout
+    assert "This save predates the link from an action to the calls that decided it" in out
 
 
 def test_why_follows_the_cited_memories_down_their_evidence(save):

@@ -20,6 +20,7 @@ from smalltown.store.snapshots import has_table
 
 _CALL = ("SELECT id, tick, time, agent, task, prompt_tokens, cached_tokens, completion_tokens, ms, backend, note "
          "FROM llm_calls")
+ACTIONS_SHOWN = 50  # actions listed as decided by one call (a day's plan decides a whole day)
 EVIDENCE_DEPTH = 3  # reflections on reflections: how far down a chain is followed
 EVIDENCE_MEMORIES = 200  # at most this many memories in one chain (a bound on a hostile save)
 
@@ -54,6 +55,30 @@ class WhyReads:
         r = self.conn.execute(f"{_CALL} WHERE agent = ? AND key = ? AND tick >= ? ORDER BY tick, id LIMIT 1",
                               (ref.get("agent") or agent, ref["key"], ref["tick"])).fetchone()
         return CallRow(*r[:-1], note=r[-1] or "") if r else None
+
+    def actions_decided_by(self, call: CallRow, limit: int = ACTIONS_SHOWN) -> list[EventRow]:
+        """The "started" events (oldest first, the first `limit`) whose action names `call` among
+        the calls that decided it: a day's plan decides many, a decomposition a few."""
+        rows = self.conn.execute(
+            "SELECT DISTINCT e.id, e.tick, e.time, e.agent, e.kind, e.text, e.data FROM events e, "
+            "json_each(e.data, '$.calls') j WHERE e.kind = 'started' AND e.tick >= ? AND json_valid(e.data) "
+            "AND json_extract(j.value, '$.key') = ? AND json_extract(j.value, '$.tick') <= ? "
+            "AND coalesce(nullif(json_extract(j.value, '$.agent'), ''), e.agent) = ? ORDER BY e.id",
+            (call.tick, self._key(call.id), call.tick, call.agent))
+        out: list[EventRow] = []
+        for r in rows:
+            data = json.loads(r[6])
+            # (the ref names this call only if no earlier call of that key answers it: call_decided)
+            if any(isinstance(ref, dict) and (found := self.call_decided(r[3], ref)) is not None and found.id == call.id
+                   for ref in data.get("calls") or []):
+                out.append(EventRow(r[0], r[1], r[2], r[3], r[4], r[5], data))
+                if len(out) >= limit:
+                    break
+        return out
+
+    def _key(self, call_id: int) -> str | None:
+        r = self.conn.execute("SELECT key FROM llm_calls WHERE id = ?", (call_id,)).fetchone()
+        return r[0] if r else None
 
     def calls_at(self, agent: str, tick: int) -> list[CallRow]:
         """The agent's calls at exactly `tick`, in the order they were made."""

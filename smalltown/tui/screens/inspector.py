@@ -30,6 +30,7 @@ from smalltown.state.agent import AgentState
 from smalltown.shown import shown, shown_text
 from smalltown.tui.palette import agent_colours
 from smalltown.tui.reader import Memory, SaveReader
+from smalltown.tui.screens.call_links import open_why
 from smalltown.tui.screens.inspector_retrievals import Retrievals
 from smalltown.tui.screens.inspector_social import Social
 from smalltown.tui.screens.inspector_goods import Goods
@@ -72,6 +73,7 @@ class InspectorScreen(Screen[None]):
         Binding("4", "tab('retrievals')", "Retrievals", show=False),
         Binding("5", "tab('social')", "Social", show=False),
         Binding("6", "tab('goods')", "Goods", show=False),
+        Binding("y", "why", "Why", show=False),  # the calls that decided the action (call_links.open_why)
         *(Binding(key, f"filter({kind!r})", f"Show {kind or 'all'}", show=False)
           for key, kind, _ in FILTER_KEYS),
     ]
@@ -391,6 +393,9 @@ class InspectorScreen(Screen[None]):
                  "retrievals": "#ret-list", "social": "#social-scroll", "goods": "#goods-scroll"}.get(event.pane.id or "")
         if focus:
             self.query_one(focus).focus()
+
+    def action_why(self) -> None:
+        open_why(self, self.reader, self.agent, self._state)
 
     def action_close(self) -> None:
         """Escape: closes the evidence tree when it is open in view, else the screen."""
