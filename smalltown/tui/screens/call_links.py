@@ -38,17 +38,13 @@ def retrieval_text(retrievals: list[dict]) -> Text:
 
 
 def decided_text(actions: list[EventRow], limit: int) -> Text:
-    """The actions a call decided, one a line: when, who, what, where."""
+    """The actions a call decided, one a line: when, who, what and where."""
     if not actions:
         return Text("none: no action names this call as deciding it (or the save predates that link)", "dim")
     out = Text()
-    for e in actions:
-        out.append(shown(e.time[5:16]), "dim")
-        out.append(f"  {shown(e.agent)}: ", "bold")
-        out.append(shown(e.data.get("activity") or ""))
-        if e.data.get("address"):
-            out.append(f"  @ {shown(e.data['address'])}", "dim")
-        out.append("\n")
+    for e in actions:  # (the event's own text: "Agent: activity @ place", as the timeline shows it)
+        out.append(shown(e.time[5:16]) + "  ", "dim")
+        out.append(shown(e.text) + "\n")
     if len(actions) >= limit:
         out.append(f"(the first {limit})", "dim")
     return out
