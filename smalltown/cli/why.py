@@ -132,6 +132,8 @@ def why_lines(info: dict) -> list[str]:
     a = info["action"]
     out.append("Doing: " + (shown(f"{a['activity']} @ {a['address']} (since {a['start']}, until {a['end']})")
                             if a else "nothing yet (no action begun by then)"))
+    if a and a["end"] and a["end"] < info["time"]:  # (taken up again as it was: no new "started" event)
+        out.append("  (it went on past that end: no other action began by then)")
     b = info["plan_block"]
     if b:
         out.append(shown(f"Plan block: {b['start']} {b['minutes']} min  {b['activity']}  @ {b['address']}"
