@@ -21,6 +21,7 @@ import numpy as np
 
 from smalltown.llm.embed import Embedder
 from smalltown.mind.vectors import Vectors, unsound
+from smalltown.mind.retrieval_log import RetrievalLog
 from smalltown.store.records import Memory, Retrieval, Scored  # noqa: F401  (the save's records)
 
 KINDS = ("observation", "reflection", "plan", "chat")
@@ -72,7 +73,7 @@ def _normalise(x: np.ndarray) -> np.ndarray:
     return (x - lo) / (hi - lo)
 
 
-class MemoryStream:
+class MemoryStream(RetrievalLog):
     def __init__(self, agent: str, embedder: Embedder, next_id: Callable[[], int],
                  weights: RetrievalWeights = RetrievalWeights()):
         self.agent = agent
@@ -387,20 +388,6 @@ class MemoryStream:
         for row in self._rows_of([memory_id]).tolist():
             return row
         raise KeyError(memory_id)
-
-    def mark(self) -> int:
-        """Where the retrievals made from now on begin (for `take_retrievals`)."""
-        return len(self._retrievals)
-
-    def take_retrievals(self, mark: int) -> list[Retrieval]:
-        """The retrievals made since `mark`, taken out of the log (a slow question's: logged with
-        its calls, at the tick it is applied: `put_retrievals`)."""
-        taken, self._retrievals = self._retrievals[mark:], self._retrievals[:mark]
-        return taken
-
-    def put_retrievals(self, retrievals: list[Retrieval]) -> None:
-        """Retrievals taken out earlier, logged now (drained at this tick)."""
-        self._retrievals.extend(retrievals)
 
     def drain(self) -> tuple[list[tuple[Memory, np.ndarray]], list[tuple[int, datetime]], list[Retrieval]]:
         """What changed since the last drain: new memories with their embeddings, (id,

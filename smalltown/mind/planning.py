@@ -298,8 +298,7 @@ def replan(mind: "MindCore", now: datetime, reason: list[Record], reaction: str 
            calls: list[dict] = ()) -> bool:
     """After a reaction, a conversation that changes the day, or an inner voice: the rest of the
     day is planned again from this moment (SPEC 4). False when there is no plan of today's to
-    redo (planning ablated, or before the day's plan). `calls`: those that led to it (the
-    reaction's, the conversation's), the new blocks' makers with the new schedule's."""
+    redo (planning ablated, or before the day's plan). `calls`: those that led to it (a reaction's)."""
     plan = mind.state.plan
     if not mind.settings.planning or plan is None or plan.date != now.date():
         return False
@@ -361,11 +360,10 @@ def unplanned(mind: "MindCore", now: datetime, current: str) -> tuple[Action, bo
     """The next action from the moment only."""
     importance.settle(mind)
     recent = [record(mind.lore, m, i / 10) for i, m in enumerate(mind.memory.recent(10), 1)]
-    with mind.asker.trail() as calls:
-        out = mind.ask(NextAction(persona=mind.persona, now=now,
+    out = mind.ask(NextAction(persona=mind.persona, now=now,
                               status=gerund(mind.state.action.activity) if mind.state.action else "just waking up",
-                                  recent=recent, known_places=list(mind.state.known.tree)))
-    calls = list(calls)
+                              recent=recent, known_places=list(mind.state.known.tree)))
+    calls = [mind.asker.last_ref]
     end = now + timedelta(minutes=out.minutes)
     if mind.state.action and mind.state.action.activity == out.activity:
         mind.state.action.end = end
@@ -388,8 +386,7 @@ def next_action(mind: "MindCore", now: datetime, current: str) -> tuple[Action, 
 
 def take(mind: "MindCore", activity: str, address: str, end: datetime, op: dict | None, calls: list[dict],
          now: datetime) -> tuple[Action, bool]:
-    """The plan's action for `now` taken up (and whether it is new: False, the same action goes on,
-    decided by the calls that began it)."""
+    """The plan's action for `now` taken up (and whether it is new: False, the same action goes on)."""
     a = mind.state.action
     if a and a.activity == activity and a.address == address and not op and not a.op:
         mind.state.action = Action(activity, address, a.start, end, calls=a.calls)
@@ -399,7 +396,6 @@ def take(mind: "MindCore", activity: str, address: str, end: datetime, op: dict 
 
 def start(mind: "MindCore", activity: str, address: str, now: datetime, end: datetime,
           op: dict | None = None, calls: list[dict] = ()) -> Action:
-    """`calls`: those that decided it (none for an engine's rule)."""
     mind.state.action = Action(activity, address, now, end, op, list(calls))
     if mind.settings.observation_memory:
         importance.note(mind, "observation", f"{mind.name} is {gerund(activity)}", now)
