@@ -257,6 +257,7 @@ def world_check(path: str, as_json: bool) -> int:
 
 def save_info(path: str, as_json: bool) -> int:
     from smalltown.store.save import Save
+    from smalltown.store.unfolded import unfolded
 
     save = Save.open(path, readonly=True)
     try:
@@ -274,10 +275,11 @@ def save_info(path: str, as_json: bool) -> int:
         }
     finally:
         save.close()
+    info["wal"] = unfolded(path, info["tick"])  # (None, or the ticks a -wal holds that the file alone does not)
     if as_json:
         print(json.dumps(info))
         return 0
-    calls = info.pop("calls")
+    calls, wal = info.pop("calls"), info.pop("wal")
     lines = [(k, str(v)) for k, v in info.items()]
     lines = [(k, info_text(k, info)) for k, _ in lines]
     k, t = calls["fallbacks"], calls["too_long"]
@@ -298,6 +300,8 @@ def save_info(path: str, as_json: bool) -> int:
     width = max(len(key) for key, _ in lines)
     for key, value in lines:
         print(f"{key:>{width}}  {shown(value)}")
+    if wal:
+        print(shown(f"warning: {wal['says']}"))
     return 0
 
 

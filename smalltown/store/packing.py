@@ -1,5 +1,5 @@
-"""How a save packs its bulkiest things: embedding vectors and the call log's texts (schema 6), the
-call log's parsed answers and the retrieval log's scores (schema 7).
+"""How a save packs its bulkiest things: embedding vectors (schema 6) and the retrieval log's scores
+(schema 7); and how schemas 6 to 9 packed the call log's texts, which schema 10 keeps as text.
 
 Vectors. The hashed n-gram embedder's rows are mostly zeros (about 43 of 256 values set), so a
 vector is kept as its set values with their positions when that is shorter, and as all its values
@@ -11,15 +11,18 @@ float32) a multiple of four, so each reads as what it is whatever the save's ver
     b"D" + float32 * dim                                   dense
     b"S" + uint16 dim + uint16 index * n + float32 * n     sparse, indices increasing
 
-Texts. A prompt, raw answer or parsed answer is kept zlib-compressed (a BLOB) when that is
-shorter, as text otherwise; a reader tells them apart by SQLite's type.
+Texts (schemas 6 to 9). A prompt, raw answer or parsed answer was kept zlib-compressed (a BLOB)
+when that was shorter, as text otherwise; a reader tells them apart by SQLite's type. Schema 10
+keeps them as text, for any SQLite tool to read (store/schema.py unpacks an older save's when it is
+opened to be written; read as it is, its BLOBs are unpacked here).
 
 Scores. A retrieval's results were JSON, [{"id", "recency", "importance", "relevance", "total"}]
 with each score rounded to 4 places (~95 bytes a memory); they are kept as b"R" and, for each,
 the id as int64 and the four scores as int32 ten-thousandths (24 bytes), which read back as the
 very floats the JSON held. A list that does not fit (a score past +-214,748) stays JSON text.
 
-Only store/ packs or unpacks: every reader gets text, float32 rows and lists of dicts.
+Only store/ packs or unpacks: every reader gets text, float32 rows and lists of dicts. (Vectors and
+scores stay packed: neither reads as anything in plain SQL, and docs/saves.md says how to read them.)
 """
 
 from __future__ import annotations
@@ -82,7 +85,8 @@ def sparse_parts(blob: bytes, where: str = "a vector") -> tuple[int, bytes, byte
 
 
 def pack_text(text: str | bytes | None) -> str | bytes | None:
-    """zlib's bytes when shorter than the text's, the text otherwise (short answers gain nothing)."""
+    """zlib's bytes when shorter than the text's, the text otherwise (short answers gain nothing):
+    how schemas 6 to 9 stored the call log's texts (their migrations still pack, schema 10's unpacks)."""
     if not isinstance(text, str):  # None, or packed already
         return text
     raw = text.encode()

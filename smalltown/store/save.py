@@ -24,7 +24,7 @@ from smalltown.store.errors import (SaveError, SQLiteError, explain_new, guarded
 from smalltown.store.lock import WriterLock
 from smalltown.store.reader import Reader
 from smalltown.store.records import TickChanges
-from smalltown.store.reading import connect_reader
+from smalltown.store.reading import ReaderConnection, connect_reader
 from smalltown.store.save_reads import SaveReads
 from smalltown.store.schema import MIGRATIONS, SCHEMA_VERSION
 from smalltown.store.schema import create_schema as _create_schema  # (a test kills a build in it, by this name)
@@ -232,8 +232,10 @@ class Save(SaveReads):
         return conn
 
     def close(self) -> None:
-        """Close it and let go of its writer lock; a new save never published is removed."""
+        """Close it and let go of its writer lock; a new save never published is removed. A
+        writer folds its log into the file first (see `_fold_on_close`): the file alone is then the save."""
         self._stop_checkpointer()
+        self._fold_on_close()
         self.conn.close()
         if self._aside is not None:
             self._aside.close()
@@ -241,6 +243,21 @@ class Save(SaveReads):
         elif self._lock is not None:
             self._lock.release()
         self._lock = None
+
+    def _fold_on_close(self) -> None:
+        """A writer's whole log into the file, and the log emptied (TRUNCATE), before it closes.
+        SQLite does this itself only at the close of the last connection to the file: with a reader
+        still open (the TUI's screens, `inspect` or any SQLite tool beside the run) the log kept the
+        last ticks, and the file alone (what a user copies) was older. The checkpoint waits for a
+        reader in the middle of a read (the connection's busy timeout); a full disk or a reader that
+        holds on leaves the log, which SQLite and smalltown's readers still apply."""
+        if isinstance(self.conn, ReaderConnection):
+            return  # (read-only: nothing of its own to fold in)
+        try:
+            if not self.conn.in_transaction:  # (in one, SQLite refuses)
+                self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        except sqlite3.Error:
+            pass  # (closed already, or the disk refused)
 
     def checkpoint(self) -> None:
         """Fold the write-ahead log into the file: the .sqlite alone is then the whole run."""

@@ -22,7 +22,7 @@ from smalltown.store import calls as _calls
 from smalltown.store import conversations as _conversations
 from smalltown.store import packing as _packing
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 TIME_FMT = "%Y-%m-%d %H:%M:%S"  # how a save writes game times
 
 
@@ -148,8 +148,24 @@ def _create_v9(db: sqlite_utils.Database) -> None:
         db["llm_calls"].add_column("attempts", str)
 
 
+def _text_v10(db: sqlite_utils.Database) -> None:
+    """Schema 10: the call log's prompts and answers as text (those schemas 6 to 9 compressed are
+    unpacked), so that any SQLite tool reads them. Nothing is added: a new save has nothing to unpack.
+    A window of rows at a time, so a large save's log is never all in memory."""
+    conn, after = db.conn, 0
+    while True:
+        rows = conn.execute("SELECT id, prompt, raw_answer, parsed_answer FROM llm_calls WHERE id > ? AND "
+                            "(typeof(prompt) = 'blob' OR typeof(raw_answer) = 'blob' OR typeof(parsed_answer) = 'blob') "
+                            "ORDER BY id LIMIT 1000", (after,)).fetchall()
+        if not rows:
+            return
+        conn.executemany("UPDATE llm_calls SET prompt=?, raw_answer=?, parsed_answer=? WHERE id=?",
+                         [(*(_packing.unpack_text(v, f"llm_calls row {i}") for v in texts), i) for i, *texts in rows])
+        after = rows[-1][0]
+
+
 MIGRATIONS = {1: _create_v2, 2: _create_v3, 3: _create_v4, 4: _create_v5, 5: _pack_v6, 6: _pack_v7,
-              7: _create_v8, 8: _create_v9}  # from version N to N + 1
+              7: _create_v8, 8: _create_v9, 9: _text_v10}  # from version N to N + 1
 
 
 # (type, name, table, SQL) of one entry of sqlite_master: a table, an index (its SQL None for

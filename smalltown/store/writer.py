@@ -12,7 +12,7 @@ import sqlite3
 
 from smalltown.store import conversations as _conversations
 from smalltown.store import plans as _plans
-from smalltown.store.packing import pack_scores, pack_text
+from smalltown.store.packing import pack_scores
 from smalltown.store.records import Memory, TickChanges
 from smalltown.store.schema import TIME_FMT
 
@@ -67,7 +67,7 @@ def write(conn: sqlite3.Connection, changes: TickChanges) -> list[int]:
             "INSERT INTO llm_calls(tick, time, agent, task, prompt, raw_answer, parsed_answer, prompt_tokens, "
             "completion_tokens, cached_tokens, ms, backend, model, note, key, fallback, attempts) "
             "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            ((c.tick, c.time, r.agent, r.task, pack_text(r.prompt), pack_text(r.raw_answer), pack_text(r.parsed_answer), r.prompt_tokens,
+            ((c.tick, c.time, r.agent, r.task, r.prompt, r.raw_answer, r.parsed_answer, r.prompt_tokens,
               r.completion_tokens, r.cached_tokens, r.ms, r.backend, r.model, r.note, r.key, r.fallback, r.attempts or None)
              for c in changes.calls for r in (c.record,)))
     if changes.completed:

@@ -346,6 +346,9 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
         if self._closed or not self._runner.done.is_set():
             return
         self._closed = True
+        if self._reader is not None:  # (first: the writer's close, the last, then removes the log)
+            self._reader.close()
+            self._reader = None
         self.sim.close()
 
     def on_unmount(self) -> None:
