@@ -60,7 +60,8 @@ def tick_at(history, when: str | None) -> int:
 def call_json(reader: Reader, c: CallRow) -> dict:
     """A call's row with its prompt and answers as text."""
     d = reader.call_detail(c.id)
-    return {"id": c.id, "tick": c.tick, "time": c.time, "agent": c.agent, "task": c.task, "backend": c.backend,
+    return {"id": c.id, "tick": c.tick, "time": c.time, "agent": c.agent, "task": c.task, "key": reader.call_key(c.id),
+            "backend": c.backend,
             "model": d.get("model"), "prompt_tokens": c.prompt_tokens, "cached_tokens": c.cached_tokens,
             "completion_tokens": c.completion_tokens, "ms": c.ms, "note": c.note, "prompt": d.get("prompt"),
             "answer": d.get("raw_answer"), "parsed_answer": d.get("parsed_answer")}

@@ -64,7 +64,7 @@ class WhyReads:
             "json_each(e.data, '$.calls') j WHERE e.kind = 'started' AND e.tick >= ? AND json_valid(e.data) "
             "AND json_extract(j.value, '$.key') = ? AND json_extract(j.value, '$.tick') <= ? "
             "AND coalesce(nullif(json_extract(j.value, '$.agent'), ''), e.agent) = ? ORDER BY e.id",
-            (call.tick, self._key(call.id), call.tick, call.agent))
+            (call.tick, self.call_key(call.id), call.tick, call.agent))
         out: list[EventRow] = []
         for r in rows:
             data = json.loads(r[6])
@@ -76,7 +76,8 @@ class WhyReads:
                     break
         return out
 
-    def _key(self, call_id: int) -> str | None:
+    def call_key(self, call_id: int) -> str | None:
+        """A call's key (backend.task_key): what an action's `calls` name it by."""
         r = self.conn.execute("SELECT key FROM llm_calls WHERE id = ?", (call_id,)).fetchone()
         return r[0] if r else None
 
