@@ -107,6 +107,6 @@ def test_off_is_today(tmp_path):
     """With the setting off, or on in a world that declares no hours or capacity, the run is as before."""
     save = tmp_path / "t.sqlite"
     cli("run", TINY, "--headless", "--until", "+6h", "--save", save, "--backend", "scripted", check=True)
-    assert save_info(save)["digest"].startswith("a60cd65e")
+    assert save_info(save)["digest"].startswith("447e8537")
     on = _run(tmp_path, TINY, "+6h", True)
     assert save_info(on)["digest"] != "" and not query(on, "SELECT 1 FROM events WHERE kind IN ('blocked', 'unexpected')")

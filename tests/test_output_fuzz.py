@@ -102,7 +102,9 @@ def test_hostile_text_from_every_source_reaches_no_terminal_raw(capsys, monkeypa
         first = name.split()[0] if " " in name else name
         for argv in (("whisper", save, first, whisper), ("edit-object", save, OBJECT, state),
                      ("interview", save, first, answer), ("inspect", save, first, "--memories", "60"),
-                     ("inspect", save, first, "--json"), ("save", "info", save), ("save", "check", save),
+                     ("inspect", save, first, "--json"), ("why", save, first), ("why", save, first, "--json"),
+                     ("calls", save, "-n", "0"), ("calls", save, "--json"),
+                     ("save", "info", save), ("save", "check", save),
                      ("eval", "town", save, "--json"), ("eval", "town", save, "--out", tmp / "report")):
             rc, out = _cli(capsys, *argv)
             assert_safe(out)

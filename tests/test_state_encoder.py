@@ -18,9 +18,10 @@ from smalltown.store.snapshots import agent_rows_at, snapshot_list
 
 
 def _no_op(d):
-    """An economy op (issue 17) is written only when there is one: without, the JSON is as before."""
+    """An economy op (issue 17), and the calls that decided a plan item or an action, are written
+    only when there are some: without, the JSON is as before."""
     if isinstance(d, dict):
-        return {k: _no_op(v) for k, v in d.items() if not (k == "op" and v is None)}
+        return {k: _no_op(v) for k, v in d.items() if not (k == "op" and v is None) and not (k == "calls" and v == [])}
     return [_no_op(v) for v in d] if isinstance(d, list) else d
 
 

@@ -114,6 +114,11 @@ def build_parser() -> argparse.ArgumentParser:
     from smalltown.cli import saves as saves_cli
 
     saves_cli.add_parser(sub)
+    from smalltown.cli import calls as calls_cli
+    from smalltown.cli import why as why_cli
+
+    why_cli.add_parser(sub)
+    calls_cli.add_parser(sub)
 
     rp = sub.add_parser("replay", help="scrub through a recorded run in the TUI, without any model",
                         description="Open a save read-only: the map, agents, events, memories and "
@@ -125,7 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-TIME_OPTIONS = ("--until", "--at")  # their value may be a negative relative time: "-1h"
+TIME_OPTIONS = ("--until", "--at", "--since")  # their value may be a negative relative time: "-1h"
 
 
 def join_negative_times(argv: list[str]) -> list[str]:
@@ -179,6 +184,15 @@ def main(argv: list[str] | None = None) -> int:
             from smalltown.cli.saves import saves_command
 
             return saves_command(args)
+        if args.command in ("why", "calls"):
+            from smalltown.cli import calls as calls_cli
+            from smalltown.cli import why as why_cli
+
+            try:
+                return why_cli.why_command(args) if args.command == "why" else calls_cli.calls_command(args)
+            except NoSuchAgent as e:
+                print(f"error: {shown(e, lines=True)}", file=sys.stderr)
+                return 2  # a misspelt name is a usage error
         if args.command == "eval":
             from smalltown.cli import eval as eval_cli
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Callable
+from contextlib import contextmanager
+from typing import Callable, Iterator
 
 from smalltown.llm.backend import Backend, CallRecord, Stopped, capabilities, question_seed, task_key
 from smalltown.llm.fit import PromptTooLong, fit
@@ -14,6 +15,30 @@ from smalltown.llm.own import checked
 from smalltown.llm.schema import max_answer_tokens
 from smalltown.llm.tasks import Answer, Output, Task
 from smalltown.llm.wrappers import Fallback, NotFitted, Question, Recorded, Retry, Step, Timed, retrying
+
+
+def dropped_note(task: Task, asked: Task, dropped: int) -> str:
+    """What a call's note says of the records fitting dropped, naming those not retrieved apart
+    (a retrieved record dropped has its retrieval logged at the call's tick; the others have none)."""
+    if not dropped:
+        return ""
+    parts, other = [], 0
+    for field, label in task.unretrieved.items():
+        n = len(getattr(task, field)) - len(getattr(asked, field))
+        if n > 0:
+            parts.append(f"{n} " + label.format(s="s" if n > 1 else ""))
+            other += n
+    if dropped > other:
+        parts.insert(0, f"{dropped - other} retrieved record{'s' if dropped - other > 1 else ''}")
+    return " and ".join(parts) + " dropped to fit the prompt's budgets"
+
+
+def call_ref(tick: int, key: str) -> dict:
+    """A call as an action's provenance names it, known when it is asked (the log's row id is not,
+    until the tick is written): the tick it was asked at and its key (backend.task_key). Its row
+    is the asking agent's first logged call of that key at or after that tick (a question decided
+    ahead, or a slow one, is logged at the later tick it is taken up)."""
+    return {"tick": tick, "key": key}
 
 
 class Asker:
@@ -82,15 +107,34 @@ class Asker:
         """(the task as it will be asked, its prompt, a note): fitted to the backend's window."""
         can = capabilities(self.backend)
         asked, prompt, dropped = fit(task, can.context - max_answer_tokens(task), can.count)
-        return asked, prompt, (f"{dropped} retrieved record{'s' if dropped > 1 else ''} dropped to fit the prompt's budgets"
-                               if dropped else "")
+        return asked, prompt, dropped_note(task, asked, dropped)
 
     def ask(self, agent: str, task: Task) -> Output:
         self._check_stop()
         q = Question(agent, task, task_key(task))
+        tick = self._tick()
         ans = self._step(q)
         self._local.task = q.task
+        self._local.ref = ref = call_ref(tick, q.key)
+        for trail in getattr(self._local, "trails", ()):
+            trail.append(ref)
         return ans.output
+
+    @property
+    def last_ref(self) -> dict:
+        """The last call this thread made, as an action's provenance names it (`call_ref`)."""
+        return self._local.ref
+
+    @contextmanager
+    def trail(self) -> Iterator[list[dict]]:
+        """The calls this thread makes inside the block, as `call_ref`s, in order (nests)."""
+        trails = self._local.__dict__.setdefault("trails", [])
+        calls: list[dict] = []
+        trails.append(calls)
+        try:
+            yield calls
+        finally:
+            del trails[next(i for i, t in enumerate(trails) if t is calls)]
 
     def note(self, text: str) -> None:
         """Attach a note (a fallback, a rejected answer) to the last recorded call."""

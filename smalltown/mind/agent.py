@@ -105,14 +105,16 @@ class Mind(MindCore):
     def plan_ahead(self, at: datetime, current: str) -> Action:
         """The action the plan has for `at` (its current action's end, still to come), decided now:
         the plan is made or decomposed as need be, but the action in progress stays; `take` it at `at`."""
-        activity, address, end, op = planning.action_at(self, at, current)
-        return Action(activity, address, at, end, op)
+        activity, address, end, op, calls = planning.action_at(self, at, current)
+        return Action(activity, address, at, end, op, calls)
 
-    def take(self, activity: str, address: str, end: datetime, op: dict | None, now: datetime) -> tuple[Action, bool]:
+    def take(self, activity: str, address: str, end: datetime, op: dict | None, now: datetime,
+             calls: list[dict] = ()) -> tuple[Action, bool]:
         """The plan's action for `now` taken up (and whether it is new: False, the same action goes on)."""
-        return planning.take(self, activity, address, end, op, now)
+        return planning.take(self, activity, address, end, op, list(calls), now)
 
     def start(self, activity: str, address: str, now: datetime, end: datetime, op: dict | None = None) -> Action:
+        """An action the engine's rules begin (no model call decided it)."""
         return planning.start(self, activity, address, now, end, op)
 
     def finish(self, now: datetime) -> None:
@@ -120,7 +122,7 @@ class Mind(MindCore):
         next action is due)."""
         a = self.state.action
         if a is not None and a.end > now:
-            self.state.action = Action(a.activity, a.address, a.start, now, a.op)
+            self.state.action = Action(a.activity, a.address, a.start, now, a.op, a.calls)
 
     def object_state(self, obj: str, action: Action | None = None) -> str:
         """Asked once per (object, activity): the answer repeats (a bed is slept in every night).

@@ -105,11 +105,12 @@ def _again(mind: "MindCore", now: datetime, until: datetime) -> None:
     block = plan.block_at(minute)
     if block is None or block.activity == SLEEPING:
         return
-    rest = PlanItem(minute, block.end - minute, block.activity, "", None, block.place, block.runs_on)
+    rest = PlanItem(minute, block.end - minute, block.activity, "", None, block.place, block.runs_on,
+                    calls=block.calls)
     if block.start < minute:  # what was lived of the block stays; the rest is its own block
         block.minutes, block.runs_on = minute - block.start, 0
         if block.actions is not None:
-            block.actions = [PlanItem(a.start, min(a.end, minute) - a.start, a.activity, a.address)
+            block.actions = [PlanItem(a.start, min(a.end, minute) - a.start, a.activity, a.address, calls=a.calls)
                              for a in block.actions if a.start < minute]
         plan.blocks.insert(plan.index(block) + 1, rest)
     else:

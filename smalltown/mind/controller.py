@@ -35,7 +35,8 @@ def next_action(mind: "MindCore", now: datetime, current: str) -> tuple[Action, 
 
 def begin(mind: "MindCore", ahead: Action, now: datetime) -> tuple[Action, bool]:
     """At an action boundary: the action decided ahead (`Mind.plan_ahead`) taken up, decided."""
-    return _boundary(mind, *planning.take(mind, ahead.activity, ahead.address, ahead.end, ahead.op, now), now)
+    return _boundary(mind, *planning.take(mind, ahead.activity, ahead.address, ahead.end, ahead.op, ahead.calls,
+                                                now), now)
 
 
 def _boundary(mind: "MindCore", action: Action, new: bool, now: datetime) -> tuple[Action, bool]:

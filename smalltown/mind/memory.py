@@ -21,6 +21,7 @@ import numpy as np
 
 from smalltown.llm.embed import Embedder
 from smalltown.mind.vectors import Vectors, unsound
+from smalltown.mind.retrieval_log import RetrievalLog
 from smalltown.store.records import Memory, Retrieval, Scored  # noqa: F401  (the save's records)
 
 KINDS = ("observation", "reflection", "plan", "chat")
@@ -72,7 +73,7 @@ def _normalise(x: np.ndarray) -> np.ndarray:
     return (x - lo) / (hi - lo)
 
 
-class MemoryStream:
+class MemoryStream(RetrievalLog):
     def __init__(self, agent: str, embedder: Embedder, next_id: Callable[[], int],
                  weights: RetrievalWeights = RetrievalWeights()):
         self.agent = agent

@@ -104,6 +104,7 @@ def plan_day(mind: "MindCore", now: datetime) -> DayPlan:
     daily = mind.ask(DailyPlan(persona=mind.persona, now=now, known_places=places, yesterday=yesterday(mind, now),
                                context=context, gatherings=gatherings, intentions=intentions,
                                goal=mind.state.goal))
+    made = [mind.asker.last_ref]  # the blocks' makers: the day in broad strokes, then its schedule
     items = [(s.time, s.activity) for s in daily.items]
     level1 = importance.remember(mind, "plan", [f"{mind.name}'s plan for {date_text}: wake up at {daily.wake_up_hour}:00, "
                                                 "then " + "; ".join(f"{t} {a}" for t, a in items)], now)
@@ -111,11 +112,14 @@ def plan_day(mind: "MindCore", now: datetime) -> DayPlan:
         persona=mind.persona, now=now, wake_up_hour=daily.wake_up_hour, daily_plan=daily.items, known_places=places,
         gatherings=gatherings, intentions=intentions, decision=decision_input(mind, acting=True),
         promises=promise_inputs(mind, now), goal=mind.state.goal, sleep_places=list(mind.spec.sleep_places))))
+    made.append(mind.asker.last_ref)
     raw = _raw(mind, hourly.blocks, 0)
     # the day from midnight: sleep (or a night's work) as the schedule gives it; before its first
     # block, asleep
     first = min((r[0] for r in raw), default=daily.wake_up_hour * 60)
     blocks = normalise_blocks(raw, 0, sleep_until=first, home=mind.persona.home)
+    for b in blocks:
+        b.calls = list(made)
     carried = mind.state.plan.tail() if mind.state.plan is not None else []
     plan = DayPlan(now.date(), daily.wake_up_hour, items, blocks, carried)
     _remember_schedule(mind, plan, f"{mind.name}'s schedule for {date_text}", now, [level1[0].id])
@@ -143,9 +147,9 @@ def _remember_schedule(mind: "MindCore", plan: DayPlan, title: str, now: datetim
 # --- the action now -----------------------------------------------------------------------------
 
 
-def action_at(mind: "MindCore", now: datetime, current: str) -> tuple[str, str, datetime, dict | None]:
-    """(activity, object address, until when, its economy op or None) for `now`, from today's plan
-    (made if need be)."""
+def action_at(mind: "MindCore", now: datetime, current: str) -> tuple[str, str, datetime, dict | None, list[dict]]:
+    """(activity, object address, until when, its economy op or None, the calls that decided it:
+    its block's, then its own) for `now`, from today's plan (made if need be)."""
     if mind.state.plan is None or mind.state.plan.date != now.date():
         mind.state.plan = plan_day(mind, now)
     plan = mind.state.plan
@@ -156,8 +160,9 @@ def action_at(mind: "MindCore", now: datetime, current: str) -> tuple[str, str, 
     was = plan.block_at(minute_of(doing.start)) if doing and doing.start.date() == now.date() else None
     if block.actions is None:
         if block.activity == SLEEPING or block.minutes <= 15 or block.address:
-            where = block.address or _object_for(mind, block, current)
-            block.actions = [PlanItem(block.start, block.minutes, block.activity, where)]
+            with mind.asker.trail() as placed:
+                where = block.address or _object_for(mind, block, current)
+            block.actions = [PlanItem(block.start, block.minutes, block.activity, where, calls=placed)]
             plan.edited()
             if was is not block:
                 importance.settle_if_due(mind, now)
@@ -174,7 +179,8 @@ def action_at(mind: "MindCore", now: datetime, current: str) -> tuple[str, str, 
             and not actions[i].op:  # (an action doing an economy op ends with it)
         i += 1  # the same action again: one action, longer
         end = actions[i].end
-    return sub.activity, sub.address, _midnight(now) + timedelta(minutes=max(end, minute + 1)), actions[i].op
+    calls = block.calls + [c for c in sub.calls if c not in block.calls]
+    return sub.activity, sub.address, _midnight(now) + timedelta(minutes=max(end, minute + 1)), actions[i].op, calls
 
 
 def _object_for(mind: "MindCore", block: PlanItem, current: str) -> str:
@@ -203,9 +209,11 @@ def _decompose(mind: "MindCore", block: PlanItem, now: datetime, current: str) -
     assert plan is not None
     out_now = unavailable_now(mind, now)
     closed = bool(out_now) and block.place in mind.state.known.tree and covered(mind.state.known, out_now, block.place)
+    placed: list[dict] = []  # the calls that chose its place (when it had none it knew)
     if block.place not in mind.state.known.tree or closed:
-        sector = choose_place(mind.asker, mind.name, mind.persona, mind.state.known, block.activity, current,
-                              mind.state.place_answers, levels=("sector",), now=now, unavailable=out_now)
+        with mind.asker.trail() as placed:
+            sector = choose_place(mind.asker, mind.name, mind.persona, mind.state.known, block.activity, current,
+                                  mind.state.place_answers, levels=("sector",), now=now, unavailable=out_now)
         for b in [block] if closed else plan.span(block):  # (closed: this block only; later, it may be open)
             b.place = sector
         plan.edited()
@@ -240,6 +248,7 @@ def _decompose(mind: "MindCore", block: PlanItem, now: datetime, current: str) -
                   beds=[o for o in objects if address(block.place, *o.split(": ", 1)) in mind.spec.beds])
     task = trade.decompose(mind, block.place, inputs) if mind.market else Decompose(**inputs)
     out = mind.ask(narrowed(mind, task))
+    made = [*placed, mind.asker.last_ref]
     rated = mind.asker.last_task.rate  # those the prompt had room for
     if not importance.packed(mind, rated, out.ratings) and rated:
         mind.note(f"{len(out.ratings)} ratings for {len(rated)} memories; they are asked again")
@@ -261,7 +270,8 @@ def _decompose(mind: "MindCore", block: PlanItem, now: datetime, current: str) -
         trade.attach(task, out.actions, actions)
     for b in window:  # each block gets the actions in its time; one crossing the hour is cut in two
         b.actions = [PlanItem(max(a.start, b.start), min(a.end, b.end) - max(a.start, b.start), a.activity, a.address,
-                              op=a.op if a.end <= b.end else None)  # (an op goes with the piece that ends it)
+                              op=a.op if a.end <= b.end else None,  # (an op goes with the piece that ends it)
+                              calls=list(made))
                      for a in actions if a.start < b.end and b.start < a.end]
     plan.edited()
     steps = "; ".join(f"{a.activity} ({a.minutes} min)" for a in actions)
@@ -284,10 +294,11 @@ def _full(sector: str, option: str) -> str:
 # --- re-planning --------------------------------------------------------------------------------
 
 
-def replan(mind: "MindCore", now: datetime, reason: list[Record], reaction: str = "", first_address: str = "") -> bool:
+def replan(mind: "MindCore", now: datetime, reason: list[Record], reaction: str = "", first_address: str = "",
+           calls: list[dict] = ()) -> bool:
     """After a reaction, a conversation that changes the day, or an inner voice: the rest of the
     day is planned again from this moment (SPEC 4). False when there is no plan of today's to
-    redo (planning ablated, or before the day's plan)."""
+    redo (planning ablated, or before the day's plan). `calls`: those that led to it (a reaction's)."""
     plan = mind.state.plan
     if not mind.settings.planning or plan is None or plan.date != now.date():
         return False
@@ -297,9 +308,10 @@ def replan(mind: "MindCore", now: datetime, reason: list[Record], reaction: str 
     for b in plan.blocks:
         if b.start >= minute:
             break
-        kept = PlanItem(b.start, min(b.minutes, minute - b.start), b.activity, b.address, None, b.place)
+        kept = PlanItem(b.start, min(b.minutes, minute - b.start), b.activity, b.address, None, b.place,
+                        calls=b.calls)
         if b.actions is not None:
-            kept.actions = [PlanItem(a.start, min(a.minutes, minute - a.start), a.activity, a.address)
+            kept.actions = [PlanItem(a.start, min(a.minutes, minute - a.start), a.activity, a.address, calls=a.calls)
                             for a in b.actions if a.start < minute]
         if kept.minutes >= 5 or not lived:
             lived.append(kept)
@@ -319,12 +331,15 @@ def replan(mind: "MindCore", now: datetime, reason: list[Record], reaction: str 
         place=pretty(":".join(doing.address.split(":")[:2])) if doing and doing.address else "",
         decision=decision_input(mind, acting=True), promises=promise_inputs(mind, now), goal=mind.state.goal,
         sleep_places=list(mind.spec.sleep_places))))
+    made = [*calls, mind.asker.last_ref]
     plan.blocks = normalise_blocks(_raw(mind, hourly.blocks, minute), minute, before=lived, home=mind.persona.home)
+    for b in plan.blocks[len(lived):]:
+        b.calls = list(made)
     if first_address:  # a reaction to an object: done at that object
         nxt = plan.block_at(minute)
         if nxt is not None and nxt.start == minute:
             nxt.address, nxt.place = first_address, first_address.split(":")[0]
-            nxt.actions = [PlanItem(nxt.start, nxt.minutes, nxt.activity, first_address)]
+            nxt.actions = [PlanItem(nxt.start, nxt.minutes, nxt.activity, first_address, calls=list(made))]
     plan.edited()
     _remember_schedule(mind, plan, f"{mind.name}'s revised schedule from {hhmm(minute)}", now,
                        [r.id for r in reason if r.id] + ([schedule] if (schedule := mind.state.schedule_memory) else []),
@@ -348,13 +363,15 @@ def unplanned(mind: "MindCore", now: datetime, current: str) -> tuple[Action, bo
     out = mind.ask(NextAction(persona=mind.persona, now=now,
                               status=gerund(mind.state.action.activity) if mind.state.action else "just waking up",
                               recent=recent, known_places=list(mind.state.known.tree)))
+    calls = [mind.asker.last_ref]
     end = now + timedelta(minutes=out.minutes)
     if mind.state.action and mind.state.action.activity == out.activity:
         mind.state.action.end = end
         return mind.state.action, False
-    where = choose_place(mind.asker, mind.name, mind.persona, mind.state.known, out.activity, current,
-                         mind.state.place_answers, now=now, unavailable=unavailable_now(mind, now))
-    return start(mind, out.activity, where, now, end), True
+    with mind.asker.trail() as placed:
+        where = choose_place(mind.asker, mind.name, mind.persona, mind.state.known, out.activity, current,
+                             mind.state.place_answers, now=now, unavailable=unavailable_now(mind, now))
+    return start(mind, out.activity, where, now, end, calls=calls + placed), True
 
 
 # --- the action taken up ------------------------------------------------------------------------
@@ -367,19 +384,19 @@ def next_action(mind: "MindCore", now: datetime, current: str) -> tuple[Action, 
     return take(mind, *action_at(mind, now, current), now)
 
 
-def take(mind: "MindCore", activity: str, address: str, end: datetime, op: dict | None,
+def take(mind: "MindCore", activity: str, address: str, end: datetime, op: dict | None, calls: list[dict],
          now: datetime) -> tuple[Action, bool]:
     """The plan's action for `now` taken up (and whether it is new: False, the same action goes on)."""
     a = mind.state.action
     if a and a.activity == activity and a.address == address and not op and not a.op:
-        mind.state.action = Action(activity, address, a.start, end)
+        mind.state.action = Action(activity, address, a.start, end, calls=a.calls)
         return mind.state.action, False
-    return start(mind, activity, address, now, end, op), True
+    return start(mind, activity, address, now, end, op, calls), True
 
 
 def start(mind: "MindCore", activity: str, address: str, now: datetime, end: datetime,
-          op: dict | None = None) -> Action:
-    mind.state.action = Action(activity, address, now, end, op)
+          op: dict | None = None, calls: list[dict] = ()) -> Action:
+    mind.state.action = Action(activity, address, now, end, op, list(calls))
     if mind.settings.observation_memory:
         importance.note(mind, "observation", f"{mind.name} is {gerund(activity)}", now)
     return mind.state.action

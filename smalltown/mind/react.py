@@ -6,7 +6,7 @@ done by re-planning the rest of the day from the moment.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -29,6 +29,7 @@ class Reaction:
     is_agent: bool
     answer: ReactOut
     observation: str = ""  # what was noticed: a re-plan after the reaction says so
+    call: dict = field(default_factory=dict)  # the React call that decided it (llm.asker.call_ref)
 
     @property
     def talks(self) -> bool:
@@ -90,7 +91,7 @@ def consider(mind: "MindCore", seen: Seen, is_agent: bool, now: datetime, place:
         mind.state.declined[seen.subject] = now
     if is_agent and mind.settings.attention_minutes > 0:  # (kept only with attention on: saves as before)
         mind.state.weighed = now
-    return Reaction(seen.subject, is_agent, answer, seen.description)
+    return Reaction(seen.subject, is_agent, answer, seen.description, mind.asker.last_ref)
 
 
 def act_on(mind: "MindCore", reaction: Reaction, now: datetime) -> bool:
@@ -99,4 +100,4 @@ def act_on(mind: "MindCore", reaction: Reaction, now: datetime) -> bool:
     noticed = [Record(time=now, kind="observation", text=f"{mind.name} noticed: {reaction.observation}")] \
         if reaction.observation else []
     return planning.replan(mind, now, noticed, reaction=reaction.answer.reaction,
-                           first_address="" if reaction.is_agent else reaction.observed)
+                           first_address="" if reaction.is_agent else reaction.observed, calls=[reaction.call] if reaction.call else [])

@@ -59,6 +59,10 @@ class Conversation:
     max_lines: int = 0
     feelings: dict[str, social.Change] = field(default_factory=dict)  # how the talk moved each side's feeling (when on)
     stances: dict[str, "civics.StanceChange"] = field(default_factory=dict)  # each side's desired tax rate after it
+    # the calls that began it (the initiator's decision to talk, naming its agent: llm.asker.call_ref),
+    # and each side's summary of it (what a re-plan after it rests on)
+    calls: list[dict] = field(default_factory=list)
+    summary_calls: dict[str, dict] = field(default_factory=dict)
 
     @property
     def minutes(self) -> int:
@@ -184,6 +188,7 @@ class Remembered:
     plan_changes: bool
     feeling: social.Change | None = None  # how the talk moved the feeling toward the other (when on)
     stance: "civics.StanceChange | None" = None  # the desired tax rate it came away with (civics)
+    call: dict = field(default_factory=dict)  # the summary's call (llm.asker.call_ref)
 
 
 def settle_memory(conv: Conversation, name: str, got: Remembered) -> None:
@@ -191,6 +196,7 @@ def settle_memory(conv: Conversation, name: str, got: Remembered) -> None:
     conv.chats[name] = got.chat
     conv.learned[name] = got.learned
     conv.plan_changes[name] = got.plan_changes
+    conv.summary_calls[name] = got.call
     if got.feeling is not None:
         conv.feelings[name] = got.feeling
     if got.stance is not None:
@@ -211,6 +217,7 @@ def remember(me: "MindCore", other: "MindCore", conv: Conversation) -> Remembere
         persona=me.persona, now=now, other=other.name, place=conv.place, lines=lines, facts=facts,
         known_facts=[f for f in passed if f in knew], gatherings=gatherings), tones))
     out = me.ask(task)
+    summarised = me.asker.last_ref
     chat = importance.remember(me, "chat", [out.summary.strip()], now, ratings=[out.importance])[0]
     learned = [(x.fact.strip(), x.importance) for x in out.learned if x.fact.strip()]
     learned = [(t, r) for t, r in dict(learned).items() if not me.memory.has(t)]
@@ -221,7 +228,7 @@ def remember(me: "MindCore", other: "MindCore", conv: Conversation) -> Remembere
             me.state.heard.setdefault(f, other.name)
     me.state.talks[other.name] = LastTalk(time=now, summary=out.summary.strip())
     return Remembered(chat, heard, out.plan_changes, social.update(me, other.name, out, now),
-                      civics.took(task, other.name, out))
+                      civics.took(task, other.name, out), summarised)
 
 
 def carry_on(me: "MindCore", other: "MindCore", conv: Conversation) -> bool:
@@ -232,9 +239,9 @@ def carry_on(me: "MindCore", other: "MindCore", conv: Conversation) -> bool:
     replanned = False
     if conv.plan_changes.get(me.name) or commitments.unplanned_promises(me, now):
         reason = [record(me.lore, m, 1.0) for m in [conv.chats[me.name], *conv.learned[me.name]]]
-        replanned = planning.replan(me, now, reason)
+        replanned = planning.replan(me, now, reason, calls=[*conv.calls, conv.summary_calls[me.name]])
     state = me.state
     state.last_chat[other.name] = now
     state.action = Action(talking_with(other.name), state.action.address if state.action else "", now,
-                          now + timedelta(minutes=conv.minutes))
+                          now + timedelta(minutes=conv.minutes), calls=list(conv.calls))
     return replanned

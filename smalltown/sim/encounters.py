@@ -49,6 +49,7 @@ class Talk:
     opening: str
     relationship: str
     script: list[tuple[str, str]] = field(default_factory=list)  # the world file's lines (sim/lines.py)
+    calls: list[dict] = field(default_factory=list)  # the decision to talk (llm.asker.call_ref, with its agent)
 
 
 class Encounters:
@@ -124,7 +125,8 @@ class Encounters:
                 _note(call, f"not carried out: {busy} was already talking with {partner[busy]}")
                 continue
             if reaction.talks:
-                talks.append(Talk(agent, c.other, c.seen.description, answer.opening, answer.context_summary))
+                talks.append(Talk(agent, c.other, c.seen.description, answer.opening, answer.context_summary,
+                                  calls=[{**reaction.call, "agent": agent.name}]))
                 partner[agent.name], partner[c.other.name] = c.other.name, agent.name
             else:
                 changes.emit(agent.name, "reacted", f"{agent.name} reacts to {c.seen.description}: {answer.reaction}",
@@ -154,6 +156,7 @@ class Encounters:
         convs = [talk.begin(t.a.mind, t.b.mind, now, self.place(t.a), t.reason, {t.a.name: t.a.doing, t.b.name: t.b.doing},
                             t.opening, t.relationship) for t in talks]
         for t, conv in zip(talks, convs):
+            conv.calls = t.calls
             if t.script:
                 lines.script(conv, t.script)
         going = [i for i, c in enumerate(convs) if c.going]
@@ -187,7 +190,7 @@ class Encounters:
             self.movement.halt(me)  # both stand talking (the mind set the action)
             action = me.mind.action
             changes.emit(me.name, "started", f"{me.name}: {action.activity}", activity=action.activity,
-                         address=action.address, end=action.end.strftime(TIME_FMT))
+                         address=action.address, end=action.end.strftime(TIME_FMT), calls=action.calls)
             changes.changed.add(me.name)
 
 

@@ -5,7 +5,8 @@ A question asked at tick t has its inputs fixed then (a typed task); it goes to 
 crowd's pool and the tick goes on. At t + lag the engine applies it, in agent order, waiting
 only if the answer is not back yet (and never past a stop). Its seed is the tick it was asked at
 (the asker reads `Later.current`); its calls are logged at the tick it is applied, in that tick's
-call log, with a note of when it was asked. So a run depends on the answers only, never on when
+call log, with a note of when it was asked, and so are the retrievals made for it when it was
+asked (its records' scores: a call's retrieval is at the call's tick). So a run depends on the answers only, never on when
 they came back: the same at any concurrency.
 
 A question out is kept in the agent's state (`AgentState.slow`: the task's inputs as JSON, the
@@ -17,6 +18,7 @@ names an applier for its answers (`appliers`), which is given the task as its pr
 from __future__ import annotations
 
 import threading
+from datetime import datetime
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Callable
@@ -25,10 +27,30 @@ from pydantic import ValidationError
 
 from smalltown.llm.backend import CallRecord
 from smalltown.llm.tasks import TASKS, Output, Task
-from smalltown.state.agent import Slow
+from smalltown.mind.memory import MemoryStream
+from smalltown.state.agent import Slow, stamp
+from smalltown.store.records import Retrieval, Scored
 from smalltown.sim.agent import Agent
 from smalltown.sim.changes import Changes
 from smalltown.sim.crowd import Crowd
+
+def retrieval_json(r: Retrieval) -> dict:
+    """A retrieval as a slow question's state keeps it (state.agent.Slow.retrievals)."""
+    return {"query": r.query, "purpose": r.purpose, "time": stamp(r.time),
+            "results": [{"id": s.memory.id, "recency": s.recency, "importance": s.importance,
+                         "relevance": s.relevance, "total": s.total} for s in r.results]}
+
+
+def retrieval_of(d: dict, agent: str, memory: MemoryStream) -> Retrieval:
+    """`retrieval_json` read back (a record no longer in the stream is left out)."""
+    results = []
+    for s in d["results"]:
+        try:
+            results.append(Scored(memory.get(s["id"]), s["recency"], s["importance"], s["relevance"], s["total"]))
+        except KeyError:
+            continue
+    return Retrieval(agent, d["query"], datetime.fromisoformat(d["time"]), d["purpose"], results)
+
 
 Applier = Callable[[Agent, Output, Task, Changes], None]  # the answer, the task as shown
 
@@ -54,9 +76,11 @@ class Later:
         """The job this thread is asking for (None outside one): its seed is its asking tick's."""
         return getattr(self._local, "job", None)
 
-    def ask(self, agent: Agent, module: str, task: Task, tick: int) -> None:
-        """Send `task` out now; its answer is applied at tick + lag (rounded up to the grid)."""
-        q = Slow(module, task.name, task.model_dump(mode="json"), tick, -(-(tick + self.lag) // self.grid) * self.grid)
+    def ask(self, agent: Agent, module: str, task: Task, tick: int, retrievals: list[Retrieval] = ()) -> None:
+        """Send `task` out now; its answer is applied at tick + lag (rounded up to the grid).
+        `retrievals`: those made for it (taken out of the memory's log: logged when it is applied)."""
+        q = Slow(module, task.name, task.model_dump(mode="json"), tick, -(-(tick + self.lag) // self.grid) * self.grid,
+                 [retrieval_json(r) for r in retrievals])
         agent.mind.state.slow.append(q)
         self._send(agent, q, task)
 
@@ -78,6 +102,7 @@ class Later:
                 for c in job.calls:
                     c.note = f"{c.note}; asked at tick {q.asked}" if c.note else f"asked at tick {q.asked}"
                     calls.append((tick, phase, c))
+                agent.mind.memory.put_retrievals([retrieval_of(r, agent.name, agent.mind.memory) for r in q.retrievals])
                 agent.mind.state.slow.remove(q)
                 changes.changed.add(agent.name)
                 self.appliers[q.module](agent, out, shown, changes)

@@ -27,7 +27,8 @@ class Movement:
         at once, if already there)."""
         if new:
             changes.emit(agent.name, "started", f"{agent.name}: {action.describe()}",
-                         activity=action.activity, address=action.address, end=action.end.strftime(TIME_FMT))
+                         activity=action.activity, address=action.address, end=action.end.strftime(TIME_FMT),
+                         calls=action.calls)
         if agent.using == action.address:
             return  # the next step of the same activity, in the same place
         self.objects.release(agent, changes)

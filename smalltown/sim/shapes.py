@@ -60,6 +60,13 @@ class OpShape(_Shape):
     minutes: Annotated[int, Field(ge=0, le=1440)] = 0
 
 
+class CallRefShape(_Shape):
+    """A model call an action or plan item names as its maker (llm.asker.call_ref)."""
+    tick: Annotated[int, Field(ge=0)]
+    key: Annotated[str, Field(min_length=1, max_length=64)]
+    agent: str = ""  # another agent's call (the initiator's decision to talk); "": the agent's own
+
+
 class PlanItemShape(_Shape):
     start: Minute
     minutes: Annotated[int, Field(ge=0, le=2 * 1440)]
@@ -69,6 +76,7 @@ class PlanItemShape(_Shape):
     place: str = ""
     runs_on: int = 0
     op: Optional["OpShape"] = None
+    calls: list[CallRefShape] = []
 
 
 class PlanShape(_Shape):
@@ -85,6 +93,7 @@ class ActionShape(_Shape):
     start: Stamp
     end: Stamp
     op: Optional["OpShape"] = None
+    calls: list[CallRefShape] = []
 
 
 class TalkShape(_Shape):
@@ -118,12 +127,29 @@ class BondShape(_Shape):
     sentiment: Annotated[int, Field(ge=0, le=10)]
     summary: str = ""
     time: Stamp
+class ScoredShape(_Shape):
+    id: Id
+    recency: float
+    importance: float
+    relevance: float
+    total: float
+
+
+class RetrievalShape(_Shape):
+    """A retrieval made for a slow question, logged when it is applied (state.agent.Slow)."""
+    query: str
+    purpose: str
+    time: Stamp
+    results: list[ScoredShape] = []
+
+
 class SlowShape(_Shape):
     module: str
     task: str
     inputs: dict
     asked: Annotated[int, Field(ge=0)]
     due: Annotated[int, Field(ge=0)]
+    retrievals: list[RetrievalShape] = []
 
 
 class AgentStateShape(_Shape):

@@ -50,7 +50,9 @@ class SlowModules:
         for m in self.modules:
             for agent in self.agents:
                 if m.is_due(agent.mind, now, town):
-                    self.later.ask(agent, m.steps[0].key, m.ask(agent.mind, now, town), tick)
+                    mark = agent.mind.memory.mark()
+                    task = m.ask(agent.mind, now, town)
+                    self.later.ask(agent, m.steps[0].key, task, tick, agent.mind.memory.take_retrievals(mark))
                     changes.changed.add(agent.name)
 
     def outcomes(self, now: datetime, changes: Changes) -> None:
@@ -64,10 +66,12 @@ class SlowModules:
 
     def _applier(self, module: Module, index: int) -> Applier:
         def apply(agent: Agent, out: Output, shown: Task, changes: Changes) -> None:
+            mark = agent.mind.memory.mark()
             applied: Applied = module.steps[index].apply(agent.mind, out, shown, changes.time)
             emit(agent, applied.events, changes)
             if applied.then is not None:
                 if index + 1 >= len(module.steps):
                     raise ValueError(f"module {module.name!r}: its last step asked a next question")
-                self.later.ask(agent, module.steps[index + 1].key, applied.then, changes.tick)
+                self.later.ask(agent, module.steps[index + 1].key, applied.then, changes.tick,
+                               agent.mind.memory.take_retrievals(mark))
         return apply

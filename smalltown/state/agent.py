@@ -46,6 +46,9 @@ class Action:
     start: datetime
     end: datetime
     op: dict | None = None  # an economy op it does, applied (and cleared) when it ends (sim/economy.py)
+    # the model calls that decided it (llm.asker.call_ref: {"tick", "key"}), in the order asked;
+    # [] when none did (an engine rule, a bed slept in): what `smalltown why` follows
+    calls: list[dict] = field(default_factory=list)
 
     def describe(self) -> str:
         """"<activity> @ sector: arena: object", as the paper shows an action (a conversation
@@ -56,12 +59,14 @@ class Action:
         d = {"activity": self.activity, "address": self.address, "start": stamp(self.start), "end": stamp(self.end)}
         if self.op:  # (only in a world with an economy)
             d["op"] = self.op
+        if self.calls:
+            d["calls"] = self.calls
         return d
 
     @classmethod
     def from_json(cls, d: dict) -> "Action":
         return cls(d["activity"], d["address"], datetime.fromisoformat(d["start"]),
-                   datetime.fromisoformat(d["end"]), d.get("op"))
+                   datetime.fromisoformat(d["end"]), d.get("op"), list(d.get("calls") or []))
 
     @property
     def asleep(self) -> bool:
@@ -107,9 +112,15 @@ class Slow:
     inputs: dict
     asked: int
     due: int
+    # the retrievals made for it when it was asked (their query, purpose, time and scored results:
+    # store.records.Retrieval as JSON), logged with its calls at the tick it is applied
+    retrievals: list[dict] = field(default_factory=list)
 
     def to_json(self) -> dict:
-        return {"module": self.module, "task": self.task, "inputs": self.inputs, "asked": self.asked, "due": self.due}
+        d = {"module": self.module, "task": self.task, "inputs": self.inputs, "asked": self.asked, "due": self.due}
+        if self.retrievals:
+            d["retrievals"] = self.retrievals
+        return d
 
 
 @dataclass
@@ -251,7 +262,8 @@ class AgentState:
             goal_need=d.get("goal_need", ""),
             goals=list(d.get("goals", [])),
             goal_asked=when(d["goal_asked"]) if d.get("goal_asked") else None,
-            slow=[Slow(q["module"], q["task"], dict(q["inputs"]), q["asked"], q["due"]) for q in d.get("slow", [])],
+            slow=[Slow(q["module"], q["task"], dict(q["inputs"]), q["asked"], q["due"], list(q.get("retrievals") or []))
+                  for q in d.get("slow", [])],
             goal_until=when(d["goal_until"]) if d.get("goal_until") else None,
             goal_needs=list(d.get("goal_needs", [])),
             role=d.get("role", ""),

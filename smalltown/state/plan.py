@@ -30,6 +30,9 @@ class PlanItem:
     place: str = ""  # the sector (blocks)
     runs_on: int = 0  # minutes the activity goes on past midnight (the day's last block)
     op: dict | None = None  # an economy op this action does (llm.tasks.Op's fields; sim/economy.py applies it)
+    # the model calls that made it (llm.asker.call_ref): a block's schedule, an action's
+    # decomposition and place; an action taken up is decided by its block's and its own
+    calls: list[dict] = field(default_factory=list)
 
     @property
     def end(self) -> int:
@@ -43,6 +46,8 @@ class PlanItem:
              "place": self.place, "runs_on": self.runs_on}
         if self.op:  # (only in a world with an economy: other plans encode as before)
             d["op"] = self.op
+        if self.calls:
+            d["calls"] = self.calls
         return d
 
     @classmethod
@@ -53,7 +58,8 @@ class PlanItem:
         for a in items or []:  # a save from before actions had their own objects
             a.address = a.address or address
         return cls(d["start"], d["minutes"], d["activity"], address, items,
-                   d["place"] if "place" in d else address.split(":")[0], d.get("runs_on", 0), d.get("op"))
+                   d["place"] if "place" in d else address.split(":")[0], d.get("runs_on", 0), d.get("op"),
+                   list(d.get("calls") or []))
 
 
 @dataclass

@@ -5,7 +5,8 @@ A Reader reads through a connection it is given: a Save opened read-only (`store
 which it then owns), or a Save's own (`Save.reader()`: the running simulation's). It writes nothing.
 Rows come back as the save holds them (times as text, JSON parsed where a reader always wants it
 parsed); what they mean is for the layer above. An SQLite error is a SaveError (SQLiteError) naming
-the save. The model-call log's reads are in reader_calls.py, `save check`'s in reader_checks.py.
+the save. The model-call log's reads are in reader_calls.py, `save check`'s in reader_checks.py, `why`'s
+in reader_why.py.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from smalltown.store.packing import unpack_scores
 from smalltown.store.query import Where, limited
 from smalltown.store.reader_calls import CallReads
 from smalltown.store.reader_checks import CheckReads
+from smalltown.store.reader_why import WhyReads
 from smalltown.store.records import AgentRow, EventRow, Memory
 from smalltown.store.schema import TIME_FMT
 from smalltown.store.snapshots import agent_rows_at, has_snapshots, has_table, read_snapshot
@@ -53,7 +55,7 @@ def _event(r: tuple) -> EventRow:
 
 
 @guarded
-class Reader(CallReads, CheckReads):
+class Reader(WhyReads, CallReads, CheckReads):
     """Its public methods raise SQLiteError, naming the save, for an SQLite error (errors.guarded)."""
 
     def __init__(self, conn: sqlite3.Connection, owner: Any = None, path: Path | None = None):

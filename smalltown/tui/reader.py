@@ -20,12 +20,15 @@ from smalltown.state.agent import AgentState
 from smalltown.store.conversations import ConversationRow
 from smalltown.store.errors import SaveError
 from smalltown.store.records import CallRow, CallSums, EventRow
+from smalltown.store.reader_why import ACTIONS_SHOWN  # noqa: F401  (the screens' bound)
 from smalltown.store.save import open_reader
 from smalltown.store.records import Memory
 from smalltown.store.schema import TIME_FMT
 from smalltown.world.errors import WorldError
 from smalltown.world.load import load_world_text
 from smalltown.world.model import World
+
+RETRIEVALS_AT_A_TICK = 50  # an agent's retrievals read back for one tick's (a conversation makes a few a line)
 
 
 class UnreadableState(Exception):
@@ -202,6 +205,26 @@ class SaveReader:
     def call_detail(self, call_id: int) -> dict:
         """The full prompt, the raw answer and the parsed answer of one call, and its model."""
         return self.store.call_detail(call_id)
+
+    def deciding_calls(self, agent: str, refs: list[dict]) -> list[int]:
+        """The ids of the logged calls an action names as deciding it (state.agent.Action.calls),
+        in the order asked; those the log does not hold are left out."""
+        found = (self.store.call_decided(agent, ref) for ref in refs)
+        return list(dict.fromkeys(c.id for c in found if c is not None))
+
+    def call_retrievals(self, call_id: int) -> list[dict]:
+        """The retrievals logged with a call (its agent's at its tick), oldest first, each record
+        with its three scores, its total, its description and kind (as `retrievals`)."""
+        c = self.store.call(call_id)
+        if c is None:
+            return []
+        return [r for r in reversed(self.store.retrievals(c.agent, RETRIEVALS_AT_A_TICK, until=c.tick))
+                if r["tick"] == c.tick]
+
+    def actions_decided_by(self, call_id: int) -> list[EventRow]:
+        """The actions (their "started" events, oldest first) that name the call as deciding them."""
+        c = self.store.call(call_id)
+        return self.store.actions_decided_by(c) if c is not None else []
 
     def call_tasks(self) -> list[str]:
         return self.store.call_tasks()

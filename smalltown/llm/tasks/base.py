@@ -136,6 +136,9 @@ class Task(BaseModel):
     output: ClassVar[type[Output]]
     trim: ClassVar[tuple[str, ...]] = ()
     budgets: ClassVar[dict[str, int]] = {}
+    # the `trim` lists whose records were not retrieved (no retrieval is logged for them), as a
+    # call's note names what it dropped of them ("{s}": the plural's s)
+    unretrieved: ClassVar[dict[str, str]] = {}
     numbered: ClassVar[tuple[str, ...]] = ()
     shrinkable: ClassVar[tuple[str, ...]] = ()  # lists cut, in order, when a prompt cannot fit otherwise
     template_name: ClassVar[str] = ""  # its prompt is llm/prompts/<template_name>.txt ("": the task's name)

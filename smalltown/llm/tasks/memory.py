@@ -23,6 +23,7 @@ class RateImportance(Task):
     output: ClassVar[type[Output]] = RateImportanceOut
     numbered: ClassVar[tuple[str, ...]] = ("memories",)
     trim: ClassVar[tuple[str, ...]] = ("memories",)  # what does not fit is asked in the next batch
+    unretrieved: ClassVar[dict[str, str]] = {"memories": "record{s} to rate"}
     memories: list[Record]
 
     def schema(self) -> dict:
@@ -46,6 +47,7 @@ class ReflectionQuestions(Task):
     output: ClassVar[type[Output]] = ReflectionQuestionsOut
     numbered: ClassVar[tuple[str, ...]] = ("rate",)
     trim: ClassVar[tuple[str, ...]] = ("statements", "rate")  # what is not rated here is asked on its own
+    unretrieved: ClassVar[dict[str, str]] = {"statements": "latest record{s}", "rate": "record{s} to rate"}
     budgets: ClassVar[dict[str, int]] = {"statements": 950, "rate": 300}
     statements: list[Record]  # the most recent records (scored by recency: the oldest go first)
     rate: list[Record] = []  # the newest, not rated yet: memories to rate on SPEC 2's scale

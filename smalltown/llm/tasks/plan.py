@@ -26,6 +26,7 @@ class DailyPlan(Quiet, Task):
     name: ClassVar[str] = "daily_plan"
     output: ClassVar[type[Output]] = DailyPlanOut
     trim: ClassVar[tuple[str, ...]] = ("context", "yesterday")
+    unretrieved: ClassVar[dict[str, str]] = {"yesterday": "record{s} of yesterday"}
     budgets: ClassVar[dict[str, int]] = {"context": 250, "yesterday": 250}
     known_places: list[str]
     yesterday: list[Record] = []  # what happened yesterday: the schedule lived, talks, what stood out
@@ -47,6 +48,7 @@ class HourlySchedule(Quiet, Task):
     name: ClassVar[str] = "hourly_schedule"
     output: ClassVar[type[Output]] = HourlyScheduleOut
     trim: ClassVar[tuple[str, ...]] = ("reason",)
+    unretrieved: ClassVar[dict[str, str]] = {"reason": "record{s} of the reason to re-plan"}
     budgets: ClassVar[dict[str, int]] = {"reason": 250}
     wake_up_hour: int
     daily_plan: list[PlanStep]
@@ -96,6 +98,7 @@ class Decompose(Quiet, Task):
     output: ClassVar[type[Output]] = DecomposeOut
     numbered: ClassVar[tuple[str, ...]] = ("rate",)
     trim: ClassVar[tuple[str, ...]] = ("rate",)  # what is not rated here waits for the next batch
+    unretrieved: ClassVar[dict[str, str]] = {"rate": "record{s} to rate"}
     budgets: ClassVar[dict[str, int]] = {"rate": 300}
     activity: str
     start: str  # "HH:MM": this part starts
@@ -142,6 +145,7 @@ class NextAction(Task):
     name: ClassVar[str] = "next_action"
     output: ClassVar[type[Output]] = NextActionOut
     trim: ClassVar[tuple[str, ...]] = ("recent",)
+    unretrieved: ClassVar[dict[str, str]] = {"recent": "recent record{s}"}
     budgets: ClassVar[dict[str, int]] = {"recent": 300}
     status: str
     recent: list[Record]

@@ -26,11 +26,12 @@ from smalltown.llm.fit import estimate_chars
 from smalltown.shown import shown, shown_text
 from smalltown.tui.palette import agent_colours
 from smalltown.store.records import CallRow, CallSums
+from smalltown.tui.screens.call_links import decided_text, retrieval_text
 from smalltown.tui.screens.debug import (NOTE_STYLE, DebugScreen, agent_column, agent_names, bound, cycle, fit, keys_line,
                                          long_stamp, short_name, stamp, title_line)
 from smalltown.tui.widgets.fit_table import Col
 from smalltown.tui.widgets.row_table import Keyed, RowTable
-from smalltown.tui.reader import SaveReader
+from smalltown.tui.reader import ACTIONS_SHOWN, SaveReader
 
 # --- model calls ----------------------------------------------------------------------------
 
@@ -280,13 +281,16 @@ class CallDetailScreen(DebugScreen):
     BINDINGS = [
         Binding("comma", "step(-1)", "Newer", show=False),
         Binding("full_stop", "step(1)", "Older", show=False),
+        Binding("v", "jump('retrieval-head')", "Retrieval", show=False),
+        Binding("o", "jump('decided-head')", "Actions", show=False),
     ]
 
-    def __init__(self, reader: SaveReader, call_id: int, ids: Sequence[int] = ()) -> None:
+    def __init__(self, reader: SaveReader, call_id: int, ids: Sequence[int] = (), title: str = "") -> None:
         super().__init__()
         self.reader = reader
         self.call_id = call_id
         self._ids = list(ids) or [call_id]
+        self._why = title  # what the list of `ids` is, when not the calls screen's ("decided the action")
         self._colours = agent_colours(agent_names(reader))
 
     def compose(self) -> ComposeResult:
@@ -303,8 +307,12 @@ class CallDetailScreen(DebugScreen):
             yield Static(classes="body", id="raw")
             yield Static("Parsed answer", classes="head")
             yield Static(classes="body", id="parsed")
-        yield Static(keys_line(("↑↓ PgUp PgDn", "scroll"), (", .", "newer / older"), ("esc", "back")),
-                     classes="keys")
+            yield Static("Retrieval logged with it: the records it was given", classes="head", id="retrieval-head")
+            yield Static(classes="body", id="retrieval")
+            yield Static("Actions it decided", classes="head", id="decided-head")
+            yield Static(classes="body", id="decided")
+        yield Static(keys_line(("↑↓ PgUp PgDn", "scroll"), (", .", "newer / older"), ("v", "retrieval"),
+                               ("o", "actions"), ("esc", "back")), classes="keys")
 
     def on_mount(self) -> None:
         self._show()
@@ -321,6 +329,10 @@ class CallDetailScreen(DebugScreen):
             self._show()
             self.query_one("#detail", VerticalScroll).scroll_home(animate=False)
 
+    def action_jump(self, head: str) -> None:
+        """Scroll to a part: its retrieval, the actions it decided."""
+        self.query_one("#detail", VerticalScroll).scroll_to_widget(self.query_one(f"#{head}"), animate=False, top=True)
+
     def _show(self) -> None:
         c = self.reader.call(self.call_id)
         detail = self.reader.call_detail(self.call_id)
@@ -330,7 +342,9 @@ class CallDetailScreen(DebugScreen):
             return
         position = ""
         if self.call_id in self._ids and len(self._ids) > 1:
-            position = f"  ({self._ids.index(self.call_id) + 1} of {len(self._ids)})"
+            position = f"  ({self._ids.index(self.call_id) + 1} of {len(self._ids)}{' that ' + self._why if self._why else ''})"
+        elif self._why:
+            position = f"  (it {self._why})"
         title.update(Text.assemble(
             (f"Call {c.id}  ", "bold"), (shown(c.agent or ""), f"bold {self._colours.get(c.agent, '')}"),
             ("  ", ""), (shown(c.task), "bold"), (position, "dim"), no_wrap=True, overflow="ellipsis"))
@@ -360,3 +374,5 @@ class CallDetailScreen(DebugScreen):
         self.query_one("#prompt", Static).update(shown_text(detail.get("prompt") or "", lines=True))
         self.query_one("#raw", Static).update(shown_text(detail.get("raw_answer") or "(none)", lines=True))
         self.query_one("#parsed", Static).update(pretty_json(detail.get("parsed_answer")))
+        self.query_one("#retrieval", Static).update(retrieval_text(self.reader.call_retrievals(c.id)))
+        self.query_one("#decided", Static).update(decided_text(self.reader.actions_decided_by(c.id), ACTIONS_SHOWN))

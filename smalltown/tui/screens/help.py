@@ -34,7 +34,7 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("i", "inspect the selected agent: summary, plan at 3 levels, memories (enter: the evidence "
           "tree), retrievals with their scores, social (feelings, goal, role, decision, promises), goods "
           "(what it holds, with an economy), a tab per module panel on; 1, 2, … the tabs, "
-          "a/o/e/l/c filter memories"),
+          "a/o/e/l/c filter memories, y opens the model calls that decided its action"),
     ("T", "the town's goods (a world with an economy): the chest's and everyone's holdings, the ledger "
           "newest first (a agent, k kind), the constitution in force and the latest tally"),
     ("c", "model calls: every call with its tokens (~: estimated, the scripted backend has no tokenizer); "
@@ -78,7 +78,8 @@ REPLAY_KEYS: tuple[tuple[str, str], ...] = (
           "someone, takes up a goal, finds a place closed"),
     ("[ / ]", "select the previous / next agent (or click it in the list or on the map)"),
     ("i", "inspect the selected agent as it was then: summary and plan (as kept hourly), memories "
-          "made by then, retrievals, social, goods (held then); 1, 2, … the tabs, a/o/e/l/c filter memories"),
+          "made by then, retrievals, social, goods (held then); 1, 2, … the tabs, a/o/e/l/c filter memories, "
+          "y the model calls that decided its action"),
     ("T", "the town's goods as they were then (a world with an economy): holdings, the ledger, "
           "the constitution and the latest tally"),
     ("c", "model calls up to this time; enter opens its prompt and answers"),

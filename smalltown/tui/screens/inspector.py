@@ -29,6 +29,7 @@ from smalltown.state.agent import AgentState
 from smalltown.shown import shown, shown_text
 from smalltown.tui.palette import agent_colours
 from smalltown.tui.reader import Memory, SaveReader
+from smalltown.tui.screens.call_links import open_why
 from smalltown.tui.screens.inspector_retrievals import Retrievals
 from smalltown.tui.screens.inspector_social import Social
 from smalltown.tui.screens.inspector_goods import Goods
@@ -66,6 +67,7 @@ class InspectorScreen(Screen[None]):
     BINDINGS = [
         Binding("escape", "close", "Close"),
         Binding("r", "refresh", "Refresh"),
+        Binding("y", "why", "Why", show=False),  # the calls that decided the action (call_links.open_why)
         *(Binding(key, f"filter({kind!r})", f"Show {kind or 'all'}", show=False)
           for key, kind, _ in FILTER_KEYS),
     ]
@@ -258,7 +260,7 @@ class InspectorScreen(Screen[None]):
     def _block_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self._show_actions(event.row_key.value)
 
-    # --- memory -------------------------------------------------------------------------------
+    # --- memory, the other tabs, keys --------------------------------------------------------------------
 
     def action_filter(self, kind: str | None) -> None:
         self.query_one(TabbedContent).active = "memory"
@@ -341,8 +343,7 @@ class InspectorScreen(Screen[None]):
         if node.id in self._loaded or m is None:
             return
         self._loaded.add(node.id)
-        above = {m.id}
-        parent = node.parent
+        above, parent = {m.id}, node.parent
         while parent is not None:
             if parent.data is not None:
                 above.add(parent.data.id)
@@ -366,8 +367,6 @@ class InspectorScreen(Screen[None]):
     def _evidence_highlighted(self, event: Tree.NodeHighlighted) -> None:
         self._show_memory(event.node.data)
 
-    # --- retrievals ---------------------------------------------------------------------------
-
     def _show_retrievals(self) -> None:
         self.query_one(Retrievals).show(self.reader, self.agent, self._today)
 
@@ -377,8 +376,6 @@ class InspectorScreen(Screen[None]):
     @on(DataTable.RowSelected, "#ret-results")
     def _result_selected(self, event: DataTable.RowSelected) -> None:
         self.open_evidence(int(event.row_key.value.split(":")[1]))
-
-    # --- keys ---------------------------------------------------------------------------------
 
     def action_tab(self, tab: str) -> None:
         self.query_one(TabbedContent).active = tab
@@ -390,6 +387,9 @@ class InspectorScreen(Screen[None]):
                  "retrievals": "#ret-list", "social": "#social-scroll", "goods": "#goods-scroll"}.get(event.pane.id or "")
         if focus:
             self.query_one(focus).focus()
+
+    def action_why(self) -> None:
+        open_why(self, self.reader, self.agent, self._state)
 
     def action_close(self) -> None:
         """Escape: closes the evidence tree when it is open in view, else the screen."""
