@@ -260,7 +260,7 @@ class InspectorScreen(Screen[None]):
     def _block_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self._show_actions(event.row_key.value)
 
-    # --- memory, the other tabs, keys --------------------------------------------------------------------
+    # --- memory, the other tabs, keys ------------------------------------------------
 
     def action_filter(self, kind: str | None) -> None:
         self.query_one(TabbedContent).active = "memory"
