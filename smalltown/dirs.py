@@ -1,5 +1,5 @@
 """The user's folders, as the XDG base directory specification names them: where models and
-saves made without --save live (the data folder), and where the config file is read from."""
+saves made without --out live (the data folder), and where the config file is read from."""
 
 from __future__ import annotations
 
@@ -18,6 +18,6 @@ def config_dir() -> Path:
 
 
 def saves_dir() -> Path:
-    """Where a run is saved when no --save names a file: not the current folder, which may be
+    """Where a run is saved when no --out names a file: not the current folder, which may be
     anywhere (a run started elsewhere would leave a saves/ folder behind there)."""
     return data_dir() / "saves"

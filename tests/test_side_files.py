@@ -188,7 +188,7 @@ def test_a_save_with_two_names_is_refused_for_writing_and_two_runs_never_damage_
     for path, (rc, err) in zip((a, b), results):
         assert rc == 1, f"run {path.name}: exit {rc}\n{err}"
         assert f"{path}: this save file has 2 names (hard links" in err, err
-        assert "--save NEW.sqlite" in err and "Traceback" not in err, err
+        assert "-o NEW.sqlite" in err and "Traceback" not in err, err
     assert a.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.sqlite", "b.sqlite"]  # no log, no lock left
     rc, err = _main(["whisper", str(b), "Isabella", "hello", *SCRIPTED])

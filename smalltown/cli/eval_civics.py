@@ -13,17 +13,6 @@ from types import ModuleType
 from smalltown.eval import EvalError
 
 
-def add_parser(esub: argparse._SubParsersAction) -> None:
-    cv = esub.add_parser("civics", help="civic measures: tax compliance per season before and after "
-                                        "the vote, the rate voted, amendments, votes and stances; with --roles, "
-                                        "the roles that emerged; saves side by side")
-    cv.add_argument("saves", nargs="+", metavar="SAVE", help="the saves to measure (several: side by side)")
-    cv.add_argument("--roles", action="store_true",
-                    help="measure roles instead: distinct roles, entropy, persistence, role × action")
-    cv.add_argument("--out", metavar="DIR", help="write report.html, report.md (plots in plots/) and report.json here")
-    cv.add_argument("--json", action="store_true", help="print the measures as JSON")
-
-
 def _labels(saves: list[str]) -> list[str]:
     labels = [Path(x).stem for x in saves]
     return labels if len(set(labels)) == len(labels) else [f"{i + 1}" for i in range(len(labels))]

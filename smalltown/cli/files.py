@@ -19,7 +19,7 @@ def world_pack(args: argparse.Namespace) -> int:
     out = Path(args.output) if args.output else Path(world.stem + SUFFIX)
     if out.exists() and not args.overwrite:
         print(f"error: {out}: a file is already there (pass --overwrite)", file=sys.stderr)
-        return 1
+        return 2
     pack(world, out)
     print(f"{out}: {out.stat().st_size:,} bytes — the world {world} and its map; "
           f"install it with `smalltown world unpack {out}` or run it with `smalltown run {out}`")
@@ -81,7 +81,7 @@ def save_strip(args: argparse.Namespace) -> int:
     src, dst = Path(args.path), Path(args.output)
     if dst.exists() and not args.overwrite:
         print(f"error: {dst}: a file is already there (pass --overwrite)", file=sys.stderr)
-        return 1
+        return 2
     if dst.resolve() == src.resolve():
         print(f"error: {dst}: the copy must be another file than the save", file=sys.stderr)
         return 2

@@ -33,10 +33,10 @@ def run(args: argparse.Namespace) -> int:
     target = Path(args.target) if args.target else default_world()
     if not target.exists():
         print(f"error: {shown(target)}: no such world or save", file=sys.stderr)
-        return 1
+        return 2
     if not target.is_file():  # a folder, or a named pipe (reading it would wait for a writer)
         print(f"error: {shown(target)}: not a regular file (a world, a pack or a save)", file=sys.stderr)
-        return 1
+        return 2
     if args.headless and not args.until:
         print("error: --headless needs --until WHEN (e.g. --until +1d)", file=sys.stderr)
         return 2
@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: --until: {shown(e)}", file=sys.stderr)
         return 2
     except SavePathError as e:
-        print(f"error: --save: {shown(e)}", file=sys.stderr)
+        print(f"error: --out: {shown(e)}", file=sys.stderr)
         return 2
     except SeedError as e:
         print(f"error: --world-seed: {shown(e)}", file=sys.stderr)
@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
 
 def start_tui(sim: Simulation, until: datetime | None, notice: str | None, args: argparse.Namespace) -> int:
     """The TUI on `sim`; the files it opens (O), goes on in (S) or rewinds to (r) are opened with
-    the same backend and settings (not --save, --overwrite or --until, which were this start's).
+    the same backend and settings (not --out, --overwrite or --until, which were this start's).
     When it ends, says where the save it ended on is and how to go on."""
     from smalltown.tui.app import run_tui
 
