@@ -16,7 +16,7 @@ WHEN = ("'2023-02-14 08:00', 'day 2 9:00', '9:00' (the latest 9:00 at or before 
         "or relative to the save's end: '-2h'")
 
 
-def run_handler(module: str, name: str, command: str, **params: Any) -> int:
+def run_handler(module: str, name: str, command: str, /, **params: Any) -> int:
     """`module.name(args)` under `execute`, imported only when the command runs."""
     import importlib
 

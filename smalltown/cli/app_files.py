@@ -48,6 +48,11 @@ def world_check(args) -> int:
     from smalltown.shown import shown
     from smalltown.world.errors import WorldError
 
+    from pathlib import Path
+
+    if not Path(args.path).is_file():  # nothing to check: refused, as by every command
+        print(f"error: {shown(args.path)}: no such world file", file=sys.stderr)
+        return 2
     try:
         return check_it(args.path, args.json)
     except WorldError as e:
