@@ -1,7 +1,8 @@
 """The `smalltown` commands, declared with click: each gathers its parameters and hands them to
 the function that does the work (`execute` in cli/main.py says its errors and exit code). The
-world and save groups are in cli/app_files.py, eval in cli/app_eval.py. Nothing heavy is imported
-here: `smalltown --help` starts in a blink."""
+world and save groups are in cli/app_files.py, eval in cli/app_eval.py, and cli/main.py adds
+the commands whose work it does. A command's module is imported
+when it runs: `smalltown --help` starts in a blink."""
 
 from __future__ import annotations
 
@@ -10,19 +11,11 @@ from typing import Any
 import click
 
 from smalltown import __version__
-from smalltown.cli.options import CONTEXT, backend_options, int_in, namespace, opt, out_option
+from smalltown.cli.execute import handle
+from smalltown.cli.options import CONTEXT, backend_options, int_in, opt, out_option
 
 WHEN = ("'2023-02-14 08:00', 'day 2 9:00', '9:00' (the latest 9:00 at or before the save's end), "
         "or relative to the save's end: '-2h'")
-
-
-def run_handler(module: str, name: str, command: str, /, **params: Any) -> int:
-    """`module.name(args)` under `execute`, imported only when the command runs."""
-    import importlib
-
-    from smalltown.cli.main import execute
-
-    return execute(namespace(command, **params), getattr(importlib.import_module(module), name))
 
 
 @click.group(context_settings=CONTEXT, help="""A town of generative agents in your terminal.
@@ -70,7 +63,9 @@ Examples:
 @opt("--world-seed", type=int_in(0, 2**32 - 1), metavar="N", help="a new run of the world under seed N instead of "
      "its file's `seed` (kept in the save; the model's sampling seed too, unless --seed)")
 def run(sets: tuple[str, ...], out: str | None, **params: Any) -> int:
-    return run_handler("smalltown.cli.run", "run", "run", set=sets, save=out, **params)
+    from smalltown.cli.run import run
+
+    return handle("run", run, set=sets, save=out, **params)
 
 
 def _agent_command(name: str, short: str, help: str):
@@ -177,9 +172,7 @@ def _agents(command: str, **params: Any) -> int:
 
             print(f"error: {shown(e, lines=True)}", file=sys.stderr)
             return 2
-    from smalltown.cli.main import execute
-
-    return execute(namespace(command, **params), handler)
+    return handle(command, handler, **params)
 
 
 @cli.group("models", context_settings=CONTEXT, invoke_without_command=True,
@@ -194,7 +187,9 @@ Examples:
 @click.pass_context
 def models(ctx: click.Context) -> int | None:
     if ctx.invoked_subcommand is None:
-        return run_handler("smalltown.cli.models", "models", "models", models_command=None)
+        from smalltown.cli.models import models
+
+        return handle("models", models, models_command=None)
     return None
 
 
@@ -210,7 +205,9 @@ Example:
   smalltown models pull smollm2-1.7b""")
 @click.argument("name", metavar="NAME")
 def pull(name: str) -> int:
-    return run_handler("smalltown.cli.models", "models", "models", models_command="pull", name=name)
+    from smalltown.cli.models import models
+
+    return handle("models", models, models_command="pull", name=name)
 
 
 @cli.command("fork", context_settings=CONTEXT, short_help="a new save, as a save was at an earlier moment (rewind)",
@@ -230,7 +227,9 @@ Examples:
 @opt("--overwrite", is_flag=True, help="replace an existing NEW")
 @opt("--json", "json", is_flag=True, help="print what was done as JSON")
 def fork(out: str, **params: Any) -> int:
-    return run_handler("smalltown.cli.fork", "fork_command", "fork", to=out, **params)
+    from smalltown.cli.fork import fork_command
+
+    return handle("fork", fork_command, to=out, **params)
 
 
 @cli.command("saves", context_settings=CONTEXT,
@@ -245,25 +244,9 @@ Examples:
   smalltown saves --json""")
 @opt("--json", "json", is_flag=True, help="print the list as JSON")
 def saves(**params: Any) -> int:
-    return run_handler("smalltown.cli.saves", "saves_command", "saves", **params)
+    from smalltown.cli.saves import saves_command
 
-
-@cli.command("replay", context_settings=CONTEXT, short_help="scrub through a recorded run in the TUI, without any model",
-             help="""Open a save read-only: the map, agents, events, memories and conversations as they
-were at any moment of the run. No model is asked anything; the save is not changed.
-
-\b
-SAVE  a save file
-
-\b
-Examples:
-  smalltown replay tiny.sqlite
-  smalltown replay tiny.sqlite --at 'day 1 12:00'""")
-@click.argument("save", metavar="SAVE")
-@opt("--at", metavar="WHEN", help="start at this game time: '9:00' (the latest at or before the run's end), "
-     "'day 2 9:00', '2023-02-13 12:00' (default: the end of the run)")
-def replay(**params: Any) -> int:
-    return run_handler("smalltown.cli.main", "replay", "replay", **params)
+    return handle("saves", saves_command, **params)
 
 
 @cli.command("why", context_settings=CONTEXT,
@@ -284,7 +267,9 @@ Examples:
      "'2023-02-13 12:00' (default: the end of the run)")
 @opt("--json", "json", is_flag=True, help="print as JSON")
 def why(**params: Any) -> int:
-    return run_handler("smalltown.cli.why", "why_command", "why", **params)
+    from smalltown.cli.why import why_command
+
+    return handle("why", why_command, **params)
 
 
 @cli.command("calls", context_settings=CONTEXT, short_help="the model calls a save logged, with prompts and answers",
@@ -306,9 +291,8 @@ Examples:
 @opt("-n", "--count", type=int, default=20, metavar="N", help="the newest N calls (default 20; 0 for all)")
 @opt("--json", "json", is_flag=True, help="print as a JSON list")
 def calls(**params: Any) -> int:
-    return run_handler("smalltown.cli.calls", "calls_command", "calls", **params)
+    from smalltown.cli.calls import calls_command
+
+    return handle("calls", calls_command, **params)
 
 
-from smalltown.cli import app_eval, app_files  # noqa: E402 - they add their groups to `cli`
-
-__all__ = ["cli", "app_eval", "app_files"]

@@ -7,7 +7,8 @@ from typing import Any, Callable
 
 import click
 
-from smalltown.cli.app import cli, run_handler
+from smalltown.cli.app import cli
+from smalltown.cli.execute import handle
 from smalltown.cli.options import CONTEXT, backend_options, int_in, opt, out_option, several
 
 DEFAULT_CONDITIONS = "full,no-reflection,no-planning,no-memory"  # (cli/eval.py's, not imported: it is heavy)
@@ -45,7 +46,9 @@ def common(copy: bool = True, out_required: bool = False) -> Callable[[Callable]
 
 
 def measure(name: str, **params: Any) -> int:
-    return run_handler("smalltown.cli.eval", "run", "eval", eval_command=name, **params)
+    from smalltown.cli.eval import run
+
+    return handle("eval", run, eval_command=name, **params)
 
 
 @eval_group.command("interview", context_settings=CONTEXT,

@@ -6,7 +6,8 @@ from typing import Any
 
 import click
 
-from smalltown.cli.app import cli, run_handler
+from smalltown.cli.app import cli
+from smalltown.cli.execute import handle
 from smalltown.cli.options import CONTEXT, opt, out_option
 
 
@@ -23,46 +24,6 @@ def world() -> None:
     pass
 
 
-@world.command("check", context_settings=CONTEXT, short_help="validate a world and its map, print a summary",
-               help="""Validate a world and its map (or a world pack, without installing it) and print a
-summary; every problem is said with its file, line and column (exit 1 when there are any).
-
-\b
-PATH  a world file (.toml) or a world pack (.smalltown-world)
-
-\b
-Examples:
-  smalltown world check worlds/tiny.toml
-  smalltown world check tiny.smalltown-world --json""")
-@click.argument("path", metavar="PATH")
-@opt("--json", "json", is_flag=True, help="print the summary as JSON")
-def check(**params: Any) -> int:
-    return run_handler("smalltown.cli.app_files", "world_check", "world", world_command="check", **params)
-
-
-def world_check(args) -> int:
-    """A world with problems is what the check is for: they are said, and the check fails (1)."""
-    import sys
-
-    from smalltown.cli.main import world_check as check_it
-    from smalltown.shown import shown
-    from smalltown.world.errors import WorldError
-
-    from pathlib import Path
-
-    if not Path(args.path).is_file():  # nothing to check: refused, as by every command
-        print(f"error: {shown(args.path)}: no such world file", file=sys.stderr)
-        return 2
-    try:
-        return check_it(args.path, args.json)
-    except WorldError as e:
-        for problem in e.problems:
-            print(shown(problem, lines=True), file=sys.stderr)
-        n = len(e.problems)
-        print(f"{n} problem{'s' if n != 1 else ''} found", file=sys.stderr)
-        return 1
-
-
 @world.command("pack", context_settings=CONTEXT, short_help="write a world and its map into one shareable file",
                help="""Write a world and its map into one file to share (NAME.smalltown-world); it runs
 as it is (`smalltown run FILE`) or installs with `smalltown world unpack`.
@@ -77,7 +38,9 @@ Example:
 @out_option("the pack to write (default: NAME.smalltown-world here)", aliases=("--output",))
 @opt("--overwrite", is_flag=True, help="replace an existing FILE")
 def pack(out: str | None, **params: Any) -> int:
-    return run_handler("smalltown.cli.files", "world_pack", "world", world_command="pack", output=out, **params)
+    from smalltown.cli.files import world_pack
+
+    return handle("world", world_pack, world_command="pack", output=out, **params)
 
 
 @world.command("unpack", context_settings=CONTEXT,
@@ -96,8 +59,9 @@ Example:
             metavar="DIR")
 @opt("--force", is_flag=True, help="replace different files of the same name")
 def unpack(out: str | None, **params: Any) -> int:
-    return run_handler("smalltown.cli.files", "world_unpack", "world", world_command="unpack", to=out or ".",
-                       **params)
+    from smalltown.cli.files import world_unpack
+
+    return handle("world", world_unpack, world_command="unpack", to=out or ".", **params)
 
 
 @world.command("generate", context_settings=CONTEXT,
@@ -121,7 +85,9 @@ Examples:
 @opt("--overwrite", is_flag=True, help="replace existing files")
 @opt("--same-traits", is_flag=True, help="every persona the same traits and hobby, no couples (a role world)")
 def generate(**params: Any) -> int:
-    return run_handler("smalltown.cli.generate", "world_generate", "world", world_command="generate", **params)
+    from smalltown.cli.generate import world_generate
+
+    return handle("world", world_generate, world_command="generate", **params)
 
 
 @cli.group("save", context_settings=CONTEXT, short_help="save files: info, check, strip",
@@ -139,29 +105,6 @@ def save() -> None:
 SAVE = "\b\nSAVE  a save file (made by `smalltown run`)"
 
 
-@save.command("info", context_settings=CONTEXT, short_help="what a save holds, and its state digest",
-              help=f"""What a save holds: its world, game time and tick, counts of agents, memories, events,
-conversations and model calls (and how many a fallback answered), its settings, who answered and
-its state digest (two saves with one digest hold the same town).
-
-{SAVE}
-
-\b
-Examples:
-  smalltown save info tiny.sqlite
-  smalltown save info tiny.sqlite --json""")
-@click.argument("path", metavar="SAVE")
-@opt("--json", "json", is_flag=True, help="print as JSON")
-def info(**params: Any) -> int:
-    return run_handler("smalltown.cli.app_files", "save_info", "save", save_command="info", **params)
-
-
-def save_info(args) -> int:
-    from smalltown.cli.main import save_info as info_of
-
-    return info_of(args.path, args.json)
-
-
 @save.command("check", context_settings=CONTEXT,
               short_help="SQLite's integrity check and smalltown's consistency checks",
               help=f"""SQLite's integrity check and smalltown's consistency checks on a save; each problem is
@@ -175,7 +118,9 @@ Example:
 @click.argument("path", metavar="SAVE")
 @opt("--json", "json", is_flag=True, help="print as JSON")
 def save_check(**params: Any) -> int:
-    return run_handler("smalltown.cli.files", "save_check", "save", save_command="check", **params)
+    from smalltown.cli.files import save_check
+
+    return handle("save", save_check, save_command="check", **params)
 
 
 @save.command("strip", context_settings=CONTEXT,
@@ -195,4 +140,6 @@ Example:
 @opt("--keep-retrievals", is_flag=True, help="keep the retrieval log")
 @opt("--overwrite", is_flag=True, help="replace an existing FILE")
 def strip(out: str, **params: Any) -> int:
-    return run_handler("smalltown.cli.files", "save_strip", "save", save_command="strip", output=out, **params)
+    from smalltown.cli.files import save_strip
+
+    return handle("save", save_strip, save_command="strip", output=out, **params)

@@ -1,6 +1,7 @@
-"""The `smalltown` command line: `main` runs it (the commands are declared with click in
-cli/app.py and the modules it names) and turns what happened into an exit code (docs/cli.md):
-0 ok, 1 failed, 2 a usage error or input refused, 130 and 143 stopped by Ctrl-C and SIGTERM."""
+"""The `smalltown` command line: `main` runs it and returns its exit code (docs/cli.md): 0 ok,
+1 failed, 2 a usage error or input refused, 130 and 143 stopped by Ctrl-C and SIGTERM. The
+commands are declared with click in cli/app.py, app_files.py and app_eval.py; `world check`,
+`save info` and `replay`, whose work is done here, below."""
 
 from __future__ import annotations
 
@@ -8,28 +9,24 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Callable
+from typing import Any
 
 import click
 
-from smalltown.cli.common import backend_choice, say_ignored
-from smalltown.cli.options import FAILED, OK, REFUSED, STOPPED_INT
-from smalltown.config import SettingsError
-from smalltown.llm.backend import BackendUnavailable
+from smalltown.cli.app import CONTEXT, cli, opt
+from smalltown.cli.app_eval import eval_group
+from smalltown.cli.app_files import save as save_group
+from smalltown.cli.app_files import world as world_group
+from smalltown.cli.execute import handle
+from smalltown.cli.options import OK, REFUSED, STOPPED_INT
 from smalltown.shown import shown
-from smalltown.store.errors import SQLiteError
-from smalltown.store.save import SaveError
-from smalltown.world.errors import WorldError
-from smalltown.world.names import NoSuchAgent
 
-BUG_CODE = 70  # an exception no command expected (EX_SOFTWARE): a bug, said as one
+__all__ = ["main", "cli", "eval_group"]
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line on `argv` (None: the program's own arguments) and return its exit
     code; a caller in this process gets the code, never a SystemExit."""
-    from smalltown.cli.app import cli
-
     try:
         rv = cli.main(args=sys.argv[1:] if argv is None else [str(a) for a in argv], prog_name="smalltown",
                       standalone_mode=False, obj={"program": argv is None})
@@ -47,64 +44,81 @@ def main(argv: list[str] | None = None) -> int:
     return rv if isinstance(rv, int) else OK
 
 
-def execute(args: argparse.Namespace, handler: Callable[[argparse.Namespace], int]) -> int:
-    """Run one command's `handler` on its parameters: supervised when it loads llama.cpp (as the
-    program itself, not a caller in this process), every error said in one line with its code."""
-    ctx = click.get_current_context(silent=True)
-    if ctx is not None and (ctx.find_root().obj or {}).get("program"):
-        from smalltown.cli import guard
+# --- the commands whose work is done here ---------------------------------------------------------
 
-        if guard.in_child():
-            guard.arm()
-        elif guard.loads_llama(args):
-            return guard.supervise(args, guard.smalltown_command(sys.argv[1:]))
+
+@world_group.command("check", context_settings=CONTEXT, short_help="validate a world and its map, print a summary",
+                     help="""Validate a world and its map (or a world pack, without installing it) and print a
+summary; every problem is said with its file, line and column (exit 1 when there are any).
+
+\b
+PATH  a world file (.toml) or a world pack (.smalltown-world)
+
+\b
+Examples:
+  smalltown world check worlds/tiny.toml
+  smalltown world check tiny.smalltown-world --json""")
+@click.argument("path", metavar="PATH")
+@opt("--json", "json", is_flag=True, help="print the summary as JSON")
+def check_command(**params: Any) -> int:
+    return handle("world", world_check_command, world_command="check", **params)
+
+
+def world_check_command(args: argparse.Namespace) -> int:
+    """A world with problems is what the check is for: they are said, and the check fails (1)."""
+    from smalltown.world.errors import WorldError
+
+    if not Path(args.path).is_file():  # nothing to check: refused, as by every command
+        print(f"error: {shown(args.path)}: no such world file", file=sys.stderr)
+        return 2
     try:
-        if hasattr(args, "backend") and getattr(args, "eval_command", None) != "matrix":  # (it says its own)
-            say_ignored(backend_choice(args))  # once, as the command starts: an ignored option is not swallowed
-        return handler(args)
-    except NoSuchAgent as e:
-        print(f"error: {shown(e, lines=True)}", file=sys.stderr)
-        return REFUSED  # a misspelt name is a usage error
+        return world_check(args.path, args.json)
     except WorldError as e:
         for problem in e.problems:
             print(shown(problem, lines=True), file=sys.stderr)
         n = len(e.problems)
         print(f"{n} problem{'s' if n != 1 else ''} found", file=sys.stderr)
-        return REFUSED
-    except (SaveError, BackendUnavailable, SettingsError, OSError) as e:  # (SQLite's errors too: store/errors.py)
-        print(f"error: {shown(e, lines=True)}", file=sys.stderr)
-        return FAILED if failed_while_working(e) else REFUSED
-    except KeyboardInterrupt:  # Ctrl-C before a run's own handler is in place (opening, loading a model)
-        print("stopped (Ctrl-C); a save stays at its last whole tick, a new one is made whole or not at all",
-              file=sys.stderr)
-        return STOPPED_INT
-    except Exception as e:  # noqa: BLE001 - the last word: one clear line, never a traceback
-        print(f"error: {unexpected(args, e)}", file=sys.stderr)
-        return BUG_CODE
+        return 1
 
 
-def failed_while_working(e: BaseException) -> bool:
-    """An error of the machine or of a backend at work (SQLite failing on a good save, a full
-    disk, a server gone mid-run: exit 1), not of what the user gave (a missing or bad file, a
-    model that is not there, a backend without what it needs: exit 2)."""
-    from smalltown.llm.wrappers import Transient
+@save_group.command("info", context_settings=CONTEXT, short_help="what a save holds, and its state digest",
+                    help="""What a save holds: its world, game time and tick, counts of agents, memories, events,
+conversations and model calls (and how many a fallback answered), its settings, who answered and
+its state digest (two saves with one digest hold the same town).
 
-    if isinstance(e, (SQLiteError, Transient)):
-        return True
-    return isinstance(e, OSError) and not isinstance(e, (FileNotFoundError, IsADirectoryError,
-                                                         NotADirectoryError, PermissionError))
+\b
+SAVE  a save file (made by `smalltown run`)
+
+\b
+Examples:
+  smalltown save info tiny.sqlite
+  smalltown save info tiny.sqlite --json""")
+@click.argument("path", metavar="SAVE")
+@opt("--json", "json", is_flag=True, help="print as JSON")
+def info(**params: Any) -> int:
+    return handle("save", save_info_command, save_command="info", **params)
 
 
-BUG = "this is a bug in smalltown: please report it"
+def save_info_command(args: argparse.Namespace) -> int:
+    return save_info(args.path, args.json)
 
 
-def unexpected(args: argparse.Namespace, e: BaseException) -> str:
-    """An exception no command expected, as one line: which command, which file, what went wrong."""
-    command = " ".join(str(getattr(args, k)) for k in ("command", "world_command", "save_command", "eval_command")
-                       if getattr(args, k, None))
-    files = [str(getattr(args, k)) for k in ("save", "path", "target", "world") if getattr(args, k, None)]
-    on = f" on {files[0]}" if files else ""
-    return shown(f"smalltown {command}{on} failed: {type(e).__name__}: {str(e)[:200]} ({BUG})")
+@cli.command("replay", context_settings=CONTEXT, short_help="scrub through a recorded run in the TUI, without any model",
+             help="""Open a save read-only: the map, agents, events, memories and conversations as they
+were at any moment of the run. No model is asked anything; the save is not changed.
+
+\b
+SAVE  a save file
+
+\b
+Examples:
+  smalltown replay tiny.sqlite
+  smalltown replay tiny.sqlite --at 'day 1 12:00'""")
+@click.argument("save", metavar="SAVE")
+@opt("--at", metavar="WHEN", help="start at this game time: '9:00' (the latest at or before the run's end), "
+     "'day 2 9:00', '2023-02-13 12:00' (default: the end of the run)")
+def replay_command(**params: Any) -> int:
+    return handle("replay", replay, **params)
 
 
 def world_check(path: str, as_json: bool) -> int:

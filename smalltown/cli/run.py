@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shlex
 import signal
@@ -211,8 +212,10 @@ def run_headless(sim: Simulation, until: datetime, notice: str | None = None,
 
             sim.run_until(until, stop=stop.is_set, on_tick=on_tick)
             progress.update(bar, completed=sim.tick - start_tick, description=sim.now.strftime(TIME_FMT))
-    except BaseException:
+    except BaseException as e:
         failed = True  # (main says what went wrong, after the summary)
+        with contextlib.suppress(AttributeError):
+            e.while_running = True  # type: ignore[attr-defined] - a failure of the run (exit 1), not a refusal
         raise
     finally:
         wall = time.perf_counter() - t0
