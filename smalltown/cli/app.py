@@ -30,8 +30,8 @@ file, a model that is not there), 130 stopped by Ctrl-C, 143 stopped by SIGTERM.
 \b
 Examples:
   smalltown run                          the default world in the TUI
-  smalltown run worlds/tiny.toml --headless --until +1d -o tiny.sqlite
-  smalltown why tiny.sqlite Ada --at 'day 1 9:00'""")
+  smalltown run worlds/tiny.toml --headless --until +1d -o town.sqlite
+  smalltown why town.sqlite Alex --at 'day 1 9:00'""")
 @click.version_option(__version__, "--version", prog_name="smalltown", message="%(prog)s %(version)s")
 def cli() -> None:
     pass
@@ -47,8 +47,8 @@ WORLD|SAVE  a world file (.toml), a world pack (.smalltown-world) or a save
 \b
 Examples:
   smalltown run worlds/tiny.toml
-  smalltown run worlds/tiny.toml --headless --until +1d -o tiny.sqlite
-  smalltown run tiny.sqlite --until 18:00 --running""")
+  smalltown run worlds/tiny.toml --headless --until +1d -o town.sqlite
+  smalltown run town.sqlite --until 18:00 --running""")
 @click.argument("target", required=False, metavar="[WORLD|SAVE]")
 @opt("--headless", is_flag=True, help="run without the TUI, with a progress bar (needs --until)")
 @opt("--running", is_flag=True, help="start the TUI running (it opens paused: space runs it; --until runs it there)")
@@ -86,8 +86,8 @@ record's recency, importance and relevance.
 
 \b
 Examples:
-  smalltown inspect tiny.sqlite Ada
-  smalltown inspect tiny.sqlite "Ada Byrne" --retrieve "the party" -k 5 --json""")
+  smalltown inspect town.sqlite Alex
+  smalltown inspect town.sqlite "Alex Moreau" --retrieve "the weekend" -k 5 --json""")
 @click.argument("save", metavar="SAVE")
 @click.argument("agent", metavar="AGENT")
 @opt("--retrieve", metavar="QUERY", help="run a retrieval and show each record's scores")
@@ -107,7 +107,7 @@ TEXT   the thought, in the agent's own words or yours
 
 \b
 Example:
-  smalltown whisper tiny.sqlite Ada "You want to throw a party on Friday"
+  smalltown whisper town.sqlite Alex "You want to start a vegetable garden"
 """)
 @click.argument("save", metavar="SAVE")
 @click.argument("agent", metavar="AGENT")
@@ -126,8 +126,8 @@ QUESTION  what to ask
 
 \b
 Examples:
-  smalltown interview tiny.sqlite Ada "What are you looking forward to?"
-  smalltown interview tiny.sqlite Ada "Who is running for mayor?" --as "a news reporter" --json
+  smalltown interview town.sqlite Alex "What are you looking forward to?"
+  smalltown interview town.sqlite Alex "What did you do today?" --as "a news reporter" --json
 """)
 @click.argument("save", metavar="SAVE")
 @click.argument("agent", metavar="AGENT")
@@ -151,7 +151,7 @@ STATE    the new state, as a world file could hold it, e.g. "burning"
 
 \b
 Example:
-  smalltown edit-object tiny.sqlite "Rose Cottage:kitchen:stove" burning""")
+  smalltown edit-object town.sqlite "Rose Cottage:kitchen:stove" burning""")
 @click.argument("save", metavar="SAVE")
 @click.argument("address", metavar="ADDRESS")
 @click.argument("state", metavar="STATE")
@@ -183,7 +183,7 @@ this machine, and the models we recommend.
 \b
 Examples:
   smalltown models
-  smalltown models pull smollm2-1.7b""")
+  smalltown models pull qwen2.5-1.5b""")
 @click.pass_context
 def models(ctx: click.Context) -> int | None:
     if ctx.invoked_subcommand is None:
@@ -202,7 +202,7 @@ NAME  one of the names `smalltown models` recommends
 
 \b
 Example:
-  smalltown models pull smollm2-1.7b""")
+  smalltown models pull qwen2.5-1.5b""")
 @click.argument("name", metavar="NAME")
 def pull(name: str) -> int:
     from smalltown.cli.models import models
@@ -219,8 +219,8 @@ SAVE  the save to fork from
 
 \b
 Examples:
-  smalltown fork tiny.sqlite --at 'day 1 9:00' -o morning.sqlite
-  smalltown fork tiny.sqlite --at=-2h -o earlier.sqlite --json""")
+  smalltown fork town.sqlite --at 'day 1 9:00' -o morning.sqlite
+  smalltown fork town.sqlite --at=-2h -o earlier.sqlite --json""")
 @click.argument("save", metavar="SAVE")
 @opt("--at", metavar="WHEN", help=f"{WHEN}; default: the save's last tick")
 @out_option("the new save", aliases=("--to",), required=True, metavar="NEW")
@@ -259,8 +259,8 @@ the model calls that decided it (prompt and answer), the records retrieval score
 
 \b
 Examples:
-  smalltown why tiny.sqlite Ada --at 'day 1 9:00'
-  smalltown why tiny.sqlite Ada --json""")
+  smalltown why town.sqlite Alex --at 'day 1 9:00'
+  smalltown why town.sqlite Alex --json""")
 @click.argument("save", metavar="SAVE")
 @click.argument("agent", metavar="AGENT")
 @opt("--at", metavar="WHEN", help="a game time: '9:00' (the latest at or before the run's end), 'day 2 9:00', "
@@ -281,8 +281,8 @@ SAVE  a save file
 
 \b
 Examples:
-  smalltown calls tiny.sqlite --agent Ada --task daily_plan --since 6:00
-  smalltown calls tiny.sqlite -n 0 --json""")
+  smalltown calls town.sqlite --agent Alex --task daily_plan --since 6:00
+  smalltown calls town.sqlite -n 0 --json""")
 @click.argument("save", metavar="SAVE")
 @opt("--agent", metavar="AGENT", help="only this agent's calls (full or first name)")
 @opt("--task", metavar="TASK", help="only calls of this task, e.g. daily_plan")

@@ -24,8 +24,8 @@ model call it made is logged like any other).
 
 \b
 Examples:
-  smalltown eval interview tiny.sqlite --agents Ada --conditions full,no-memory
-  smalltown eval town tiny.sqlite -o report/
+  smalltown eval interview town.sqlite --agents Alex --conditions full,no-memory
+  smalltown eval town town.sqlite -o report/
   smalltown eval matrix worlds/tiny.toml --condition a= --condition b=reflection=false \\
       --seeds 1 2 --until +6h -o matrix/""")
 def eval_group() -> None:
@@ -61,7 +61,7 @@ SAVE  a save file
 
 \b
 Example:
-  smalltown eval interview tiny.sqlite --agents Ada,Ben --conditions {DEFAULT_CONDITIONS}""")
+  smalltown eval interview town.sqlite --agents Alex,Juno --conditions {DEFAULT_CONDITIONS}""")
 @click.argument("save", metavar="SAVE")
 @opt("--agents", metavar="A,B", help="full or first names (default: every agent)")
 @opt("--conditions", default="full", metavar="C,...",
@@ -83,7 +83,7 @@ SAVE  a save file
 
 \b
 Example:
-  smalltown eval town tiny.sqlite --ask -o report/""")
+  smalltown eval town town.sqlite --ask -o report/""")
 @click.argument("save", metavar="SAVE")
 @opt("--ask", is_flag=True, help="also ask every agent 'Did you know ...?' and 'Do you know of X?' (the interview "
      "task), checking each yes against its memory")
@@ -127,7 +127,7 @@ SAVE...  one save, or two
 
 \b
 Example:
-  smalltown eval social with.sqlite without.sqlite --pairs "Ada:Ben" -o social/""")
+  smalltown eval social with.sqlite without.sqlite --pairs "Alex:Juno" -o social/""")
 @click.argument("save", nargs=-1, required=True, metavar="SAVE...")
 @several("--pairs", metavar="A:B", help="feelings of A toward B over time (default: the pairs whose feelings "
          "changed most)")

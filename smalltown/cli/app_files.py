@@ -95,9 +95,9 @@ def generate(**params: Any) -> int:
 
 \b
 Examples:
-  smalltown save info tiny.sqlite
-  smalltown save check tiny.sqlite
-  smalltown save strip tiny.sqlite -o tiny-shared.sqlite""")
+  smalltown save info town.sqlite
+  smalltown save check town.sqlite
+  smalltown save strip town.sqlite -o town-shared.sqlite""")
 def save() -> None:
     pass
 
@@ -114,7 +114,7 @@ said (exit 1 when there are any).
 
 \b
 Example:
-  smalltown save check tiny.sqlite --json""")
+  smalltown save check town.sqlite --json""")
 @click.argument("path", metavar="SAVE")
 @opt("--json", "json", is_flag=True, help="print as JSON")
 def save_check(**params: Any) -> int:
@@ -134,7 +134,7 @@ or rewound.
 
 \b
 Example:
-  smalltown save strip tiny.sqlite -o tiny-shared.sqlite""")
+  smalltown save strip town.sqlite -o town-shared.sqlite""")
 @click.argument("path", metavar="SAVE")
 @out_option("the copy to write", aliases=("--output",), required=True)
 @opt("--keep-retrievals", is_flag=True, help="keep the retrieval log")

@@ -91,8 +91,8 @@ SAVE  a save file (made by `smalltown run`)
 
 \b
 Examples:
-  smalltown save info tiny.sqlite
-  smalltown save info tiny.sqlite --json""")
+  smalltown save info town.sqlite
+  smalltown save info town.sqlite --json""")
 @click.argument("path", metavar="SAVE")
 @opt("--json", "json", is_flag=True, help="print as JSON")
 def info(**params: Any) -> int:
@@ -112,8 +112,8 @@ SAVE  a save file
 
 \b
 Examples:
-  smalltown replay tiny.sqlite
-  smalltown replay tiny.sqlite --at 'day 1 12:00'""")
+  smalltown replay town.sqlite
+  smalltown replay town.sqlite --at 'day 1 12:00'""")
 @click.argument("save", metavar="SAVE")
 @opt("--at", metavar="WHEN", help="start at this game time: '9:00' (the latest at or before the run's end), "
      "'day 2 9:00', '2023-02-13 12:00' (default: the end of the run)")
