@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from helpers import cli_within, file_sha
-from smalltown.cli.main import BUG
+from smalltown.cli.execute import BUG
 
 ROOT = Path(__file__).resolve().parents[1]
 _spec = importlib.util.spec_from_file_location("hostile_saves", ROOT / "tests" / "hostile" / "saves.py")

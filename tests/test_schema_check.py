@@ -18,7 +18,7 @@ import pytest
 import sqlite_utils
 
 from helpers import cli_within, file_sha
-from smalltown.cli.main import BUG
+from smalltown.cli.execute import BUG
 from smalltown.store import schema_check, validate
 from smalltown.store.save import Save
 from smalltown.store.schema import MIGRATIONS, SCHEMA_VERSION, _create_v1, reference

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from helpers import cli_within, file_sha
-from smalltown.cli.main import BUG
+from smalltown.cli.execute import BUG
 from smalltown.world.load import load_world
 from smalltown.world.names import NoSuchAgent, agent_named
 

@@ -95,6 +95,9 @@ def failed_while_working(e: BaseException) -> bool:
     return False
 
 
+BUG = "this is a bug in smalltown: please report it"
+
+
 def unexpected(args: argparse.Namespace, e: BaseException) -> str:
     """An exception no command expected, as one line: which command, which file, what went wrong."""
     command = " ".join(str(getattr(args, k)) for k in ("command", "world_command", "save_command", "eval_command")
