@@ -12,15 +12,7 @@ from typing import Any, Callable
 
 import click
 
-from smalltown.cli.common import backend_choice, say_ignored
 from smalltown.cli.options import FAILED, REFUSED, STOPPED_INT, namespace
-from smalltown.config import SettingsError
-from smalltown.llm.backend import BackendUnavailable
-from smalltown.shown import shown
-from smalltown.store.errors import SQLiteError
-from smalltown.store.save import SaveError
-from smalltown.world.errors import WorldError
-from smalltown.world.names import NoSuchAgent
 
 BUG_CODE = 70  # an exception no command expected (EX_SOFTWARE): a bug, said as one
 
@@ -33,6 +25,15 @@ def handle(command: str, handler: Callable[[argparse.Namespace], int], **params:
 def execute(args: argparse.Namespace, handler: Callable[[argparse.Namespace], int]) -> int:
     """Run one command's `handler` on its parameters: supervised when it loads llama.cpp (as the
     program itself, not a caller in this process), every error said in one line with its code."""
+    # (imported here, as a command runs: `smalltown --help` need not load the backends)
+    from smalltown.cli.common import backend_choice, say_ignored
+    from smalltown.config import SettingsError
+    from smalltown.llm.backend import BackendUnavailable
+    from smalltown.shown import shown
+    from smalltown.store.save import SaveError
+    from smalltown.world.errors import WorldError
+    from smalltown.world.names import NoSuchAgent
+
     ctx = click.get_current_context(silent=True)
     if ctx is not None and (ctx.find_root().obj or {}).get("program"):
         from smalltown.cli import guard
@@ -78,6 +79,7 @@ def failed_while_working(e: BaseException) -> bool:
     out). A missing or bad file, a model that is not there, a backend lacking what it needs, a
     server not answering as the run starts: refused (2)."""
     from smalltown.llm.wrappers import Transient
+    from smalltown.store.errors import SQLiteError
 
     seen: set[int] = set()
     x: BaseException | None = e
@@ -104,4 +106,6 @@ def unexpected(args: argparse.Namespace, e: BaseException) -> str:
                        if getattr(args, k, None))
     files = [str(getattr(args, k)) for k in ("save", "path", "target", "world") if getattr(args, k, None)]
     on = f" on {files[0]}" if files else ""
+    from smalltown.shown import shown
+
     return shown(f"smalltown {command}{on} failed: {type(e).__name__}: {str(e)[:200]} ({BUG})")

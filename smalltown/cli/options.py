@@ -10,7 +10,6 @@ from typing import Any, Callable
 
 import click
 
-from smalltown.cli.backends import BACKENDS, live_names, names
 
 # The command line's exit codes (docs/cli.md): every command and the TUI keep to them.
 OK, FAILED, REFUSED = 0, 1, 2  # REFUSED: a usage error, or input refused (a missing file, a bad save...)
@@ -19,18 +18,22 @@ STOPPED_INT, STOPPED_TERM = 130, 143  # 128 + the signal, as shells report them
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
-class Live(Sequence):
-    """A list read when it is used, not when a command is declared: the backends' registry may
-    grow after the command line module is imported (a plugin, a test's backend)."""
+class LiveChoice(click.Choice):
+    """A choice among names read when they are used, not when a command is declared: the backends'
+    registry may grow after the command line is imported (a plugin, a test's backend), and reading
+    it imports every backend's module, which `smalltown --help` does without."""
 
     def __init__(self, read: Callable[[], list[str]]):
         self.read = read
+        super().__init__(())
 
-    def __getitem__(self, i):  # type: ignore[override]
-        return self.read()[i]
+    @property  # type: ignore[override]
+    def choices(self) -> tuple[str, ...]:
+        return tuple(self.read())
 
-    def __len__(self) -> int:
-        return len(self.read())
+    @choices.setter
+    def choices(self, value: Sequence[str]) -> None:
+        pass  # (click's __init__ sets it: the names are read each time instead)
 
 
 class Opt(click.Option):
@@ -125,18 +128,39 @@ def int_in(low: int, high: int) -> click.IntRange:
     return click.IntRange(low, high)
 
 
+def _names() -> list[str]:
+    from smalltown.cli.backends import names  # (the registry: imported when a choice is read)
+
+    return names()
+
+
+def _live_names() -> list[str]:
+    from smalltown.cli.backends import live_names
+
+    return live_names()
+
+
+def _timeout_help() -> str:
+    from smalltown.llm.wrappers import GONE_AFTER
+
+    return ("openai: the most one request may take, the start-up check included, from when it is sent to its "
+            "last byte (default 60); a failed request is retried twice, after 0.5 s, then 1 s; a question still "
+            f"failing is answered by the scripted stand-in, and {GONE_AFTER} in a row stop the run")
+
+
 def _backend_help() -> str:
+    from smalltown.cli.backends import BACKENDS
+
     return ("; ".join(f"{n}: {k.about}" for n, k in BACKENDS.items()) + " (default: cassette when --from is "
             "given, llama when a model is configured or found, else scripted); an option the backend ignores "
             "is said at start-up")
 
 
 def backend_options(f: Callable) -> Callable:
-    """Who answers the agents' questions: the same options on every command that runs agents."""
-    from smalltown.llm.wrappers import GONE_AFTER
-
+    """Who answers the agents' questions: the same options on every command that runs agents (what
+    they say of the backends is read from the registry when --help shows it)."""
     decls = [
-        opt("--backend", type=click.Choice(Live(names)), help_fn=_backend_help),
+        opt("--backend", type=LiveChoice(_names), help_fn=_backend_help),
         opt("--model", metavar="PATH|NAME", help="llama: a GGUF file; openai: the model name"),
         opt("--ctx", type=int, help="the model's context window in tokens, prompts are fitted to it "
             "(llama: its n_ctx; openai: the server's; default 4096)"),
@@ -150,16 +174,13 @@ def backend_options(f: Callable) -> Callable:
         opt("--base-url", metavar="URL", multiple=True, type=Address(), help="openai: e.g. "
             "http://127.0.0.1:8080/v1; give it once per server: each agent is pinned to one by a hash of its name"),
         opt("--api-key-env", metavar="VAR", help="openai: the environment variable holding the key"),
-        opt("--timeout", type=Seconds(0.1, 86400), metavar="SECONDS", help="openai: the most one request may "
-            "take, the start-up check included, from when it is sent to its last byte (default 60); a failed "
-            "request is retried twice, after 0.5 s, then 1 s; a question still failing is answered by the "
-            f"scripted stand-in, and {GONE_AFTER} in a row stop the run"),
+        opt("--timeout", type=Seconds(0.1, 86400), metavar="SECONDS", help_fn=_timeout_help),
         opt("--concurrency", type=int_in(1, 256), help="openai: requests in flight at most on each server "
             "(1-256, default 4)"),
         opt("--embed-model", metavar="PATH", help="a sentence-embedding GGUF for memories (default: the "
             "model-free hashed n-gram embedder); a save keeps the embedder it started with"),
         opt("--from", "replay", metavar="SAVE", help="cassette: the run whose answers to replay"),
-        opt("--fallthrough", type=click.Choice(Live(live_names)),
+        opt("--fallthrough", type=LiveChoice(_live_names),
             help="cassette: answer what the cassette lacks with this backend"),
     ]
     for d in reversed(decls):
