@@ -1,4 +1,4 @@
-"""`smalltown eval interview | town | ablate`: measure a town the way the paper did (SPEC 9).
+"""`smalltown eval interview | town | ablate`: measure a town the way the paper did.
 
 Eval never changes the save it is given: it works on a copy (kept with --copy FILE, where every
 model call it made is logged like any other)."""

@@ -1,4 +1,4 @@
-"""`smalltown eval civics SAVE [SAVE...]` (issue 17): the town's civic measures — tax compliance per
+"""`smalltown eval civics SAVE [SAVE...]`: the town's civic measures — tax compliance per
 season, before and after the vote, the rate voted, amendments, votes and stances (eval/civics.py);
 saves side by side. `--roles`: the roles that emerged instead (eval/roles.py), saves side by side
 (with/without social modules x seeds). Read only: a save is opened read-only and never changed."""

@@ -1,4 +1,4 @@
-"""`smalltown eval matrix` (issue 17): a world run under conditions × seeds, each run a separate
+"""`smalltown eval matrix`: a world run under conditions × seeds, each run a separate
 `smalltown run --headless` process with its own save (OUT/runs/COND-sSEED.sqlite), at most --jobs
 at once, then measured by the registry's measures (eval/measures.py) into one report.
 
