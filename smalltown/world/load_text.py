@@ -99,12 +99,16 @@ def fields_at(schema: type[BaseModel], path: tuple) -> list[str]:
     import typing
 
     model: object = schema
+    keyed = False  # the next part is a key of a table of free keys (sectors."Lin house")
     for part in path:
-        if isinstance(part, int):
-            continue  # an item of a list: its model is the list's
+        if isinstance(part, int) or keyed:
+            keyed = False
+            continue  # an item of a list, a table's key: its model is the list's, the table's
         if not (isinstance(model, type) and issubclass(model, BaseModel)) or part not in model.model_fields:
             return []
-        kinds, model = [model.model_fields[part].annotation], None
+        annotation = model.model_fields[part].annotation
+        keyed = typing.get_origin(annotation) is dict
+        kinds, model = [annotation], None
         while kinds:  # list[X], X | None: the model inside
             kind = kinds.pop()
             if isinstance(kind, type) and issubclass(kind, BaseModel):
