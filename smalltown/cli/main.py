@@ -69,7 +69,7 @@ def world_check_command(args: argparse.Namespace) -> int:
     from smalltown.world.errors import WorldError
 
     if not Path(args.path).is_file():  # nothing to check: refused, as by every command
-        print(f"error: {shown(args.path)}: no such world file", file=sys.stderr)
+        print(f"error: {shown(args.path)}: file not found (no world file there)", file=sys.stderr)
         return 2
     try:
         return world_check(args.path, args.json)
