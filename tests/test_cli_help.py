@@ -57,3 +57,15 @@ def test_old_output_spellings_work_but_are_not_shown():
         shown = cli(*path, "--help").stdout
         assert "-o, --out" in shown and old not in shown.split("Options:")[1], (path, old)
         assert old in DOC  # (documented as kept)
+
+
+@pytest.mark.parametrize("argv", [(), ("world",), ("save",), ("eval",)], ids=["smalltown", "world", "save", "eval"])
+def test_a_group_alone_shows_its_help_as_a_usage_error(argv):
+    proc = cli(*argv)
+    assert proc.returncode == 2 and proc.stderr.startswith("Usage: smalltown") and "Commands:" in proc.stderr
+    assert "␊" not in proc.stderr  # (its own text, its lines kept)
+
+
+def test_a_mistyped_command_says_which_it_probably_meant():
+    proc = cli("rn")
+    assert proc.returncode == 2 and "No such command 'rn'. Did you mean 'run'?" in proc.stderr

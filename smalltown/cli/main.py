@@ -22,6 +22,7 @@ from smalltown.cli.options import OK, REFUSED, STOPPED_INT
 from smalltown.shown import shown
 
 __all__ = ["main", "cli", "eval_group"]
+NO_ARGS = getattr(click.exceptions, "NoArgsIsHelpError", ())  # (click 8.2 and later)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -31,6 +32,9 @@ def main(argv: list[str] | None = None) -> int:
         rv = cli.main(args=sys.argv[1:] if argv is None else [str(a) for a in argv], prog_name="smalltown",
                       standalone_mode=False, obj={"program": argv is None})
     except click.UsageError as e:  # (click's own words may quote what was typed: shown as text)
+        if isinstance(e, NO_ARGS):  # `smalltown` or a group alone: its help, which says what to add
+            print(e.format_message(), file=sys.stderr)
+            return REFUSED
         if e.ctx is not None:
             print(e.ctx.get_usage(), file=sys.stderr)
             print(f"Try '{e.ctx.command_path} --help' for help.", file=sys.stderr)
