@@ -131,7 +131,7 @@ def test_a_mistake_in_the_config_file_names_the_file_and_line(tmp_path, monkeypa
     assert proc.returncode == 2 and "config.toml:2: unknown key 'threds'" in proc.stderr
     (conf / "config.toml").write_text('ctx = "big"\n')
     proc = cli("run", "--headless", TINY, "--until", "+5m", "--save", tmp_path / "y.sqlite")
-    assert proc.returncode == 1 and "config.toml:1: ctx must be an int" in proc.stderr
+    assert proc.returncode == 2 and "config.toml:1: ctx must be an int" in proc.stderr
 
 
 def test_an_embedding_model_is_kept_with_its_save_and_never_mixed(tmp_path, tiny_model):

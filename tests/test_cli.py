@@ -85,7 +85,7 @@ def test_save_info_on_something_else_is_a_clear_error(tmp_path):
     proc = cli("save", "info", TINY)
     assert proc.returncode == 2 and "not a smalltown save" in proc.stderr
     proc = cli("save", "info", tmp_path / "missing.sqlite")
-    assert proc.returncode == 1 and "no such save" in proc.stderr
+    assert proc.returncode == 2 and "no such save" in proc.stderr
 
 
 def test_ctrl_c_stops_after_the_tick_in_flight_with_the_save_intact(tmp_path):

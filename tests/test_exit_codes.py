@@ -74,7 +74,8 @@ CASES = [
     ("save info", "save info {junk}", 2),
     ("save check", "save check {save}", 0),
     ("save check", "save check {save} --bogus", 2),
-    ("save check", "save check {world}", 2),
+    ("save check", "save check {dir}/nowhere.sqlite", 2),
+    ("save check", "save check {junk}", 1),  # the check ran and the file fails it
     ("save strip", "save strip {save} -o {out}.sqlite", 0),
     ("save strip", "save strip {save} --output {out}.sqlite", 0),  # old spelling
     ("save strip", "save strip {save}", 2),

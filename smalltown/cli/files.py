@@ -38,9 +38,19 @@ def world_unpack(args: argparse.Namespace) -> int:
 
 
 def save_check(args: argparse.Namespace) -> int:
+    """Exit 1 when the save fails the check, whether it opens or not (what the check is for); 2
+    only when there is no file to check."""
     from smalltown.sim.check import check_save
+    from smalltown.store.errors import SaveError
 
-    report = check_save(args.path)
+    if not Path(args.path).exists():
+        print(f"error: {shown(args.path)}: no such save", file=sys.stderr)
+        return 2
+    try:
+        report = check_save(args.path)
+    except SaveError as e:
+        print(f"error: {shown(e, lines=True)}", file=sys.stderr)
+        return 1
     if args.json:
         print(json.dumps(report.to_json()))
     elif report.ok:
