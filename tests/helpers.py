@@ -67,6 +67,12 @@ def cli(*args: object, check: bool = False) -> subprocess.CompletedProcess:
     return proc
 
 
+def refused_code(argv) -> int:
+    """The exit code of a command refusing its input (docs/cli.md): 2, but 1 from the checks
+    (`world check`, `save check`), whose job is to fail a bad file."""
+    return 1 if [str(a) for a in argv[:2]] in (["world", "check"], ["save", "check"]) else 2
+
+
 def save_info(path: Path) -> dict:
     """`smalltown save info PATH --json`, read in this process (a read needs no process of its own:
     an interpreter's start-up costs more than the read)."""

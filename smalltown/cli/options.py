@@ -67,13 +67,17 @@ class Several(Opt):
 
     def add_to_parser(self, parser, ctx: click.Context) -> None:
         super().add_to_parser(parser, ctx)
+        # click has no "one or more values" option: its parser's option (private, stable since
+        # click 7) is given a `process` that also takes the values after the first
         option = next(parser._long_opt.get(o) or parser._short_opt.get(o) for o in self.opts)
         process = option.process
 
+        def is_value(arg: str) -> bool:
+            return not arg.startswith("-") or arg[1:2].isdigit()  # (a negative number is a value)
+
         def greedy(value: Any, state) -> None:
             process(value, state)
-            while state.rargs and not state.rargs[0].startswith("-") or (
-                    state.rargs and state.rargs[0][1:2].isdigit()):  # (a negative number is a value)
+            while state.rargs and is_value(state.rargs[0]):
                 process(state.rargs.pop(0), state)
 
         option.process = greedy
