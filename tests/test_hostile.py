@@ -17,8 +17,7 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from helpers import file_sha
-from helpers import refused_code
+from helpers import file_sha, refused_code
 from smalltown.cli.main import main
 from smalltown.llm.render import PLAIN, render
 from smalltown.llm.render_parts import quote

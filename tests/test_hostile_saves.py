@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import cli_within, file_sha
-from helpers import refused_code
+from helpers import cli_within, file_sha, refused_code
 from smalltown.cli.execute import BUG
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -21,8 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import cli_within, query
-from helpers import refused_code
+from helpers import cli_within, query, refused_code
 from smalltown.cli.execute import BUG
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -134,7 +134,7 @@ def _open_to_write(save: str) -> int:
         Save.open(save).close()
     except SaveError as e:
         print(f"error: {e}", file=sys.stderr)
-        return 1
+        return 2  # (as the commands refuse it)
     return 0
 
 
@@ -192,7 +192,7 @@ def test_a_save_with_two_names_is_refused_for_writing_and_two_runs_never_damage_
     assert a.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.sqlite", "b.sqlite"]  # no log, no lock left
     rc, err = _main(["whisper", str(b), "Isabella", "hello", *SCRIPTED])
-    assert rc == 1 and "2 names (hard links" in err, err
+    assert rc == 2 and "2 names (hard links" in err, err
     rc, err = _main(["save", "check", str(b)])
     assert rc == 0, err
     copy = tmp_path / "copy.sqlite"
