@@ -1,8 +1,8 @@
 """The `smalltown` commands, declared with click: each gathers its parameters and hands them to
-the function that does the work (`execute` in cli/main.py says its errors and exit code). The
-world and save groups are in cli/app_files.py, eval in cli/app_eval.py, and cli/main.py adds
-the commands whose work it does. A command's module is imported
-when it runs: `smalltown --help` starts in a blink."""
+the function that does the work (cli/execute.py says its errors and exit code). The world and
+save groups are in cli/app_files.py, eval in cli/app_eval.py, and cli/main.py adds the commands
+whose work it does. A command's module is imported when it runs: `smalltown --help` loads no
+backend."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def cli() -> None:
 
 
 @cli.command("run", context_settings=CONTEXT, short_help="run a world or continue a save (the TUI, or --headless)",
-             help=f"""Open the TUI on a world or a save; --headless runs without it, to --until.
+             help="""Open the TUI on a world or a save; --headless runs without it, to --until.
 
 \b
 WORLD|SAVE  a world file (.toml), a world pack (.smalltown-world) or a save
