@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import errno
-import sqlite3
 import sys
 from typing import Any, Callable
 
@@ -91,7 +90,8 @@ def failed_while_working(e: BaseException) -> bool:
             return True
         if isinstance(x, SQLiteError) and not any(w in x.said for w in ("malformed", "not a database")):
             return True
-        if isinstance(x, sqlite3.Error) and any(w in str(x) for w in ("full", "I/O error", "locked", "busy")):
+        if type(x).__module__ == "sqlite3" and any(w in str(x) for w in ("full", "I/O error", "locked", "busy")):
+            # (SQLite's own error behind a store error: told by its module, SQL lives in store/)
             return True
         x = x.__cause__ or x.__context__
     return False
