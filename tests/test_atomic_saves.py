@@ -206,7 +206,7 @@ def small(tmp_path_factory) -> Path:
 @pytest.mark.parametrize("wrong, rc, message", [
     (["--until", "+1x", *SCRIPTED], 2, "cannot read the time"),
     (["--until", "+1h", "--set", "nonsense=1", *SCRIPTED], 2, "unknown setting"),
-    (["--until", "+1h", "--backend", "openai", "--base-url", "http://127.0.0.1:9/v1"], 1, "connection refused"),
+    (["--until", "+1h", "--backend", "openai", "--base-url", "http://127.0.0.1:9/v1"], 2, "connection refused"),
 ], ids=["until", "set", "server"])
 @pytest.mark.parametrize("start", ["world", "save-as"])
 def test_a_start_that_fails_writes_nothing(tmp_path: Path, capsys, small: Path, start: str, wrong, rc, message):

@@ -5,7 +5,6 @@ registry's, and an option the user gave that the chosen backend ignores is said 
 
 from __future__ import annotations
 
-import argparse
 import importlib.resources
 from collections import Counter
 from pathlib import Path
@@ -15,8 +14,9 @@ import pytest
 from helpers import TINY
 from smalltown.cli import backends as registry
 from smalltown.cli.backends import BACKENDS, BackendKind, BackendOptions, choose, make_backend, register
-from smalltown.cli.common import add_backend_args, backend_choice
-from smalltown.cli.main import build_parser, main
+from smalltown.cli.common import backend_choice
+from smalltown.cli.main import main
+from smalltown.cli.options import backend_args
 from smalltown.llm.backend import Answer, capabilities
 from smalltown.llm.tasks import Task
 from smalltown.scripted import ScriptedBackend
@@ -92,14 +92,12 @@ def test_a_registered_backend_runs_from_the_command_line_and_is_told_what_it_ign
 
 
 def test_the_choices_and_the_errors_are_the_registrys(tally, capsys, monkeypatch):
-    monkeypatch.setenv("COLUMNS", "1000")  # (argparse wraps its help to the terminal)
-    with pytest.raises(SystemExit):
-        main(["run", "--help"])
+    monkeypatch.setenv("COLUMNS", "1000")  # (click wraps its help to the terminal)
+    assert main(["run", "--help"]) == 0
     shown = capsys.readouterr().out
-    assert "--backend {" + ",".join(BACKENDS) + "}" in shown and "tally: the test's counting stand-in" in shown
-    with pytest.raises(SystemExit):
-        build_parser().parse_args(["run", "--backend", "nope"])
-    assert "'tally'" in capsys.readouterr().err  # argparse lists the choices
+    assert "--backend [" + "|".join(BACKENDS) + "]" in shown and "tally: the test's counting stand-in" in shown
+    assert main(["run", "--backend", "nope"]) == 2
+    assert "'tally'" in capsys.readouterr().err  # the usage error lists the choices
     with pytest.raises(ValueError, match="unknown backend 'nope' .*tally"):
         make_backend("nope", 0)
     with pytest.raises(ValueError, match="honours no such option: conccurency"):
@@ -108,9 +106,7 @@ def test_the_choices_and_the_errors_are_the_registrys(tally, capsys, monkeypatch
 
 
 def _choice(*argv: str):
-    p = argparse.ArgumentParser()
-    add_backend_args(p)
-    return backend_choice(p.parse_args(list(argv)))
+    return backend_choice(backend_args(list(argv)))
 
 
 @pytest.mark.parametrize("argv, said, honoured", [

@@ -96,7 +96,7 @@ def test_the_default_backend_is_llama_when_a_model_is_found(tmp_path, tiny_model
 ])
 def test_a_backend_that_cannot_be_used_is_a_clear_error(tmp_path, args, message):
     proc = cli("run", "--headless", TINY, "--until", "+5m", "--save", tmp_path / "x.sqlite", *args)
-    assert proc.returncode == 1, proc.stderr
+    assert proc.returncode == 2, proc.stderr
     assert message in proc.stderr and "Traceback" not in proc.stderr
 
 
@@ -104,7 +104,7 @@ def test_an_unreachable_server_is_a_clear_error(tmp_path):
     # (a process of its own, with a time limit: a connection that hangs must not hang the suite)
     proc = smalltown("run", "--headless", TINY, "--until", "+5m", "--save", tmp_path / "x.sqlite",
                      "--backend", "openai", "--base-url", "http://127.0.0.1:9/v1", timeout=120)
-    assert proc.returncode == 1 and "127.0.0.1:9" in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.returncode == 2 and "127.0.0.1:9" in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_the_config_file_names_the_model_and_the_environment_outranks_it(tmp_path, tiny_model, monkeypatch):
@@ -119,7 +119,7 @@ def test_the_config_file_names_the_model_and_the_environment_outranks_it(tmp_pat
     assert {m for (m,) in query(save, "select distinct model from llm_calls")} == {"tiny.gguf"}
     monkeypatch.setenv("SMALLTOWN_MODEL", str(tmp_path / "elsewhere.gguf"))
     proc = cli("run", "--headless", TINY, "--until", "+5m", "--save", tmp_path / "d.sqlite")
-    assert proc.returncode == 1 and "elsewhere.gguf" in proc.stderr
+    assert proc.returncode == 2 and "elsewhere.gguf" in proc.stderr
 
 
 def test_a_mistake_in_the_config_file_names_the_file_and_line(tmp_path, monkeypatch):
@@ -128,10 +128,10 @@ def test_a_mistake_in_the_config_file_names_the_file_and_line(tmp_path, monkeypa
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
     (conf / "config.toml").write_text('ctx = 4096\nthreds = 2\n')
     proc = cli("run", "--headless", TINY, "--until", "+5m", "--save", tmp_path / "x.sqlite")
-    assert proc.returncode == 1 and "config.toml:2: unknown key 'threds'" in proc.stderr
+    assert proc.returncode == 2 and "config.toml:2: unknown key 'threds'" in proc.stderr
     (conf / "config.toml").write_text('ctx = "big"\n')
     proc = cli("run", "--headless", TINY, "--until", "+5m", "--save", tmp_path / "y.sqlite")
-    assert proc.returncode == 1 and "config.toml:1: ctx must be an int" in proc.stderr
+    assert proc.returncode == 2 and "config.toml:1: ctx must be an int" in proc.stderr
 
 
 def test_an_embedding_model_is_kept_with_its_save_and_never_mixed(tmp_path, tiny_model):
@@ -145,7 +145,7 @@ def test_an_embedding_model_is_kept_with_its_save_and_never_mixed(tmp_path, tiny
     cli("run", "--headless", save, "--until", "+10m", "--backend", "scripted", "--embed-model", tiny_model,
         "--threads", "1", check=True)
     proc = cli("run", "--headless", save, "--until", "+10m", "--backend", "scripted")
-    assert proc.returncode == 1 and "cannot be mixed" in proc.stderr and "--embed-model" in proc.stderr
+    assert proc.returncode == 2 and "cannot be mixed" in proc.stderr and "--embed-model" in proc.stderr
 
 
 def test_a_prompt_too_long_for_the_window_is_logged_and_answered_by_the_fallback(tmp_path, tiny_model):

@@ -33,7 +33,7 @@ def test_world_check_error_names_file_line_and_exits_1_without_traceback():
 
 def test_world_check_missing_file_is_a_clear_error():
     proc = cli("world", "check", "worlds/nope.toml")
-    assert proc.returncode == 1 and "file not found" in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.returncode == 2 and "file not found" in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_headless_run_writes_a_save_that_save_info_reads(tmp_path):
@@ -62,7 +62,7 @@ def test_new_run_refuses_to_overwrite_an_existing_file(tmp_path):
     cli("run", "--headless", TINY, "--until", "+10m", "--save", save, check=True)
     before = save_info(save)
     proc = cli("run", "--headless", TINY, "--until", "+10m", "--save", save)
-    assert proc.returncode == 1 and "--overwrite" in proc.stderr
+    assert proc.returncode == 2 and "--overwrite" in proc.stderr
     assert save_info(save) == before  # nothing lost
 
 
@@ -83,9 +83,9 @@ def test_running_a_save_with_another_save_name_forks_it(tmp_path):
 
 def test_save_info_on_something_else_is_a_clear_error(tmp_path):
     proc = cli("save", "info", TINY)
-    assert proc.returncode == 1 and "not a smalltown save" in proc.stderr
+    assert proc.returncode == 2 and "not a smalltown save" in proc.stderr
     proc = cli("save", "info", tmp_path / "missing.sqlite")
-    assert proc.returncode == 1 and "no such save" in proc.stderr
+    assert proc.returncode == 2 and "no such save" in proc.stderr
 
 
 def test_ctrl_c_stops_after_the_tick_in_flight_with_the_save_intact(tmp_path):

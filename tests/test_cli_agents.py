@@ -111,4 +111,4 @@ def test_edit_object_sets_the_state_and_names_unknown_objects(tmp_path, save):
     assert query(copy, "select state from objects where address='Willow Cottage:kitchen:stove'") == [("burning",)]
     assert query(copy, "select count(*) from events where kind='object' and data like '%\"by\": \"user\"%'")[0][0] == 1
     proc = cli("edit-object", copy, "Willow Cottage:kitchen:oven", "burning")
-    assert proc.returncode == 1 and "no object" in proc.stderr
+    assert proc.returncode == 2 and "no object" in proc.stderr

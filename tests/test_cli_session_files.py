@@ -26,7 +26,7 @@ def test_fork_to_a_missing_folder_is_refused_and_nothing_is_made(tmp_path, saved
     missing = tmp_path / "no" / "such"
     proc = cli("fork", saved, "--to", missing / "fork.sqlite")
     assert proc.returncode == 2
-    assert proc.stderr.startswith("error: --to: ") and f"the folder {missing} does not exist" in proc.stderr
+    assert proc.stderr.startswith("error: --out: ") and f"the folder {missing} does not exist" in proc.stderr
     assert not (tmp_path / "no").exists()
     assert cli("fork", saved, "--to", tmp_path / "fork.sqlite").returncode == 0  # (the same, into a folder there)
 

@@ -200,9 +200,9 @@ def test_a_read_only_save_is_refused_before_any_tick(tmp_path: Path):
     path.chmod(stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
     try:
         proc = cli("run", "--headless", path, "--until", "+1h", "--backend", "scripted")
-        assert proc.returncode == 1
+        assert proc.returncode == 2
         assert proc.stderr.strip() == (f"error: {path}: the save file is read-only; make it writable, or "
-                                       f"continue it into a new file with `smalltown run {path} --save NEW.sqlite`")
+                                       f"continue it into a new file with `smalltown run {path} -o NEW.sqlite`")
         assert hashlib.sha256(path.read_bytes()).hexdigest() == before
         # reading it is fine, and so is continuing it into a new file
         assert save_info(path)["tick"] == 60

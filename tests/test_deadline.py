@@ -101,5 +101,5 @@ def test_a_timeout_out_of_range_is_refused_by_name(value: str, tmp_path: Path):
     proc = cli("run", "--headless", TINY, "--until", "+1m", "--save", tmp_path / "s.sqlite",
                "--backend", "openai", "--base-url", "http://127.0.0.1:9/v1", f"--timeout={value}")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
-    assert "argument --timeout: " in proc.stderr and ("out of range" in proc.stderr or "not a number" in proc.stderr)
+    assert "'--timeout': " in proc.stderr and ("out of range" in proc.stderr or "not a number" in proc.stderr)
     assert not (tmp_path / "s.sqlite").exists()

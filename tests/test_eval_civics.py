@@ -179,10 +179,10 @@ def test_a_save_without_civics_is_told_so(tmp_path):
     h.at(5, ledger=[("gather", "", TAMSIN, "wheat", 2)])
     h.close()
     p = cli("eval", "civics", str(tmp_path / "plain.sqlite"))
-    assert p.returncode == 1 and "no tax seasons" in p.stderr and "plain.sqlite" in p.stderr
+    assert p.returncode == 2 and "no tax seasons" in p.stderr and "plain.sqlite" in p.stderr
     with pytest.raises(EvalError, match="no tax seasons"):
         _measure(tmp_path / "plain.sqlite")
-    assert cli("eval", "civics", str(tmp_path / "nothing.sqlite")).returncode == 1
+    assert cli("eval", "civics", str(tmp_path / "nothing.sqlite")).returncode == 2
 
 
 def test_a_hostile_season_is_a_clear_error(tmp_path):

@@ -106,7 +106,7 @@ def test_bad_input_is_named(tmp_path, args, message):
     save = make_town(tmp_path)
     fill = {"save": str(save), "dir": str(tmp_path), "world": str(tmp_path / "town.toml")}
     proc = cli("eval", *(a.format(**fill) for a in args))
-    assert proc.returncode == 1
+    assert proc.returncode == 2
     assert message in proc.stderr, proc.stderr
 
 
@@ -120,7 +120,7 @@ def test_ablate_runs_each_condition_with_its_settings(tmp_path):
     assert full["memories"] > none["memories"]  # no observations are kept without observation memory
     assert (out / "report.html").exists()
     again = cli("eval", "ablate", TINY, "--until", "+1h", "--conditions", "full", "--out", out)
-    assert again.returncode == 1 and "--overwrite" in again.stderr
+    assert again.returncode == 2 and "--overwrite" in again.stderr
 
 
 # --- the paper's run: Smallville, two game days (about 30 s, shared by the assertions below) ---------

@@ -146,11 +146,11 @@ def test_conditions_are_named_as_ablate_names_them_or_by_their_settings():
 
 def test_refused_before_anything_runs(tmp_path):
     r = _matrix(tmp_path / "m", TINY, "a=", "a=reflection=false")
-    assert r.returncode == 1 and "one name" in r.stderr
+    assert r.returncode == 2 and "one name" in r.stderr
     r = _matrix(tmp_path / "m", TINY, "a=", extra=["--measure", "nosuch"])
-    assert r.returncode == 1 and "unknown measure" in r.stderr
+    assert r.returncode == 2 and "unknown measure" in r.stderr
     r = _matrix(tmp_path / "m", TINY, "a=", extra=["--seed", "3"])
-    assert r.returncode == 1 and "--seeds" in r.stderr
+    assert r.returncode == 2 and "--seeds" in r.stderr
     assert not (tmp_path / "m" / "runs").exists()
 
 

@@ -246,7 +246,7 @@ def test_the_fork_command_and_a_rerun_from_the_original(original, tmp_path):
     dropped = query(path, "select count(*) from events where tick > 360")[0][0]
     assert f"{dropped:,} events" in out
     proc = cli("fork", path, "--at", "7:20", "--to", new)
-    assert proc.returncode == 1 and "already there" in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.returncode == 2 and "already there" in proc.stderr and "Traceback" not in proc.stderr
     proc = cli("fork", path, "--at", "soon", "--to", tmp_path / "x.sqlite")
     assert proc.returncode == 2 and "cannot read the time" in proc.stderr
     cli("run", new, "--headless", "--until", "10:00", "--from", path, check=True)

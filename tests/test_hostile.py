@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from helpers import file_sha
+from helpers import file_sha, refused_code
 from smalltown.cli.main import main
 from smalltown.llm.render import PLAIN, render
 from smalltown.llm.render_parts import quote
@@ -71,7 +71,7 @@ def test_a_hostile_file_is_refused_with_its_error(case, corpus: Path, tmp_path: 
     }[case.kind]
     for argv in commands:
         rc, out = _cli(capsys, *argv)
-        assert rc == 1, f"smalltown {' '.join(map(str, argv))} -> {rc}\n{out}"
+        assert rc == refused_code(argv), f"smalltown {' '.join(map(str, argv))} -> {rc}\n{out}"
         assert case.expect in out, f"{' '.join(map(str, argv[:2]))}: expected {case.expect!r} in:\n{out}"
         assert case.name.rsplit("/", 1)[-1] in out, f"the message does not name the file:\n{out}"
     assert file_sha(path) == before, "the hostile file was changed"

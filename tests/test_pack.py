@@ -93,7 +93,7 @@ def test_unpack_refuses_to_replace_a_different_world_unless_forced(tmp_path: Pat
     target = home / "worlds" / "tiny.toml"
     target.write_text(target.read_text() + "\n# my edit\n")
     rc, msg = cli(capsys, "world", "unpack", out, "--to", home)
-    assert rc == 1 and f"{target}: a different file is already there (pass --force" in msg
+    assert rc == 2 and f"{target}: a different file is already there (pass --force" in msg
     assert target.read_text().endswith("# my edit\n")
     rc, msg = cli(capsys, "world", "unpack", out, "--to", home, "--force")
     assert rc == 0 and not target.read_text().endswith("# my edit\n")
@@ -179,7 +179,7 @@ def test_strip_can_keep_the_retrieval_log(played: Path, tmp_path: Path, capsys):
     assert rc == 0, out
     assert rows(kept, "SELECT count(*) FROM retrievals") == rows(played, "SELECT count(*) FROM retrievals") != [(0,)]
     rc, out = cli(capsys, "save", "strip", played, "-o", kept)
-    assert rc == 1 and "a file is already there" in out
+    assert rc == 2 and "a file is already there" in out
 
 
 def test_a_stripped_save_cannot_be_replayed_as_a_cassette(played: Path, tmp_path: Path, capsys):
@@ -187,6 +187,6 @@ def test_a_stripped_save_cannot_be_replayed_as_a_cassette(played: Path, tmp_path
     assert cli(capsys, "save", "strip", played, "-o", stripped)[0] == 0
     rc, out = cli(capsys, "run", TINY, "--headless", "--until", "+1h", "--backend", "cassette", "--from",
                   stripped, "--save", tmp_path / "replay.sqlite")
-    assert rc == 1
+    assert rc == 2
     assert f"{stripped}: stripped of its model call log" in out and "replay from the original save" in out
     assert not (tmp_path / "replay.sqlite").exists()

@@ -195,7 +195,7 @@ def test_every_reader_reads_a_save_on_read_only_media_and_writers_are_refused(
         assert cli("save", "check", elsewhere / p).returncode == 0, p
     assert json.loads(cli("save", "info", elsewhere / "fork.sqlite", "--json", check=True).stdout)["tick"] == tick
     for argv, (code, out, err) in zip(writers, results[len(readers):]):
-        assert code == 1 and "Traceback" not in err, f"{argv[:2]}: {code}\n{out}\n{err}"
+        assert code == 2 and "Traceback" not in err, f"{argv[:2]}: {code}\n{out}\n{err}"
         assert "read-only" in err, f"{argv[:2]}: {err}"
     assert _files(save.parent) == before  # not a byte written, nothing made beside the save
 

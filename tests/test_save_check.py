@@ -125,7 +125,7 @@ def test_run_refuses_a_save_that_does_not_make_sense(save: Path, capsys):
     edit(save, "UPDATE agents SET x = 9999 WHERE name = 'Maria Lopez'")
     before = hashlib.sha256(save.read_bytes()).hexdigest()
     rc, out = cli(capsys, "run", save, "--headless", "--until", "+1h", "--backend", "scripted")
-    assert rc == 1 and f"{save}: refusing to continue: agent 'Maria Lopez': position [9999" in out
+    assert rc == 2 and f"{save}: refusing to continue: agent 'Maria Lopez': position [9999" in out
     assert hashlib.sha256(save.read_bytes()).hexdigest() == before
 
 

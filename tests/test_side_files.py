@@ -80,9 +80,9 @@ def _case_folder(tmp_path: Path, base: Path) -> tuple[Path, Path]:
 
 
 def _refused_and_untouched(folder: Path, before: dict, rc: int | str, err: str, side: Path, expect: str) -> None:
-    """Refused (exit 1) naming the hostile file and what it is, saying what to do, and nothing
+    """Refused (exit 2) naming the hostile file and what it is, saying what to do, and nothing
     changed: the folder (the save, the user's file, the hostile file itself), no file made."""
-    assert rc == 1, f"exit {rc}\n{err}"
+    assert rc == 2, f"exit {rc}\n{err}"
     assert "Traceback" not in err, err
     named = Path(os.path.realpath(side.parent)) / side.name
     assert f"{named}: {expect}" in err, err
@@ -134,7 +134,7 @@ def _open_to_write(save: str) -> int:
         Save.open(save).close()
     except SaveError as e:
         print(f"error: {e}", file=sys.stderr)
-        return 1
+        return 2  # (as the commands refuse it)
     return 0
 
 
@@ -186,13 +186,13 @@ def test_a_save_with_two_names_is_refused_for_writing_and_two_runs_never_damage_
                 p.kill()
                 p.wait()
     for path, (rc, err) in zip((a, b), results):
-        assert rc == 1, f"run {path.name}: exit {rc}\n{err}"
+        assert rc == 2, f"run {path.name}: exit {rc}\n{err}"
         assert f"{path}: this save file has 2 names (hard links" in err, err
-        assert "--save NEW.sqlite" in err and "Traceback" not in err, err
+        assert "-o NEW.sqlite" in err and "Traceback" not in err, err
     assert a.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.sqlite", "b.sqlite"]  # no log, no lock left
     rc, err = _main(["whisper", str(b), "Isabella", "hello", *SCRIPTED])
-    assert rc == 1 and "2 names (hard links" in err, err
+    assert rc == 2 and "2 names (hard links" in err, err
     rc, err = _main(["save", "check", str(b)])
     assert rc == 0, err
     copy = tmp_path / "copy.sqlite"
@@ -224,7 +224,7 @@ def test_a_save_that_is_a_link_is_written_and_locked_at_its_target(tmp_path, bas
             assert proc.poll() is None, proc.stderr.read()
             time.sleep(0.02)
         rc, err = _main(["whisper", str(link), "Isabella", "hello", *SCRIPTED])
-        assert rc == 1 and f"another process is writing this save: pid {proc.pid}" in err, err
+        assert rc == 2 and f"another process is writing this save: pid {proc.pid}" in err, err
     finally:
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=60)
@@ -307,6 +307,6 @@ def test_a_new_save_is_never_made_at_a_link(tmp_path, base, writer):
                 "run --save NEW": ("run", "--headless", save, "--save", new, "--until", "+10m", "--overwrite", *SCRIPTED),
                 "fork --to NEW": ("fork", save, "--to", new, "--overwrite")}[writer]
         rc, err = _main([str(a) for a in argv])
-        assert rc == 1 and f"{new}: is a symbolic link (to {target}); a new save is never made at a link" in err, err
+        assert rc == 2 and f"{new}: is a symbolic link (to {target}); a new save is never made at a link" in err, err
         assert hostile.listing(folder) == before
         new.unlink()

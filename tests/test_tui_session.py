@@ -68,11 +68,11 @@ def test_open_runs_another_world_and_a_fork_opens_as_its_message_says(tmp_path, 
         app = pilot.app
         assert len(app.frame.agents) == 25  # (the other world: tiny has 3)
         assert app.sim.save.path.parent == user_folders / "data" / "smalltown" / "saves"
-        await pilot.press("ctrl+c")  # leaves as q does
+        await pilot.press("ctrl+c")  # leaves as q does, and the command exits 130
 
     code, apps = _session(monkeypatch, ["run", TINY, "--save", tmp_path / "a.sqlite", "--backend", "scripted"],
                           [fork_then_open_it, on_the_fork_open_a_world, on_the_world])
-    assert code == 0 and len(apps) == 3
+    assert code == 130 and len(apps) == 3
     new = apps[2].sim.save.path
     assert new.name.startswith(SMALLVILLE.stem) and new.is_file()
     assert f"continue it: smalltown run {new}" in capsys.readouterr().err

@@ -79,7 +79,7 @@ def test_a_second_writer_is_refused_naming_the_first_and_readers_go_on(tmp_path:
                 if trial and name not in ("whisper", "run"):
                     continue  # (each kind once; the two the issue saw go wrong, each time)
                 out = _cli(*argv)
-                assert out.returncode == 1, f"{name}: {out.returncode}\n{out.stderr}"
+                assert out.returncode == 2, f"{name}: {out.returncode}\n{out.stderr}"
                 assert f"another process is writing this save: {holder}" in out.stderr, out.stderr
                 assert "UNIQUE" not in out.stderr and "Traceback" not in out.stderr
             if not trial:  # readers: inspect, save info, save check, a copy to go on elsewhere (save-as)
@@ -158,7 +158,7 @@ def test_an_intervention_while_the_tui_runs_the_save_is_refused(tmp_path: Path, 
         time.sleep(0.2)
         out = cli(command, save, *(("Isabella", "hello") if command == "whisper" else
                                    ("Hobbs Cafe:cafe:cafe customer seating", "wet")))
-        assert out.returncode == 1 and f"pid {pid}" in out.stderr, out.stderr
+        assert out.returncode == 2 and f"pid {pid}" in out.stderr, out.stderr
         args = type("Args", (), {"save": str(save), "agent": "Isabella"})()
         with pytest.raises(SaveError):
             open_sim(args)  # (no readonly: a writer)
@@ -198,7 +198,7 @@ def test_save_strip_does_not_replace_a_save_another_process_is_writing(tmp_path:
     proc = _start_run(busy)
     try:
         out = _cli("save", "strip", src, "-o", busy, "--overwrite")
-        assert out.returncode == 1, out.stdout + out.stderr
+        assert out.returncode == 2, out.stdout + out.stderr
         assert f"another process is writing this save: pid {proc.pid}" in out.stderr, out.stderr
         assert not Path(f"{busy}.partial").exists()
         ticking = _tick(busy)
@@ -258,13 +258,13 @@ def test_two_writers_started_together_one_proceeds_the_other_is_refused_naming_i
                     with contextlib.suppress(ProcessLookupError):
                         os.kill(other, signal.SIGINT)
         errs = [(tmp_path / f"w{i}.err").read_text() for i in range(2)]
-        # 130: a run stopped by the Ctrl-C (it proceeded); 1: refused
+        # 130: a run stopped by the Ctrl-C (it proceeded); 2: refused
         rcs = [0 if codes[pid] == 130 and argv[0] == "run" else codes[pid] for pid, argv in zip(pids, argvs)]
-        assert set(rcs) <= {0, 1} and "Traceback" not in "".join(errs) and "UNIQUE" not in "".join(errs), \
+        assert set(rcs) <= {0, 2} and "Traceback" not in "".join(errs) and "UNIQUE" not in "".join(errs), \
             f"trial {trial}: {rcs}\n{errs}"
         if pair == "run + run":
-            assert sorted(rcs) == [0, 1], f"trial {trial}: {rcs}\n{errs}"
-        for lost in (i for i in (0, 1) if rcs[i] == 1):
+            assert sorted(rcs) == [0, 2], f"trial {trial}: {rcs}\n{errs}"
+        for lost in (i for i in (0, 1) if rcs[i] == 2):
             won = 1 - lost
             assert rcs[won] == 0, f"trial {trial}: both refused\n{errs}"
             assert f"another process is writing this save: pid {pids[won]} (smalltown {argvs[won][0]}" in errs[lost], errs

@@ -22,7 +22,7 @@ from smalltown.sim.look import look
 from smalltown.sim.open import peek_seed, resume
 from smalltown.sim.simulation import TIME_FMT, Simulation
 from smalltown.world.model import pretty
-from smalltown.world.names import agent_named
+from smalltown.world.names import agent_named, suggestion
 
 
 class UnknownAgent(Exception):
@@ -192,6 +192,16 @@ def interview(args: argparse.Namespace) -> int:
     return 0
 
 
+def object_suggestion(address: str, objects: list[str]) -> str:
+    """What a mistyped 'sector:arena:object' probably meant: the closest address (each part may be
+    misspelt), else the objects of that name elsewhere."""
+    guess = suggestion(address, objects)
+    if guess:
+        return guess
+    near = [a for a in objects if address.split(":")[-1].lower() in a.lower()][:8]
+    return f"; did you mean: {', '.join(near)}" if near else ""
+
+
 def edit_object(args: argparse.Namespace) -> int:
     from smalltown.world.schema import object_state_problem
 
@@ -202,9 +212,8 @@ def edit_object(args: argparse.Namespace) -> int:
     try:
         address = args.address.replace(": ", ":").strip()
         if address not in sim.objects:
-            near = [a for a in sim.objects if address.split(":")[-1].lower() in a.lower()][:8]
-            raise UnknownAgent(f"no object {args.address!r}" + (f"; did you mean: {', '.join(near)}" if near else
-                               " (addresses look like 'sector:arena:object')"))
+            raise UnknownAgent(f"no object {args.address!r}" + (object_suggestion(address, list(sim.objects))
+                               or " (addresses look like 'sector:arena:object')"))
         before = sim.objects[address]
         sim.apply(EditObject(address, args.state))
         print(f"{shown(pretty(address))}: {shown(before)} -> {shown(args.state)} "

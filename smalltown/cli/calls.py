@@ -20,21 +20,6 @@ class UnknownTask(ValueError):
     """A task the save's call log does not name (a usage error)."""
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("calls", help="the model calls a save logged, with prompts and answers",
-                       description="List a save's model calls, oldest first: who asked, which task, when, "
-                                   "the backend, tokens and time, the prompt and the answer.",
-                       epilog="example: smalltown calls town.sqlite --agent Wren --task daily_plan --since 6:00")
-    p.add_argument("save", metavar="SAVE", help="a save file")
-    p.add_argument("--agent", metavar="AGENT", help="only this agent's calls (full or first name)")
-    p.add_argument("--task", metavar="TASK", help="only calls of this task, e.g. daily_plan")
-    p.add_argument("--since", metavar="WHEN", help="only calls at or after this game time ('9:00', 'day 2 9:00')")
-    p.add_argument("--until", metavar="WHEN", help="only calls at or before this game time")
-    p.add_argument("-n", "--count", type=int, default=20, metavar="N",
-                   help="the newest N calls (default 20; 0 for all)")
-    p.add_argument("--json", action="store_true", help="print as a JSON list")
-
-
 def calls_data(path: str | Path, agent: str | None = None, task: str | None = None, since: str | None = None,
                until: str | None = None, count: int | None = None) -> list[dict]:
     """The calls, oldest first, each with its prompt and answers (NoSuchAgent, UnknownTask, WhenError

@@ -1,4 +1,4 @@
-"""`smalltown eval interview | town | ablate`: measure a town the way the paper did (SPEC 9).
+"""`smalltown eval interview | town | ablate`: measure a town the way the paper did.
 
 Eval never changes the save it is given: it works on a copy (kept with --copy FILE, where every
 model call it made is logged like any other)."""
@@ -15,72 +15,11 @@ from typing import Iterator
 
 from rich.text import Text
 
-from smalltown.cli.common import add_backend_args
 from smalltown.eval import EvalError
 from smalltown.shown import json_shown, shown, shown_text
 from smalltown.world.names import NoSuchAgent
 
 DEFAULT_CONDITIONS = "full,no-reflection,no-planning,no-memory"
-
-
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    ev = sub.add_parser("eval", help="measure a town as the paper did: interviews, diffusion, relationships, "
-                                     "coordination, ablations", description=__doc__.split("\n\n")[0])
-    esub = ev.add_subparsers(dest="eval_command", required=True, metavar="MEASURE")
-
-    iv = esub.add_parser("interview", help="the paper's 25 questions to each agent, under each ablation if asked")
-    iv.add_argument("save", metavar="SAVE")
-    iv.add_argument("--agents", metavar="A,B", help="full or first names (default: every agent)")
-    iv.add_argument("--conditions", default="full", metavar="C,...",
-                    help=f"answer under each of these side by side (default full; all: {DEFAULT_CONDITIONS})")
-    iv.add_argument("--as", dest="persona", default="the interviewer", metavar="PERSONA", help="who is asking")
-    _common(iv)
-
-    town = esub.add_parser("town", help="information diffusion, relationships and coordination, from memory "
-                                        "and the event log (and, with --ask, from the agents' answers)")
-    town.add_argument("save", metavar="SAVE")
-    town.add_argument("--ask", action="store_true",
-                      help="also ask every agent 'Did you know ...?' and 'Do you know of X?' (the interview "
-                           "task), checking each yes against its memory")
-    town.add_argument("--facts", metavar="WORLD",
-                      help="take [[facts]] and [[gatherings]] from this world file (for a save whose world "
-                           "declares none)")
-    _common(town)
-
-    ab = esub.add_parser("ablate", help="run a world under each ablation (same seed), measures side by side")
-    ab.add_argument("world", metavar="WORLD")
-    ab.add_argument("--until", required=True, metavar="WHEN", help="game time to run to: '+2d', '2023-02-15 06:00'")
-    ab.add_argument("--conditions", default=DEFAULT_CONDITIONS, metavar="C,...", help=f"default {DEFAULT_CONDITIONS}")
-    ab.add_argument("--ask", action="store_true", help="also measure by asking the agents (see eval town --ask)")
-    ab.add_argument("--overwrite", action="store_true", help="replace the runs already in --out")
-    ab.add_argument("--set", action="append", metavar="NAME=VALUE", help="a setting for every condition's run")
-    _common(ab, out_required=True, copy=False)
-
-    so = esub.add_parser("social", help="perceived vs true likeability, in-degree vs extroversion, feelings over "
-                                        "time, their asymmetry, kept promises; two saves side by side")
-    so.add_argument("save", metavar="SAVE", nargs="+", help="one save, or two (with and without the social modules)")
-    so.add_argument("--pairs", nargs="*", default=[], metavar="A:B", help="feelings of A toward B over time "
-                    "(default: the pairs whose feelings changed most)")
-    so.add_argument("--min-observers", type=int, default=5, metavar="N",
-                    help="perceived likeability of agents with at least N observers (default 5)")
-    _common(so, copy=False)
-
-    from smalltown.cli.eval_matrix import add_parser as add_matrix
-
-    add_matrix(esub, _common)
-    from smalltown.cli.eval_civics import add_parser as add_civics
-
-    add_civics(esub)
-
-
-def _common(p: argparse.ArgumentParser, out_required: bool = False, copy: bool = True) -> None:
-    p.add_argument("--out", metavar="DIR", required=out_required,
-                   help="write report.html, report.md (plots in plots/) and report.json here")
-    p.add_argument("--json", action="store_true", help="print the measures as JSON")
-    if copy:
-        p.add_argument("--copy", metavar="FILE", help="keep the copy of the save eval worked on (with its "
-                                                      "interviews and model calls) in FILE")
-    add_backend_args(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -89,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
                 "social": social, "matrix": matrix, "civics": civics}[args.eval_command](args)
     except (EvalError, NoSuchAgent) as e:
         print(f"error: {shown(e, lines=True)}", file=sys.stderr)
-        return 2 if isinstance(e, NoSuchAgent) else 1  # a misspelt name is a usage error
+        return 2  # what eval was given is refused (a misspelt name, a missing save, an unknown condition)
 
 
 # --- shared -------------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""`smalltown eval civics SAVE [SAVE...]` (issue 17): the town's civic measures — tax compliance per
+"""`smalltown eval civics SAVE [SAVE...]`: the town's civic measures — tax compliance per
 season, before and after the vote, the rate voted, amendments, votes and stances (eval/civics.py);
 saves side by side. `--roles`: the roles that emerged instead (eval/roles.py), saves side by side
 (with/without social modules x seeds). Read only: a save is opened read-only and never changed."""
@@ -11,17 +11,6 @@ from pathlib import Path
 from types import ModuleType
 
 from smalltown.eval import EvalError
-
-
-def add_parser(esub: argparse._SubParsersAction) -> None:
-    cv = esub.add_parser("civics", help="civic measures: tax compliance per season before and after "
-                                        "the vote, the rate voted, amendments, votes and stances; with --roles, "
-                                        "the roles that emerged; saves side by side")
-    cv.add_argument("saves", nargs="+", metavar="SAVE", help="the saves to measure (several: side by side)")
-    cv.add_argument("--roles", action="store_true",
-                    help="measure roles instead: distinct roles, entropy, persistence, role × action")
-    cv.add_argument("--out", metavar="DIR", help="write report.html, report.md (plots in plots/) and report.json here")
-    cv.add_argument("--json", action="store_true", help="print the measures as JSON")
 
 
 def _labels(saves: list[str]) -> list[str]:

@@ -1,4 +1,4 @@
-"""`smalltown eval matrix` (issue 17): a world run under conditions × seeds, each run a separate
+"""`smalltown eval matrix`: a world run under conditions × seeds, each run a separate
 `smalltown run --headless` process with its own save (OUT/runs/COND-sSEED.sqlite), at most --jobs
 at once, then measured by the registry's measures (eval/measures.py) into one report.
 
@@ -22,35 +22,14 @@ from pathlib import Path
 from types import ModuleType
 from typing import Iterator
 
-from smalltown.cli.common import add_backend_args, backend_choice, int_in, say_ignored
+from smalltown.cli.common import backend_choice, say_ignored
+from smalltown.cli.options import backend_args
 from smalltown.cli.llama_server import llama_server
 from smalltown.eval import EvalError
 from smalltown.shown import shown, shown_text
 
 LOG_TAIL = 12  # lines of a failed run's log in the report
 PROGRESS_SECONDS = 5.0  # how often the running runs' game times are printed
-
-
-def add_parser(esub: argparse._SubParsersAction, common) -> None:
-    from smalltown.eval.measures import MEASURES
-
-    mx = esub.add_parser("matrix", help="run a world under conditions × seeds as parallel processes, each its "
-                                        "own save, and report the measures' mean and spread over seeds")
-    mx.add_argument("world", metavar="WORLD")
-    mx.add_argument("--condition", action="append", required=True, metavar="NAME=SETTING=V[,SETTING=V...]",
-                    help="a condition (repeatable): a name and its settings, an ablation's name "
-                         "(full, no-reflection, ...), or NAME= for the world as it is")
-    mx.add_argument("--seeds", nargs="+", type=int_in(0, 2**32 - 1), default=[1, 2], metavar="N",
-                    help="the world seeds each condition runs under (default 1 2; `run --world-seed`)")
-    mx.add_argument("--until", required=True, metavar="WHEN", help="game time to run to: '+1d', 'day 2 9:00'")
-    mx.add_argument("--measure", action="append", metavar="NAME",
-                    help=f"repeatable (default run): {'; '.join(f'{m.name}: {m.about}' for m in MEASURES.values())}")
-    mx.add_argument("--jobs", type=int_in(1, 256), default=os.cpu_count() or 1, metavar="N",
-                    help="runs at once (default: the machine's cores)")
-    mx.add_argument("--overwrite", action="store_true", help="run again the runs whose saves are in --out/runs")
-    mx.add_argument("--set", action="append", metavar="NAME=VALUE", help="a setting for every run (a "
-                    "condition's own settings win)")
-    common(mx, out_required=True, copy=False)
 
 
 @dataclass
@@ -142,7 +121,7 @@ def plan(r: Run, args: argparse.Namespace, sets: dict[str, str], until, backend_
         else:
             r.how, r.argv = "continued", [sys.executable, "-m", "smalltown", "run", str(r.path), *options]
         return r
-    r.argv = [sys.executable, "-m", "smalltown", "run", str(args.world), "--save", str(r.path), "--overwrite",
+    r.argv = [sys.executable, "-m", "smalltown", "run", str(args.world), "--out", str(r.path), "--overwrite",
               *options]
     return r
 
@@ -231,9 +210,7 @@ class Raters:
     used (the shared server when there is one)."""
 
     def __init__(self, cli: ModuleType, backend_argv: list[str]) -> None:
-        p = argparse.ArgumentParser()
-        add_backend_args(p)
-        self.cli, self.args = cli, p.parse_args(backend_argv)
+        self.cli, self.args = cli, backend_args(backend_argv)
 
     @contextmanager
     def rater(self, save: Path) -> Iterator:

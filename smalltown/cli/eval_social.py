@@ -1,4 +1,4 @@
-"""`smalltown eval social` (issue 16): the social measures of one save, or of two side by side
+"""`smalltown eval social`: the social measures of one save, or of two side by side
 (with and without the social modules), rated on a copy of each (eval/social.py)."""
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ def world_pack(args: argparse.Namespace) -> int:
     out = Path(args.output) if args.output else Path(world.stem + SUFFIX)
     if out.exists() and not args.overwrite:
         print(f"error: {out}: a file is already there (pass --overwrite)", file=sys.stderr)
-        return 1
+        return 2
     pack(world, out)
     print(f"{out}: {out.stat().st_size:,} bytes — the world {world} and its map; "
           f"install it with `smalltown world unpack {out}` or run it with `smalltown run {out}`")
@@ -38,9 +38,19 @@ def world_unpack(args: argparse.Namespace) -> int:
 
 
 def save_check(args: argparse.Namespace) -> int:
+    """Exit 1 when the save fails the check, whether it opens or not (what the check is for); 2
+    only when there is no file to check."""
     from smalltown.sim.check import check_save
+    from smalltown.store.errors import SaveError
 
-    report = check_save(args.path)
+    if not Path(args.path).exists():
+        print(f"error: {shown(args.path)}: no such save", file=sys.stderr)
+        return 2
+    try:
+        report = check_save(args.path)
+    except SaveError as e:
+        print(f"error: {shown(e, lines=True)}", file=sys.stderr)
+        return 1
     if args.json:
         print(json.dumps(report.to_json()))
     elif report.ok:
@@ -81,7 +91,7 @@ def save_strip(args: argparse.Namespace) -> int:
     src, dst = Path(args.path), Path(args.output)
     if dst.exists() and not args.overwrite:
         print(f"error: {dst}: a file is already there (pass --overwrite)", file=sys.stderr)
-        return 1
+        return 2
     if dst.resolve() == src.resolve():
         print(f"error: {dst}: the copy must be another file than the save", file=sys.stderr)
         return 2

@@ -1,4 +1,4 @@
-"""`smalltown fork SAVE --at WHEN --to NEW`: a new save, as SAVE was at an earlier moment."""
+"""`smalltown fork SAVE --at WHEN -o NEW`: a new save, as SAVE was at an earlier moment."""
 
 from __future__ import annotations
 
@@ -16,27 +16,14 @@ from smalltown.store.schema import TIME_FMT
 from smalltown.store.save import Save
 
 
-def add_parser(sub) -> None:
-    p = sub.add_parser("fork", help="a new save, as a save was at an earlier moment (rewind)",
-                       description="Copy SAVE into NEW cut back to the latest snapshot (taken each game "
-                                   "hour) at or before WHEN; SAVE itself is not changed.")
-    p.add_argument("save", metavar="SAVE")
-    p.add_argument("--at", metavar="WHEN",
-                   help="'2023-02-13 09:00', '9:00' (the latest 9:00 at or before the save's end), "
-                        "'day 2 9:00', or --at=-2h (before the save's end); default: the save's last tick")
-    p.add_argument("--to", required=True, metavar="NEW", help="the new save")
-    p.add_argument("--overwrite", action="store_true", help="replace an existing NEW")
-    p.add_argument("--json", action="store_true", help="print what was done as JSON")
-
-
 def fork_command(args: argparse.Namespace) -> int:
     at = None
     from smalltown.sim.check import require
 
     try:
-        require_folder(Path(args.to))  # as run --save: a typo in the folder makes nothing
+        require_folder(Path(args.to))  # as run --out: a typo in the folder makes nothing
     except SavePathError as e:
-        print(f"error: --to: {shown(e)}", file=sys.stderr)
+        print(f"error: --out: {shown(e)}", file=sys.stderr)
         return 2
     save = Save.open(args.save, readonly=True)  # (checked here, under its own name, before it is copied)
     require(save, snapshots=True)

@@ -9,23 +9,6 @@ from pathlib import Path
 from smalltown.shown import shown
 
 
-def add_parser(world) -> None:
-    g = world.add_parser("generate", help="write a world of N towns of M agents (and rural agents) to order",
-                         description="Write a world (and its map, OUT-map.toml beside it): towns of homes, "
-                                     "workplaces and haunts, with personas from seeded word lists. "
-                                     "The same options give the same files.")
-    g.add_argument("--towns", type=int, default=1, metavar="N", help="towns (default 1)")
-    g.add_argument("--agents", type=int, default=5, metavar="M", help="agents in each town (default 5)")
-    g.add_argument("--rural", type=int, default=0, metavar="R", help="agents living between the towns (default 0)")
-    g.add_argument("--seed", type=int, default=0, metavar="S", help="picks names, ages, jobs, layout (default 0)")
-    g.add_argument("--out", required=True, metavar="PATH", help="the world file to write (.toml)")
-    g.add_argument("--facts", choices=("on", "off"), default="on", help="facts: who runs what, who is married")
-    g.add_argument("--gatherings", choices=("on", "off"), default="on", help="a gathering in each town")
-    g.add_argument("--overwrite", action="store_true", help="replace existing files")
-    g.add_argument("--same-traits", action="store_true",
-                   help="every persona the same traits and hobby, no couples (a role world)")
-
-
 def world_generate(args: argparse.Namespace) -> int:
     from smalltown.world.generate import GeneratedInvalid, GenerateError, Options, write
 
@@ -37,7 +20,7 @@ def world_generate(args: argparse.Namespace) -> int:
     if not args.overwrite and (out.exists() or map_path.exists()):
         print(f"error: {shown(str(out if out.exists() else map_path))}: a file is already there "
               f"(pass --overwrite)", file=sys.stderr)
-        return 1
+        return 2
     opts = Options(args.towns, args.agents, args.rural, args.seed, args.facts == "on", args.gatherings == "on",
                    args.same_traits)
     try:

@@ -241,7 +241,7 @@ def _saves_now() -> set[Path]:
 
 
 def save_of(args: argparse.Namespace, before: set[Path]) -> Path | None:
-    """The save the command was writing: named (--save, a save continued, whisper's), or the
+    """The save the command was writing: named (--out, a save continued, whisper's), or the
     one a new run added to the saves folder."""
     if args.command != "run":
         path = getattr(args, "save", None)

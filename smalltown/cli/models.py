@@ -53,7 +53,7 @@ def pull(name: str) -> int:
     if rec is None:
         print(f"error: no recommended model {name!r} (known: {', '.join(r.name for r in RECOMMENDED)})",
               file=sys.stderr)
-        return 1
+        return 2
     try:
         from huggingface_hub import hf_hub_download
     except ImportError:

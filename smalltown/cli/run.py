@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shlex
 import signal
@@ -23,7 +24,7 @@ from smalltown.llm.models import HOW_TO_ADD
 from smalltown.shown import shown, shown_text
 from smalltown.sim.files import SavePathError
 from smalltown.sim.open import RunOptions, SeedError, UntilError, open_run
-from smalltown.sim.simulation import TIME_FMT, Simulation
+from smalltown.sim.simulation import Simulation
 from smalltown.state.saved import saved_at
 from smalltown.store.calls import describe_reasons
 from smalltown.world.bundled import default_world
@@ -33,10 +34,10 @@ def run(args: argparse.Namespace) -> int:
     target = Path(args.target) if args.target else default_world()
     if not target.exists():
         print(f"error: {shown(target)}: no such world or save", file=sys.stderr)
-        return 1
+        return 2
     if not target.is_file():  # a folder, or a named pipe (reading it would wait for a writer)
         print(f"error: {shown(target)}: not a regular file (a world, a pack or a save)", file=sys.stderr)
-        return 1
+        return 2
     if args.headless and not args.until:
         print("error: --headless needs --until WHEN (e.g. --until +1d)", file=sys.stderr)
         return 2
@@ -50,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: --until: {shown(e)}", file=sys.stderr)
         return 2
     except SavePathError as e:
-        print(f"error: --save: {shown(e)}", file=sys.stderr)
+        print(f"error: --out: {shown(e)}", file=sys.stderr)
         return 2
     except SeedError as e:
         print(f"error: --world-seed: {shown(e)}", file=sys.stderr)
@@ -77,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
 
 def start_tui(sim: Simulation, until: datetime | None, notice: str | None, args: argparse.Namespace) -> int:
     """The TUI on `sim`; the files it opens (O), goes on in (S) or rewinds to (r) are opened with
-    the same backend and settings (not --save, --overwrite or --until, which were this start's).
+    the same backend and settings (not --out, --overwrite or --until, which were this start's).
     When it ends, says where the save it ended on is and how to go on."""
     from smalltown.tui.app import run_tui
 
@@ -202,8 +203,10 @@ def run_headless(sim: Simulation, until: datetime, notice: str | None = None,
     try:
         with RunProgress(console, sim, total):  # (drawn from sim, also while a call takes minutes)
             sim.run_until(until, stop=stop.is_set, on_tick=lambda events: kinds.update(e.kind for e in events))
-    except BaseException:
+    except BaseException as e:
         failed = True  # (main says what went wrong, after the summary)
+        with contextlib.suppress(AttributeError):
+            e.while_running = True  # type: ignore[attr-defined] - a failure of the run (exit 1), not a refusal
         raise
     finally:
         wall = time.perf_counter() - t0

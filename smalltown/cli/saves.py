@@ -1,4 +1,4 @@
-"""`smalltown saves`: the saves made without --save, in the user's saves folder, newest first, so
+"""`smalltown saves`: the saves made without --out, in the user's saves folder, newest first, so
 a run started anywhere can be found again."""
 
 from __future__ import annotations
@@ -10,13 +10,6 @@ from pathlib import Path
 from smalltown.dirs import saves_dir
 from smalltown.shown import shown
 from smalltown.store.save import Save
-
-
-def add_parser(sub) -> None:
-    p = sub.add_parser("saves", help="the saves made without --save (in the user's data folder), newest first",
-                       description=f"List the saves in {saves_dir()} ($XDG_DATA_HOME/smalltown/saves): "
-                                   "path, world, game time and size, the newest first.")
-    p.add_argument("--json", action="store_true", help="print the list as JSON")
 
 
 def listed() -> list[dict]:
@@ -47,7 +40,7 @@ def saves_command(args: argparse.Namespace) -> int:
         print(json.dumps(rows))
         return 0
     if not rows:
-        print(shown(f"no saves yet in {saves_dir()} (a run without --save is saved there)"))
+        print(shown(f"no saves yet in {saves_dir()} (a run without --out is saved there)"))
         return 0
     print(shown(f"{len(rows)} save{'s' if len(rows) != 1 else ''} in {saves_dir()}, the newest first:"))
     for r in rows:

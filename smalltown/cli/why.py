@@ -28,19 +28,6 @@ class WhenError(ValueError):
     """A game time the command line gave that the run does not have (a usage error)."""
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("why", help="why an agent was doing what it did: its action, plan, calls, memories",
-                       description="The chain behind an agent's action at a game time: the action and its "
-                                   "plan block, the model calls that decided it (prompt and answer), the "
-                                   "records retrieval scored for them and the memories those rest on.",
-                       epilog="example: smalltown why town.sqlite Wren --at 'day 1 9:00'")
-    p.add_argument("save", metavar="SAVE", help="a save file")
-    p.add_argument("agent", metavar="AGENT", help="full or first name")
-    p.add_argument("--at", metavar="WHEN", help="a game time: '9:00' (the latest at or before the run's end), "
-                   "'day 2 9:00', '2023-02-13 12:00' (default: the end of the run)")
-    p.add_argument("--json", action="store_true", help="print as JSON")
-
-
 def tick_at(history, when: str | None) -> int:
     """The tick a command line's game time names, within the run (its end when None)."""
     from smalltown.sim.clock import clock_near

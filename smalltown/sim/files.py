@@ -1,5 +1,5 @@
 """The files a run opens or writes, refused before anything is opened or made: a new save in a
-folder that is not there (`run --save`, `fork --to`, the TUI's save as and fork), and a file to
+folder that is not there (`run --out`, `fork --out`, the TUI's save as and fork), and a file to
 open that is no save, pack or world (the TUI's O, before its app ends)."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ PROBLEMS_SAID = 3  # a world's problems quoted in one line; `world check` lists 
 
 class SavePathError(ValueError):
     """A new save named in a folder that is not there: refused, not made (a typo would otherwise
-    leave folders behind). Only the data folder for saves made without --save is ours to create."""
+    leave folders behind). Only the data folder for saves made without --out is ours to create."""
 
 
 def require_folder(path: Path) -> None:

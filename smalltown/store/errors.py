@@ -72,7 +72,7 @@ def read_only_message(path: Path) -> str:
     what = "the save file is" if not writable(path, folder=False) else \
         "its folder is read-only (SQLite writes its log beside the save), so the save is"
     return (f"{path}: {what} read-only; make it writable, or continue it into a new file with "
-            f"`smalltown run {path} --save NEW.sqlite`")
+            f"`smalltown run {path} -o NEW.sqlite`")
 
 
 def explain(path: Path, e: sqlite3.Error) -> str:
@@ -87,7 +87,7 @@ def explain(path: Path, e: sqlite3.Error) -> str:
                 f"Free some space and continue it with `smalltown run {path}`")
     if "readonly" in msg or "read-only" in msg:
         return (f"{path}: cannot write: the save is read-only; make it writable, or continue it into "
-                f"a new file with `smalltown run {path} --save NEW.sqlite`")
+                f"a new file with `smalltown run {path} -o NEW.sqlite`")
     if "unable to open" in msg:
         return (f"{path}: cannot open ({msg}): is its folder writable? SQLite keeps its write-ahead "
                 f"log ({path.name}-wal) next to the save")

@@ -140,6 +140,6 @@ def one_name(save: Path) -> str | None:
         return (
             f"{save}: this save file has {st.st_nlink} names (hard links, made by `ln` or `cp -l`): SQLite "
             f"keeps a log beside each name, so writing it through one name would damage it as read through "
-            f"the others. Continue it into a file of its own with `smalltown run {save} --save NEW.sqlite` "
+            f"the others. Continue it into a file of its own with `smalltown run {save} -o NEW.sqlite` "
             f"(or `cp {save} NEW.sqlite`), and run that")
     return None

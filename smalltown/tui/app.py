@@ -102,6 +102,7 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
         self._reopen: Path | None = None  # what to open when this app ends
         self._busy_shown = ""
         self.terminated = False  # ended by SIGTERM
+        self.interrupted = False  # ended by Ctrl-C (the command exits 130, as after Ctrl-C anywhere)
         self._on_sigterm = False  # our SIGTERM handler is in place (removed on unmount)
 
     def compose(self) -> ComposeResult:
@@ -327,6 +328,11 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
         else:
             self.push_screen(HelpScreen())
 
+    async def action_interrupt(self) -> None:
+        """Ctrl-C: a quit, after which the command exits 130 (q exits 0)."""
+        self.interrupted = True
+        await self.action_quit()
+
     async def action_quit(self) -> None:
         """Stop now, cutting off the tick in flight and its model call (the save keeps its last whole
         tick); the app exits when the worker has returned."""
@@ -376,8 +382,8 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
 def run_tui(sim: Simulation, until: datetime | None = None, notice: str | None = None,
             reopen: Callable[[Path], Simulation] | None = None, running: bool = False) -> int:
     """Open the TUI on a simulation, paused (`running`: running; `until`: running there at full
-    speed); returns when the user quits (the sim is closed), with the exit code: 0, or 143 when
-    SIGTERM ended it. When the user opens another file (or goes on in a copy), `reopen` opens it
+    speed); returns when the user quits (the sim is closed), with the exit code: 0, 130 when Ctrl-C
+    ended it, or 143 when SIGTERM did. When the user opens another file (or goes on in a copy), `reopen` opens it
     and the TUI starts again on it, paused; a file that will not open sends the user back to the
     save they were in, paused, with the error as the first note of its log."""
     error: str | None = None
@@ -388,6 +394,8 @@ def run_tui(sim: Simulation, until: datetime | None = None, notice: str | None =
         target = app.run()
         if app.terminated:
             return 143
+        if app.interrupted:
+            return 130
         if target is None or reopen is None:
             return 0
         until, notice, running, error = None, None, False, None

@@ -73,5 +73,5 @@ BINDINGS: list[BindingType] = [
     Binding("q", "quit", "Quit"),
     # Textual's own ctrl+c only says "press ctrl+q"; users press it to leave (a focused text
     # field still copies with it: not priority)
-    Binding("ctrl+c", "quit", "Quit", show=False),
+    Binding("ctrl+c", "interrupt", "Quit", show=False),  # quit; the command exits 130
 ]

@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from smalltown.world.errors import Problem
+from smalltown.world.names import places, suggestion
 from smalltown.world.model import Persona, Object, Sector
 from smalltown.world.toml_lines import TomlLines
 
@@ -135,7 +136,8 @@ def economy(source: str, doc, lines: TomlLines, agents: list[Persona], sectors: 
         at = _place(r.at)
         if not (at in sectors or (at.count(":") == 1 and arena_ok(at))):
             problems.append(Problem(source, wline(where + ("at",)),
-                                    f"recipe for {r.output!r}: unknown place {r.at!r} (a sector, or \"sector:arena\")"))
+                                    f"recipe for {r.output!r}: unknown place {r.at!r} (a sector, or \"sector:arena\")"
+                                    + suggestion(at, places(sectors))))
         if any(o.output == r.output for o in recipes):
             problems.append(Problem(source, wline(where + ("output",)),
                                     f"a second recipe for {r.output!r} (one recipe per output)"))

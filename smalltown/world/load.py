@@ -27,7 +27,7 @@ from smalltown.world.model import (
     TileMap,
     World,
 )
-from smalltown.world.names import clash_message, clashes
+from smalltown.world.names import clash_message, clashes, suggestion
 from smalltown.world.paths import components
 from smalltown.world.routine import SLEEPING, derive, with_lengths
 from smalltown.world.routine import problems as routine_problems
@@ -221,11 +221,11 @@ def build_world(
         apath = ("agents", k)
         if adoc.home not in sectors:
             problems.append(Problem(source, wline(apath + ("home",)),
-                f"agent {adoc.name!r}: unknown home {adoc.home!r} (no such sector)"))
+                f"agent {adoc.name!r}: unknown home {adoc.home!r} (no such sector)" + suggestion(adoc.home, sectors)))
         for s in adoc.knows:
             if s not in sectors:
                 problems.append(Problem(source, wline(apath + ("knows",)),
-                    f"agent {adoc.name!r} knows an unknown sector {s!r}"))
+                    f"agent {adoc.name!r} knows an unknown sector {s!r}" + suggestion(s, sectors)))
         spawn = tuple(adoc.spawn)
         if not tilemap.in_bounds(spawn):
             problems.append(Problem(source, wline(apath + ("spawn",)),

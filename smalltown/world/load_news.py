@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from smalltown.world.errors import Problem
+from smalltown.world.names import places, suggestion
 from smalltown.world.model import Persona, Fact, Gathering, ScriptedLine, Sector
 from smalltown.world.schema import WorldIn
 from smalltown.world.toml_lines import TomlLines
@@ -60,7 +61,8 @@ def news(source: str, doc: WorldIn, lines: TomlLines, agents: list[Persona], sec
         sector, _, arena = place.partition(":")
         if sector not in sectors or (arena and arena not in sectors[sector].arenas):
             problems.append(Problem(source, wline(gpath + ("place",)),
-                f"gathering {gdoc.name!r}: unknown place {gdoc.place!r} (a sector, or 'sector:arena')"))
+                f"gathering {gdoc.name!r}: unknown place {gdoc.place!r} (a sector, or 'sector:arena')"
+                + suggestion(place, places(sectors))))
         start, end = gdoc.start.replace(tzinfo=None), gdoc.end.replace(tzinfo=None)
         if end <= start:
             problems.append(Problem(source, wline(gpath + ("end",)),

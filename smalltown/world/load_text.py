@@ -9,6 +9,7 @@ from pathlib import Path
 from pydantic import BaseModel, ValidationError
 
 from smalltown.world.errors import Problem, WorldError
+from smalltown.world.names import suggestion
 from smalltown.world.toml_lines import MAX_NESTING, TomlLines, too_deep
 
 # A world or map from a stranger is data of bounded size (the bundled ones are tens of kB). A world
@@ -85,11 +86,38 @@ def parse_text(source: str, text: str, schema: type[BaseModel]) -> tuple[BaseMod
             if err["type"] == "missing":
                 msg = "required field is missing"
             elif err["type"] == "extra_forbidden":
-                msg = "unknown field"
+                msg = "unknown field" + suggestion(str(loc[-1]), fields_at(schema, loc[:-1]))
             elif err["type"] == "value_error":
                 msg = msg.removeprefix("Value error, ")
             problems.append(Problem(source, lines.line_of(loc) or 1, f"{field}: {msg}"))
         raise WorldError(problems) from None
+
+
+def fields_at(schema: type[BaseModel], path: tuple) -> list[str]:
+    """The fields a table at `path` in a `schema` document may have (for "did you mean"); [] where
+    the path leads to no model (a dict of free keys)."""
+    import typing
+
+    model: object = schema
+    keyed = False  # the next part is a key of a table of free keys (sectors."Lin house")
+    for part in path:
+        if isinstance(part, int) or keyed:
+            keyed = False
+            continue  # an item of a list, a table's key: its model is the list's, the table's
+        if not (isinstance(model, type) and issubclass(model, BaseModel)) or part not in model.model_fields:
+            return []
+        annotation = model.model_fields[part].annotation
+        keyed = typing.get_origin(annotation) is dict
+        kinds, model = [annotation], None
+        while kinds:  # list[X], X | None: the model inside
+            kind = kinds.pop()
+            if isinstance(kind, type) and issubclass(kind, BaseModel):
+                model = kind
+                break
+            kinds.extend(typing.get_args(kind))
+    if not (isinstance(model, type) and issubclass(model, BaseModel)):
+        return []
+    return [f.alias or name for name, f in model.model_fields.items()]
 
 
 def grid(text: str) -> list[str]:

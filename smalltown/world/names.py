@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 import unicodedata
 from collections import Counter
-from typing import Iterator, Sequence
+from typing import Iterable, Iterator, Sequence
 
 
 class NoSuchAgent(ValueError):
@@ -111,6 +111,19 @@ def agent_named(name: str, names: Sequence[str]) -> str:
     if guess:
         raise NoSuchAgent(f'no agent "{_said(name)}"; did you mean "{guess}"?')
     raise NoSuchAgent(f'no agent "{_said(name)}" (agents: {", ".join(names)})')
+
+
+def suggestion(word: str, choices: Iterable[str]) -> str:
+    """'; did you mean "X"?' when one of `choices` (a world's keys, sectors, arenas, objects) is
+    close to a misspelt `word`, any case, as for agents' names; else ''."""
+    options = {name_key(c): c for c in choices}
+    close = difflib.get_close_matches(name_key(word), list(options), n=1, cutoff=0.6) if len(word) <= 200 else []
+    return f'; did you mean "{options[close[0]]}"?' if close else ""
+
+
+def places(sectors: dict) -> list[str]:
+    """Every place a world file may name: each sector, and each 'sector:arena'."""
+    return [p for name, s in sectors.items() for p in (name, *(f"{name}:{a}" for a in s.arenas))]
 
 
 def did_you_mean(name: str, names: Sequence[str]) -> str | None:

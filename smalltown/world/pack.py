@@ -268,13 +268,13 @@ def unpack(path: str | Path, to: str | Path = ".", force: bool = False) -> Path:
         folder = target.parent
         if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
             raise PackError(str(folder), "a symbolic link or not a folder: refusing to install through it "
-                                         "(install with --to into a folder whose worlds/ and maps/ are plain folders)")
+                                         "(install with -o DIR into a folder whose worlds/ and maps/ are plain folders)")
     for target, text in targets:
         if target.is_symlink() or (target.exists() and not target.is_file()):
             raise PackError(str(target), "not a plain file: refusing to install over it")
         if target.exists() and not force and target.read_bytes() != text.encode("utf-8"):
             raise PackError(str(target), "a different file is already there (pass --force to replace "
-                                         "it, or --to DIR to install elsewhere)")
+                                         "it, or -o DIR to install elsewhere)")
     _install(targets)
     return root / pk.world_path
 

@@ -16,6 +16,7 @@ from typing import Iterable, Sequence
 
 from smalltown.lang import hhmm
 from smalltown.world.model import DAY, ROUTINE_KINDS, SLEEPING, RoutineItem
+from smalltown.world.names import suggestion
 
 MIN_ITEMS = 3
 MAX_ITEMS = 48
@@ -89,7 +90,7 @@ def problems(items: Sequence[RoutineItem], home: str, knows: Iterable[str],
         if it.place and it.place not in known:
             if every is not None and it.place not in every:
                 out.append((i, f"{at}: unknown place {it.place!r} (no such sector; a routine names "
-                               f"sectors, not arenas)"))
+                               f"sectors, not arenas)" + suggestion(it.place, every)))
             else:
                 out.append((i, f"{at}: place {it.place!r} is not a sector the agent knows (its home or "
                                f"one of `knows`)"))
