@@ -54,9 +54,10 @@ def bound(bindings) -> set[str]:
     return {k for b in bindings for k in b.key.split(",")} - {"equals_sign"}  # (= is + unshifted)
 
 
-def readme_keys() -> set[str]:
-    """The keys in the README's key table (its first column's `code` spans)."""
-    text = (ROOT / "README.md").read_text()
+def readme_keys(doc: str = "README.md") -> set[str]:
+    """The keys in a document's key table (its first column's `code` spans): the README's, or
+    docs/tui.md's, where each key is told in full."""
+    text = (ROOT / doc).read_text()
     table = text[text.index("| key | does |"):]
     table = table[:table.index("\n\n")]
     keys = set()
@@ -76,6 +77,10 @@ def test_replays_help_lists_every_key_replay_binds_and_no_other() -> None:
 
 def test_the_readmes_key_table_agrees_with_help() -> None:
     assert readme_keys() - WIDGET_KEYS == bound(BINDINGS), "README's key table vs the live TUI's keys"
+
+
+def test_the_tui_guides_key_table_agrees_with_help() -> None:
+    assert readme_keys("docs/tui.md") - WIDGET_KEYS == bound(BINDINGS), "docs/tui.md's key table vs the live TUI's keys"
 
 
 # --- the live TUI ----------------------------------------------------------------------------
