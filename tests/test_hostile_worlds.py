@@ -69,12 +69,12 @@ def test_the_corpus_holds_at_least_30_worlds_and_packs():
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_a_hostile_world_or_pack_is_refused_by_every_command(case, corpus: Path, tmp_path: Path, capsys,
                                                              monkeypatch):
-    import smalltown.tui.app
+    import smalltown.tui.session
 
     def tui(*args, **kwargs):
         raise AssertionError("the TUI started on a hostile file")
 
-    monkeypatch.setattr(smalltown.tui.app, "run_tui", tui)
+    monkeypatch.setattr(smalltown.tui.session, "run_tui", tui)
     path = corpus / case.name
     before, sha = _state(corpus), _sha(path)
     work = tmp_path / "work"

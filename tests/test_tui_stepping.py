@@ -11,7 +11,8 @@ import pytest
 
 import smalltown.tui.app
 from smalltown.cli.main import main
-from smalltown.tui.app import SmalltownApp, run_tui
+from smalltown.tui.app import SmalltownApp
+from smalltown.tui.session import run_tui
 from smalltown.tui.snapshot import DEFAULT_SPEED, SPEEDS, Chase, Frame, span
 from smalltown.tui.widgets.panels import ClockBar, EventLog
 from helpers import TINY, screen_text, tiny_sim, wait_until

@@ -72,7 +72,7 @@ def world_check_command(args: argparse.Namespace) -> int:
     """A world with problems is what the check is for: they are said, and the check fails (1)."""
     from smalltown.world.errors import WorldError
 
-    if not Path(args.path).is_file():  # nothing to check: refused, as by every command
+    if not Path(args.path).exists():  # nothing to check: refused, as by every command (a fifo is checked: refused there)
         print(f"error: {shown(args.path)}: file not found (no world file there)", file=sys.stderr)
         return 2
     try:

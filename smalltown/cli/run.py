@@ -80,7 +80,7 @@ def start_tui(sim: Simulation, until: datetime | None, notice: str | None, args:
     """The TUI on `sim`; the files it opens (O), goes on in (S) or rewinds to (r) are opened with
     the same backend and settings (not --out, --overwrite or --until, which were this start's).
     When it ends, says where the save it ended on is and how to go on."""
-    from smalltown.tui.app import run_tui
+    from smalltown.tui.session import run_tui
 
     options = RunOptions(backend=backend_choice(args), sets=args.set or [],
                          say=lambda text: print(text, file=sys.stderr))

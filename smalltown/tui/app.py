@@ -7,7 +7,7 @@ interview, edit an object, save; in `interventions.py`) are commands too, run by
 between ticks, and their results come back as `Replied` messages. `sim.close()` is called once
 the worker has returned (after the screens' reader: the last connection folds the log in).
 Opening another save or world, or going on in a copy ("save as"), ends this app with the file to
-open as its result; `run_tui` opens it in a new app.
+open as its result; `session.run_tui` opens it in a new app.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import threading
 import time
 from datetime import datetime
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Iterable
 
 from textual.app import ComposeResult, SystemCommand
 from textual.css.query import NoMatches
@@ -31,7 +31,6 @@ from smalltown.shown import shown
 from smalltown.sim.breakpoints import Breakpoint
 from smalltown.sim.clock import clock_near
 from smalltown.sim.commands import Break, Cancel, Faster, RunUntil, Slower, Step, StepAgent, Toggle, Unbreak
-from smalltown.sim.files import reason
 from smalltown.sim.simulation import Simulation
 from smalltown.tui.interventions import Interventions, Kept
 from smalltown.tui.keys import BINDINGS, COMMANDS
@@ -378,31 +377,3 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
             self._runner.done.set()  # never started: nothing ticks
         self._close_sim()
 
-
-def run_tui(sim: Simulation, until: datetime | None = None, notice: str | None = None,
-            reopen: Callable[[Path], Simulation] | None = None, running: bool = False) -> int:
-    """Open the TUI on a simulation, paused (`running`: running; `until`: running there at full
-    speed); returns when the user quits (the sim is closed), with the exit code: 0, 130 when Ctrl-C
-    ended it, or 143 when SIGTERM did. When the user opens another file (or goes on in a copy), `reopen` opens it
-    and the TUI starts again on it, paused; a file that will not open sends the user back to the
-    save they were in, paused, with the error as the first note of its log."""
-    error: str | None = None
-    kept: Kept | None = None
-    while True:
-        app = SmalltownApp(sim, until=until, start_paused=not running, notice=notice,
-                           can_open=reopen is not None, saving_to=sim.save.path, error=error, kept=kept)
-        target = app.run()
-        if app.terminated:
-            return 143
-        if app.interrupted:
-            return 130
-        if target is None or reopen is None:
-            return 0
-        until, notice, running, error = None, None, False, None
-        kept = app.kept() if app._same_town else None  # (another save or world: a fresh start)
-        try:
-            sim = reopen(target)
-        except Exception as e:  # noqa: BLE001 - any refusal: said in the TUI, back in the run the user had
-            error = (f"Could not open {target}: {reason(e)}. Back in {sim.save.path}, paused, as it was "
-                     "(nothing was changed).")
-            sim = reopen(sim.save.path)  # (if that fails too, the session ends with its error)

@@ -1,12 +1,11 @@
 """What one call links to, as the call screen shows it (tui/screens/calls.py `CallDetailScreen`):
 the retrieval logged with it (the records it was given, each with its recency, importance and
-relevance) and the actions it decided (those whose "started" event names it, state.agent.Action.calls);
-and the other way, from the inspector, the calls that decided the agent's action now (`open_why`)."""
+relevance) and the actions it decided (those whose "started" event names it, state.agent.Action.calls).
+The other way, from the inspector to the calls that decided an action, is calls.py's `open_why`."""
 
 from __future__ import annotations
 
 from rich.text import Text
-from textual.screen import Screen
 
 from smalltown.shown import shown
 from smalltown.store.records import EventRow
@@ -49,20 +48,3 @@ def decided_text(actions: list[EventRow], limit: int) -> Text:
         out.append(f"(the first {limit})", "dim")
     return out
 
-
-def open_why(screen: Screen, reader: SaveReader, agent: str, state) -> None:
-    """Open the calls that decided the agent's action (the first; , . step through the others),
-    or say why there are none."""
-    from smalltown.tui.screens.calls import CallDetailScreen
-
-    action = state.action if state is not None else None
-    if action is None:
-        screen.notify("No action yet: nothing was decided.", severity="warning")
-        return
-    ids = reader.deciding_calls(agent, action.calls)
-    if not ids:
-        screen.notify("No model call decided this action (the engine's rules did, or the save predates "
-                      "the link from an action to its calls: `smalltown why` shows the calls of its tick).",
-                      severity="warning")
-        return
-    screen.app.push_screen(CallDetailScreen(reader, ids[0], ids, title="decided the action"))

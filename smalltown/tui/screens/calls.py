@@ -17,6 +17,7 @@ from rich.console import RenderableType
 from rich.highlighter import JSONHighlighter
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.screen import Screen
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
@@ -376,3 +377,19 @@ class CallDetailScreen(DebugScreen):
         self.query_one("#parsed", Static).update(pretty_json(detail.get("parsed_answer")))
         self.query_one("#retrieval", Static).update(retrieval_text(self.reader.call_retrievals(c.id)))
         self.query_one("#decided", Static).update(decided_text(self.reader.actions_decided_by(c.id), ACTIONS_SHOWN))
+
+
+def open_why(screen: Screen, reader: SaveReader, agent: str, state) -> None:
+    """Open the calls that decided the agent's action (the first; , . step through the others),
+    or say why there are none."""
+    action = state.action if state is not None else None
+    if action is None:
+        screen.notify("No action yet: nothing was decided.", severity="warning")
+        return
+    ids = reader.deciding_calls(agent, action.calls)
+    if not ids:
+        screen.notify("No model call decided this action (the engine's rules did, or the save predates "
+                      "the link from an action to its calls: `smalltown why` shows the calls of its tick).",
+                      severity="warning")
+        return
+    screen.app.push_screen(CallDetailScreen(reader, ids[0], ids, title="decided the action"))

@@ -29,7 +29,7 @@ from smalltown.state.agent import AgentState
 from smalltown.shown import shown, shown_text
 from smalltown.tui.palette import agent_colours
 from smalltown.tui.reader import Memory, SaveReader
-from smalltown.tui.screens.call_links import open_why
+from smalltown.tui.screens.calls import open_why
 from smalltown.tui.screens.inspector_retrievals import Retrievals
 from smalltown.tui.screens.inspector_social import Social
 from smalltown.tui.screens.inspector_goods import Goods
