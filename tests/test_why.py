@@ -136,3 +136,13 @@ def test_why_json_is_the_data_and_bad_input_is_a_usage_error(save):
     assert bad.returncode == 2 and "Isabella Rodriguez" in bad.stderr  # did you mean
     late = cli("why", save, AGENT, "--at", "day 3 9:00")
     assert late.returncode == 2 and "--at" in late.stderr
+
+
+def test_why_brief_leaves_out_the_prompts_and_keeps_the_answers(save):
+    info = why_data(save, "Isabella", "9:00")
+    brief = cli("why", save, "Isabella", "--at", "9:00", "--brief", check=True).stdout
+    full = cli("why", save, "Isabella", "--at", "9:00", check=True).stdout
+    assert "Prompt:" in full and "Prompt:" not in brief and len(brief) < len(full) / 2
+    for c in info["calls"]:
+        assert f"--- call {c['id']}: " in brief and c["answer"].splitlines()[0] in brief
+    assert all(f"--- retrieval {r['id']} " in brief for r in info["retrievals"])

@@ -260,11 +260,13 @@ the model calls that decided it (prompt and answer), the records retrieval score
 \b
 Examples:
   smalltown why town.sqlite Alex --at 'day 1 9:00'
+  smalltown why town.sqlite Alex --at 9:00 --brief
   smalltown why town.sqlite Alex --json""")
 @click.argument("save", metavar="SAVE")
 @click.argument("agent", metavar="AGENT")
 @opt("--at", metavar="WHEN", help="a game time: '9:00' (the latest at or before the run's end), 'day 2 9:00', "
      "'2023-02-13 12:00' (default: the end of the run)")
+@opt("--brief", is_flag=True, help="leave out the calls' prompts (their answers stay)")
 @opt("--json", "json", is_flag=True, help="print as JSON")
 def why(**params: Any) -> int:
     from smalltown.cli.why import why_command

@@ -114,8 +114,9 @@ def why_data(path: str | Path, agent: str, at: str | None = None) -> dict:
                 "retrievals": retrievals, "memories": [memory_json(m) for m in reader.evidence_chain(cited)]}
 
 
-def why_lines(info: dict) -> list[str]:
-    """`why_data`'s answer as lines of text, everything from the save shown safe (smalltown.shown)."""
+def why_lines(info: dict, prompts: bool = True) -> list[str]:
+    """`why_data`'s answer as lines of text, everything from the save shown safe (smalltown.shown);
+    without `prompts`, each call's prompt is left out (they are most of the text)."""
     out = [shown(f"{info['agent']} at {info['time']} (tick {info['tick']})")]
     a = info["action"]
     out.append("Doing: " + (shown(f"{a['activity']} @ {a['address']} (since {a['start']}, until {a['end']})")
@@ -148,7 +149,9 @@ def why_lines(info: dict) -> list[str]:
         out.append(shown(f"--- call {c['id']}: {asked}{c['task']} at {c['time']} (tick {c['tick']}; {c['backend']}"
                          f"{', ' + c['model'] if c['model'] else ''}; {c['prompt_tokens']} prompt + "
                          f"{c['completion_tokens']} answer tokens, {c['ms']:.0f} ms{'; ' + c['note'] if c['note'] else ''})"))
-        out += ["Prompt:", shown(c["prompt"] or "", lines=True), "Answer:", shown(c["answer"] or "", lines=True)]
+        if prompts:
+            out += ["Prompt:", shown(c["prompt"] or "", lines=True)]
+        out += ["Answer:", shown(c["answer"] or "", lines=True)]
     memories = {m["id"]: m for m in info["memories"]}
     for r in info["retrievals"]:
         out.append("")
@@ -176,5 +179,5 @@ def why_command(args: argparse.Namespace) -> int:
     except WhenError as e:
         print(f"error: --at: {shown(e)}", file=sys.stderr)
         return 2
-    print(json_shown(json.dumps(info, ensure_ascii=False)) if args.json else "\n".join(why_lines(info)))
+    print(json_shown(json.dumps(info, ensure_ascii=False)) if args.json else "\n".join(why_lines(info, not args.brief)))
     return 0
