@@ -67,7 +67,7 @@ class InspectorScreen(Screen[None]):
     BINDINGS = [
         Binding("escape", "close", "Close"),
         Binding("r", "refresh", "Refresh"),
-        Binding("y", "why", "Why", show=False),  # the calls that decided the action (call_links.open_why)
+        Binding("y", "why", "Why"),  # the calls that decided the action (calls.open_why)
         *(Binding(key, f"filter({kind!r})", f"Show {kind or 'all'}", show=False)
           for key, kind, _ in FILTER_KEYS),
     ]
