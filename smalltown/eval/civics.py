@@ -1,4 +1,4 @@
-"""Civic measures (issue 17; Project Sid §5.2, Appendix D) from a save: tax compliance per season,
+"""Civic measures (Project Sid §5.2, Appendix D) from a save: tax compliance per season,
 before and after the new constitution, the rate voted, the amendments and their tallies, votes by
 agent, and how each agent's stance on the tax formed (the conversations that moved it).
 

@@ -1,4 +1,4 @@
-"""Role measures (issue 17; Project Sid §5.1, Figures 8-9), from a save's "role" events.
+"""Role measures (Project Sid §5.1, Figures 8-9), from a save's "role" events.
 
 A role change is (time, agent, role): an agent holds a role from its change until its next one,
 or the save's end. Over the agent-hours so held (from each agent's first role on):

@@ -1,4 +1,4 @@
-"""Say–do coherence (issue 16, Project Sid §2): how often what an agent says contradicts its own
+"""Say–do coherence (Project Sid §2): how often what an agent says contradicts its own
 state, beside how often it does what it said (the kept rate of the promises sim/commitments.py checks), both read from a
 save's event log, model-free.
 

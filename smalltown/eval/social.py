@@ -1,4 +1,4 @@
-"""Social measures (issue 16; Project Sid §4's figures): feelings over time for chosen pairs,
+"""Social measures (Project Sid §4's figures): feelings over time for chosen pairs,
 perceived against true likeability, in-degree against extroversion, the asymmetry of feelings,
 and say–do coherence, all from a save.
 

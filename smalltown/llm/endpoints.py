@@ -1,4 +1,4 @@
-"""The servers the OpenAI-compatible backend asks: one or several `--base-url`s (issue 15).
+"""The servers the OpenAI-compatible backend asks: one or several `--base-url`s.
 
 With several, each agent's questions all go to one of them, chosen by a stable hash of the agent's
 name (`pin`): its persona card and recent memories, the head of every prompt it sends, then stay

@@ -1,4 +1,4 @@
-"""Action awareness (issue 16, Project Sid's PIANO §2): each action's expected outcome (the agent
+"""Action awareness (Project Sid's PIANO §2): each action's expected outcome (the agent
 at its place, using its object) against what happened (the arena was closed, the object taken).
 A mismatch is noted as the agent's own observation, the place is remembered as unavailable for a
 while, and the controller is entered again: the rest of the block is planned anew now, with the

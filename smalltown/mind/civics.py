@@ -1,4 +1,4 @@
-"""Stance (issue 17; Project Sid §5.2): how an agent's view of the tax forms in talk, packed into
+"""Stance (Project Sid §5.2): how an agent's view of the tax forms in talk, packed into
 the conversation summary in a world with civics (a typed desired rate in the same answer: no extra
 call). It belongs to social awareness: with that module off (`architecture=baseline`) the summary
 is the plain one and no stance forms, so everyone votes by the rate in force alone.

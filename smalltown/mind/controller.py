@@ -1,4 +1,4 @@
-"""The cognitive controller (Project Sid's PIANO, §2; issue 16): the one place that decides what an
+"""The cognitive controller (Project Sid's PIANO, §2): the one place that decides what an
 agent does next. It adds no question of its own: today's questions are its decisions, routed
 here: the next action at an action boundary (the plan's, or the no-planning ablation's), and on
 an observation weighed, whether to go on, talk or do something else (`react`).

@@ -1,4 +1,4 @@
-"""Goal generation (issue 16; Project Sid's social goals, its Appendix C): one subgoal toward the
+"""Goal generation (Project Sid's social goals, its Appendix C): one subgoal toward the
 community's goal, from the agent's traits, the community's needs and what the others it knows
 of are doing, renewed on the hour, or at once when the goal succeeds or fails.
 
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from smalltown.mind.core import MindCore
 
 MODULE = "goal"  # its slow questions' module name (AgentState.slow)
-HISTORY = 5  # goals kept: issue 17's roles read a rolling window of 5
+HISTORY = 5  # goals kept: the roles read a rolling window of 5
 OTHERS_SHOWN = 5  # others the goal question shows: those on the agent's mind, not everyone it knows
 FAILURES = frozenset({"blocked", "broken"})  # the agent's events that end its goal as failed
 
@@ -44,7 +44,7 @@ def known(mind: "MindCore", names: list[str]) -> list[str]:
     """The others (of `names`, in that order) the agent knows of and has in mind: at most
     OTHERS_SHOWN of those named in its description or talked with, the most recently talked with
     first, then the named (a town of many the agent has met is not all on its mind at once).
-    Without social awareness none: the agent forms no picture of others (Sid's ablation, issue 17;
+    Without social awareness none: the agent forms no picture of others (Sid's ablation;
     docs/architecture.md "Roles")."""
     if not mind.settings.social_awareness:
         return []

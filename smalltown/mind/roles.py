@@ -1,4 +1,4 @@
-"""Role inference (issue 17; Project Sid §5.1): the role an agent has taken up, inferred from a
+"""Role inference (Project Sid §5.1): the role an agent has taken up, inferred from a
 rolling window of its last social goals (mind/goals.py keeps 5) and the needs they served.
 
 CLOCK: when the window changed since the role was last asked (a goal taken up that is not a

@@ -1,4 +1,4 @@
-"""Social awareness (issue 16, PIANO's social module): how an agent feels toward each agent it
+"""Social awareness (PIANO's social module): how an agent feels toward each agent it
 has talked with, 0 (hate) .. 10 (love), starting at 5, and their relationship in a sentence.
 
 CLOCK: on an event: after each conversation, packed into that side's summary of it (no call of

@@ -1,4 +1,4 @@
-"""The mind's side of a world's economy (issue 17): the decomposition asked with the ops feasible
+"""The mind's side of a world's economy: the decomposition asked with the ops feasible
 where the activity happens, and the op an answer names attached to its action.
 
 The engine hands the mind `Mind.market` (sim/economy.py's view of the town now): the mind never

@@ -1,4 +1,4 @@
-"""The stand-in's civics (issue 17): from typed inputs only (rates, stances, sides, holdings,
+"""The stand-in's civics: from typed inputs only (rates, stances, sides, holdings,
 the amendments' typed rates), never the constitution's or anyone's words.
 
 - A stance is the rate a person wants (None: the rate in force). An influencer wants its side's:

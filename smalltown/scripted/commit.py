@@ -1,4 +1,4 @@
-"""The stand-in's promises (issue 16): an utterance that may carry a commitment promises, on the
+"""The stand-in's promises: an utterance that may carry a commitment promises, on the
 speaker's first line, something from its typed inputs only. With the controller's broadcast it
 knows what it has planned next (`plan_next`) and promises that; without it, it has only what the
 talk gives it: a gathering today it knows of, or to meet the listener here again in two hours (a

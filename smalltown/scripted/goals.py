@@ -1,4 +1,4 @@
-"""The stand-in's social goal (issues 16-17): what a model plausibly answers from the question's
+"""The stand-in's social goal: what a model plausibly answers from the question's
 typed inputs (docs/architecture.md "Roles: the stand-in's goal choice"). Reads typed inputs and
 world text (traits, needs) only, never the goal's text.
 

@@ -1,4 +1,4 @@
-"""The stand-in's role inference (issue 17): the need the window's goals served most often (ties:
+"""The stand-in's role inference: the need the window's goals served most often (ties:
 the newest of them), named through a small lexicon of need -> role noun, with a plain fallback
 ("<need> worker") for a need the lexicon lacks. Reads the goals' typed needs only, never their text."""
 

@@ -1,4 +1,4 @@
-"""The stand-in's economy (issue 17): the decomposition of an economy world, with at most one op,
+"""The stand-in's economy: the decomposition of an economy world, with at most one op,
 chosen from the typed inputs only (the ops listed, the inventory, the goal's need word).
 
 Which op: one whose item is the need (a craft first), else a craft (bakers bake), else a gather

@@ -1,4 +1,4 @@
-"""Civics (issue 17; Project Sid §5.2 and Appendix D): a constitution in force, tax seasons, the
+"""Civics (Project Sid §5.2 and Appendix D): a constitution in force, tax seasons, the
 constituents' feedback, the manager of the vote's amendments, a vote, the engine's tally, and the
 revised constitution in force, on the game clock from the run's start.
 

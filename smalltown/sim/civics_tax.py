@@ -1,4 +1,4 @@
-"""Tax seasons (issue 17; Project Sid §5.2): every `season_every` Sid seconds (scaled) until the
+"""Tax seasons (Project Sid §5.2): every `season_every` Sid seconds (scaled) until the
 timeline's end, each constituent is told (a memory: the world's notice) and asked `pay_tax`; one
 who pays anything walks to the town chest (an action there for the window: no model call) and its
 deposit is applied through the economy's ledger (kind "tax") when it is in the chest's arena,

@@ -1,4 +1,4 @@
-"""The economy (issue 17): who holds what, every transfer a ledger row, and the ops agents do.
+"""The economy: who holds what, every transfer a ledger row, and the ops agents do.
 
 The ledger is the truth: holdings are the world file's starting inventories plus the ledger's rows,
 kept in memory (state/ledger.py's `Ledger`, which this builds on) and rebuilt from the save when a

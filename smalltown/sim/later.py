@@ -1,5 +1,5 @@
 """Slow modules' questions, answered while the town goes on and applied a fixed number of ticks
-after they were asked (issue 16: "slow modules never block fast ones").
+after they were asked ("slow modules never block fast ones").
 
 A question asked at tick t has its inputs fixed then (a typed task); it goes to a worker of the
 crowd's pool and the tick goes on. At t + lag the engine applies it, in agent order, waiting

@@ -131,7 +131,7 @@ def _pack_v7(db: sqlite_utils.Database) -> None:
 
 
 def _create_v8(db: sqlite_utils.Database) -> None:
-    """Added in schema 8: the economy's ledger (issue 17), every transfer of an item, written in its
+    """Added in schema 8: the economy's ledger, every transfer of an item, written in its
     tick's commit. An older save gets it empty (its world has no economy, or none moved yet)."""
     if "ledger" in db.table_names():  # (a save whose version was set back by hand: it has it)
         return

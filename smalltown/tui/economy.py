@@ -1,4 +1,4 @@
-"""The town's economy as the TUI shows it (issue 17): who holds what, and the ledger, read from the
+"""The town's economy as the TUI shows it: who holds what, and the ledger, read from the
 save through a `SaveReader` (bounded in replay: up to the tick shown), and the civics' events.
 
 Holdings are the world file's starting inventories with the save's ledger replayed over them by

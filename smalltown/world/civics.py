@@ -1,4 +1,4 @@
-"""A world's civics, as its file declares it in `[civics]` (issue 17; Project Sid §5.2 and
+"""A world's civics, as its file declares it in `[civics]` (Project Sid §5.2 and
 Appendix D), checked with file:line.
 
     [civics]

@@ -1,4 +1,4 @@
-"""A world's economy, as its file declares it in `[economy]` (issue 17), checked with file:line.
+"""A world's economy, as its file declares it in `[economy]`, checked with file:line.
 
     [economy]
     items = ["wheat", "flour", "bread"]

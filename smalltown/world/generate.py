@@ -46,7 +46,7 @@ class Options:
     seed: int = 0
     facts: bool = True
     gatherings: bool = True
-    same_traits: bool = False  # every persona the same traits and hobby, no couples (issue 17's role world)
+    same_traits: bool = False  # every persona the same traits and hobby, no couples (the role world)
 
 
 SAME_TRAITS = ("calm", "loyal", "energetic")  # (none of the stand-in's trait lexicon: no need leaned to)

@@ -32,12 +32,12 @@ PLACES: dict[str, tuple[str, list[tuple[str, list[str]]], bool]] = {
 BAR_FIRST = ("Red", "Golden", "Crooked", "Sleeping", "Laughing", "Old", "Silver", "Jolly")
 BAR_LAST = ("Fox", "Heron", "Anchor", "Lantern", "Badger", "Owl", "Plough", "Kettle")
 HAUNTS = ("park", "library", "bar")
-# issue 16: places with opening hours (drawn round the routines of those who work or call there, so a
+# places with opening hours (drawn round the routines of those who work or call there, so a
 # usual day is never shut out: only a plan that strays finds one closed), and objects one person
 # uses at a time
 SHOPS = ("bakery", "store", "cafe", "clinic", "workshop")
 CAPACITY = {"examination table": 1, "lathe": 1, "till": 1}
-# issue 16's goal generation: the community's goal and its needs, from these
+# the goal generation: the community's goal and its needs, from these
 COMMUNITY_GOALS = ("make {town} a good place to live for everyone", "keep {town} busy and friendly",
                    "help every neighbour in {town} through the year", "bring the people of {town} together")
 NEEDS = ("food", "company", "tools", "safety", "health", "learning", "shelter", "fun", "work", "news")

@@ -91,20 +91,20 @@ __all__ = [
     "SummarizeConversationSocial",
 ]
 
-from smalltown.llm.tasks.rate import RatePerson, RatePersonOut  # noqa: E402  (issue 16: eval social)
+from smalltown.llm.tasks.rate import RatePerson, RatePersonOut  # noqa: E402  (eval social)
 
 TASKS[RatePerson.name] = RatePerson
 __all__ += ["RatePerson", "RatePersonOut"]
 
-from smalltown.llm.tasks.economy import EconomyDecompose, EconomyDecomposeOut, Holding, Op  # noqa: E402  (issue 17)
+from smalltown.llm.tasks.economy import EconomyDecompose, EconomyDecomposeOut, Holding, Op  # noqa: E402
 
 TASKS[EconomyDecompose.name] = EconomyDecompose
 __all__ += ["EconomyDecompose", "EconomyDecomposeOut", "Holding", "Op"]
-from smalltown.llm.tasks.roles import GoalSeen, InferRole, InferRoleOut  # noqa: E402  (issue 17: roles)
+from smalltown.llm.tasks.roles import GoalSeen, InferRole, InferRoleOut  # noqa: E402  (roles)
 
 TASKS[InferRole.name] = InferRole
 __all__ += ["GoalSeen", "InferRole", "InferRoleOut"]
-from smalltown.llm.tasks.civics import (  # noqa: E402  (issue 17: civics)
+from smalltown.llm.tasks.civics import (  # noqa: E402  (civics)
     CIVIC_TASKS, Amendment, Amendments, AmendmentsOut, ConstitutionFeedback, FeedbackOut, FeedbackSeen, PayTax,
     PayTaxOut, Payment, ReviseConstitution, ReviseOut, Vote, VoteOut,
 )

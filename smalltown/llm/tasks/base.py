@@ -231,7 +231,7 @@ class Feeling(_Data):
 
 class Quiet(BaseModel):
     """A task whose `quiet` inputs are left out of its JSON while empty: inputs a task gained with a
-    module (issue 16) that is off keep the question's identity (`task_key`, a cassette's key) and
+    module that is off keep the question's identity (`task_key`, a cassette's key) and
     prompt what they were before the module existed."""
 
     quiet: ClassVar[tuple[str, ...]] = ()

@@ -1,4 +1,4 @@
-"""Civics' part of the seam (issue 17; Project Sid §5.2 and Appendix D): a constitution, tax
+"""Civics' part of the seam (Project Sid §5.2 and Appendix D): a constitution, tax
 seasons, feedback, amendments, a vote and a revised text. Only a world with a [civics] asks these.
 
 Rates are whole percents (0-100) of what each holds, paid each tax season. A `stance` is the

@@ -1,4 +1,4 @@
-"""The economy's part of the seam (issue 17): the ops an agent may do where it will act, typed,
+"""The economy's part of the seam: the ops an agent may do where it will act, typed,
 and the decomposition that may attach one to an action.
 
 Only a world with an [economy] asks `EconomyDecompose` (name "decompose_economy", the decompose

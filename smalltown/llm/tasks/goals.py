@@ -1,4 +1,4 @@
-"""Goal generation (issue 16; Project Sid's social goal, its Appendix C): one subgoal toward the
+"""Goal generation (Project Sid's social goal, its Appendix C): one subgoal toward the
 community's goal, from the person's traits, the community's needs and what others it knows of
 are doing. A slow module's question: asked at one tick, applied some ticks later (sim/later.py)."""
 
@@ -36,7 +36,7 @@ class SocialGoal(Quiet, Task):
     needs: list[str] = []  # the community's needs, as the world declares them
     goal: str = ""  # the person's current subgoal ("" = none yet)
     others: list[Other] = []
-    goal_need: str = ""  # the need the current subgoal serves (issue 17; left out while "")
+    goal_need: str = ""  # the need the current subgoal serves (left out while "")
     quiet: ClassVar[tuple[str, ...]] = ("goal_need",)
 
     def schema(self) -> dict:

@@ -1,4 +1,4 @@
-"""Rating a person (issue 16's social measures, `smalltown eval social`): how likeable or how
+"""Rating a person (the social measures, `smalltown eval social`): how likeable or how
 outgoing someone is, 0..10, judged from one text about them: their innate traits (the "true"
 figure) or what an observer thinks of them (the "perceived" one, judged as that observer).
 Asked by the measurement only, never during a run."""

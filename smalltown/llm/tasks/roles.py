@@ -1,4 +1,4 @@
-"""Role inference (issue 17; Project Sid §5.1 and Appendix C): the role a person has taken up,
+"""Role inference (Project Sid §5.1 and Appendix C): the role a person has taken up,
 inferred from a rolling window of its last social goals. A slow module's question (mind/roles.py)."""
 
 from __future__ import annotations

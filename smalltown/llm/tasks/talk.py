@@ -41,7 +41,7 @@ class React(Quiet, Task):
     facts: list[Fact] = []  # the declared facts the news is about
     feeling: Feeling | None = None  # social awareness: toward the agent seen (None: off, or an object)
     quiet: ClassVar[tuple[str, ...]] = ("feeling", "constitution", "stance_text", "persuading")
-    # civics (issue 17, mind/civics.py; "" / False in a world without [civics]): the constitution in
+    # civics (mind/civics.py; "" / False in a world without [civics]): the constitution in
     # force, an influencer's beliefs (world-file text) and whether it sets out to win people over
     constitution: str = ""
     stance_text: str = ""
@@ -84,7 +84,7 @@ class Utterance(Quiet, Task):
     decision: Decided | None = None  # the controller's decision (broadcast on)
     promises: list[Promise] = []  # the speaker's open commitments (broadcast on)
     feeling: Feeling | None = None  # social awareness: the speaker's toward the listener (None: off)
-    constitution: str = ""  # civics (issue 17): the constitution in force ("" without [civics])
+    constitution: str = ""  # civics: the constitution in force ("" without [civics])
     stance_text: str = ""  # civics: the speaker's beliefs, when an influencer (world-file text)
 
     def schema(self) -> dict:

@@ -1,7 +1,7 @@
-"""The day view's marks: the PIANO modules' events (issue 16) on the cells they happened in. A
+"""The day view's marks: the PIANO modules' events on the cells they happened in. A
 new goal taken up, a feeling moved, a promise made, kept or broken, a place found closed or taken
 each puts its sign on the cell (in place of the activity's symbol; the colour stays the
-activity's), as do issue 17's economy ops, role and civics events, and the cursor's cell lists them under the grid. "decided" is left out: an agent
+activity's), as do the economy ops, role and civics events, and the cursor's cell lists them under the grid. "decided" is left out: an agent
 decides before nearly every action it starts, so it would mark every cell."""
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ MARKS: dict[str, tuple[str, str]] = {
     "broken": ("✗", "#ff6b6b"), "unexpected": ("?", "#ff922b"), "kept": ("✓", "#69db7c"),
     "committed": ("✎", "#4dabf7"), "sentiment": ("♥", "#f783ac"), "goal": ("◆", "#ffd43b"),
     "blocked": ("⊘", "#ffa94d"),
-    "role": ("★", "#94d82d"),  # issue 17: a role taken up (mind/roles.py)
-    # issue 17: the civics (a kind this version's event list may not name is marked all the same)
+    "role": ("★", "#94d82d"),  # a role taken up (mind/roles.py)
+    # the civics (a kind this version's event list may not name is marked all the same)
     "refused": ("⊗", "#ff8787"), "constitution": ("§", "#ffd43b"), "tally": ("Σ", "#e599f7"),
     "season": ("☼", "#ffa94d"), "proposal": ("¶", "#74c0fc"), "vote": ("☐", "#74c0fc"),
     "stance": ("⚑", "#66d9e8"), "feedback": ("≈", "#adb5bd"),

@@ -1,4 +1,4 @@
-"""The inspector's Goods tab (issue 17), in a world with an economy: what the agent holds (its
+"""The inspector's Goods tab, in a world with an economy: what the agent holds (its
 starting inventory with the save's ledger replayed, up to the tick shown in replay), its role
 when one was inferred, and its latest transfers. Item and holder names come from a world file or
 a save: shown as text, never markup."""

@@ -1,4 +1,4 @@
-"""The inspector's Social tab: what the PIANO modules (issue 16) keep of one agent, read from the
+"""The inspector's Social tab: what the PIANO modules keep of one agent, read from the
 save. Its feelings toward others (sentiment 0..10, the relationship in a sentence, and how the
 feeling moved conversation by conversation), its goal and the need behind it, the controller's
 latest decision, its promises (open in the state; made, kept and broken in the event log) and
@@ -200,7 +200,7 @@ def social(reader: SaveReader, agent: str, state: AgentState | None, note: str, 
         sections.append(("Feelings toward others", feelings(state, trails(feel), today)))
     if state.goal or state.goals or state.slow:
         sections.append(("Goal", goal(state, today)))
-    if state.role:  # issue 17: the role inferred from its goals (mind/roles.py)
+    if state.role:  # the role inferred from its goals (mind/roles.py)
         sections.append(("Role", shown_text(state.role)))
     if state.decision is not None:
         sections.append(("Latest decision", decision(state, today)))

@@ -38,7 +38,7 @@ KIND_STYLES = {
     "decided": "dim", "goal": "#ffd43b", "sentiment": "#f783ac", "committed": "#4dabf7", "kept": "#69db7c",
     "broken": "bold #ff6b6b", "unexpected": "#ff922b", "blocked": "#ffa94d",
     "role": "#94d82d",
-    # issue 17: the economy's ops and the civics' events (kinds a save may have before KINDS names them)
+    # the economy's ops and the civics' events (kinds a save may have before KINDS names them)
     "gather": "#c0eb75", "craft": "#c0eb75", "give": "#63e6be", "trade": "#63e6be", "deposit": "#c0eb75",
     "refused": "#ff8787", "constitution": "bold #ffd43b", "season": "#ffa94d", "proposal": "#74c0fc",
     "vote": "#74c0fc", "tally": "#e599f7", "feedback": "#adb5bd", "stance": "#66d9e8",

@@ -1,4 +1,4 @@
-"""The town screen (issue 17): the economy and civics of the whole town, read from the save (up to
+"""The town screen: the economy and civics of the whole town, read from the save (up to
 the tick shown in replay). The town chest's holdings, every agent's in a table, the ledger newest
 first (a filters it by agent, giver or taker; k by kind of transfer) and, when the save has
 civics' events, the constitution in force and the latest tally. In a world without an economy it
