@@ -12,7 +12,7 @@ from smalltown.store.packing import unpack_text
 from smalltown.store.query import Where, limited
 from smalltown.store.records import CallRow, CallSums, CallTotals
 
-_CALL = ("SELECT id, tick, time, agent, task, prompt_tokens, cached_tokens, completion_tokens, ms, backend, note "
+CALL_SELECT = ("SELECT id, tick, time, agent, task, prompt_tokens, cached_tokens, completion_tokens, ms, backend, note "
          "FROM llm_calls")
 
 _SIZE = "CASE WHEN typeof({0}) = 'blob' THEN {0} ELSE length(coalesce({0}, '')) END"  # a packed text, or its length
@@ -22,7 +22,8 @@ def _chars(size: int | bytes, call_id: int) -> int:
     return size if isinstance(size, int) else len(unpack_text(size, f"llm_calls row {call_id}") or "")
 
 
-def _call(r: tuple) -> CallRow:
+def call_row(r: tuple) -> CallRow:
+    """A CALL_SELECT row as a CallRow (a missing note reads as "")."""
     return CallRow(*r[:-1], note=r[-1] or "")
 
 
@@ -42,7 +43,7 @@ class CallReads:
         when `noted`), the newest `limit` of them, newest first; a missing note reads as ""."""
         where = self._calls_where(agent, task, after_id, upto_id, noted)
         lim, args = limited(limit)
-        return [_call(r) for r in self.conn.execute(f"{_CALL}{where.sql} ORDER BY id DESC{lim}",
+        return [call_row(r) for r in self.conn.execute(f"{CALL_SELECT}{where.sql} ORDER BY id DESC{lim}",
                                                     [*where.args, *args])]
 
     def call_sums(self, agent: str | None = None, task: str | None = None, after_id: int | None = None,
@@ -54,8 +55,8 @@ class CallReads:
             f"coalesce(sum(completion_tokens), 0) FROM llm_calls{where.sql}", where.args).fetchone())
 
     def call(self, call_id: int) -> CallRow | None:
-        r = self.conn.execute(f"{_CALL} WHERE id = ?", (call_id,)).fetchone()
-        return _call(r) if r else None
+        r = self.conn.execute(f"{CALL_SELECT} WHERE id = ?", (call_id,)).fetchone()
+        return call_row(r) if r else None
 
     def call_tasks(self) -> list[str]:
         """The tasks the call log names, sorted."""

@@ -1,7 +1,7 @@
 """The Reader's reads for "why did the agent do that?" (a base of store/reader.py's Reader): the
-action an agent had begun by a tick, the model call that chose it (the latest whose answer names
-its activity) and the others made with it, the retrievals logged with
-them and the memories those cite, followed down their evidence (reflections rest on memories).
+action an agent had begun by a tick, the model calls its provenance names (llm.asker.call_ref), the
+retrievals logged with them and the memories those cite, followed down their evidence (reflections
+rest on memories).
 
 Rows come back as the save holds them; which of them answer "why" is for `smalltown why`
 (cli/why.py) to put together.
@@ -15,11 +15,10 @@ import sqlite3
 from smalltown.store.errors import guarded
 from smalltown.store.packing import unpack_scores
 from smalltown.store.query import Where, limited
+from smalltown.store.reader_calls import CALL_SELECT, call_row
 from smalltown.store.records import CallRow, EventRow, Memory
 from smalltown.store.snapshots import has_table
 
-_CALL = ("SELECT id, tick, time, agent, task, prompt_tokens, cached_tokens, completion_tokens, ms, backend, note "
-         "FROM llm_calls")
 ACTIONS_SHOWN = 50  # actions listed as decided by one call (a day's plan decides a whole day)
 EVIDENCE_DEPTH = 3  # reflections on reflections: how far down a chain is followed
 EVIDENCE_MEMORIES = 200  # at most this many memories in one chain (a bound on a hostile save)
@@ -52,9 +51,9 @@ class WhyReads:
         in the log (a stripped save) or a ref that is not one."""
         if not isinstance(ref, dict) or not isinstance(ref.get("key"), str) or not isinstance(ref.get("tick"), int):
             return None
-        r = self.conn.execute(f"{_CALL} WHERE agent = ? AND key = ? AND tick >= ? ORDER BY tick, id LIMIT 1",
+        r = self.conn.execute(f"{CALL_SELECT} WHERE agent = ? AND key = ? AND tick >= ? ORDER BY tick, id LIMIT 1",
                               (ref.get("agent") or agent, ref["key"], ref["tick"])).fetchone()
-        return CallRow(*r[:-1], note=r[-1] or "") if r else None
+        return call_row(r) if r else None
 
     def actions_decided_by(self, call: CallRow, limit: int = ACTIONS_SHOWN) -> list[EventRow]:
         """The "started" events (oldest first, the first `limit`) whose action names `call` among
@@ -83,8 +82,8 @@ class WhyReads:
 
     def calls_at(self, agent: str, tick: int) -> list[CallRow]:
         """The agent's calls at exactly `tick`, in the order they were made."""
-        return [CallRow(*r[:-1], note=r[-1] or "") for r in self.conn.execute(
-            f"{_CALL} WHERE agent = ? AND tick = ? ORDER BY id", (agent, tick))]
+        return [call_row(r) for r in self.conn.execute(
+            f"{CALL_SELECT} WHERE agent = ? AND tick = ? ORDER BY id", (agent, tick))]
 
     def calls_in(self, agent: str | None = None, task: str | None = None, since: int | None = None,
                  until: int | None = None, limit: int | None = None) -> list[CallRow]:
@@ -94,8 +93,8 @@ class WhyReads:
         if since is not None:
             where = where.add("tick >= ?", since)
         lim, args = limited(limit)
-        rows = [CallRow(*r[:-1], note=r[-1] or "") for r in self.conn.execute(
-            f"{_CALL}{where.sql} ORDER BY id DESC{lim}", [*where.args, *args])]
+        rows = [call_row(r) for r in self.conn.execute(
+            f"{CALL_SELECT}{where.sql} ORDER BY id DESC{lim}", [*where.args, *args])]
         return rows[::-1]
 
     def retrievals_at(self, agent: str, tick: int) -> list[dict]:
