@@ -49,10 +49,7 @@ def execute(args: argparse.Namespace, handler: Callable[[argparse.Namespace], in
         print(f"error: {shown(e, lines=True)}", file=sys.stderr)
         return REFUSED  # a misspelt name is a usage error
     except WorldError as e:
-        for problem in e.problems:
-            print(shown(problem, lines=True), file=sys.stderr)
-        n = len(e.problems)
-        print(f"{n} problem{'s' if n != 1 else ''} found", file=sys.stderr)
+        say_problems(e)
         return FAILED if failed_while_working(e) else REFUSED  # (a world refused; a disk full as it is written)
     except (SaveError, BackendUnavailable, SettingsError, OSError) as e:  # (SQLite's errors too: store/errors.py)
         print(f"error: {shown(e, lines=True)}", file=sys.stderr)
@@ -64,6 +61,16 @@ def execute(args: argparse.Namespace, handler: Callable[[argparse.Namespace], in
     except Exception as e:  # noqa: BLE001 - the last word: one clear line, never a traceback
         print(f"error: {unexpected(args, e)}", file=sys.stderr)
         return BUG_CODE
+
+
+def say_problems(e: Any) -> None:
+    """A refused world's problems (world.errors.WorldError), one each, then how many."""
+    from smalltown.shown import shown
+
+    for problem in e.problems:
+        print(shown(problem, lines=True), file=sys.stderr)
+    n = len(e.problems)
+    print(f"{n} problem{'s' if n != 1 else ''} found", file=sys.stderr)
 
 
 # errors of the machine, not of what the user gave: a full disk or quota, a file too big, a failing device

@@ -17,7 +17,7 @@ from smalltown.cli.app import CONTEXT, cli, opt
 from smalltown.cli.app_eval import eval_group
 from smalltown.cli.app_files import save as save_group
 from smalltown.cli.app_files import world as world_group
-from smalltown.cli.execute import handle
+from smalltown.cli.execute import handle, say_problems
 from smalltown.cli.options import OK, REFUSED, STOPPED_INT
 from smalltown.shown import shown
 
@@ -78,10 +78,7 @@ def world_check_command(args: argparse.Namespace) -> int:
     try:
         return world_check(args.path, args.json)
     except WorldError as e:
-        for problem in e.problems:
-            print(shown(problem, lines=True), file=sys.stderr)
-        n = len(e.problems)
-        print(f"{n} problem{'s' if n != 1 else ''} found", file=sys.stderr)
+        say_problems(e)
         return 1
 
 
