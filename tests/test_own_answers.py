@@ -45,6 +45,16 @@ def test_an_answer_copying_the_example_is_caught():
     assert copied_example(*summary(ANN, "Talked with Bob about the mill's new wheel.")) == ""
 
 
+def test_a_placeholder_left_open_is_caught_but_a_less_than_is_not():
+    """A small model stops inside a placeholder ("<What Ann remembers..." with no ">"): the same
+    copy. A "<" that opens no word ("I <3 it", "x < 5") is the town's own text."""
+    assert copied_example(*summary(ANN, "<What Ann Lee remembers of Bob")) == \
+        "copies the example's placeholder '<What Ann Lee remembers of Bob'"
+    assert copied_example(*summary(ANN, "Talked with Bob. <the conversation in one")).startswith("copies")
+    for own in ("I <3 the new bakery, Bob said so too", "Fewer than <5 people came", "x < y at the mill"):
+        assert copied_example(*summary(ANN, own)) == "", own
+
+
 def test_another_agents_answer_counts_only_from_an_earlier_tick():
     r = Recent()
     r.add("react", "Bob Stone", "the same stock answer again and again", 5)

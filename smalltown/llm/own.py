@@ -25,6 +25,9 @@ from smalltown.llm.tasks import Output, Task
 from smalltown.llm.validate import UnusableAnswer
 
 PLACEHOLDER = re.compile(r"<[^<>]{2,}>")  # an example's "<...>": never a town's own text
+# the same left open (a small model stops before the ">" or at its token limit): a "<" opening a
+# word, then words to the end of the text with no ">" ("<What Ann remembers of the day")
+UNCLOSED = re.compile(r"(?:^|\s)<[A-Za-z][^<>]{2,}$")
 # fields whose text is naturally the same across agents: names of places and objects, times,
 # states, options picked from a list
 NATURAL = frozenset({"time", "start", "place", "object", "state", "by", "where", "item", "op", "need", "choice",
@@ -62,9 +65,9 @@ def copied_example(task: Task, out: Output) -> str:
     from smalltown.llm.examples import EXAMPLES
 
     for text in free_text(out):
-        m = PLACEHOLDER.search(text)
+        m = PLACEHOLDER.search(text) or UNCLOSED.search(text.strip())
         if m:
-            return f"copies the example's placeholder {m.group()!r}"
+            return f"copies the example's placeholder {m.group().strip()!r}"
     shown = {normal(s, "") for s in free_text(EXAMPLES.get(task.name, {})) if not PLACEHOLDER.search(s)}
     for text in free_text(out):
         if normal(text, "") in shown and len(words(text)) >= 3:
