@@ -41,8 +41,8 @@ def test_sids_500_agent_world_passes_world_check(sid500: Path) -> None:
 
 def test_six_towns_of_33_and_302_rural_homes_outside_every_town(sid500: Path) -> None:
     world = load_world(sid500)
-    assert len(world.towns) == 6 and world.map.width == 500 and world.map.height == 600
-    assert all(t.radius >= 25 for t in world.towns)
+    assert len(world.towns) == 6 and world.map.width == 250 and world.map.height == 300
+    assert all(t.radius >= 13 for t in world.towns)
     by_town: dict[str, int] = {}
     for a in world.agents:
         by_town[world.town_of(a.name)] = by_town.get(world.town_of(a.name), 0) + 1
@@ -89,7 +89,7 @@ def test_the_same_options_give_the_same_bytes(tmp_path: Path) -> None:
 
 
 def test_a_thousand_agents_in_sids_layout_generate_and_pass_world_check(tmp_path: Path) -> None:
-    out = generate(tmp_path, "k", "--towns", 12, "--agents", 33, "--rural", 604, "--layout", "sid")
+    out = generate(tmp_path, "k", "--towns", 12, "--agents", 33, "--rural", 604, "--layout", "sid", "--area", "354x424")
     checked = cli("world", "check", out, "--json")
     assert checked.returncode == 0, checked.stderr
     assert json.loads(checked.stdout)["agents"] == 1000
@@ -113,6 +113,7 @@ def test_the_grid_layout_writes_a_town_table_for_each_town(tmp_path: Path) -> No
     (("--priests", 3), "--priests needs a --doctrine"),
     (("--layout", "sid", "--towns", 2, "--agents", 4, "--priests", 5, "--doctrine", PASTA), "--priests 5:"),
     (("--layout", "sid", "--towns", 6, "--agents", 33, "--area", "100x100"), "do not fit in a 100x100 area"),
+    (("--layout", "sid", "--towns", 6, "--agents", 33, "--rural", 800), "no room for"),
     (("--layout", "sid", "--area", "big"), "--area big: give the width and height in tiles"),
     (("--layout", "sid", "--area", "10x2000"), "--area must be 20 to 1000 tiles each way"),
     (("--doctrine", "nowhere.toml"), "nowhere.toml: file not found"),

@@ -3,15 +3,18 @@ dense circle of buildings (rows of them, a street under each row's doors), the c
 over a rectangle of open ground, roads joining them, and the rural agents' farmhouses scattered
 over the rest, every one outside every town's circle.
 
-The scale: Sid's 1000 x 1200 blocks with towns of radius 50 are, at 2 blocks a tile, 500 x 600
-tiles with towns of radius 25 (AREA, TOWN_RADIUS). A tile is where one agent stands and an
-agent walks a tile a step, so 2 blocks a tile keeps a walk between towns to tens of minutes of
-game time and the map to 300,000 tiles: a path search (tcod, from the goal, stopping at the
-start) covers at most that, and the map file stays under 1 MB. At 1 block a tile the map (1.2
-million tiles) is over MAP_MAX_SIDE and each search four times the work. A town's circle grows
-past the radius asked when its buildings need more room (33 agents' homes, shops and haunts
-need 26 to 28 tiles), as its [[towns]] table then says. Within its circle a town is packed as
-tightly as it goes, round the centre."""
+The scale: 4 of Sid's blocks a tile, so his 1000 x 1200 blocks are 250 x 300 tiles and a town's
+radius of 50 blocks 13 tiles (AREA, TOWN_RADIUS). An agent walks a tile a step (10 game seconds):
+at 4 blocks a tile a walk between towns (some 100 tiles) takes a quarter of a game hour, and the
+map is 75,000 tiles, where a path search (tcod, from the goal, stopping at the start) is as cheap
+as on the grid layout's map. Measured over three scripted game hours of Sid's 500 agents
+(06:00-09:00, two shared cores): 2 blocks a tile (500 x 600) spent 28.5 s of 112 s in 3,044 path
+searches, 3 blocks (333 x 400) 12.6 s of 91 s, 4 blocks 7.6 s of 88 s; the grid layout 10.0 s of
+122 s. At 1 block a tile the map is over MAP_MAX_SIDE. What it costs: our towns are buildings, not
+spawn circles, so a town of 33 (its homes, shops and haunts) needs a radius of 26 to 28 tiles,
+more than the 13 asked; a town's circle grows to what its buildings need, as its [[towns]] table
+then says, and the towns take a larger share of the area than Sid's (some 18%, his 4%). Within
+its circle a town is packed as tightly as it goes, round the centre."""
 
 from __future__ import annotations
 
@@ -22,8 +25,8 @@ import numpy as np
 
 from smalltown.world.generate_map import HEIGHT, PITCH, Building, Layout
 
-AREA = (500, 600)  # tiles, width x height: Sid's 1000 x 1200 blocks at 2 blocks a tile
-TOWN_RADIUS = 25  # tiles: Sid's 50 blocks
+AREA = (250, 300)  # tiles, width x height: Sid's 1000 x 1200 blocks at 4 blocks a tile
+TOWN_RADIUS = 13  # tiles: Sid's 50 blocks
 TRIES = 20_000  # random places tried for one town or farmhouse before the area is said to be too small
 
 
@@ -111,7 +114,8 @@ def lay_out_sid(rng: random.Random, towns: list[list[Building]], rural: list[Bui
                 taken[y - 1:y + HEIGHT + 1, x - 1:x + b.width + 1] = True
                 break
         else:
-            raise LayoutError(f"no room for {len(rural)} farmhouses outside the towns in a {width}x{height} area")
+            raise LayoutError(f"no room for {len(rural)} farmhouses outside the towns in a {width}x{height} area: "
+                              f"give a larger --area")
     return Layout(width, height, out_streets), circles
 
 

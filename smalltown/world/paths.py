@@ -14,7 +14,7 @@ def components(walkable: np.ndarray) -> np.ndarray:
     """Label 4-connected walkable regions (-1 for blocked), numbered in the order their first tile
     comes row by row; run once when a world loads. Each row's runs of walkable tiles are joined
     to the runs they touch in the row above (union-find): work by runs, not tiles, so a map of
-    open ground (Sid's 500 x 600 tiles) is labelled in a fraction of a second."""
+    open ground (500 x 600 tiles) is labelled in a fraction of a second."""
     h, w = walkable.shape
     labels = np.full((h, w), -1, dtype=np.int32)
     padded = np.zeros((h, w + 2), dtype=np.int8)
