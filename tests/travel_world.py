@@ -4,29 +4,17 @@ the sectors named after it and its people's homes; its park the square everyone 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from smalltown.world.generate import Options, write
 from smalltown.world.load import load_world
-from smalltown.world.model import World
-
-try:  # the world's own Town once worlds declare towns
-    from smalltown.world.model import Town  # type: ignore[attr-defined]
-except ImportError:
-    @dataclass(frozen=True)
-    class Town:  # type: ignore[no-redef]
-        name: str
-        centre: tuple[int, int]
-        radius: int
-        square: str
-
+from smalltown.world.model import Town, World
 
 def towns_world(tmp: Path, towns: int = 3, agents: int = 5, rural: int = 3, seed: int = 1) -> World:
+    tmp.mkdir(parents=True, exist_ok=True)
     write(Options(towns=towns, agents=agents, rural=rural, seed=seed), tmp / "towns.toml")
     world = load_world(tmp / "towns.toml")
-    if not getattr(world, "towns", None):
-        world.towns = declared(world)
+    world.towns = declared(world)
     return world
 
 

@@ -4,23 +4,12 @@ to. What an agent is told of them each day is mind/trips.py's."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
 
-from smalltown.world.model import World
+from smalltown.world.model import Town, World
 
 MARKET_HOURS = (9 * 60, 18 * 60)  # a square with no hours of its own: when its market is held
-
-
-def towns_of(world: World) -> list[Any]:
-    """The world's towns (`World.towns`: name, centre, radius, square); [] for a world without."""
-    return list(getattr(world, "towns", None) or [])
-
-
-def doctrines_of(world: World) -> list[Any]:
-    """The world's doctrines (`World.doctrines`); [] for a world without."""
-    return list(getattr(world, "doctrines", None) or [])
 
 
 @dataclass
@@ -28,10 +17,10 @@ class Atlas:
     """Where the towns and sectors of a world lie, computed once for all its minds (`Lore.atlas`)."""
 
     world: World
-    towns: list[Any] = field(init=False)
 
-    def __post_init__(self) -> None:
-        self.towns = towns_of(self.world)
+    @property
+    def towns(self) -> list[Town]:
+        return self.world.towns
 
     @property
     def many(self) -> bool:
@@ -48,13 +37,7 @@ class Atlas:
 
     def town_at(self, x: float, y: float) -> str:
         """The town a tile is in ("": the land between towns)."""
-        at = getattr(self.world, "town_at", None)
-        if at is not None:
-            return at(int(round(x)), int(round(y)))
-        for t in self.towns:
-            if (x - t.centre[0]) ** 2 + (y - t.centre[1]) ** 2 <= t.radius ** 2:
-                return t.name
-        return ""
+        return self.world.town_at(int(round(x)), int(round(y)))
 
     @cached_property
     def sector_town(self) -> dict[str, str]:
@@ -63,8 +46,7 @@ class Atlas:
 
     def home_town(self, agent: str, home: str) -> str:
         """The town of an agent's home ("" = rural)."""
-        of = getattr(self.world, "town_of", None)
-        return of(agent) if of is not None else self.sector_town.get(home, "")
+        return self.world.town_of(agent)
 
     def minutes(self, sector: str, to: str) -> int:
         """The walk between two sectors' centres, in minutes (a street grid: no diagonals; at
@@ -83,10 +65,11 @@ class Atlas:
         sector = self.world.sectors.get(square)
         return sector.hours if sector is not None and sector.hours else MARKET_HOURS
 
-    def allowed(self, agent: str, home: str) -> frozenset[str] | None:
-        """With travel off: the sectors an agent may go to (its own town's and those between
-        towns; a rural agent's nearest town's too). None: anywhere (a world of one town)."""
+    def allowed(self, agent: str, home: str, usual: frozenset[str] = frozenset()) -> frozenset[str] | None:
+        """With travel off: the sectors an agent may go to: its own town's and those between towns
+        (a rural agent's nearest town's), and the places of its usual day (`usual`: world data).
+        None: anywhere (a world of one town, or none)."""
         if not self.many:
             return None
         own = self.home_town(agent, home) or self.nearest(home)
-        return frozenset(s for s, t in self.sector_town.items() if t in ("", own)) | {home}
+        return frozenset(s for s, t in self.sector_town.items() if t in ("", own)) | {home} | usual

@@ -14,7 +14,7 @@ from datetime import date, datetime
 from typing import TYPE_CHECKING
 
 from smalltown.llm.tasks import TownSeen, Trip
-from smalltown.mind.travel import Atlas, doctrines_of
+from smalltown.mind.travel import Atlas
 
 if TYPE_CHECKING:
     from smalltown.mind.core import MindCore
@@ -50,7 +50,8 @@ def allowed(mind: "MindCore") -> frozenset[str] | None:
     of several towns, its own town's and those between towns."""
     if mind.settings.travel:
         return None
-    return atlas(mind).allowed(mind.name, mind.persona.home)
+    usual = frozenset(it.place for it in mind.spec.routine if it.place) | frozenset(mind.spec.sleep_places)
+    return atlas(mind).allowed(mind.name, mind.persona.home, usual)
 
 
 def known_places(mind: "MindCore") -> list[str]:
@@ -110,7 +111,7 @@ def trips(mind: "MindCore", day: date) -> list[Trip]:
             out.append(Trip(town=t.name, place=t.square, why="people", start=_hhmm(s), end=_hhmm(e), minutes=walk,
                             people=there[:5]))
     held = believes(mind)
-    for d in doctrines_of(a.world):
+    for d in a.world.doctrines:
         sector = (d.gathering or "").split(":")[0]
         if d.name not in held or sector not in mind.lore.sectors:
             continue
