@@ -19,11 +19,19 @@ from smalltown.scripted import trips as scripted_trips
 from smalltown.sim.open import create
 from smalltown.world.model import Doctrine
 
-from travel_world import towns_world
+from travel_world import bundled, towns_world
+
+WORLDS = ["generated", "bundled"]  # a 3-town world generated here; worlds/towns.toml
 
 
-def _run(tmp: Path, world, settings: Settings, hours: int = 24, before=None):
-    """Run the world; (agent -> towns it stood in that are not its own, the trips started)."""
+def _world(kind: str, tmp: Path):
+    return towns_world(tmp) if kind == "generated" else bundled()
+
+
+def _run(tmp: Path, world, settings: Settings, hours: int = 24, before=None, streets: bool = True):
+    """Run the world; (agent -> towns it stood in that are not its own, the trips started).
+    `streets` False: only a town's places count (its arenas), not the street tiles of its circle
+    (the generated grid's rows of towns: the way to work may cross another town's circle)."""
     sim = create(world, tmp / "run.sqlite", ScriptedBackend(world.seed), settings, overwrite=True)
     if before is not None:
         before(sim)
@@ -37,30 +45,37 @@ def _run(tmp: Path, world, settings: Settings, hours: int = 24, before=None):
             if e.kind == "started":
                 started.append(e)
         for a in sim.agents:
-            town = world.town_at(*a.tile)
+            if not streets and a.arena < 0:
+                continue
+            town = world.town_at(*a.tile) if streets else atlas.sector_town.get(world.arenas[a.arena].sector, "")
             if town and town not in own[a.name]:
                 away.setdefault(a.name, set()).add(town)
     return sim, away, started
 
 
 def _own_towns(atlas: Atlas, spec) -> set[str]:
-    """The towns an agent keeps to with travel off: its home's (a rural agent's nearest), and those
-    of its usual day's places (world data: a farmer living out of town works in one)."""
+    """The towns an agent keeps to with travel off: its home's (a rural agent's nearest; and any
+    town whose circle its home's tiles reach), and those of its usual day's places (world data: a
+    farmer living out of town works in one)."""
     home = atlas.home_town(spec.name, spec.home) or atlas.nearest(spec.home)
-    return {home} | {atlas.sector_town.get(it.place, "") for it in spec.routine if it.place} - {""}
+    world = atlas.world
+    at_home = {world.town_at(*t) for a in world.sectors[spec.home].arenas.values() for t in a.tiles}
+    return ({home} | at_home | {atlas.sector_town.get(it.place, "") for it in spec.routine if it.place}) - {""}
 
 
-def test_travel_off_keeps_every_agent_in_its_own_town(tmp_path):
-    world = towns_world(tmp_path)
+@pytest.mark.parametrize("kind", WORLDS)
+def test_travel_off_keeps_every_agent_in_its_own_town(tmp_path, kind):
+    world = _world(kind, tmp_path)
     assert len(world.towns) == 3
-    _, away, _ = _run(tmp_path, world, Settings(travel=False))
+    _, away, _ = _run(tmp_path, world, Settings(travel=False), streets=kind == "bundled")
     assert away == {}
 
 
-def test_travel_on_agents_visit_other_towns_for_the_reasons_given(tmp_path):
-    world = towns_world(tmp_path)
+@pytest.mark.parametrize("kind", WORLDS)
+def test_travel_on_agents_visit_other_towns_for_the_reasons_given(tmp_path, kind):
+    world = _world(kind, tmp_path)
     squares = {t.square: t.name for t in world.towns}
-    sim, away, started = _run(tmp_path, world, Settings(travel=True))
+    sim, away, started = _run(tmp_path, world, Settings(travel=True), streets=kind == "bundled")
     assert len(away) >= 3, away  # several agents of the 18 stood in another town during the day
     own = {a.name: _own_towns(Atlas(world), a) for a in world.agents}
     at_square = [e for e in started if squares.get(e.data["address"].split(":")[0], "") not in ("", *own[e.agent])]
@@ -72,11 +87,15 @@ def test_travel_on_agents_visit_other_towns_for_the_reasons_given(tmp_path):
     assert all(e.data["activity"].startswith("talking with") for e in at_square if e not in trips)
 
 
-def test_a_believer_is_given_its_doctrines_gathering_and_goes(tmp_path):
-    world = towns_world(tmp_path)
-    far = world.towns[1]  # the gathering in the second town's square
-    world.doctrines = [Doctrine("Lanternism", (("lantern",), ("Lantern Keeper",)), ("indirect", "direct"), (), (),
-                                gathering=far.square, gathering_hours="16:00-17:00")]
+@pytest.mark.parametrize("kind", WORLDS)
+def test_a_believer_is_given_its_doctrines_gathering_and_goes(tmp_path, kind):
+    world = _world(kind, tmp_path)
+    if kind == "generated":  # a doctrine of the test's own, meeting in the second town's square
+        world.doctrines = [Doctrine("Lanternism", (("lantern",), ("Lantern Keeper",)), ("indirect", "direct"), (), (),
+                                    gathering=world.towns[1].square, gathering_hours="16:00-17:00")]
+    doctrine = world.doctrines[0]
+    far = next(t for t in world.towns if t.square == doctrine.gathering)
+    hours = doctrine.gathering_hours.split("-")
     atlas = Atlas(world)
     believers = [a.name for a in world.agents if atlas.home_town(a.name, a.home) not in ("", far.name)]
     assert len(believers) >= 5
@@ -84,20 +103,21 @@ def test_a_believer_is_given_its_doctrines_gathering_and_goes(tmp_path):
     def believe(sim) -> None:
         for a in sim.agents:
             if a.name in believers:
-                a.mind.state.modules["belief"] = {"Lanternism": {"level": 1, "since": "2023-06-05 06:00:00",
-                                                                 "exposures": []}}
+                a.mind.state.modules["belief"] = {doctrine.name: {"level": 1, "since": "2023-06-05 06:00:00",
+                                                                  "exposures": []}}
 
     sim, _, started = _run(tmp_path, world, Settings(travel=True), hours=18, before=believe)
-    went = {e.agent for e in started if e.data["activity"].startswith("go to the Lanternism gathering")
+    went = {e.agent for e in started if e.data["activity"].startswith(f"go to the {doctrine.name} gathering")
             and e.data["address"].split(":")[0] == far.square}
     assert went and went <= set(believers)
     assert len(went) >= len(believers) // 3  # most days a believer goes (the stand-in: 70 %)
     # the reason is typed in the plan's question: a non-believer is never given it
+    day = world.start.date()
     other = next(a for a in sim.agents if a.name not in believers)
-    assert all(t.why != "gathering" for t in mind_trips.trips(other.mind, date(2023, 6, 5)))
+    assert all(t.why != "gathering" for t in mind_trips.trips(other.mind, day))
     one = next(a for a in sim.agents if a.name in believers)
-    gathering = [t for t in mind_trips.trips(one.mind, date(2023, 6, 5)) if t.why == "gathering"]
-    assert [(t.place, t.start, t.end, t.doctrine) for t in gathering] == [(far.square, "16:00", "17:00", "Lanternism")]
+    gathering = [t for t in mind_trips.trips(one.mind, day) if t.why == "gathering"]
+    assert [(t.place, t.start, t.end, t.doctrine) for t in gathering] == [(far.square, *hours, doctrine.name)]
 
 
 def test_reasons_are_typed_from_the_world(tmp_path):

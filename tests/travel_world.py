@@ -1,6 +1,7 @@
-"""A small world of several towns for the travel tests: generated (`world generate` options),
-with its towns declared from where its places were laid out (each town: the centre and extent of
-the sectors named after it and its people's homes; its park the square everyone knows)."""
+"""Small worlds of several towns for the travel tests: the bundled worlds/towns.toml, and one
+generated in the test (`world generate` options, its town grid; when a generator declares no
+towns, they are declared from where its places were laid out: each town the centre and extent of
+the sectors named after it and its people's homes, its park the square everyone knows)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ def towns_world(tmp: Path, towns: int = 3, agents: int = 5, rural: int = 3, seed
     tmp.mkdir(parents=True, exist_ok=True)
     write(Options(towns=towns, agents=agents, rural=rural, seed=seed), tmp / "towns.toml")
     world = load_world(tmp / "towns.toml")
-    world.towns = declared(world)
+    if not world.towns:  # (a generator that declares none: from where its places were laid out)
+        world.towns = declared(world)
     return world
 
 
@@ -34,3 +36,7 @@ def declared(world: World) -> list[Town]:
         apart = min((((cx - x) ** 2 + (cy - y) ** 2) ** 0.5 for n, x, y, _ in spots if n != name), default=r * 2)
         out.append(Town(name, (round(cx), round(cy)), int(min(r + 2, apart / 2 - 1)), f"{name} Park"))
     return out
+
+
+def bundled(name: str = "towns") -> World:
+    return load_world(Path(__file__).resolve().parents[1] / "worlds" / f"{name}.toml")
