@@ -41,7 +41,7 @@ def travel_part(t: DailyPlan | HourlySchedule) -> str:
               for w in t.towns]
     if not t.trips:
         return "\n".join(lines + [f"No reason for {name} to go to another town today."])
-    lines.append(f"Reasons {name} may go to another town today (a trip is one block at that place, the walk in it):")
+    lines.append(f"Reasons {name} may make a trip today (a trip is one block at that place, the walk there in it):")
     for r in t.trips:
         if r.why == "market":
             what = f"the market at {r.place} in {r.town}, open {r.start}-{r.end}"
