@@ -131,6 +131,10 @@ class Settings:
     # person for this many game minutes (a crowd is passed through); 0: every new face is weighed
     # (the paper's loop). Sid's controller (piano, baseline) decides at its own pace: 5
     attention_minutes: float = _in(0.0, 0.0, 1440.0)
+    # a world of several towns (mind/travel.py): agents plan trips to other towns for the reasons
+    # their day gives (a market, people they know there, a doctrine's gathering); off, every agent
+    # keeps to its own town (a rural agent to its home, the land between towns and its nearest town)
+    travel: bool = True
 
     def __post_init__(self) -> None:
         """Every Settings is whole: each value of its setting's type and inside its range (so an
