@@ -89,23 +89,25 @@ def known_level(mind: "MindCore", doctrine: str, other: str) -> int:
     return max((e["level"] for e in kept if e["from"] == other), default=0)
 
 
-def talk_inputs(mind: "MindCore", listener: str) -> dict:
+def talk_inputs(mind: "MindCore", listener: str, heard: list[str] = ()) -> dict:
     """The talk question's belief inputs ({} with `belief` off or no doctrine the speaker holds or
-    has heard: the question is as before)."""
+    has heard: the question is as before). `heard`: the listener's lines so far in this talk (the
+    engine's phase keeps them as exposures once the talk is over)."""
     if not mind.settings.belief:
         return {}
     faiths = []
     for d in mind.lore.doctrines:
-        entry = mind.state.modules.get(NAME, {}).get(d.name)
+        now_heard = [lvl for text in heard if (lvl := level_in(d, text))]
+        entry = mind.state.modules.get(NAME, {}).get(d.name) or ({"level": 0} if now_heard else None)
         if not entry:
             continue
-        kept = entry.get("exposures", [])
+        kept = [e["level"] for e in entry.get("exposures", [])] + now_heard
         priest = mind.name in d.priests
         faiths.append(Faith(
             doctrine=d.name, level=int(entry.get("level", 0)), levels=[list(k) for k in d.levels],
             level_names=list(d.level_names), priest=priest, persona=list(d.persona) if priest else [],
-            exposures=len(kept), heard_level=max((e["level"] for e in kept), default=0),
-            listener_level=known_level(mind, d.name, listener)))
+            exposures=len(kept), heard_level=max(kept, default=0),
+            listener_level=max([known_level(mind, d.name, listener), *now_heard])))
     return {"faiths": faiths} if faiths else {}
 
 

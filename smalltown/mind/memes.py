@@ -28,12 +28,15 @@ def asker(town: str) -> str:
 
 
 def goals_of(minds: Iterable["MindCore"]) -> list[TownGoal]:
-    """The goals windows of `minds` (each its goals, the needs aligned from the end), the newest
-    MAX_GOALS of them in agent order."""
+    """The goals windows of `minds` (each its goals with their needs: the roles' window's needs,
+    aligned from the end, else only the current goal's), the newest MAX_GOALS in agent order."""
     out: list[TownGoal] = []
     for m in minds:
         s = m.state
-        needs = [""] * (len(s.goals) - len(s.goal_needs)) + list(s.goal_needs[-len(s.goals):]) if s.goals else []
+        if not s.goals:
+            continue
+        known = list(s.goal_needs[-len(s.goals):]) if s.goal_needs else [s.goal_need]
+        needs = [""] * (len(s.goals) - len(known)) + known
         out += [TownGoal(agent=m.name, goal=g, need=n) for g, n in zip(s.goals, needs)]
     return out[-MAX_GOALS:]
 

@@ -165,7 +165,7 @@ def say(conv: Conversation, a: "MindCore", b: "MindCore") -> bool:
         memories=list(memories.values()),
         transcript=[tasks.TranscriptLine(speaker=x.speaker, text=x.text, facts=x.facts) for x in conv.lines],
         feeling=social.feeling(speaker, listener.name), **extra, **civics.talk_inputs(speaker),
-        **belief.talk_inputs(speaker, listener.name)))
+        **belief.talk_inputs(speaker, listener.name, [x.text for x in conv.lines if x.speaker == listener.name])))
     if committing:
         commitments.commit(speaker, listener.name, out, now)
     asked = speaker.asker.last_task  # numbered as its prompt showed them

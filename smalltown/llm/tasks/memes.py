@@ -5,7 +5,7 @@ keywords that mark it (a meme is such a keyword). Asked by the engine's "memes" 
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Annotated, ClassVar
 
 from pydantic import Field
 
@@ -25,9 +25,12 @@ class TownGoal(_Data):
     need: str = ""
 
 
+Keyword = Annotated[str, Field(min_length=1, max_length=30)]
+
+
 class Topic(_Data):
     topic: str = Field(min_length=1, max_length=40, description="a short name for the common idea")
-    keywords: list[str] = Field(min_length=1, max_length=MAX_KEYWORDS,
+    keywords: list[Keyword] = Field(min_length=1, max_length=MAX_KEYWORDS,
                                 description="one-word keywords that mark it in what people say or plan")
 
 
