@@ -43,15 +43,21 @@ def _utterance(t: Utterance) -> dict[str, str]:
 
 
 def faith_lines(t: Utterance) -> list[str]:
-    """Belief's part (mind/belief.py): a priest's persona lines, and what the speaker believes or
-    has heard of each doctrine, in the words of its level; none without belief (the prompt is as before)."""
+    """Belief's part (mind/belief.py): a priest's persona lines (world data, written to the priest:
+    "You are ..."), and what the speaker believes or has heard of each doctrine, in the words of
+    its level; none without belief (the prompt is as before)."""
     name, out = t.persona.name, []
     for f in t.faiths:
-        out += [f"{name}: {quote(line)}" for line in f.persona]
+        if f.persona:
+            out.append(f"What {name} was told of their faith: {quote(' '.join(f.persona))}")
         if f.level:
             words = ", ".join(f.levels[f.level - 1])
-            role = "a priest" if f.priest else f"a {f.level_names[f.level - 1]} believer" if f.level_names else "a believer"
-            out.append(f"{name} is {role} of {f.doctrine} (its words: {words}).")
+            if f.priest:
+                out.append(f"{name} is a priest of {f.doctrine}, speaks of it by its words ({words}) and tries to win "
+                           "others over to it.")
+            else:
+                kind = f"{f.level_names[f.level - 1]} " if f.level_names else ""
+                out.append(f"{name} is a {kind}believer in {f.doctrine} and speaks of it by its words ({words}).")
         elif f.heard_level:
             out.append(f"{name} has heard others speak of {f.doctrine} ({', '.join(f.levels[f.heard_level - 1])}).")
     return out
