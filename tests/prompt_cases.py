@@ -10,6 +10,7 @@ from datetime import timedelta
 from pydantic import ValidationError
 
 from realistic import CONSTITUTION, GATHERING, KLAUS, NOW, PARTY, realistic_tasks, rec
+from smalltown.llm.tasks.belief import Faith
 from smalltown.llm.tasks import (Block, Decided, Done, Feeling, LastTalk, PersonaCard, Promise, RatePerson, Task, TownSeen,
                                   Trip)
 
@@ -29,6 +30,8 @@ SAMPLES: dict[str, list] = {
              [Block(start="06:00", minutes=60, activity="wake up", place="Isabella Rodriguez's apartment")]],
     "facts": [[PARTY]],
     "feeling": [Feeling(other="Klaus Mueller", sentiment=8, summary='a "regular" who\nreads a lot')],
+    "faiths": [[Faith(doctrine="Noodlism", level=2, levels=[["Pasta"], ["Pastafarian"]], level_names=["indirect", "direct"],
+                      priest=True, persona=['You are a "passionate"\nPastafarian.'])]],
     "from_time": ["13:00"],
     "gatherings": [[GATHERING]],
     "goal": ['throw "the best" party\nin town'],

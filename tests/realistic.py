@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from smalltown.llm.tasks.roles import GoalSeen, InferRole
+from smalltown.llm.tasks.memes import MemeSummary, TownGoal
 from smalltown.llm.tasks import Feeling, Other, RatePerson, SocialGoal, SummarizeConversationSocial
 from smalltown.llm.tasks import EconomyDecompose, Holding, Op
 from smalltown.llm.tasks import Amendment, Amendments, ConstitutionFeedback, FeedbackSeen, PayTax, ReviseConstitution, Vote
@@ -187,6 +188,11 @@ def realistic_tasks() -> dict[str, Task]:
                   goals=[GoalSeen(goal="bake extra bread to share with the neighbours", need="food"),
                          GoalSeen(goal="bring neighbours together for a chat and a meal", need="company")]),
         *_civic(transcript),
+        MemeSummary(persona=PersonaCard(name="town Smallville", age=0, traits="", description="", home="Smallville"),
+                    now=NOW, town="Smallville",
+                    goals=[TownGoal(agent="Isabella Rodriguez", goal="bake extra bread to share with the neighbours",
+                                    need="food"),
+                           TownGoal(agent="Klaus Mueller", goal="start a reading club at the library", need="knowledge")]),
     ]
     out = {t.name: t for t in tasks}
     assert set(out) == set(TASKS)

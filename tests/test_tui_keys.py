@@ -108,6 +108,7 @@ LIVE: dict[str, Check] = {
     "right_square_bracket": lambda app, b: app.selected != b["selected"],
     "left_square_bracket": lambda app, b: app.selected != b["selected"],
     "f": lambda app, b: app.following,
+    "L": lambda app, b: app.query_one(MapView).belief_layer,
     "i": screen(InspectorScreen),
     # the tiny town has no economy: the town screen's key is off (tests/test_tui_economy.py: on)
     "T": lambda app, b: app.check_action("town", ()) is False and len(app.screen_stack) == 1,

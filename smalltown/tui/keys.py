@@ -33,6 +33,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("open", "Open a save or world…", "Close this run and open another (O)"),
     ("perceived", "Show / hide perceived and decided events", "In the event log (p)"),
     ("follow", "Follow the selected agent", "Keep it in the middle of the map (f)"),
+    ("belief_layer", "Show / hide the belief layer", "Colour the agents on the map by belief level (L)"),
     ("select(1)", "Select the next agent", "(])"),
     ("select(-1)", "Select the previous agent", "([)"),
     ("help", "Help", "Every key (?)"),
@@ -53,6 +54,7 @@ BINDINGS: list[BindingType] = [
     Binding("right_square_bracket", "select(1)", "Next agent", key_display="]", show=False),
     Binding("left_square_bracket", "select(-1)", "Prev agent", key_display="[", show=False),
     Binding("f", "follow", "Follow", show=False),
+    Binding("L", "belief_layer", "Belief", show=False),
     Binding("i", "inspect", "Inspect"),
     Binding("T", "town", "Town"),  # only in a world with an economy (the app's check_action)…
     Binding("T", "nothing_to_show('town')", show=False),  # …elsewhere this one says why nothing opens

@@ -94,6 +94,9 @@ def on_colour(colour: str) -> Style:
 
 # Several agents on one tile: their count, in a colour no agent has.
 CROWD_STYLE = Style(color="#ffffff", bgcolor="#c2255c", bold=True)
+# the map's belief layer (the L key): no level, a lower level, a doctrine's top level
+BELIEF_COLOURS = ("#5c5f66", "#fab005", "#e03131")
+BELIEF_STYLES = tuple(on_colour(c) for c in BELIEF_COLOURS)
 
 
 # A short symbol for what an agent is doing, beside its sentence in the agents list (plain

@@ -78,6 +78,7 @@ class AgentView:
     reflecting: bool = False  # reflected in the last half hour of game time
     path: tuple[Tile, ...] = ()  # the tiles still to walk
     action_address: str | None = None  # the object its action is at
+    belief: int = 0  # belief (mind/belief.py), its highest in any doctrine: 0 none, 1 a lower level, 2 the top
 
     @property
     def state(self) -> str:
@@ -117,6 +118,14 @@ def agent_views(sim: Simulation, reflecting: frozenset[str] = frozenset()) -> tu
         AgentView(a.name, tuple(a.tile), a.action.describe() if a.action else None, a.doing,
                   a.asleep, bool(a.path), talking=bool(a.action and a.action.talking),
                   reflecting=a.name in reflecting, path=tuple(a.path),
-                  action_address=a.action.address if a.action else None)
+                  action_address=a.action.address if a.action else None, belief=belief_mark(sim, a.mind.state.modules))
         for a in sim.agents
     )
+
+
+def belief_mark(sim: Simulation, modules: dict) -> int:
+    """The map layer's mark of an agent's belief: 2 the top level of some doctrine, 1 a lower one, 0 none."""
+    held = modules.get("belief", {})
+    marks = [2 if lvl >= len(d.levels) else 1 for d in sim.world.doctrines
+             if (lvl := held.get(d.name, {}).get("level", 0))]
+    return max(marks, default=0)

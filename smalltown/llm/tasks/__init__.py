@@ -115,3 +115,7 @@ __all__ += ["Amendment", "Amendments", "AmendmentsOut", "ConstitutionFeedback", 
 from smalltown.llm.tasks.travel import TownSeen, Trip  # noqa: E402  (travel between towns)
 
 __all__ += ["TownSeen", "Trip"]
+from smalltown.llm.tasks.memes import MemeSummary, MemeSummaryOut, Topic, TownGoal  # noqa: E402  (memes)
+
+TASKS[MemeSummary.name] = MemeSummary
+__all__ += ["MemeSummary", "MemeSummaryOut", "Topic", "TownGoal"]

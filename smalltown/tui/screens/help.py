@@ -53,6 +53,8 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("r", "rewind: a new save as this run was at an earlier time (9:00: its latest occurrence, -2h); "
           "this one is kept"),
     ("p", "show / hide \"perceived\" events in the log"),
+    ("L", "the belief layer: agents on the map coloured by belief level (grey none, yellow a lower level, "
+          "red a doctrine's top)"),
     ("arrows, PgUp/PgDn", "scroll the map (or the mouse wheel)"),
     ("tab", "move the focus between map, agents and log"),
     ("ctrl+p", "the command palette: every action, searchable"),

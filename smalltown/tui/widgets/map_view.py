@@ -21,7 +21,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from smalltown.shown import shown
-from smalltown.tui.palette import (CHANGED_STYLE, CROWD_STYLE, CURSOR_STYLE, PATH_GLYPH, TINTED,
+from smalltown.tui.palette import (BELIEF_STYLES, CHANGED_STYLE, CROWD_STYLE, CURSOR_STYLE, PATH_GLYPH, TINTED,
                                    agent_glyph, on_colour, path_style, sector_hue, tile_background,
                                    tile_style, tint)
 from smalltown.tui.snapshot import AgentView
@@ -125,6 +125,11 @@ class MapView(ScrollView, can_focus=True):
     # --- updates from frames ----------------------------------------------------------------
 
     selected: str | None = None  # the agent drawn in reverse, its path drawn ahead of it
+    belief_layer = False  # agents coloured by belief level (BELIEF_STYLES) instead of their own colours
+
+    def show_belief(self, on: bool) -> None:
+        self.belief_layer = on
+        self._redraw()
 
     def show(self, agents: tuple[AgentView, ...], objects: dict[str, str] | None = None,
              changed: frozenset[str] = frozenset()) -> None:
@@ -142,6 +147,7 @@ class MapView(ScrollView, can_focus=True):
             for x, y in obj.tiles if obj else ():
                 overlay[(x, y)] = (self._cells[y][x][0], CHANGED_STYLE)
         at: dict[Tile, list[str]] = {}
+        marker = {a.name: BELIEF_STYLES[a.belief] for a in self._agents} if self.belief_layer else self._marker
         for a in self._agents:
             at.setdefault(a.tile, []).append(a.name)
             if a.name == self.selected:
@@ -153,7 +159,7 @@ class MapView(ScrollView, can_focus=True):
                     overlay[(x, y)] = ("X", path_style(colour, self._cells[y][x][1].bgcolor))
         for tile, names in at.items():
             if len(names) == 1:
-                overlay[tile] = (agent_glyph(names[0]), self._marker.get(names[0], CROWD_STYLE))
+                overlay[tile] = (agent_glyph(names[0]), marker.get(names[0], CROWD_STYLE))
             else:
                 overlay[tile] = (str(len(names)) if len(names) < 10 else "+", CROWD_STYLE)
             if self.selected in names:
