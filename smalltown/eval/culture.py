@@ -118,7 +118,7 @@ def read_culture(reader: Reader, where: str = "save", overhear: bool = True) -> 
                 raw.append(Said(c.tick, t, c.id, i, line.speaker, c.other_side(line.speaker), line.text))
     raw.sort(key=lambda s: (s.tick, s.conversation, s.index))
     memes = [{"tick": m.tick, "time": m.time, "town": m.town, "topics": m.topics}
-             for m in (reader.memes() if hasattr(reader, "memes") else [])]
+             for m in reader.memes()]
     places = Positions(reader, world)
     hour_ticks = _hour_ticks(tick, step)
     wanted = sorted(set(hour_ticks) | ({s.tick for s in raw if _matters(s, world.doctrines)} if overhear else set()))

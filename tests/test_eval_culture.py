@@ -1,0 +1,121 @@
+"""`eval culture`'s measures on a save written by hand (tests/culture_saves.py): each figure is
+counted by hand from the rows the save holds, and asserted equal."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from culture_saves import ADA, ISABELLA, KLAUS, MARIA, NED, write_culture_save
+from smalltown.eval.culture import measure_culture, read_culture
+from smalltown.eval.culture_faith import area
+from smalltown.store.save import open_reader
+
+
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory) -> dict:
+    path = write_culture_save(tmp_path_factory.mktemp("culture") / "culture.sqlite")
+    reader = open_reader(path)
+    try:
+        s = read_culture(reader)
+    finally:
+        reader.close()
+    return {"save": s, "r": measure_culture(s), "path": path}
+
+
+def test_the_towns_are_those_of_the_agents_homes(measured):
+    s = measured["save"]
+    assert s.town == {ISABELLA: "Cottage", MARIA: "Cottage", KLAUS: "Cottage", ADA: "Cafe", NED: ""}
+    assert measured["r"]["towns"] == {"Cottage": 3, "Cafe": 1} and measured["r"]["rural"] == 1
+    assert s.hearing_radius == 2
+
+
+def test_memes_per_agent_by_town_and_rural(measured):
+    m = measured["r"]["memes"]
+    # the summaries' keywords, each once whatever its case ("Garden" is "garden")
+    assert m["memes"] == ["garden", "compost", "fish"]
+    # goals: Isabella garden+compost, garden; Ned fish; Klaus compost. speech: Isabella garden, Maria fish
+    assert (m["uses"], m["from_goals"], m["from_speech"]) == (7, 5, 2)
+    cottage, cafe, rural = m["groups"]["Cottage"], m["groups"]["Cafe"], m["groups"]["(rural)"]
+    assert (cottage["agents"], cottage["uses"], cottage["per_capita"]) == (3, 6, 2.0)
+    assert cottage["distinct_per_agent"] == pytest.approx(4 / 3)  # Isabella 2, Maria 1, Klaus 1
+    assert cottage["counts"] == {"garden": 3, "compost": 2, "fish": 1} and cottage["leading"] == "garden"
+    assert (cafe["uses"], cafe["per_capita"], cafe["leading"]) == (0, 0.0, None)
+    assert (rural["agents"], rural["uses"], rural["per_capita"], rural["leading"]) == (1, 1, 1.0, "fish")
+    assert m["towns_per_capita"] == 6 / 4 and m["rural_per_capita"] == 1.0
+
+
+def test_memes_over_time_per_town(measured):
+    t = measured["r"]["memes"]["over_time"]["Cottage"]
+    assert t["garden"] == [(1, 2), (2, 1), (3, 0)]  # goal + line in hour 1, goal in hour 2
+    assert t["compost"] == [(1, 1), (2, 0), (3, 1)]
+    assert t["fish"] == [(1, 0), (2, 1), (3, 0)]
+
+
+def test_levels_rise_from_own_speech_never_down(measured):
+    d = measured["r"]["doctrines"][0]
+    assert d["doctrine"] == "Noodlism" and d["priests"] == [ADA]
+    # Isabella said "noodle" (level 1) at tick 100, then "noodle" again: no change; Maria "Noodlist" (2)
+    assert d["levels"] == {ISABELLA: 1, MARIA: 2, ADA: 2}
+    assert [(x["agent"], x["was"], x["level"]) for x in d["rises"]] == [(ISABELLA, 0, 1), (MARIA, 0, 2)]
+    assert d["converts"] == {"indirect": 1, "direct": 1} and d["converts_total"] == 2
+    assert d["by_hour"] == [{"hour": 1, "indirect": 1, "direct": 0}, {"hour": 2, "indirect": 1, "direct": 1},
+                            {"hour": 3, "indirect": 1, "direct": 1}]
+    assert d["converts_by_town"] == {"Cottage": 2} and d["converts_outside_priests_towns"] == 2
+
+
+def test_exposures_and_the_critical_graph(measured):
+    d = measured["r"]["doctrines"][0]
+    g = d["graph"]
+    # Ada's first line: told Isabella, overheard by Maria (1 tile away; Klaus 3); Isabella's reply:
+    # overheard by Maria; Isabella to Maria; Maria's reply: told Isabella, overheard by Klaus (at his
+    # tile of tick 450); Ada to Ned. Ada herself is a priest: never exposed.
+    assert (d["exposures"], d["overheard"]) == (7, 3)
+    assert [(e["from"], e["to"], e["level"], e["how"]) for e in g["critical"]] == [
+        (ADA, ISABELLA, 2, "told"), (ADA, MARIA, 2, "overheard")]
+    assert (g["critical_edges"], g["noncritical_edges"], g["nodes"]) == (2, 5, 5)
+    assert (g["max_depth"], g["mean_depth"]) == (1, 1.0)
+    assert g["converts_per_priest"] == {ADA: 2} and g["mean_converts_per_priest"] == 2.0
+    assert g["unexposed_converts"] == []
+
+
+def test_area_of_influence_over_time(measured):
+    d = measured["r"]["doctrines"][0]
+    # radius 2: a 5 x 5 square, cut at the map's edge. Hour 0: Ada at her spawn. Hour 1: Ada (2,3)
+    # and Isabella (1,2) (20 tiles at the edge, 16 shared). Hour 2: and Maria (3,2). Hour 3: Ada at
+    # the park (11,10), away from the two at the cottage.
+    assert [a["tiles"] for a in d["area"]] == [[25, 25], [29, 25], [35, 34], [55, 50]]
+    assert [a["hour"] for a in d["area"]] == [0, 1, 2, 3]
+
+
+def test_area_counts_the_union_of_squares_within_the_map():
+    assert area([(0, 0)], 1, (10, 10)) == 4
+    assert area([(5, 5), (5, 5)], 1, (10, 10)) == 9
+    assert area([(5, 5), (6, 5)], 1, (10, 10)) == 12
+
+
+def test_the_report_has_every_figure(measured, tmp_path):
+    from click.testing import CliRunner
+
+    from smalltown.cli.app import cli
+
+    out = tmp_path / "report"
+    res = CliRunner().invoke(cli, ["eval", "culture", str(measured["path"]), "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    data = json.loads((out / "report.json").read_text())
+    assert data["doctrines"][0]["graph"]["critical_edges"] == 2
+    md = (out / "report.md").read_text()
+    for part in ("Memes", "Noodlism", "Exposure graph", "Project Sid"):
+        assert part in md
+    plots = {p.name for p in (out / "plots").iterdir()}
+    assert {"memes-per-agent.svg", "Noodlism-converts.svg", "Noodlism-area.svg", "Noodlism-exposures.svg"} <= plots
+
+
+def test_a_missing_save_is_refused(tmp_path):
+    from click.testing import CliRunner
+
+    from smalltown.cli.app import cli
+
+    res = CliRunner().invoke(cli, ["eval", "culture", str(tmp_path / "none.sqlite")])
+    assert res.exit_code == 2 and "no such save" in res.output
