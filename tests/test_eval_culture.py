@@ -8,6 +8,7 @@ import json
 import pytest
 
 from culture_saves import ADA, ISABELLA, KLAUS, MARIA, NED, write_culture_save
+from helpers import cli
 from smalltown.eval.culture import measure_culture, read_culture
 from smalltown.eval.culture_faith import area
 from smalltown.store.save import open_reader
@@ -96,26 +97,22 @@ def test_area_counts_the_union_of_squares_within_the_map():
 
 
 def test_the_report_has_every_figure(measured, tmp_path):
-    from click.testing import CliRunner
-
-    from smalltown.cli.app import cli
-
     out = tmp_path / "report"
-    res = CliRunner().invoke(cli, ["eval", "culture", str(measured["path"]), "-o", str(out)])
-    assert res.exit_code == 0, res.output
-    data = json.loads((out / "report.json").read_text())
+    p = cli("eval", "culture", measured["path"], "--json", "--out", out, check=True)
+    data = json.loads(p.stdout)
+    assert json.loads((out / "report.json").read_text()) == data
     assert data["doctrines"][0]["graph"]["critical_edges"] == 2
     md = (out / "report.md").read_text()
-    for part in ("Memes", "Noodlism", "Exposure graph", "Project Sid"):
+    for part in ("Memes", "Noodlism", "Exposure graph", "Project Sid", "uses per agent"):
         assert part in md
     plots = {p.name for p in (out / "plots").iterdir()}
-    assert {"memes-per-agent.svg", "Noodlism-converts.svg", "Noodlism-area.svg", "Noodlism-exposures.svg"} <= plots
+    assert {"memes-per-agent.svg", "memes-Cottage.svg", "Noodlism-converts.svg", "Noodlism-area.svg",
+            "Noodlism-exposures.svg"} <= plots
+    assert "<svg" in (out / "report.html").read_text()
+    shown = cli("eval", "culture", measured["path"], check=True).stdout
+    assert "Noodlism: converts" in shown and "1 indirect, 1 direct" in shown
 
 
 def test_a_missing_save_is_refused(tmp_path):
-    from click.testing import CliRunner
-
-    from smalltown.cli.app import cli
-
-    res = CliRunner().invoke(cli, ["eval", "culture", str(tmp_path / "none.sqlite")])
-    assert res.exit_code == 2 and "no such save" in res.output
+    p = cli("eval", "culture", tmp_path / "none.sqlite")
+    assert p.returncode == 2 and "no such save" in p.stderr
