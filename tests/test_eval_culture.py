@@ -116,3 +116,48 @@ def test_the_report_has_every_figure(measured, tmp_path):
 def test_a_missing_save_is_refused(tmp_path):
     p = cli("eval", "culture", tmp_path / "none.sqlite")
     assert p.returncode == 2 and "no such save" in p.stderr
+
+
+def test_the_matrix_culture_measure(measured):
+    from smalltown.eval.measures import MEASURES
+
+    m = MEASURES["culture"].fn(measured["path"], None)
+    f = m["figures"]
+    assert (f["meme uses per agent, towns"], f["meme uses per agent, rural"]) == (1.5, 1.0)
+    assert (f["Noodlism: indirect converts"], f["Noodlism: direct converts"]) == (1.0, 1.0)
+    assert (f["Noodlism: area, indirect or above (tiles)"], f["Noodlism: area, direct or above (tiles)"]) == (55.0, 50.0)
+    assert f["Noodlism: critical exposures"] == 2.0 and f["Noodlism: converts per priest"] == 2.0
+    assert m["series"]["Noodlism: direct converts"] == [(1.0, 0.0), (2.0, 1.0), (3.0, 1.0)]
+    assert m["series"]["Noodlism: area, indirect or above"] == [(0, 25.0), (1, 29.0), (2, 35.0), (3, 55.0)]
+
+
+def test_culture_conditions_for_the_matrix():
+    from smalltown.eval import EvalError
+    from smalltown.eval.conditions import parse_condition
+
+    assert parse_condition("no-priests") == ("no-priests", {"priests": "false"})
+    assert parse_condition("no-travel") == ("no-travel", {"travel": "false"})
+    assert parse_condition("no-social-awareness") == ("no-social-awareness", {"social_awareness": "false"})
+    assert parse_condition("alone=priests=false,travel=false") == ("alone", {"priests": "false", "travel": "false"})
+    with pytest.raises(EvalError, match="priests is true or false"):
+        parse_condition("x=priests=maybe")
+
+
+def test_the_world_without_priests(tmp_path):
+    from culture_saves import world_text
+    from helpers import ROOT
+    from smalltown.eval.culture_worlds import world_without_priests
+    from smalltown.world.load import load_world
+
+    src = tmp_path / "w" / "culture.toml"
+    src.parent.mkdir()
+    (tmp_path / "maps").mkdir()
+    (tmp_path / "maps" / "tiny.toml").write_text((ROOT / "maps" / "tiny.toml").read_text())
+    # the priests as a multi-line array; the map named from the world file's folder ("../maps/tiny.toml")
+    src.write_text(world_text().replace('priests = ["Ada Brew"]', 'priests = [\n  "Ada Brew",\n]'))
+    path = world_without_priests(src, tmp_path / "out")
+    before, after = load_world(src), load_world(path)
+    assert before.doctrines[0].priests == (ADA,) and after.doctrines[0].priests == ()
+    assert after.doctrines[0].levels == before.doctrines[0].levels
+    assert [a.name for a in after.agents] == [a.name for a in before.agents] and after.towns == before.towns
+    assert path.parent == tmp_path / "out"

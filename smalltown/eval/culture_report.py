@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from smalltown.eval.matrix import plot
-from smalltown.eval.plots import spread_graph
+from smalltown.eval.plots import bars, spread_graph
 from smalltown.eval.report import Doc
 from smalltown.store.schema import TIME_FMT
 
@@ -81,11 +81,8 @@ def _memes(doc: Doc, m: dict, pre: str) -> None:
     doc.table(["group", "agents", "uses", "uses per agent", "distinct memes per agent", "leading meme", "top memes"],
               [[g, v["agents"], v["uses"], _num(v["per_capita"]), _num(v["distinct_per_agent"]), v["leading"] or "none",
                 ", ".join(f"{k} {n}" for k, n in list(v["counts"].items())[:5])] for g, v in m["groups"].items()])
-    groups = list(m["groups"])
-    doc.figure(f"{pre}memes-per-agent", plot("Meme uses per agent, by group",
-                                             [("uses per agent", [(i + 1, v["per_capita"] or 0.0) for i, v in
-                                                                  enumerate(m["groups"].values())], [])],
-                                             "group: " + ", ".join(f"{i + 1} {g}" for i, g in enumerate(groups)),
+    doc.figure(f"{pre}memes-per-agent", bars("Meme uses per agent, by group",
+                                             [(g, v["per_capita"]) for g, v in m["groups"].items()],
                                              "meme uses per agent"),
                "Meme uses per agent for each town and the rural area (Sid's Fig. 11B).")
     for g, series in m["over_time"].items():
