@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections import defaultdict
 from datetime import datetime
 
-from smalltown.eval.culture import CultureSave, hour_of, hours
+from smalltown.eval.culture_save import CultureSave, hour_of, hours
 from smalltown.store.schema import TIME_FMT
 from smalltown.world.model import Doctrine
 

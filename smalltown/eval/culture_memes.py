@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from smalltown.eval.culture import CultureSave, hour_of, hours
+from smalltown.eval.culture_save import CultureSave, hour_of, hours
 
 RURAL = "(rural)"  # the rural area's name in the report (its town is "")
 
