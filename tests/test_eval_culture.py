@@ -161,3 +161,37 @@ def test_the_world_without_priests(tmp_path):
     assert after.doctrines[0].levels == before.doctrines[0].levels
     assert [a.name for a in after.agents] == [a.name for a in before.agents] and after.towns == before.towns
     assert path.parent == tmp_path / "out"
+
+
+def test_levels_recomputed_from_a_run_equal_the_belief_modules_state(tmp_path):
+    """A scripted run of a two-town world with a doctrine (the culture preset): the levels, rises
+    and critical exposures eval recomputes from the save's lines equal what the belief module
+    kept in each agent's state and said in its "converted" events."""
+    from culture_world import culture_world
+    from smalltown.state.saved import saved_at
+
+    world, save = culture_world(tmp_path), tmp_path / "towns.sqlite"
+    cli("run", world, "-o", save, "--headless", "--until", "+13h", check=True)
+    assert saved_at(save)[1].hour == 19
+    reader = open_reader(save)
+    try:
+        s = read_culture(reader)
+        states = {a: (reader.agent_state(a).get("modules") or {}).get("belief", {}) for a in s.agents}
+        converted = reader.events(kinds=("converted",))
+    finally:
+        reader.close()
+    d = measure_culture(s)["doctrines"][0]
+    kept = {a: b["Noodlism"] for a, b in states.items() if b.get("Noodlism", {}).get("level")}
+    assert d["converts_total"] >= 3  # (the stand-in's doctrine words spread: else this checks little)
+    assert d["levels"] == {a: e["level"] for a, e in kept.items()}
+    last = {x["agent"]: x["time"] for x in d["rises"]}
+    assert {a: e["since"] for a, e in kept.items() if a not in d["priests"]} == last
+    assert [(e.agent, e.data["was"], e.data["level"], e.time) for e in converted] == \
+        [(x["agent"], x["was"], x["level"], x["time"]) for x in d["rises"]]
+    # the module's critical exposure of each first conversion is eval's critical edge
+    module = {e.agent: e.data["exposure"]["from"] for e in converted if e.data["was"] == 0}
+    assert module == {e["to"]: e["from"] for e in d["graph"]["critical"]}
+    # and the spread the report shows: converts never fall, and the area where the faith is heard grows
+    total = [sum(v for k, v in row.items() if k != "hour") for row in d["by_hour"]]
+    assert total == sorted(total) and total[-1] > total[0]
+    assert d["area"][-1]["tiles"][0] > d["area"][0]["tiles"][0]
