@@ -105,6 +105,12 @@ def test_the_report_has_every_figure(measured, tmp_path):
     md = (out / "report.md").read_text()
     for part in ("Memes", "Noodlism", "Exposure graph", "Project Sid", "uses per agent"):
         assert part in md
+    # Sid's findings beside this save's: rural 1.00 < towns 1.50; converts at 2 h and at the end; the area
+    assert "| rural agents use fewer memes per capita than town agents | yes, significantly (Fig. 11B) | " \
+           "yes (rural 1.00, towns 1.50) |" in md
+    assert "| Noodlism: direct converts keep rising after 2 h | yes, not saturated (Fig. 12B-C) | " \
+           "1 at 2 h, 1 at the end (hour 3) |" in md
+    assert "yes (25 → 55 tiles, indirect or above)" in md
     plots = {p.name for p in (out / "plots").iterdir()}
     assert {"memes-per-agent.svg", "memes-Cottage.svg", "Noodlism-converts.svg", "Noodlism-area.svg",
             "Noodlism-exposures.svg"} <= plots

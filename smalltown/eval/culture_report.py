@@ -49,6 +49,32 @@ def headline(r: dict) -> list[list[str]]:
     return rows
 
 
+def beside_sid(r: dict) -> list[list[str]]:
+    """Sid's findings (§5.3) and this save's figures for each, side by side."""
+    m = r["memes"]
+    towns, rural = m["towns_per_capita"], m["rural_per_capita"]
+    fewer = "n/a" if towns is None or rural is None else \
+        f"{'yes' if rural < towns else 'no'} (rural {rural:.2f}, towns {towns:.2f})"
+    leads = {g: v["leading"] for g, v in m["groups"].items() if v["leading"]}
+    several = sum(1 for g in r["towns"] if len(m["groups"][g]["counts"]) > 1)
+    rows = [["rural agents use fewer memes per capita than town agents", "yes, significantly (Fig. 11B)", fewer],
+            ["each town discusses several memes, favourites differ by town", "yes (eco in Woodhaven, pranking in "
+             "Clearwater; Fig. 11C-E)", f"{several} of {len(r['towns'])} towns use more than one meme; leading: "
+             + (", ".join(f"{g} {k}" for g, k in leads.items()) or "none")]]
+    for d in r["doctrines"]:
+        at2 = d["by_hour"][1] if len(d["by_hour"]) > 1 else None
+        end = d["by_hour"][-1] if d["by_hour"] else None
+        for n in d["level_names"]:
+            ours = "n/a (the run is shorter than 2 h)" if at2 is None else \
+                f"{at2[n]} at 2 h, {end[n]} at the end (hour {end['hour']})"
+            rows.append([f"{d['doctrine']}: {n} converts keep rising after 2 h", "yes, not saturated (Fig. 12B-C)", ours])
+        if d["area"]:
+            a0, a1 = d["area"][0]["tiles"][0], d["area"][-1]["tiles"][0]
+            rows.append([f"{d['doctrine']}: the area of influence grows", "yes, as priests and converts travel "
+                         "(Fig. 12D)", f"{'yes' if a1 > a0 else 'no'} ({a0} → {a1} tiles, {d['level_names'][0]} or above)"])
+    return rows
+
+
 def culture_doc(results: list[dict], labels: list[str]) -> Doc:
     first = results[0]
     doc = Doc(f"{first['world']}: culture")
@@ -61,6 +87,8 @@ def culture_doc(results: list[dict], labels: list[str]) -> Doc:
               [[m, *(h.get(m, "") for h in heads)] for m in dict.fromkeys(m for h in heads for m in h)])
     for lb, r in zip(labels, results):
         pre = f"{lb}: " if len(results) > 1 else ""
+        doc.heading(f"{pre}Beside Project Sid")
+        doc.table(["finding", "Project Sid (one 500-agent run, a model)", "this save"], beside_sid(r))
         _memes(doc, r["memes"], pre)
         for d in r["doctrines"]:
             _faith(doc, d, r, pre)
