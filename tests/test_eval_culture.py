@@ -201,3 +201,24 @@ def test_levels_recomputed_from_a_run_equal_the_belief_modules_state(tmp_path):
     total = [sum(v for k, v in row.items() if k != "hour") for row in d["by_hour"]]
     assert total == sorted(total) and total[-1] > total[0]
     assert d["area"][-1]["tiles"][0] > d["area"][0]["tiles"][0]
+
+
+def test_a_matrix_with_priests_and_without(tmp_path):
+    """`eval matrix` runs the world as it is and its no-priests variant (written into OUT/worlds),
+    and the culture measure tells them apart: without priests nobody holds the doctrine at the start."""
+    from culture_world import culture_world
+    from smalltown.world.load import load_world
+
+    world, out = culture_world(tmp_path), tmp_path / "m"
+    r = cli("eval", "matrix", world, "--condition", "with=", "--condition", "no-priests", "--seeds", 1,
+            "--until", "+1h", "--measure", "culture", "--jobs", 2, "--json", "--out", out)
+    assert r.returncode == 0, r.stderr
+    (variant,) = (out / "worlds").iterdir()
+    assert load_world(variant).doctrines[0].priests == () and load_world(world).doctrines[0].priests
+    data = json.loads(r.stdout)
+    assert data["conditions"]["no-priests"] == {"priests": "false"}
+    got = {c: data["runs"][c]["1"]["measures"]["culture"] for c in ("with", "no-priests")}
+    assert got["with"]["figures"]["Noodlism: converts per priest"] is not None
+    assert got["no-priests"]["figures"]["Noodlism: converts per priest"] is None
+    assert got["with"]["series"]["Noodlism: area, direct or above"][0][1] > 0
+    assert got["no-priests"]["series"]["Noodlism: area, direct or above"][0][1] == 0
