@@ -222,3 +222,12 @@ def test_a_matrix_with_priests_and_without(tmp_path):
     assert got["no-priests"]["figures"]["Noodlism: converts per priest"] is None
     assert got["with"]["series"]["Noodlism: area, direct or above"][0][1] > 0
     assert got["no-priests"]["series"]["Noodlism: area, direct or above"][0][1] == 0
+
+
+def test_odd_rows_are_refused_clearly(tmp_path):
+    # a summary whose topics are not topics: the save is refused naming the row, before any measure
+    p = cli("eval", "culture", write_culture_save(tmp_path / "odd.sqlite", odd_memes=True))
+    assert p.returncode != 0 and "memes row 3: topics: not a list of topics" in p.stderr
+    path = write_culture_save(tmp_path / "far.sqlite", settings={"hearing_radius": "far"})
+    p = cli("eval", "culture", path)
+    assert p.returncode == 2 and "hearing_radius 'far' is not a whole number of tiles" in p.stderr
