@@ -29,10 +29,14 @@ class Positions:
         self.anchor: dict[str, Tile] = {a.name: a.spawn for a in world.agents}
         self.walk: dict[str, list[Tile]] = {}
         self.since: dict[str, int] = {}
+        self.goal: dict[str, Tile] = {}  # a walk's destination, its path not yet found (found when asked)
         self.events: list = []
         self.read_to = -1  # the events of ticks up to this are in self.events or applied
 
     def _at(self, name: str, tick: int) -> Tile:
+        if name in self.goal:  # (most walks end before anyone asks where the walker is)
+            here = self.anchor[name]
+            self.walk[name] = [here, *self.paths.path(here, self.goal.pop(name))]
         walk = self.walk.get(name)
         if not walk:
             return self.anchor[name]
@@ -43,13 +47,13 @@ class Positions:
         if snap is None:
             return
         self.walk.clear()
+        self.goal.clear()
         for name, x, y, dest, *_ in snap["agents"]:
             if name not in self.anchor:
                 continue
             self.anchor[name] = (x, y)
             if dest:
-                d = tuple(json.loads(dest))
-                self.walk[name], self.since[name] = [(x, y), *self.paths.path((x, y), d)], tick
+                self.goal[name], self.since[name] = tuple(json.loads(dest)), tick
         self.tick = tick
 
     def at(self, tick: int) -> dict[str, Tile]:
@@ -74,13 +78,14 @@ class Positions:
     def _apply(self, e) -> None:
         name, data = e.agent, e.data
         if e.kind == "moved":
-            here = tuple(data["src"])  # where the run had it then
-            self.anchor[name] = here
+            self.anchor[name] = tuple(data["src"])  # where the run had it then
+            self.walk.pop(name, None)
             # a walk logged at tick t takes its first step in t: at t - 1 it stood where it began
-            self.walk[name], self.since[name] = [here, *self.paths.path(here, tuple(data["dst"]))], e.tick - 1
+            self.goal[name], self.since[name] = tuple(data["dst"]), e.tick - 1
         elif e.kind == "arrived" and "tile" in data:
             self.anchor[name] = tuple(data["tile"])
             self.walk.pop(name, None)
+            self.goal.pop(name, None)
         elif e.kind == "started" and partner_of(data.get("activity")) is not None:
             self.anchor[name] = self._at(name, e.tick - 1)  # it stops where it stood: no step this tick
             self.walk.pop(name, None)
