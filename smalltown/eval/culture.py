@@ -54,7 +54,7 @@ def within(a: Tile, b: Tile, radius: int) -> bool:
     return max(abs(a[0] - b[0]), abs(a[1] - b[1])) <= radius
 
 
-def read_culture(reader: Reader, where: str = "save", overhear: bool = True) -> CultureSave:
+def read_culture(reader: Reader, where: str = "save") -> CultureSave:
     from smalltown.eval.culture_where import Positions
 
     world = world_of(reader)
@@ -84,20 +84,24 @@ def read_culture(reader: Reader, where: str = "save", overhear: bool = True) -> 
              for m in reader.memes()]
     places = Positions(reader, world)
     hour_ticks = _hour_ticks(tick, step)
-    wanted = sorted(set(hour_ticks) | ({s.tick for s in raw if _matters(s, world.doctrines)} if overhear else set()))
-    tiles_at: dict[int, dict[str, Tile]] = {t: places.at(t) for t in wanted}
-    lines = []
-    for s in raw:
-        tiles = tiles_at.get(s.tick)
-        if tiles is not None and s.speaker in tiles:
-            here = tiles[s.speaker]
-            near = tuple(a for a in agents if a not in (s.speaker, s.listener) and within(tiles[a], here, radius))
-            s = Said(s.tick, s.time, s.conversation, s.index, s.speaker, s.listener, s.text, near)
-        lines.append(s)
-    hours = [(t, world.start + timedelta(seconds=t * step), tiles_at[t]) for t in hour_ticks]
+    at_tick: dict[int, list[int]] = {}  # tick -> the lines of that tick worth finding the hearers of
+    for i, x in enumerate(raw):
+        if _matters(x, world.doctrines):
+            at_tick.setdefault(x.tick, []).append(i)
+    hours, kept = [], set(hour_ticks)
+    for t in sorted(kept | set(at_tick)):  # (one tick's tiles at a time: a long run has many)
+        tiles = places.at(t)
+        for i in at_tick.get(t, ()):
+            x = raw[i]
+            if x.speaker in tiles:
+                here = tiles[x.speaker]
+                near = tuple(a for a in agents if a not in (x.speaker, x.listener) and within(tiles[a], here, radius))
+                raw[i] = Said(x.tick, x.time, x.conversation, x.index, x.speaker, x.listener, x.text, near)
+        if t in kept:
+            hours.append((t, world.start + timedelta(seconds=t * step), tiles))
     return CultureSave(str(reader.meta("world") or world.name), world.start, end, step, settings, agents,
                        {a: world.town_of(a) for a in agents}, [t.name for t in world.towns], list(world.doctrines),
-                       radius, (world.map.width, world.map.height), goals, lines, memes, hours)
+                       radius, (world.map.width, world.map.height), goals, raw, memes, hours)
 
 
 def _matters(s: Said, doctrines: list[Doctrine]) -> bool:
