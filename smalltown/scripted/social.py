@@ -33,8 +33,12 @@ RESERVED = frozenset("shy reserved quiet introverted introvert withdrawn timid s
                      "serious nervous".split())
 TONE = {"kind": 2, "neutral": 0, "rude": -3}  # a rude word weighs more than a kind one
 LEAN = 0.1  # how much each point of feeling above or below neutral changes the chance to talk
-DRIVE = 2.0  # the factor on the chance to start a talk per outgoing word more than reserved ones
-DRIVE_WORDS = 2  # at most this many words' worth either way (x4 .. x1/4)
+# the chance to start a talk rises by DRIVE of itself per outgoing word more than reserved ones, at
+# most DRIVE_WORDS words' worth either way (x0.25 .. x2): linear, so a town whose traits balance
+# keeps about the talk it had without it (a power of the balance would raise every town's)
+DRIVE = 0.5
+DRIVE_WORDS = 2
+DRIVE_MIN = 0.25
 
 
 def balance(text: str, up: frozenset[str], down: frozenset[str]) -> int:
@@ -86,7 +90,8 @@ def lean(feeling: Feeling | None) -> float:
 
 
 def drive(traits: str) -> float:
-    """The factor on the chance to start a talk from the speaker's own traits: DRIVE per outgoing
-    word more than reserved ones (1.0 for neither), at most DRIVE_WORDS words' worth either way."""
+    """The factor on the chance to start a talk from the speaker's own traits: 1 + DRIVE per outgoing
+    word more than reserved ones (1.0 for neither), at most DRIVE_WORDS words' worth either way,
+    never below DRIVE_MIN."""
     b = max(-DRIVE_WORDS, min(DRIVE_WORDS, balance(traits, OUTGOING, RESERVED)))
-    return DRIVE ** b
+    return max(DRIVE_MIN, 1.0 + DRIVE * b)
