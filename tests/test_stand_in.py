@@ -575,8 +575,9 @@ def test_alarming_objects_get_a_short_reaction_and_calm_ones_none():
     assert not react("idle").react and not react("cooking").react
 
 
-def talk_rate(**kw) -> float:
-    talks = sum(ask(React(persona=ISA, now=DAY + timedelta(minutes=i), status="x", place="p", observation="",
+def talk_rate(persona: PersonaCard = ISA.model_copy(update={"traits": "curious"}), **kw) -> float:
+    """(Isabella with traits neither outgoing nor reserved by default: extroversion scales the chance.)"""
+    talks = sum(ask(React(persona=persona, now=DAY + timedelta(minutes=i), status="x", place="p", observation="",
                           observed=MARIA.name, observed_is_agent=True, observed_state="reading", **kw)).talk
                 for i in range(400))
     return talks / 400
@@ -589,6 +590,8 @@ def test_talking_is_likelier_with_acquaintances_and_news_and_rarer_after_a_talk_
     tidings = talk_rate(context=known, news=news, facts=[PARTY])
     again = talk_rate(context=known, news=news, facts=[PARTY], last_talk=LastTalk(time=DAY, summary="s"))
     assert stranger < friend < tidings and again < tidings / 2 and tidings < 0.8
+    # an outgoing speaker (Isabella's own traits: "friendly, outgoing", x2) starts more of each kind of talk
+    assert talk_rate(ISA, context=[]) > 1.5 * stranger and talk_rate(ISA, context=known) > 1.5 * friend
 
 
 def test_someone_the_world_says_one_lives_with_is_known_from_the_first_meeting():

@@ -214,3 +214,23 @@ Example:
 @opt("--json", "json", is_flag=True, help="print the measures as JSON")
 def culture(saves: tuple[str, ...], **params: Any) -> int:
     return measure("culture", saves=list(saves), **params)
+
+
+@eval_group.command("progression", context_settings=CONTEXT,
+                    short_help="distinct items each agent came to hold over time (with/without action awareness)",
+                    help="""Item progression on a world with an economy: the distinct kinds of item each agent
+has come to hold over game time (its starting inventory, then what it gathered, crafted or was
+given), the mean over agents and each agent's, Project Sid's figures beside. Several saves are
+measured side by side (e.g. with and without action awareness).
+
+\b
+SAVE...  the saves to measure
+
+\b
+Example:
+  smalltown eval progression with.sqlite without.sqlite -o progression/""")
+@click.argument("saves", nargs=-1, required=True, metavar="SAVE...")
+@out_option("write report.html, report.md (plots in plots/) and report.json here", metavar="DIR")
+@opt("--json", "json", is_flag=True, help="print the measures as JSON")
+def progression(saves: tuple[str, ...], **params: Any) -> int:
+    return measure("progression", saves=list(saves), **params)

@@ -26,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         return {"interview": interview, "town": town, "ablate": ablate,
                 "social": social, "matrix": matrix, "civics": civics,
-                "culture": culture}[args.eval_command](args)
+                "culture": culture, "progression": progression}[args.eval_command](args)
     except (EvalError, NoSuchAgent) as e:
         print(f"error: {shown(e, lines=True)}", file=sys.stderr)
         return 2  # what eval was given is refused (a misspelt name, a missing save, an unknown condition)
@@ -302,3 +302,9 @@ def culture(args: argparse.Namespace) -> int:
     from smalltown.cli.eval_culture import culture as run_culture
 
     return run_culture(args, sys.modules[__name__])
+
+
+def progression(args: argparse.Namespace) -> int:
+    from smalltown.cli.eval_progression import progression as run_progression
+
+    return run_progression(args, sys.modules[__name__])

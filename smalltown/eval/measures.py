@@ -209,3 +209,20 @@ def culture_measure(save: Path, ctx: Context | None = None) -> Measured:
                         f"{name}: depth (max)": None if g["max_depth"] is None else float(g["max_depth"]),
                         f"{name}: converts per priest": g["mean_converts_per_priest"]})
     return {"figures": figures, "series": series, "axes": axes}
+
+
+@register("progression", "item progression (Sid 3): distinct item kinds each agent came to hold, mean and max at "
+                         "the end; the mean by game hour (as eval progression)")
+def progression_measure(save: Path, ctx: Context | None = None) -> Measured:
+    from smalltown.eval.progression import measure_progression, read_progression
+    from smalltown.store.save import open_reader
+
+    reader = open_reader(save)
+    try:
+        r = measure_progression(read_progression(reader, str(save)))
+    finally:
+        reader.close()
+    return {"figures": {"distinct items (mean)": r["mean"], "distinct items (max)": r["max"],
+                        "agents holding every kind": float(r["all_kinds"])},
+            "series": {"distinct items": [(float(h), v) for h, v in r["by_hour"]]},
+            "axes": {"distinct items": ["game hours", "distinct item kinds held (mean over agents)"]}}

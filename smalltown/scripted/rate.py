@@ -1,7 +1,7 @@
 """Rating a person, scripted (llm/tasks/rate.py), from typed inputs only.
 
 From traits (world-file text): a lexicon of general English, warm against cold words for
-likeable (those of scripted/social.py), outgoing against reserved words for outgoing; each word
+likeable, outgoing against reserved words for outgoing (both lexicons in scripted/social.py); each word
 moves the rating two steps from 5. From an observer's view: the feeling social awareness kept
 (`sentiment`), else 5, neutral: the relationship text is the mind's and is not read.
 """
@@ -9,15 +9,9 @@ moves the rating two steps from 5. From an observer's view: the feeling social a
 from __future__ import annotations
 
 from smalltown.llm.tasks.rate import RatePerson, RatePersonOut
-from smalltown.scripted.social import COLD, WARM, balance
+from smalltown.scripted.social import COLD, OUTGOING, RESERVED, WARM, balance
 from smalltown.scripted.registry import answers
 
-OUTGOING = frozenset("outgoing talkative sociable gregarious chatty extroverted extrovert lively energetic "
-                     "bubbly boisterous cheerful playful jovial friendly charming witty loud expressive "
-                     "enthusiastic vivacious social warm welcoming".split())
-RESERVED = frozenset("shy reserved quiet introverted introvert withdrawn timid solitary private aloof "
-                     "dreamy taciturn retiring bashful reticent secretive distant guarded anxious "
-                     "serious nervous".split())
 LEXICON = {"likeable": (WARM, COLD), "outgoing": (OUTGOING, RESERVED)}
 
 

@@ -1,11 +1,13 @@
 """Social awareness, scripted (mind/social.py): the feeling toward the other after a talk, and how
-it leans the decision to start one.
+it leans the decision to start one; and how the speaker's own extroversion does.
 
 From typed inputs only: the feeling before the talk, the tones the world file gives the other's
 scripted lines, whether the other passed on news (the declared facts of its lines), and the
 other's innate traits, which are world-file text read through a small lexicon of warm and cold
 words (general English, as the importance lexicon is). Scripted tones move the feeling most; an
 unscripted talk moves it one step toward where the other's traits draw it.
+Extroversion is the speaker's own traits read through a lexicon of outgoing and reserved words:
+an outgoing agent starts more talks, with anyone (a trait, so with every module on or off).
 """
 
 from __future__ import annotations
@@ -23,8 +25,20 @@ COLD = frozenset("rude cold unfriendly grumpy arrogant mean cruel selfish impati
                  "sarcastic bitter dismissive nasty spiteful vain condescending aloof irritable "
                  "quarrelsome stubborn deceitful dishonest greedy boastful snobbish abrasive blunt "
                  "gruff moody petty jealous callous".split())
+OUTGOING = frozenset("outgoing talkative sociable gregarious chatty extroverted extrovert lively energetic "
+                     "bubbly boisterous cheerful playful jovial friendly charming witty loud expressive "
+                     "enthusiastic vivacious social warm welcoming".split())
+RESERVED = frozenset("shy reserved quiet introverted introvert withdrawn timid solitary private aloof "
+                     "dreamy taciturn retiring bashful reticent secretive distant guarded anxious "
+                     "serious nervous".split())
 TONE = {"kind": 2, "neutral": 0, "rude": -3}  # a rude word weighs more than a kind one
 LEAN = 0.1  # how much each point of feeling above or below neutral changes the chance to talk
+# the chance to start a talk rises by DRIVE of itself per outgoing word more than reserved ones, at
+# most DRIVE_WORDS words' worth either way (x0.25 .. x2): linear, so a town whose traits balance
+# keeps about the talk it had without it (a power of the balance would raise every town's)
+DRIVE = 0.5
+DRIVE_WORDS = 2
+DRIVE_MIN = 0.25
 
 
 def balance(text: str, up: frozenset[str], down: frozenset[str]) -> int:
@@ -73,3 +87,11 @@ def lean(feeling: Feeling | None) -> float:
     if feeling is None:
         return 1.0
     return max(0.2, 1.0 + LEAN * (feeling.sentiment - 5))
+
+
+def drive(traits: str) -> float:
+    """The factor on the chance to start a talk from the speaker's own traits: 1 + DRIVE per outgoing
+    word more than reserved ones (1.0 for neither), at most DRIVE_WORDS words' worth either way,
+    never below DRIVE_MIN."""
+    b = max(-DRIVE_WORDS, min(DRIVE_WORDS, balance(traits, OUTGOING, RESERVED)))
+    return max(DRIVE_MIN, 1.0 + DRIVE * b)

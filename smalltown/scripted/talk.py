@@ -2,7 +2,7 @@
 and each side's summary of it.
 
 Decisions come from typed inputs only: whether to talk from how many records name the other,
-the untold news, and when the two last talked; a conversation follows a fixed shape by its
+the untold news, when the two last talked and the speaker's extroversion (its traits); a conversation follows a fixed shape by its
 line count (greet and ask, answer and ask back, answer, then news and reactions to news, then
 goodbye), what a line tells is the speaker's untold news (`news`, one item a line, never one in
 `already_told` or already passed in the transcript), and reactions to news read the typed facts
@@ -29,7 +29,7 @@ from smalltown.llm.tasks import (
     UtteranceOut,
 )
 from smalltown.scripted.belief import faith_line
-from smalltown.scripted.social import lean
+from smalltown.scripted.social import drive, lean
 from smalltown.scripted.social import summarize_social
 from smalltown.llm.tasks.social import SummarizeConversationSocial
 from smalltown.scripted.registry import answers
@@ -114,6 +114,7 @@ def react(seed: int, task: React) -> ReactOut:
     if today:
         chance *= TALKED_TODAY
     chance *= lean(task.feeling)  # social awareness: liking leans the decision (1.0 when off)
+    chance *= drive(task.persona.traits)  # an outgoing agent starts more talks, a reserved one fewer
     talk = stable_int(seed, "talk", me, other, task.now.isoformat()) % 1000 < chance * 1000
     parts = [_view(me, other, known, None, task.now)]
     if last is not None:
