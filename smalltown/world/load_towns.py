@@ -25,7 +25,7 @@ from __future__ import annotations
 from smalltown.world.errors import Problem
 from smalltown.world.model import Doctrine, Persona, Sector, TileMap, Town, parse_hours
 from smalltown.world.names import clash_message, clashes, did_you_mean, name_key, places, suggestion
-from smalltown.world.schema import WorldIn
+from smalltown.world.schema import DoctrineIn, WorldIn
 from smalltown.world.toml_lines import TomlLines
 
 
@@ -63,23 +63,8 @@ def doctrines(source: str, doc: WorldIn, lines: TomlLines, agents: list[Persona]
     for k, d in enumerate(doc.doctrines):
         where = ("doctrines", k)
         said = f"doctrine {d.name!r}"
-        if len(d.level_names) != len(d.levels):
-            problems.append(Problem(source, line(where + ("level_names",)),
-                                    f"{said}: {len(d.level_names)} level names for {len(d.levels)} levels "
-                                    f"(one name each, lowest first)"))
-        seen: dict[str, int] = {}
-        for lv, words in enumerate(d.levels, 1):
-            for w in words:
-                if not w.split():
-                    problems.append(Problem(source, line(where + ("levels", lv - 1)),
-                                            f"{said}: level {lv} has a blank keyword"))
-                    continue
-                key = " ".join(name_key(w).split())
-                if key in seen:
-                    problems.append(Problem(source, line(where + ("levels", lv - 1)),
-                                            f"{said}: keyword {w!r} is at level {seen[key]} and level {lv}: "
-                                            f"a keyword belongs to one level"))
-                seen.setdefault(key, lv)
+        for field, message in own_problems(d):
+            problems.append(Problem(source, line(where + field), f"{said}: {message}"))
         priests: list[str] = []
         for i, p in enumerate(d.priests):
             if p not in known:
@@ -96,14 +81,35 @@ def doctrines(source: str, doc: WorldIn, lines: TomlLines, agents: list[Persona]
                                     f"{said}: gathering {d.gathering!r} is not a place (a sector, or "
                                     f"\"sector:arena\")" + suggestion(gathering, everywhere)))
         hours = d.gathering_hours.strip()
-        if hours:
-            try:
-                parse_hours(hours)
-            except ValueError as e:
-                problems.append(Problem(source, line(where + ("gathering_hours",)), f"{said}: gathering_hours: {e}"))
-            if not gathering:
-                problems.append(Problem(source, line(where + ("gathering_hours",)),
-                                        f"{said}: gathering_hours without a gathering (name the place)"))
+        if hours and not gathering:
+            problems.append(Problem(source, line(where + ("gathering_hours",)),
+                                    f"{said}: gathering_hours without a gathering (name the place)"))
         out.append(Doctrine(d.name, tuple(tuple(w.strip() for w in words) for words in d.levels),
                             tuple(d.level_names), tuple(priests), tuple(d.persona), gathering, hours))
+    return out
+
+
+def own_problems(d: DoctrineIn) -> list[tuple[tuple[str | int, ...], str]]:
+    """What is wrong with a doctrine on its own (its levels, their names, its hours), each with
+    the field it is in: one level name per level, no blank keyword, a keyword at one level only."""
+    out: list[tuple[tuple[str | int, ...], str]] = []
+    if len(d.level_names) != len(d.levels):
+        out.append((("level_names",), f"{len(d.level_names)} level names for {len(d.levels)} levels "
+                                      f"(one name each, lowest first)"))
+    seen: dict[str, int] = {}
+    for lv, words in enumerate(d.levels, 1):
+        for w in words:
+            if not w.split():
+                out.append((("levels", lv - 1), f"level {lv} has a blank keyword"))
+                continue
+            key = " ".join(name_key(w).split())
+            if key in seen:
+                out.append((("levels", lv - 1), f"keyword {w!r} is at level {seen[key]} and level {lv}: "
+                                                f"a keyword belongs to one level"))
+            seen.setdefault(key, lv)
+    if d.gathering_hours.strip():
+        try:
+            parse_hours(d.gathering_hours.strip())
+        except ValueError as e:
+            out.append((("gathering_hours",), f"gathering_hours: {e}"))
     return out
