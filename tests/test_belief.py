@@ -116,3 +116,23 @@ def test_the_panel_shows_the_level_since_when_and_the_exposures(run):
 
 def test_converted_is_a_breakable_event_kind():
     assert "converted" in BREAK_KINDS
+
+
+def test_a_second_doctrine_world_converts_by_the_same_mechanism(tmp_path):
+    """worlds/towns-lantern.toml: another faith, other words, other priests; no code names either."""
+    from helpers import ROOT
+    from smalltown.config import Settings
+
+    world = load_world(ROOT / "worlds" / "towns-lantern.toml")
+    (d,) = world.doctrines
+    sim = create(world, tmp_path / "l.sqlite", ScriptedBackend(world.seed), Settings().override(architecture="culture"))
+    try:
+        sim.run_until(world.start + timedelta(hours=12))
+    finally:
+        sim.close()
+    reader = open_reader(tmp_path / "l.sqlite")
+    converted = reader.events(kinds=("converted",))
+    assert {e.data["level"] for e in converted} == {1, 2} and all(e.data["doctrine"] == d.name for e in converted)
+    for e in converted:  # the line that converted: said by the convert at that tick, at that level
+        said = [x.text for c in reader.conversations() if c.tick == e.tick for x in c.lines if x.speaker == e.agent]
+        assert max(level_in(d, t) for t in said) == e.data["level"]

@@ -101,3 +101,18 @@ def test_culture_modules_leave_a_world_without_doctrines_as_it_was(tmp_path):
     culture = _run(world, tmp_path / "c.sqlite", 1.5, Settings().override(architecture="culture"))
     assert piano.digest() == culture.digest()
     assert piano.memes() == [] and [r.town for r in culture.memes()] == [""]  # tiny: no towns, one rural question
+
+
+def test_a_resumed_run_asks_each_period_once(tmp_path):
+    from smalltown.sim.open import resume
+
+    world = load_world(culture_world(tmp_path))
+    _run(world, tmp_path / "r.sqlite", 2.5).close()
+    sim = resume(tmp_path / "r.sqlite", ScriptedBackend(world.seed))
+    try:
+        sim.run_until(world.start + timedelta(hours=4.5))
+    finally:
+        sim.close()
+    rows = open_reader(tmp_path / "r.sqlite").memes()
+    assert sorted({r.time[11:13] for r in rows}) == ["07", "08", "09", "10"]
+    assert len({(r.time, r.town) for r in rows}) == len(rows)

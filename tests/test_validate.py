@@ -46,6 +46,7 @@ VALID: dict[str, dict] = {
     "decompose_economy": {"actions": [{"activity": "bake bread", "minutes": 10, "op": "craft 2 bread"},
                                       {"activity": "serve", "minutes": 15}]},
     "infer_role": {"role": "farmer"},
+    "meme_summary": {"topics": [{"topic": "gardens", "keywords": ["eco", "garden"]}]},
     "summarize_conversation_social": {"summary": "They talked about the party.",
                                       "learned": [{"fact": "The party is at 5 pm", "importance": 6}],
                                       "sentiment": 7, "relationship": "Klaus likes Isabella's warmth."},
