@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 import smalltown.scripted
 from smalltown.llm.tasks.roles import GoalSeen, InferRole
+from smalltown.llm.tasks.memes import MemeSummary, TownGoal
 from smalltown.llm.tasks import Feeling, SummarizeConversationSocial
 from smalltown.llm.tasks import EconomyDecompose, Holding, Op
 from smalltown.llm.tasks import (
@@ -291,6 +292,10 @@ def any_task(draw) -> Task:
                          role=draw(st.just("") | texts))
     if name in CIVIC:  # (issue 17) from rates, stances, sides, holdings and typed amendment rates only
         return civic_task(draw, name, c)
+    if name == "meme_summary":  # (a town's question) from the goals' typed needs; their text is never read
+        seen = st.builds(TownGoal, agent=st.sampled_from(NAMES), goal=texts,
+                         need=st.sampled_from(["", "food", "company", "tools", "music making", "water"]))
+        return MemeSummary(**c, town=draw(st.just("") | st.sampled_from(PLACES)), goals=draw(st.lists(seen, max_size=12)))
     assert name == "interview"
     return Interview(**c, interviewer=draw(texts), question=draw(st.sampled_from(QUESTIONS) | texts), doing=draw(texts),
                      schedule=draw(st.lists(blocks, max_size=8)), memories=draw(recs))

@@ -75,6 +75,8 @@ EXAMPLES: dict[str, dict] = {
                                   slot("...")]},
     "vote": {"votes": ["<yes or no>", slot("... one per amendment ...")]},
     "revise_constitution": {"text": "<the whole constitution, with the amendments written in>"},
+    "meme_summary": {"topics": [{"topic": "<a common idea, in a few words>",
+                                 "keywords": ["<a one-word keyword>", slot("...")]}, slot("...")]},
     "pay_tax": {"payments": [{"item": "<an item held>", "qty": slot("<how many>")}]},
 }
 EXAMPLES["decompose_economy"] = {"actions": [{**EXAMPLES["decompose"]["actions"][0], "op": "<one of the ops listed, or empty>"},

@@ -1,6 +1,7 @@
 """Memes (Project Sid §5.3): one question per town (and one for the rural area) each
 `meme_every_minutes`, summarising its people's recent goals into common topics, each with the
-keywords that mark it (a meme is such a keyword). Asked by the engine's "memes" phase
+keywords that mark it (a meme is such a keyword). Its example is in llm/examples.py (the stand-in,
+importing this, loads nothing of the prompts). Asked by the engine's "memes" phase
 (sim/memes.py), not by an agent."""
 
 from __future__ import annotations
@@ -9,7 +10,6 @@ from typing import Annotated, ClassVar
 
 from pydantic import Field
 
-from smalltown.llm.examples import EXAMPLES, slot
 from smalltown.llm.tasks.base import Output, Task, _Data
 
 MAX_TOPICS = 5
@@ -48,7 +48,3 @@ class MemeSummary(Task):
     output: ClassVar[type[Output]] = MemeSummaryOut
     town: str  # "" for the rural area
     goals: list[TownGoal] = []  # oldest first
-
-
-EXAMPLES[MemeSummary.name] = {"topics": [
-    {"topic": "<a common idea, in a few words>", "keywords": ["<a one-word keyword>", slot("...")]}, slot("...")]}
