@@ -130,10 +130,11 @@ def test_a_mistake_in_towns_or_doctrines_is_told_at_its_line(tmp_path: Path, cha
     ("I love pasta!", 1), ("Spaghetti, anyone?", 1), ("a pasta-themed dinner", 1), ("PASTA", 1),
     ("Pastafarian", 2), ("I am a pastafarian.", 2), ("Praise the Spaghetti Monster", 2),
     ("the spaghetti\n  monster", 2), ("pasta and the Spaghetti Monster", 2),
-    ("Pastafarianism", 0), ("pastas", 0), ("antipasta", 0), ("spaghettimonster", 0), ("", 0),
+    ("Pastafarianism", 2), ("Pastafarians", 2), ("pastas", 1), ("antipasta", 0), ("spaghettimonster", 0), ("", 0),
+    ("pastabilities", 0), ("Pastafarianisms!", 2),
     ("nothing to see", 0), ("Monster Spaghetti", 1),
 ])
-def test_level_in_matches_whole_words_and_phrases_in_any_case(text: str, level: int) -> None:
+def test_level_in_matches_whole_words_plurals_and_isms_and_phrases_in_any_case(text: str, level: int) -> None:
     assert level_in(FAITH, text) == level
 
 

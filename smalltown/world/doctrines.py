@@ -1,9 +1,12 @@
 """Finding a doctrine's keywords (and memes) in text: the one matcher the mind, eval and the
 stand-in's checks use, so that a level computed anywhere is the same level.
 
-A keyword matches as a whole word or phrase, in any case: "Pasta" is found in "pasta!", "Pasta's"
-and "pasta-themed" but not inside "Pastafarian"; "Spaghetti Monster" is found across any run of
-white space ("spaghetti\\n monster") but not as "Spaghetti-Monster" or "Monster Spaghetti"."""
+A keyword matches as a whole word or phrase, in any case, its last word also with a plural or an
+-ism/-ist ending (SUFFIX): "Pasta" is found in "pasta!", "Pasta's", "pastas" and "pasta-themed" but
+not inside "Pastafarian" or "antipasta"; "Pastafarian" in "Pastafarianism" (a faith's own name
+names it); "Spaghetti Monster" is found across any run of white space ("spaghetti\\n monster") but
+not as "Spaghetti-Monster" or "Monster Spaghetti". ("eco" is not in "economy", "dance" not in
+"dancer": a meme's keyword is a word, not a prefix.)"""
 
 from __future__ import annotations
 
@@ -14,6 +17,9 @@ from typing import Iterable
 from smalltown.world.model import Doctrine
 
 
+SUFFIX = r"(?:s|es|ism|isms|ist|ists)?"  # what may follow a keyword's last word: a plural, a faith's -ism
+
+
 @lru_cache(maxsize=4096)
 def _pattern(keyword: str) -> re.Pattern[str] | None:
     words = keyword.split()
@@ -21,7 +27,7 @@ def _pattern(keyword: str) -> re.Pattern[str] | None:
         return None  # a blank keyword matches nothing (world check refuses one)
     # (?<!\w) / (?!\w) rather than \b: a keyword that starts or ends with a sign ("C++") still
     # has to stand alone, and one of letters cannot match inside a longer word
-    return re.compile(r"(?<!\w)" + r"\s+".join(re.escape(w) for w in words) + r"(?!\w)", re.IGNORECASE)
+    return re.compile(r"(?<!\w)" + r"\s+".join(re.escape(w) for w in words) + SUFFIX + r"(?!\w)", re.IGNORECASE)
 
 
 def keywords_in(keywords: Iterable[str], text: str) -> list[str]:
