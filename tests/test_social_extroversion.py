@@ -30,7 +30,8 @@ def test_drive_from_the_speakers_own_traits():
 
 
 def _talks(traits: str, n: int = 1500) -> int:
-    me = PersonaCard(name="Nora Vance", age=29, traits=traits, description="Nora runs the counter", home="Willow Cottage")
+    me = PersonaCard(name="Nora Vance", age=29, traits=traits, description="Nora runs the counter",
+                     home="Willow Cottage")
     return sum(react(0, React(persona=me, now=NOW + timedelta(minutes=k), status="working", place="Hobbs Cafe: cafe",
                               observation="Lilah is baking", observed="Lilah Hart", observed_is_agent=True,
                               context=[])).talk for k in range(n))

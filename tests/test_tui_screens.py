@@ -72,7 +72,7 @@ def fill_in_numbers(path: Path) -> None:
 @pytest.fixture(scope="module")
 def save(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("screens") / "tiny.sqlite"
-    make_save(path, conversations=2)
+    make_save(path, conversations=3)  # (the third: one that the agent of the newest is not in)
     fill_in_numbers(path)
     return path
 

@@ -99,7 +99,8 @@ def measure_progression(p: ProgressionSave) -> dict:
             "mean_at_30_minutes": (sum(held_by(p, a, mark) for a in p.agents) / len(p.agents)
                                    if p.agents and mark <= p.end else None),
             "per_agent": [{"agent": a, "distinct": final[a],
-                           "first": {i: t.strftime(TIME_FMT) for i, t in sorted(p.first[a].items(), key=lambda x: x[1])}}
+                           "first": {i: t.strftime(TIME_FMT)
+                                     for i, t in sorted(p.first[a].items(), key=lambda x: x[1])}}
                           for a in p.agents],
             "mean_curve": [(t.strftime(TIME_FMT), v) for t, v in curve(p)],
             "by_hour": by_hour(p)}

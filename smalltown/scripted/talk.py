@@ -2,11 +2,11 @@
 and each side's summary of it.
 
 Decisions come from typed inputs only: whether to talk from how many records name the other,
-the untold news, when the two last talked and the speaker's extroversion (its traits); a conversation follows a fixed shape by its
-line count (greet and ask, answer and ask back, answer, then news and reactions to news, then
-goodbye), what a line tells is the speaker's untold news (`news`, one item a line, never one in
-`already_told` or already passed in the transcript), and reactions to news read the typed facts
-of the last line. Words of the lines come from the world's own text (a fact's text, told in the
+the untold news, when the two last talked and the speaker's extroversion (its traits); a
+conversation follows a fixed shape by its line count (greet and ask, answer and ask back, answer,
+then news and reactions to news, then goodbye), what a line tells is the speaker's untold news
+(`news`, one item a line, never one in `already_told` or already passed in the transcript), and
+reactions to news read the typed facts of the last line. Words of the lines come from the world's own text (a fact's text, told in the
 first person by its subject), the situation's typed fields (`speaker_doing`, `listener_doing`,
 names) and varied templates; no line a speaker wrote is ever read.
 """
