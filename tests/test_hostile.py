@@ -132,6 +132,8 @@ def _build(cls, text: str):
         if not f.is_required() and f.annotation is not str:
             continue
         value = PLAIN_VALUE if (cls.__name__, name) == ("Other", "name") else _value(name, f.annotation, text)
+        if (cls.__name__, name) == ("Faith", "level"):
+            value = 1  # (a level the doctrine has: its keywords are shown)
         limit = next((m.max_length for m in f.metadata if getattr(m, "max_length", None)), None)
         if isinstance(value, str) and limit:
             value = value[:limit]
@@ -142,9 +144,10 @@ def _build(cls, text: str):
 
 
 NAMES = {"place", "host", "subject", "home", "speaker", "object", "known_places", "options", "objects", "known_by", "fact",
-         "target", "where", "to", "other", "need", "needs", "unavailable", "sleep_places"}  # (issue 16: a decision's target, a promise's place and
+         "target", "where", "to", "other", "need", "needs", "unavailable", "sleep_places",
+         "name", "square", "town", "people", "doctrine", "agent", "level_names"}  # (issue 16: a decision's target, a promise's place and
 # listener, a feeling's other, places unavailable: names of agents and places; a goal's need: a world file's word)
-# (where an agent sleeps: names of places)
+# (where an agent sleeps: names of places; an agent's, a town's, its square's, a doctrine's and its levels' names)
 
 
 def _value(name: str, annotation, text: str):
@@ -167,6 +170,8 @@ def _value(name: str, annotation, text: str):
             return [f"{name}: {text}", f"another {name}"]
         if typing.get_origin(item) is typing.Literal:
             return [typing.get_args(item)[0]]
+        if typing.get_origin(item) in (list, tuple):  # (a doctrine's keywords by level)
+            return [_value(name, item, text)]
         return [_build(item, text)]
     if origin is typing.Literal:
         return typing.get_args(annotation)[0]

@@ -124,7 +124,7 @@ def _values(task: T.Task) -> dict[str, str]:
 # Fields shown as they are: names of people and places (a world file's names are one line with
 # no double quotes or backslashes, see world/schema.py) and times the engine writes.
 PLAIN = frozenset({"listener", "other", "observed", "initiator", "level", "within", "current", "place",
-                   "start", "activity_start", "from_time", "object", "quality"})
+                   "start", "activity_start", "from_time", "object", "quality", "town"})
 
 
 def broadcast(t: T.Task) -> str:

@@ -51,7 +51,7 @@ def faith_lines(t: Utterance) -> list[str]:
         if f.persona:
             out.append(f"What {name} was told of their faith: {quote(' '.join(f.persona))}")
         if f.level:
-            words = ", ".join(f.levels[f.level - 1])
+            words = ", ".join(quote(k) for k in f.levels[f.level - 1])  # (a world's keyword may hold a quote)
             if f.priest:
                 out.append(f"{name} is a priest of {f.doctrine}, speaks of it by its words ({words}) and tries to win "
                            "others over to it.")

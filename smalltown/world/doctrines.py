@@ -2,11 +2,11 @@
 stand-in's checks use, so that a level computed anywhere is the same level.
 
 A keyword matches as a whole word or phrase, in any case, its last word also with a plural or an
--ism/-ist ending (SUFFIX): "Pasta" is found in "pasta!", "Pasta's", "pastas" and "pasta-themed" but
-not inside "Pastafarian" or "antipasta"; "Pastafarian" in "Pastafarianism" (a faith's own name
-names it); "Spaghetti Monster" is found across any run of white space ("spaghetti\\n monster") but
-not as "Spaghetti-Monster" or "Monster Spaghetti". ("eco" is not in "economy", "dance" not in
-"dancer": a meme's keyword is a word, not a prefix.)"""
+-ism/-ist ending (SUFFIX): "Kettle" is found in "kettle!", "Kettle's", "kettles", "kettle-themed"
+and "Kettleism" (a faith's own name names it) but not inside "Kettlewick" or "tinkettle"; "Great
+Kettle" is found across any run of white space ("great\\n kettle") but not as "Great-Kettle" or
+"Kettle Great". ("eco" is not in "economy", "dance" not in "dancer": a meme's keyword is a word,
+not a prefix.)"""
 
 from __future__ import annotations
 
