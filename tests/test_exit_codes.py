@@ -28,20 +28,20 @@ STOVE = "Willow Cottage:kitchen:stove"
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory) -> dict[str, str]:
-    """A scripted save an hour into the tiny town, one of a world with an economy, a pack of the
-    tiny world, a file that is no save nor world, and a world with a problem."""
+    """A scripted save an hour into the tiny town, a pack of the tiny world, a file that is no
+    save nor world, a world with a problem, and a scripted save half an hour into the market town."""
     d = tmp_path_factory.mktemp("codes")
     save = d / "town.sqlite"
     cli("run", "--headless", TINY, "--until", "+1h", "-o", save, *SCRIPTED, check=True)
-    cli("run", "--headless", ROOT / "worlds" / "market.toml", "--until", "+10m", "-o", d / "econ.sqlite", *SCRIPTED,
-        check=True)
     cli("world", "pack", TINY, "-o", d / "tiny.smalltown-world", check=True)
     (d / "junk.sqlite").write_text("not a save\n")
+    cli("run", "--headless", ROOT / "worlds" / "market.toml", "--until", "+30m", "-o", d / "market.sqlite",
+        *SCRIPTED, check=True)  # (a world with an economy: items to hold)
     bad = d / "bad.toml"
     bad.write_text(TINY.read_text().replace('map = "../maps/tiny.toml"', f'map = "{ROOT / "maps" / "tiny.toml"}"')
                    .replace("seed = 1", "sead = 1", 1))
     return {"save": str(save), "pack": str(d / "tiny.smalltown-world"), "junk": str(d / "junk.sqlite"),
-            "bad": str(bad), "world": str(TINY), "dir": str(d), "econ": str(d / "econ.sqlite")}
+            "bad": str(bad), "world": str(TINY), "dir": str(d), "market": str(d / "market.sqlite")}
 
 
 # (command, argv, exit code): {save} is a copy of the scripted save (each case its own), {out} a
@@ -119,9 +119,11 @@ CASES = [
     ("eval culture", "eval culture {save} --json", 0),  # a world of one town, no doctrine: all rural
     ("eval culture", "eval culture", 2),
     ("eval culture", "eval culture {dir}/nowhere.sqlite", 2),
-    ("eval progression", "eval progression {econ} --json", 0),
-    ("eval progression", "eval progression {save}", 2),  # a world without an economy: nothing to measure
+    ("eval progression", "eval progression {market} --json", 0),
+    ("eval progression", "eval progression {save}", 2),  # a save of a world without an economy: no items
     ("eval progression", "eval progression", 2),
+    ("eval progression", "eval progression {dir}/nowhere.sqlite", 2),
+    ("eval progression", "eval progression {junk}", 2),
     ("fork", "fork {save} -o {out}.sqlite --json", 0),
     ("fork", "fork {save} --to {out}.sqlite", 0),  # old spelling
     ("fork", "fork {save}", 2),
