@@ -295,7 +295,10 @@ def cmd_model(a: argparse.Namespace) -> None:
     reached = game_minutes(start, m["time"])
     print(row("SmolLM2 (llama)", m, 0, 0) + f"   {start} -> {m['time']} ({reached:.0f} game min"
           f"{', stopped at the time budget' if m['stopped'] else ''}); fallbacks {m['fallbacks']}")
-    s = run(world, out / "standin.sqlite", f"+{max(reached, 0):.0f}m", sets, ["--backend", "scripted"])
+    if reached < 1:
+        print("the model's run reached less than a game minute: no stand-in run to compare")
+        return
+    s = run(world, out / "standin.sqlite", m["time"][:16], sets, ["--backend", "scripted"])
     print(row("stand-in (scripted)", s, 0, 0) + f"   -> {s['time']}")
     print(f"saves      {out}/smollm2.sqlite, {out}/standin.sqlite")
     by_task = m["info"].get("calls", {}).get("by_task", {})
@@ -304,11 +307,12 @@ def cmd_model(a: argparse.Namespace) -> None:
     if not has_option("culture", "eval"):
         print("eval culture: not in this code")
         return
-    for name in ("smollm2", "standin"):
-        e = child(smalltown("eval", "culture", str(out / f"{name}.sqlite"), "-o", str(out / f"eval-{name}")))
-        report = out / f"eval-{name}" / "report.md"
-        print(f"\n## eval culture, {name} (exit {e['code']})\n")
-        print(report.read_text() if report.is_file() else (e["out"] + e["err"])[-3000:])
+    e = child(smalltown("eval", "culture", str(out / "smollm2.sqlite"), str(out / "standin.sqlite"),
+                        "-o", str(out / "eval")))
+    report = out / "eval" / "report.md"
+    print(f"\neval culture, SmolLM2 beside the stand-in (exit {e['code']}): {report}\n")
+    text = report.read_text() if report.is_file() else (e["out"] + e["err"])[-3000:]
+    print(text.split("\n## Memes")[0])
     print(f"machine    {load()} at end")
 
 
