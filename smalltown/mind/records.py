@@ -25,6 +25,7 @@ class Lore:
         self.agents = [a.name for a in world.agents]
         self.facts = {f.name: f for f in world.facts}
         self.gatherings = list(world.gatherings)
+        self.doctrines = list(world.doctrines)  # faiths (mind/belief.py)
         self.sectors = {name: {a.name: list(a.objects) for a in sec.arenas.values()}
                         for name, sec in world.sectors.items()}
         named = sorted({s for s in world.sectors} | {a.name for a in world.arenas}
