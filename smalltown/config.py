@@ -145,6 +145,10 @@ class Settings:
     meme_every_minutes: int = _in(60, 5, 1440)
     belief: bool = False
     hearing_radius: int = _in(4, 0, 50)
+    # a world of several towns (mind/travel.py): agents plan trips to other towns for the reasons
+    # their day gives (a market, people they know there, a doctrine's gathering); off, every agent
+    # keeps to its own town (a rural agent to its home, the land between towns and its nearest town)
+    travel: bool = True
 
     def __post_init__(self) -> None:
         """Every Settings is whole: each value of its setting's type and inside its range (so an

@@ -116,3 +116,6 @@ from smalltown.llm.tasks.memes import MemeSummary, MemeSummaryOut, Topic, TownGo
 
 TASKS[MemeSummary.name] = MemeSummary
 __all__ += ["MemeSummary", "MemeSummaryOut", "Topic", "TownGoal"]
+from smalltown.llm.tasks.travel import TownSeen, Trip  # noqa: E402  (travel between towns)
+
+__all__ += ["TownSeen", "Trip"]
