@@ -41,11 +41,16 @@ NAMES = "tuple[str, ...]"  # the type of a list-of-names setting
 # (mind/controller.py)
 PIANO_MODULES = ("social_awareness", "controller_broadcast", "commitments", "action_awareness", "goal_generation",
                  "slow_reflection")
-SWITCHES = (*PIANO_MODULES, "reflection")  # the module switches a preset sets
+# the culture modules (mind/belief.py, mind/memes.py): off but in the `culture` preset
+CULTURE_MODULES = ("memes", "belief")
+SWITCHES = (*PIANO_MODULES, "reflection", *CULTURE_MODULES)  # the module switches a preset sets
 PRESETS: dict[str, tuple[tuple[str, ...], dict[str, object]]] = {  # name -> (switches on, other settings)
     "generative_agents": (("reflection",), {"attention_minutes": 0.0, "reflection_every_minutes": 0}),
     "piano": ((*PIANO_MODULES, "reflection"), {"attention_minutes": 5.0, "reflection_every_minutes": 480}),
     "baseline": ((), {"attention_minutes": 5.0, "reflection_every_minutes": 0}),
+    # Sid's §5.3: piano with the meme summaries and belief levels (trips between towns: `travel`)
+    "culture": ((*PIANO_MODULES, "reflection", *CULTURE_MODULES),
+                {"attention_minutes": 5.0, "reflection_every_minutes": 480}),
 }
 ARCHITECTURES = {name: {**{s: s in on for s in SWITCHES}, **fill} for name, (on, fill) in PRESETS.items()}
 PRESET = tuple(ARCHITECTURES["piano"])  # the settings a preset fills
@@ -131,6 +136,19 @@ class Settings:
     # person for this many game minutes (a crowd is passed through); 0: every new face is weighed
     # (the paper's loop). Sid's controller (piano, baseline) decides at its own pace: 5
     attention_minutes: float = _in(0.0, 0.0, 1440.0)
+    # culture (Sid §5.3). Memes (mind/memes.py): each `meme_every_minutes` of game time, one
+    # question per town (and one for the rural area) summarises its people's goals into topics
+    # with keywords. Belief (mind/belief.py): each agent's level in each of the world's doctrines,
+    # from the lines it says, and the lines it hears: a line is heard by its listener and
+    # overheard by anyone within `hearing_radius` tiles of the speaker
+    memes: bool = False
+    meme_every_minutes: int = _in(60, 5, 1440)
+    belief: bool = False
+    hearing_radius: int = _in(4, 0, 50)
+    # a world of several towns (mind/travel.py): agents plan trips to other towns for the reasons
+    # their day gives (a market, people they know there, a doctrine's gathering); off, every agent
+    # keeps to its own town (a rural agent to its home, the land between towns and its nearest town)
+    travel: bool = True
 
     def __post_init__(self) -> None:
         """Every Settings is whole: each value of its setting's type and inside its range (so an

@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 
 from helpers import GULLHAVEN, TINY
-from smalltown.config import ARCHITECTURES, PIANO_MODULES, Settings, SettingsError
+from smalltown.config import ARCHITECTURES, CULTURE_MODULES, PIANO_MODULES, Settings, SettingsError
 from smalltown.scripted import ScriptedBackend
 from smalltown.sim.open import create, resume
 from smalltown.store.save import open_reader
@@ -18,7 +18,7 @@ from smalltown.world.load import load_world
 
 
 def switches(s: Settings) -> dict[str, bool | float]:
-    return {k: getattr(s, k) for k in (*PIANO_MODULES, "reflection", "planning", "attention_minutes",
+    return {k: getattr(s, k) for k in (*PIANO_MODULES, *CULTURE_MODULES, "reflection", "planning", "attention_minutes",
                                          "reflection_every_minutes")}
 
 
@@ -30,6 +30,9 @@ def test_each_preset_fills_the_switches_and_the_default_is_todays_mind():
     base = Settings().override(architecture=" baseline ")  # (as `--set` may give it)
     assert not any(getattr(base, k) for k in PIANO_MODULES) and not base.reflection and base.planning
     assert base.changes() == {"architecture": "baseline"}
+    assert not any(getattr(piano, k) for k in CULTURE_MODULES)  # the culture preset is piano and these
+    culture = Settings().override(architecture="culture")
+    assert switches(culture) == {**switches(piano), **{k: True for k in CULTURE_MODULES}}
 
 
 def test_a_switch_the_user_names_stays_through_a_preset_in_either_order_and_a_save():
@@ -51,7 +54,7 @@ def test_a_switch_the_user_names_stays_through_a_preset_in_either_order_and_a_sa
 @pytest.mark.parametrize("value", ["sid", "", "PIANO", 3, True, ["piano"]])
 def test_an_unknown_architecture_is_refused_naming_the_setting_and_the_choices(value):
     with pytest.raises(SettingsError, match="setting architecture: .* is not one of generative_agents, piano, "
-                                            "baseline"):
+                                            "baseline, culture"):
         Settings().override(architecture=value)
 
 

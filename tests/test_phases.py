@@ -36,7 +36,8 @@ def test_every_registered_module_runs_in_exactly_one_phase():
         "commitment checks": "commitment checks", "memory and importance": "perception",
         "controller": "next actions", "reacting": "encounters", "talking": "encounters",
         "social awareness": "encounters", "places": "next actions", "goal generation": "slow",
-        "role inference": "slow", "daily plan": "next actions", "summary": "next actions", "reflection": "slow"}
+        "role inference": "slow", "daily plan": "next actions", "summary": "next actions", "reflection": "slow",
+            "memes": "memes", "belief": "belief"}
 
 
 def test_a_module_bound_to_no_phase_or_to_two_is_refused():

@@ -194,3 +194,23 @@ Example:
 @opt("--json", "json", is_flag=True, help="print the measures as JSON")
 def civics(saves: tuple[str, ...], **params: Any) -> int:
     return measure("civics", saves=list(saves), **params)
+
+
+@eval_group.command("culture", context_settings=CONTEXT,
+                    short_help="memes across towns and a doctrine's spread: converts, area, exposure graph",
+                    help="""Culture across towns, from the save alone: meme uses per agent for each town and
+the rural area, each town's memes over time, and for each of the world's doctrines the converts
+by level over time, the area of influence over time and the critical-exposure graph; Project
+Sid's figures beside them. Several saves are measured side by side.
+
+\b
+SAVE...  the saves to measure
+
+\b
+Example:
+  smalltown eval culture towns.sqlite -o culture/""")
+@click.argument("saves", nargs=-1, required=True, metavar="SAVE...")
+@out_option("write report.html, report.md (plots in plots/) and report.json here", metavar="DIR")
+@opt("--json", "json", is_flag=True, help="print the measures as JSON")
+def culture(saves: tuple[str, ...], **params: Any) -> int:
+    return measure("culture", saves=list(saves), **params)

@@ -72,7 +72,9 @@ haunts, with personas from seeded word lists. The same options give the same fil
 \b
 Examples:
   smalltown world generate -o big.toml --towns 3 --agents 8 --rural 4
-  smalltown world generate -o roles.toml --same-traits --seed 7""")
+  smalltown world generate -o roles.toml --same-traits --seed 7
+  smalltown world generate -o sid.toml --towns 6 --agents 33 --rural 302 --layout sid \\
+      --doctrine worlds/doctrines/pastafarian.toml --priests 20""")
 @opt("--towns", type=int, default=1, metavar="N", show_default=True, help="towns")
 @opt("--agents", type=int, default=5, metavar="M", show_default=True, help="agents in each town")
 @opt("--rural", type=int, default=0, metavar="R", show_default=True, help="agents living between the towns")
@@ -84,6 +86,16 @@ Examples:
      help="a gathering in each town")
 @opt("--overwrite", is_flag=True, help="replace existing files")
 @opt("--same-traits", is_flag=True, help="every persona the same traits and hobby, no couples (a role world)")
+@opt("--layout", type=click.Choice(["grid", "sid"]), default="grid", show_default=True,
+     help="grid: towns in a grid, farms in strips; sid: Project Sid's, towns as circles spread over an area, "
+          "farms scattered between")
+@opt("--area", default="500x600", metavar="WxH", show_default=True,
+     help="the sid layout's area in tiles (Sid's 1000 x 1200 blocks at 2 blocks a tile)")
+@opt("--town-radius", type=int, default=25, metavar="R", show_default=True,
+     help="the sid layout's town radius in tiles (grown where a town's buildings need more)")
+@opt("--doctrine", metavar="FILE", help="a faith: a TOML file with one [[doctrines]] table (worlds/doctrines/)")
+@opt("--priests", type=int, default=0, metavar="N", show_default=True,
+     help="N agents of the first town become the doctrine's priests")
 def generate(**params: Any) -> int:
     from smalltown.cli.generate import world_generate
 

@@ -25,7 +25,8 @@ DEFAULT_CONDITIONS = "full,no-reflection,no-planning,no-memory"
 def run(args: argparse.Namespace) -> int:
     try:
         return {"interview": interview, "town": town, "ablate": ablate,
-                "social": social, "matrix": matrix, "civics": civics}[args.eval_command](args)
+                "social": social, "matrix": matrix, "civics": civics,
+                "culture": culture}[args.eval_command](args)
     except (EvalError, NoSuchAgent) as e:
         print(f"error: {shown(e, lines=True)}", file=sys.stderr)
         return 2  # what eval was given is refused (a misspelt name, a missing save, an unknown condition)
@@ -295,3 +296,9 @@ def civics(args: argparse.Namespace) -> int:
     from smalltown.cli.eval_civics import civics as run_civics
 
     return run_civics(args, sys.modules[__name__])
+
+
+def culture(args: argparse.Namespace) -> int:
+    from smalltown.cli.eval_culture import culture as run_culture
+
+    return run_culture(args, sys.modules[__name__])

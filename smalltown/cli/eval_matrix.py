@@ -53,7 +53,7 @@ class Run:
 
 
 def matrix(args: argparse.Namespace, cli: ModuleType) -> int:
-    from smalltown.eval.conditions import parse_condition
+    from smalltown.eval.conditions import WORLD_SETTINGS, parse_condition
     from smalltown.eval.matrix import caveat, gather, matrix_doc
     from smalltown.eval.measures import measure_of
     from smalltown.sim.open import UntilError, stop_time
@@ -77,8 +77,10 @@ def matrix(args: argparse.Namespace, cli: ModuleType) -> int:
     opts, backend = choice.opts, choice.name
     if backend != "llama":  # (with llama, the runs are the shared server's clients: openai)
         say_ignored(choice)
+    worlds = condition_worlds(Path(args.world), conditions, out)
     with serving(backend, args, opts) as backend_argv:
-        runs = [plan(Run(c, s, out / "runs" / f"{c}-s{s}.sqlite"), args, sets, until, backend_argv)
+        runs = [plan(Run(c, s, out / "runs" / f"{c}-s{s}.sqlite"), args,
+                     {k: v for k, v in sets.items() if k not in WORLD_SETTINGS}, until, backend_argv, worlds[c])
                 for c, sets in conditions.items() for s in seeds]
         stopped = run_all(runs, args.jobs)
         results: dict[str, dict[int, dict]] = {c: {} for c in conditions}
@@ -98,7 +100,24 @@ def matrix(args: argparse.Namespace, cli: ModuleType) -> int:
     return 1 if failed else 0
 
 
-def plan(r: Run, args: argparse.Namespace, sets: dict[str, str], until, backend_argv: list[str]) -> Run:
+def condition_worlds(world: Path, conditions: dict[str, dict[str, str]], out: Path) -> dict[str, Path]:
+    """The world each condition runs: the file given, or for `priests=false` its variant without
+    priests (eval/culture_worlds.py), written once into OUT/worlds."""
+    from smalltown.eval.culture_worlds import world_without_priests
+
+    variant: list[Path] = []
+    worlds = {}
+    for c, sets in conditions.items():
+        if sets.get("priests", "true").lower() == "false":
+            variant = variant or [world_without_priests(world, out / "worlds")]
+            worlds[c] = variant[0]
+        else:
+            worlds[c] = world
+    return worlds
+
+
+def plan(r: Run, args: argparse.Namespace, sets: dict[str, str], until, backend_argv: list[str],
+         world: Path | None = None) -> Run:
     """The command of one run: a new save of the world, or the save there continued; or none (a
     save that reaches `until` is reused)."""
     from smalltown.sim.open import peek_seed
@@ -121,7 +140,7 @@ def plan(r: Run, args: argparse.Namespace, sets: dict[str, str], until, backend_
         else:
             r.how, r.argv = "continued", [sys.executable, "-m", "smalltown", "run", str(r.path), *options]
         return r
-    r.argv = [sys.executable, "-m", "smalltown", "run", str(args.world), "--out", str(r.path), "--overwrite",
+    r.argv = [sys.executable, "-m", "smalltown", "run", str(world or args.world), "--out", str(r.path), "--overwrite",
               *options]
     return r
 

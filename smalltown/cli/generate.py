@@ -10,7 +10,9 @@ from smalltown.shown import shown
 
 
 def world_generate(args: argparse.Namespace) -> int:
+    from smalltown.world.errors import WorldError
     from smalltown.world.generate import GeneratedInvalid, GenerateError, Options, write
+    from smalltown.world.generate_towns import read_doctrine
 
     out = Path(args.out)
     if out.suffix != ".toml":
@@ -21,8 +23,22 @@ def world_generate(args: argparse.Namespace) -> int:
         print(f"error: {shown(str(out if out.exists() else map_path))}: a file is already there "
               f"(pass --overwrite)", file=sys.stderr)
         return 2
+    w, x, h = str(args.area).lower().partition("x")
+    if not (x and w.strip().isdigit() and h.strip().isdigit()):
+        print(f"error: --area {shown(str(args.area))}: give the width and height in tiles, e.g. 500x600",
+              file=sys.stderr)
+        return 2
+    doctrine = None
+    if args.doctrine:
+        try:
+            doctrine = read_doctrine(Path(args.doctrine))
+        except WorldError as e:
+            for problem in e.problems:
+                print(shown(problem, lines=True), file=sys.stderr)
+            print(f"error: --doctrine {shown(str(args.doctrine))}: not a doctrine file", file=sys.stderr)
+            return 2
     opts = Options(args.towns, args.agents, args.rural, args.seed, args.facts == "on", args.gatherings == "on",
-                   args.same_traits)
+                   args.same_traits, args.layout, (int(w), int(h)), args.town_radius, doctrine, args.priests)
     try:
         write(opts, out)
     except GeneratedInvalid as e:  # the generator's fault, not the options': a bug, told as one

@@ -56,25 +56,40 @@ def parse_conditions(text: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+# The culture experiments' conditions for `eval matrix` (Sid §5.3), by name. `priests=false` is
+# not a setting but a change of the world: its doctrines without priests (eval/culture_worlds.py),
+# so the agents who were priests live as ordinary agents.
+CULTURE: dict[str, dict[str, str]] = {
+    "no-priests": {"priests": "false"},
+    "no-travel": {"travel": "false"},
+    "no-social-awareness": {"social_awareness": "false"},
+}
+WORLD_SETTINGS = ("priests",)  # a condition's "settings" that change its world, not its run
+
+
 def parse_condition(text: str) -> tuple[str, dict[str, str]]:
-    """One matrix condition (`eval matrix --condition`): an ablation's name ("no-planning"), or
+    """One matrix condition (`eval matrix --condition`): an ablation's name ("no-planning") or a
+    culture condition's (CULTURE: "no-priests", "no-travel", "no-social-awareness"), or
     NAME=SETTING=VALUE[,SETTING=VALUE...] ("quiet=social_awareness=false,reflection=false"), or
     NAME= for the world as it is. The settings are checked by the run that uses them (a condition
-    with a bad one fails alone, said in the report). A name is a file name: letters, digits, -, _."""
+    with a bad one fails alone, said in the report); `priests=false` runs the world with its
+    doctrines' priests as ordinary agents. A name is a file name: letters, digits, -, _."""
     name, sep, rest = text.partition("=")
     name = name.strip()
     if not name or not all(c.isascii() and (c.isalnum() or c in "-_") for c in name):
         raise EvalError(f"--condition {text!r}: a condition's name is letters, digits, - and _ "
                         "(e.g. --condition quiet=social_awareness=false)")
     if not sep:
-        if name not in SETTINGS:
-            raise EvalError(f"--condition {text!r}: not an ablation ({', '.join(ORDER)}); name the settings: "
-                            f"{name}=SETTING=VALUE[,SETTING=VALUE...]")
-        return name, dict(SETTINGS[name])
+        if name not in SETTINGS and name not in CULTURE:
+            raise EvalError(f"--condition {text!r}: not an ablation ({', '.join(ORDER)}) or a culture condition "
+                            f"({', '.join(CULTURE)}); name the settings: {name}=SETTING=VALUE[,SETTING=VALUE...]")
+        return name, dict(SETTINGS.get(name, CULTURE.get(name, {})))
     sets: dict[str, str] = {}
     for item in filter(None, (i.strip() for i in rest.split(","))):
         setting, eq, value = item.partition("=")
         if not eq or not setting.strip():
             raise EvalError(f"--condition {text!r}: {item!r} is not SETTING=VALUE")
         sets[setting.strip()] = value.strip()
+    if sets.get("priests", "false").lower() not in ("true", "false"):
+        raise EvalError(f"--condition {text!r}: priests is true or false")
     return name, sets

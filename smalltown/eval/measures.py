@@ -176,3 +176,36 @@ def roles_measure(save: Path, ctx: Context | None = None) -> Measured:
                         "role changes": float(r["changes"])},
             "series": {"distinct roles": [(float(h), float(k)) for h, k in distinct_by_hour(s.changes, start, s.end)]},
             "axes": {"distinct roles": ["game hours", "distinct roles held at the hour's end"]}}
+
+
+@register("culture", "memes and a doctrine's spread (Sid 5.3): meme uses per agent in towns and the rural area; "
+                     "per doctrine the converts at each level, the area of influence, critical exposures, depth, "
+                     "converts outside the priests' towns; converts and area by game hour (eval culture)")
+def culture_measure(save: Path, ctx: Context | None = None) -> Measured:
+    from smalltown.eval.culture import measure_culture, read_culture
+    from smalltown.store.save import open_reader
+
+    reader = open_reader(save)
+    try:
+        r = measure_culture(read_culture(reader, str(save)))
+    finally:
+        reader.close()
+    m = r["memes"]
+    figures: dict[str, float | None] = {"meme uses per agent, towns": m["towns_per_capita"],
+                                        "meme uses per agent, rural": m["rural_per_capita"],
+                                        "memes": float(len(m["memes"]))}
+    series, axes = {}, {}
+    for d in r["doctrines"]:
+        name, g = d["doctrine"], d["graph"]
+        for i, level in enumerate(d["level_names"]):
+            figures[f"{name}: {level} converts"] = float(d["converts"][level])
+            figures[f"{name}: area, {level} or above (tiles)"] = float(d["area"][-1]["tiles"][i]) if d["area"] else None
+            series[f"{name}: {level} converts"] = [(float(row["hour"]), float(row[level])) for row in d["by_hour"]]
+            axes[f"{name}: {level} converts"] = ["game hours", f"{level} converts at the hour's end"]
+            series[f"{name}: area, {level} or above"] = [(a["hour"], float(a["tiles"][i])) for a in d["area"]]
+            axes[f"{name}: area, {level} or above"] = ["game hours", "tiles within hearing"]
+        figures.update({f"{name}: converts outside the priests' towns": float(d["converts_outside_priests_towns"]),
+                        f"{name}: critical exposures": float(g["critical_edges"]),
+                        f"{name}: depth (max)": None if g["max_depth"] is None else float(g["max_depth"]),
+                        f"{name}: converts per priest": g["mean_converts_per_priest"]})
+    return {"figures": figures, "series": series, "axes": axes}

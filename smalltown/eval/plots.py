@@ -155,3 +155,29 @@ def spread_graph(title: str, agents: list[str], learned: list[dict], start: date
                    'markerHeight="6" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#666"/>'
                    '</marker></defs>')
     return _svg(w, h, body, title)
+
+
+def bars(title: str, items: list[tuple[str, float | None]], y_label: str, w: int = 760, h: int = 340) -> str:
+    """A bar per item (its label under it, its value over it; None drawn as "n/a")."""
+    left, right, top, bottom = 70, w - 40, 40, h - 70
+    top_v = max([v for _, v in items if v is not None] + [0.0]) or 1.0
+    slot = (right - left) / max(len(items), 1)
+    body = [f'<line x1="{left}" y1="{bottom}" x2="{right}" y2="{bottom}" stroke="#444"/>',
+            f'<line x1="{left}" y1="{top}" x2="{left}" y2="{bottom}" stroke="#444"/>',
+            f'<text transform="translate(16 {(top + bottom) / 2:.0f}) rotate(-90)" font-size="11" '
+            f'text-anchor="middle" {FONT}>{escape(y_label)}</text>']
+    for k in range(5):
+        v = top_v * k / 4
+        y = bottom - (bottom - top) * k / 4
+        body += [f'<line x1="{left}" y1="{y:.1f}" x2="{right}" y2="{y:.1f}" stroke="#eee"/>',
+                 _text(left - 6, y + 4, f"{v:.3g}", 10, "end")]
+    for i, (label, v) in enumerate(items):
+        x = left + slot * i + slot * 0.15
+        if v is not None:
+            bh = (bottom - top) * v / top_v
+            body.append(f'<rect x="{x:.1f}" y="{bottom - bh:.1f}" width="{slot * 0.7:.1f}" height="{bh:.1f}" '
+                        f'fill="{PALETTE[i % len(PALETTE)]}"/>')
+        body += [_text(x + slot * 0.35, bottom - (bottom - top) * (v or 0) / top_v - 5,
+                       "n/a" if v is None else f"{v:.3g}", 10, "middle"),
+                 _text(x + slot * 0.35, bottom + 16, label[:24], 10, "middle")]
+    return _svg(w, h, body, title)

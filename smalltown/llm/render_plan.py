@@ -30,14 +30,41 @@ def own_example(t: DailyPlan | HourlySchedule) -> str:
             + re.sub(r'"\\u0000(.*?)\\u0000"', r"\1", json.dumps(shown, ensure_ascii=False))) if items else ""
 
 
+def travel_part(t: DailyPlan | HourlySchedule) -> str:
+    """The towns known and today's reasons to go to one (a world of several towns, travel on);
+    "" otherwise, so every other world's prompt is what it was."""
+    if not t.towns:
+        return ""
+    name = t.persona.name
+    lines = [f"Towns {name} knows (a trip to a town goes to its square and back home):"]
+    lines += [f"- {w.name} (square: {w.square}): " + (f"{name}'s own town" if w.own else f"{_walk(w.minutes)} from home")
+              for w in t.towns]
+    if not t.trips:
+        return "\n".join(lines + [f"No reason for {name} to go to another town today."])
+    lines.append(f"Reasons {name} may go to another town today (a trip is one block at that place, the walk in it):")
+    for r in t.trips:
+        if r.why == "market":
+            what = f"the market at {r.place} in {r.town}, open {r.start}-{r.end}"
+        elif r.why == "people":
+            what = f"people {name} knows live in {r.town}: {', '.join(r.people)} (meet at {r.place}, {r.start}-{r.end})"
+        else:
+            what = f"the gathering of {r.doctrine} believers ({name} is one) at {r.place} in {r.town}, {r.start}-{r.end}"
+        lines.append(f"- {what}; {_walk(r.minutes)} from home")
+    return "\n".join(lines)
+
+
+def _walk(minutes: int) -> str:
+    return f"{minutes} minutes' walk" if minutes < 120 else f"{minutes / 60:.1f} hours' walk"
+
+
 @extra("daily_plan")
 def _daily(t: DailyPlan) -> dict[str, str]:
-    return {"own_example": own_example(t)}
+    return {"own_example": own_example(t), "travel_part": travel_part(t)}
 
 
 @extra("hourly_schedule")
 def _hourly(t: HourlySchedule) -> dict[str, str]:
-    return {"own_example": own_example(t), "start_phrase": f"{t.from_time} (now)" if t.from_time else
+    return {"own_example": own_example(t), "travel_part": travel_part(t), "start_phrase": f"{t.from_time} (now)" if t.from_time else
             f"00:00 (the whole day: {t.persona.name} wakes up at {t.wake_up_hour:02d}:00)",
             "reaction_line": f"{t.persona.name} first reacts: {quote(t.reaction)}" if t.reaction else "",
             "sleep_line": f"Where {t.persona.name} sleeps: " + ", ".join(t.sleep_places) if t.sleep_places else ""}

@@ -9,11 +9,11 @@ from smalltown.llm.render_parts import block, card, extra, feeling_line, last_ta
 from smalltown.llm.tasks import Interview, RatePerson, React, Task, Utterance
 
 
-def civic(t: React | Utterance) -> dict[str, str]:
+def civic(t: React | Utterance, faith: list[str] = ()) -> dict[str, str]:
     """The constitution in force goes before the card (the same for every agent: it stays cached
-    with the instructions); the asker's own beliefs and aim after it ("" without civics: the
-    prompt is as before)."""
-    name, parts = t.persona.name, []
+    with the instructions); after it the speaker's faith (`faith_lines`), then its own beliefs and aim ("" without
+    civics or belief: the prompt is as before)."""
+    name, parts = t.persona.name, list(faith)
     if t.stance_text:
         parts.append(f"What {name} believes and argues for: {quote(t.stance_text)}")
     if getattr(t, "persuading", False):
@@ -39,7 +39,22 @@ def _utterance(t: Utterance) -> dict[str, str]:
             "relationship": quote(t.relationship) if t.relationship else "(to be said in this answer)",
             "transcript": "\n".join(f"{line.speaker}: {quote(line.text)}" for line in t.transcript)
             or "(nothing yet: this is the first line)",
-            "feeling_line": feeling_line(t.persona.name, t.feeling), **civic(t)}
+            "feeling_line": feeling_line(t.persona.name, t.feeling), **civic(t, faith_lines(t))}
+
+
+def faith_lines(t: Utterance) -> list[str]:
+    """Belief's part (mind/belief.py): a priest's persona lines, and what the speaker believes or
+    has heard of each doctrine, in the words of its level; none without belief (the prompt is as before)."""
+    name, out = t.persona.name, []
+    for f in t.faiths:
+        out += [f"{name}: {quote(line)}" for line in f.persona]
+        if f.level:
+            words = ", ".join(f.levels[f.level - 1])
+            role = "a priest" if f.priest else f"a {f.level_names[f.level - 1]} believer" if f.level_names else "a believer"
+            out.append(f"{name} is {role} of {f.doctrine} (its words: {words}).")
+        elif f.heard_level:
+            out.append(f"{name} has heard others speak of {f.doctrine} ({', '.join(f.levels[f.heard_level - 1])}).")
+    return out
 
 
 @extra("summarize_conversation", "summarize_conversation_social")

@@ -1,6 +1,6 @@
 """The town's work in prompts (llm/tasks/economy.py, goals.py, roles.py, civics.py): a decomposition
 with the goods that can be made and traded, a goal and a role with the community's needs, and the
-civic questions (a constitution, its amendments, the vote, the tax)."""
+civic questions (a constitution, its amendments, the vote, the tax); a town's meme summary."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from smalltown.llm.render_parts import NONE, extra, quote
 from smalltown.llm.render_plan import decompose
 from smalltown.llm.render_talk import summary_social
 from smalltown.llm.tasks import Amendments, EconomyDecompose, InferRole, PayTax, SocialGoal, Task
+from smalltown.llm.tasks.memes import MemeSummary
 
 # the same for every agent: with the instructions, before the card (cached with them)
 _OP_TASK = (' When an action does one of the things the person "can do here with goods", give it as the '
@@ -98,3 +99,12 @@ def _summary_civic(t: Task) -> dict[str, str]:
     v["social_ask"] += (' Also give "desired_rate": only if the conversation touched the tax, the tax rate in '
                         f'percent {t.persona.name} wants now; else null.')
     return v
+
+
+# --- memes ------------------------------------------------------------------------------------
+
+
+@extra("meme_summary")
+def _meme_summary(t: MemeSummary) -> dict[str, str]:
+    goals = "\n".join(f"- {g.agent}: {quote(g.goal)}" for g in t.goals)
+    return {"where": f"in {t.town}" if t.town else "in the countryside, outside the towns", "goals": goals or NONE}

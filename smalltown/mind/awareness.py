@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from smalltown.mind import importance
+from smalltown.mind import importance, trips
 from smalltown.mind.places import choose_place, covered
 from smalltown.world.model import DAY, SLEEPING
 from smalltown.state.plan import PlanItem, minute_of
@@ -128,5 +128,5 @@ def _again(mind: "MindCore", now: datetime, until: datetime) -> None:
         # nothing left to do it at there: choose the sector again (elsewhere, or there later)
         rest.place = choose_place(mind.asker, mind.name, mind.persona, mind.state.known, rest.activity,
                                   action.address, mind.state.place_answers, levels=("sector",), now=now,
-                                  unavailable=out)
+                                  unavailable=out, allowed=trips.allowed(mind))
     plan.edited()

@@ -21,7 +21,7 @@ from datetime import datetime
 
 from smalltown.config import Settings
 from smalltown.llm.tasks import TASKS
-from smalltown.mind import awareness, slowsteps
+from smalltown.mind import awareness, belief, memes, slowsteps
 from smalltown.mind.awareness import Outcome
 from smalltown.mind.core import MindCore
 from smalltown.mind.module import Clock, Emit, Module
@@ -69,6 +69,8 @@ MODULES: list[Module] = [
            "the summary, retrievals, goal, decision", "plan, action", runs_in="next actions"),
     Module("summary", "mind/summary.py", Clock(RARE, "each morning"), "", "retrievals", "summary", runs_in="next actions"),
     slowsteps.REFLECTION,
+    memes.MODULE,
+    belief.MODULE,
 ]
 
 

@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 def choose_place(asker: Asker, agent: str, persona: PersonaCard, tree: KnownTree, activity: str,
                  current: str, answers: dict[str, str] | None = None, sector: str = "",
                  levels: tuple[str, ...] = ("sector", "arena", "object"), now: datetime | None = None,
-                 unavailable: frozenset[str] = frozenset(), beds: tuple[str, ...] = ()) -> str:
+                 unavailable: frozenset[str] = frozenset(), beds: tuple[str, ...] = (),
+                 allowed: frozenset[str] | None = None) -> str:
     """Sector, then arena, then object: each level one task over what the agent knows there
     (`sector` given: from the arena on). With `levels=("sector",)` only the sector is chosen.
 
@@ -27,6 +28,7 @@ def choose_place(asker: Asker, agent: str, persona: PersonaCard, tree: KnownTree
     is known, else home, else the first option) is used and noted in the call log.
     `unavailable`: addresses found closed or taken (mind/awareness.py); the options wholly inside
     them are given to the task as such (the choice is the chooser's: elsewhere, or there later).
+    `allowed`: the sectors the agent may go to (travel off in a world of several towns, mind/trips.py).
     """
 
     def pick(level: str, within: str, options: list[str], prefer: str, parts: tuple[str, ...] = ()) -> str:
@@ -58,6 +60,8 @@ def choose_place(asker: Asker, agent: str, persona: PersonaCard, tree: KnownTree
     cur = current.split(":") + ["", ""]
     if not sector:
         options = [s for s in tree.tree if any(tree.tree[s].values())]  # somewhere to act on
+        if allowed is not None:
+            options = [s for s in options if s in allowed] or [persona.home]
         sector = pick("sector", "", options, cur[0] if cur[0] in options else persona.home, ())
     if levels == ("sector",):
         return sector

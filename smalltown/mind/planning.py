@@ -8,102 +8,55 @@ it is left. Re-planning keeps what was lived and redoes the rest from the moment
 
 from __future__ import annotations
 
-from datetime import date, datetime, time, timedelta
+from datetime import datetime, time, timedelta
 from typing import TYPE_CHECKING
 
 from smalltown.lang import gerund, hhmm
-from smalltown.llm.tasks import (
-    SLEEPING,
-    Block,
-    DailyPlan,
-    Decompose,
-    Done,
-    HourlySchedule,
-    NextAction,
-    PlanStep,
-    Record,
-)
-from smalltown.mind import importance, summary, trade
+from smalltown.llm.tasks import SLEEPING, DailyPlan, Decompose, Done, HourlySchedule, NextAction
+from smalltown.mind import importance, summary, trade, trips
 from smalltown.mind.awareness import unavailable_now
 from smalltown.mind.commitments import decision_input, narrowed, promise_inputs
 from smalltown.mind.places import choose_place, covered, gatherings_on
-from smalltown.state.plan import DayPlan, PlanItem, minute_of
 from smalltown.mind.plan import fit_actions, normalise_blocks
 from smalltown.mind.records import record
+from smalltown.mind.replan import replan
+from smalltown.mind.schedule import (as_block, day_text, raw_blocks, remember_schedule, standing_intentions,
+                                     yesterday)
 from smalltown.state.agent import Action, Pending
+from smalltown.state.plan import DayPlan, PlanItem, minute_of
 from smalltown.world.model import address, pretty
 
 if TYPE_CHECKING:
     from smalltown.mind.core import MindCore
 
-__all__ = ["action_at", "hhmm", "next_action", "plan_day", "replan", "start", "take", "unplanned"]
+__all__ = ["action_at", "as_block", "hhmm", "next_action", "plan_day", "replan", "standing_intentions", "start", "take",
+           "unplanned", "yesterday"]
 DONE_SHOWN = 6  # the latest actions of an activity a decomposition is shown
 RATE_PACKED = 12  # memories rated in a decomposition's answer at most (the rest wait for the next settle)
 WINDOW = 120  # minutes of one activity decomposed at a time (its hour-long blocks, two at most)
-
-
-def _day(now: datetime) -> str:
-    return now.strftime("%A %B %-d, %Y")
 
 
 def _midnight(now: datetime) -> datetime:
     return datetime.combine(now.date(), time())
 
 
-def as_block(span: list[PlanItem]) -> Block:
-    """A span of blocks (one activity) as a task shows it."""
-    return Block(start=hhmm(span[0].start), minutes=max(5, min(1440, span[-1].end - span[0].start)),
-                 activity=span[0].activity[:60] or "-", place=span[0].place)
-
-
-def standing_intentions(mind: "MindCore", now: datetime) -> list[Record]:
-    """Inner voices whispered today (or since yesterday morning): intentions that still stand."""
-    since = (now - timedelta(days=1)).date()
-    return [Record(id=i.id, time=i.time, kind="reflection", text=i.text, score=1.0)
-            for i in mind.state.intentions if i.time.date() >= since]
-
-
 # --- the day ------------------------------------------------------------------------------------
-
-
-def yesterday(mind: "MindCore", now: datetime) -> list[Record]:
-    """What happened yesterday, as the daily plan is told it (SPEC 4): the day as lived (the
-    plan's activities as they ended up), the conversations had, and what stood out."""
-    day: date = (now - timedelta(days=1)).date()
-    out: list[Record] = []
-    plan = mind.state.plan
-    if plan is not None and plan.date == day:
-        base = datetime.combine(day, time())
-        for span in plan.spans():
-            if span[0].activity == SLEEPING:
-                continue
-            where = f" at {span[0].place}" if span[0].place else ""
-            out.append(Record(time=base + timedelta(minutes=span[0].start), kind="plan", score=2.0,
-                              text=f"{mind.name} was {gerund(span[0].activity)}{where}"))
-    seeds = mind.memory.recent(len(mind.memory))[:1]  # the description's phrases: known, not happened
-    born = seeds[0].created if seeds else None
-    mems = [m for m in mind.memory.recent(400) if m.created.date() == day and m.created != born]
-    chats = [m for m in mems if m.kind == "chat"]
-    notable = sorted((m for m in mems if m.kind in ("observation", "reflection") and m.importance >= 6),
-                     key=lambda m: (-m.importance, m.id))[:5]
-    out += [record(mind.lore, m, 1.0 + m.importance / 10) for m in chats[-6:]]
-    out += [record(mind.lore, m, m.importance / 10) for m in sorted(notable, key=lambda m: m.id)]
-    return sorted(out, key=lambda r: r.time)
 
 
 def plan_day(mind: "MindCore", now: datetime) -> DayPlan:
     """The morning: refresh the summary description, plan the day, write its schedule."""
     importance.settle(mind)
     summary.refresh(mind, now)
-    date_text = _day(now)
-    places = list(mind.state.known.tree)
+    date_text = day_text(now)
+    extra = trips.planning_inputs(mind, now)  # (first: a trip's place joins the known tree)
+    places = trips.known_places(mind)
     context = mind.retrieve(f"{mind.name}'s plans, appointments and events on {date_text}", now,
                             mind.settings.plan_context_k, "plan")
     gatherings = gatherings_on(mind, now.date())
     intentions = standing_intentions(mind, now)
     daily = mind.ask(DailyPlan(persona=mind.persona, now=now, known_places=places, yesterday=yesterday(mind, now),
                                context=context, gatherings=gatherings, intentions=intentions,
-                               goal=mind.state.goal))
+                               goal=mind.state.goal, **extra))
     made = [mind.asker.last_ref]  # the blocks' makers: the day in broad strokes, then its schedule
     items = [(s.time, s.activity) for s in daily.items]
     level1 = importance.remember(mind, "plan", [f"{mind.name}'s plan for {date_text}: wake up at {daily.wake_up_hour}:00, "
@@ -111,9 +64,10 @@ def plan_day(mind: "MindCore", now: datetime) -> DayPlan:
     hourly = mind.ask(narrowed(mind, HourlySchedule(
         persona=mind.persona, now=now, wake_up_hour=daily.wake_up_hour, daily_plan=daily.items, known_places=places,
         gatherings=gatherings, intentions=intentions, decision=decision_input(mind, acting=True),
-        promises=promise_inputs(mind, now), goal=mind.state.goal, sleep_places=list(mind.spec.sleep_places))))
+        promises=promise_inputs(mind, now), goal=mind.state.goal, sleep_places=list(mind.spec.sleep_places),
+        **extra)))
     made.append(mind.asker.last_ref)
-    raw = _raw(mind, hourly.blocks, 0)
+    raw = raw_blocks(mind, hourly.blocks, 0, trips.allowed(mind))
     # the day from midnight: sleep (or a night's work) as the schedule gives it; before its first
     # block, asleep
     first = min((r[0] for r in raw), default=daily.wake_up_hour * 60)
@@ -122,26 +76,8 @@ def plan_day(mind: "MindCore", now: datetime) -> DayPlan:
         b.calls = list(made)
     carried = mind.state.plan.tail() if mind.state.plan is not None else []
     plan = DayPlan(now.date(), daily.wake_up_hour, items, blocks, carried)
-    _remember_schedule(mind, plan, f"{mind.name}'s schedule for {date_text}", now, [level1[0].id])
+    remember_schedule(mind, plan, f"{mind.name}'s schedule for {date_text}", now, [level1[0].id])
     return plan
-
-
-def _raw(mind: "MindCore", blocks: list[Block], from_minute: int) -> list[tuple[int, int, str, str]]:
-    raw = []
-    for b in blocks:
-        h, m = map(int, b.start.split(":"))
-        if h * 60 + m < from_minute:
-            mind.note(f"block at {b.start} is before {hhmm(from_minute)}: moved to it")
-        place = b.place if b.place in mind.state.known.tree else ""
-        raw.append((max(h * 60 + m, from_minute), b.minutes, b.activity, place))
-    return raw
-
-
-def _remember_schedule(mind: "MindCore", plan: DayPlan, title: str, now: datetime, evidence: list[int],
-                       start: int = 0) -> None:
-    lines = [f"{hhmm(s[0].start)} {s[0].activity}" + (f" at {s[0].place}" if s[0].place else "")
-             for s in plan.spans() if s[-1].end > start]
-    mind.state.schedule_memory = importance.remember(mind, "plan", [f"{title}: " + "; ".join(lines)], now, evidence)[0].id
 
 
 # --- the action now -----------------------------------------------------------------------------
@@ -193,7 +129,7 @@ def _object_for(mind: "MindCore", block: PlanItem, current: str) -> str:
     known = block.place in mind.state.known.tree and not (out and covered(mind.state.known, out, block.place))
     return choose_place(mind.asker, mind.name, mind.persona, mind.state.known, block.activity, current,
                         mind.state.place_answers, sector=block.place if known else "",
-                        now=block_time(mind, block), unavailable=out, beds=mind.spec.beds)
+                        now=block_time(mind, block), unavailable=out, beds=mind.spec.beds, allowed=trips.allowed(mind))
 
 
 def block_time(mind: "MindCore", block: PlanItem) -> datetime:
@@ -213,7 +149,8 @@ def _decompose(mind: "MindCore", block: PlanItem, now: datetime, current: str) -
     if block.place not in mind.state.known.tree or closed:
         with mind.asker.trail() as placed:
             sector = choose_place(mind.asker, mind.name, mind.persona, mind.state.known, block.activity, current,
-                                  mind.state.place_answers, levels=("sector",), now=now, unavailable=out_now)
+                                  mind.state.place_answers, levels=("sector",), now=now, unavailable=out_now,
+                                  allowed=trips.allowed(mind))
         for b in [block] if closed else plan.span(block):  # (closed: this block only; later, it may be open)
             b.place = sector
         plan.edited()
@@ -291,68 +228,6 @@ def _full(sector: str, option: str) -> str:
     return address(sector, arena, obj)
 
 
-# --- re-planning --------------------------------------------------------------------------------
-
-
-def replan(mind: "MindCore", now: datetime, reason: list[Record], reaction: str = "", first_address: str = "",
-           calls: list[dict] = ()) -> bool:
-    """After a reaction, a conversation that changes the day, or an inner voice: the rest of the
-    day is planned again from this moment (SPEC 4). False when there is no plan of today's to
-    redo (planning ablated, or before the day's plan). `calls`: those that led to it (a reaction's)."""
-    plan = mind.state.plan
-    if not mind.settings.planning or plan is None or plan.date != now.date():
-        return False
-    importance.settle(mind)
-    minute = minute_of(now)
-    lived: list[PlanItem] = []
-    for b in plan.blocks:
-        if b.start >= minute:
-            break
-        kept = PlanItem(b.start, min(b.minutes, minute - b.start), b.activity, b.address, None, b.place,
-                        calls=b.calls)
-        if b.actions is not None:
-            kept.actions = [PlanItem(a.start, min(a.minutes, minute - a.start), a.activity, a.address, calls=a.calls)
-                            for a in b.actions if a.start < minute]
-        if kept.minutes >= 5 or not lived:
-            lived.append(kept)
-        else:
-            lived[-1].minutes += kept.minutes
-            if lived[-1].actions and kept.actions:
-                lived[-1].actions[-1].minutes += kept.minutes
-    done = [as_block(s) for s in DayPlan(plan.date, plan.wake_up_hour, [], lived).spans()]
-    places = list(mind.state.known.tree)
-    doing = mind.state.action
-    hourly = mind.ask(narrowed(mind, HourlySchedule(
-        persona=mind.persona, now=now, wake_up_hour=plan.wake_up_hour,
-        daily_plan=[PlanStep(time=t if _hhmm_ok(t) else f"{plan.wake_up_hour:02d}:00", activity=a[:60] or "-")
-                    for t, a in plan.items],
-        known_places=places, gatherings=gatherings_on(mind, now.date()), intentions=standing_intentions(mind, now),
-        from_time=hhmm(minute), done=done, reason=reason, reaction=reaction[:200],
-        place=pretty(":".join(doing.address.split(":")[:2])) if doing and doing.address else "",
-        decision=decision_input(mind, acting=True), promises=promise_inputs(mind, now), goal=mind.state.goal,
-        sleep_places=list(mind.spec.sleep_places))))
-    made = [*calls, mind.asker.last_ref]
-    plan.blocks = normalise_blocks(_raw(mind, hourly.blocks, minute), minute, before=lived, home=mind.persona.home)
-    for b in plan.blocks[len(lived):]:
-        b.calls = list(made)
-    if first_address:  # a reaction to an object: done at that object
-        nxt = plan.block_at(minute)
-        if nxt is not None and nxt.start == minute:
-            nxt.address, nxt.place = first_address, first_address.split(":")[0]
-            nxt.actions = [PlanItem(nxt.start, nxt.minutes, nxt.activity, first_address, calls=list(made))]
-    plan.edited()
-    _remember_schedule(mind, plan, f"{mind.name}'s revised schedule from {hhmm(minute)}", now,
-                       [r.id for r in reason if r.id] + ([schedule] if (schedule := mind.state.schedule_memory) else []),
-                       minute)
-    if mind.state.action is not None:
-        mind.state.action.end = now  # decide again now
-    return True
-
-
-def _hhmm_ok(t: str) -> bool:
-    return len(t) == 5 and t[2] == ":" and t[:2].isdigit() and t[3:].isdigit() and int(t[:2]) < 24 and int(t[3:]) < 60
-
-
 # --- the no-planning ablation -------------------------------------------------------------------
 
 
@@ -370,7 +245,8 @@ def unplanned(mind: "MindCore", now: datetime, current: str) -> tuple[Action, bo
         return mind.state.action, False
     with mind.asker.trail() as placed:
         where = choose_place(mind.asker, mind.name, mind.persona, mind.state.known, out.activity, current,
-                             mind.state.place_answers, now=now, unavailable=unavailable_now(mind, now))
+                             mind.state.place_answers, now=now, unavailable=unavailable_now(mind, now),
+                             allowed=trips.allowed(mind))
     return start(mind, out.activity, where, now, end, calls=calls + placed), True
 
 

@@ -14,6 +14,7 @@ from functools import cached_property
 
 from smalltown.llm.tasks import Record
 from smalltown.mind.memory import Memory, Scored
+from smalltown.mind.travel import Atlas
 from smalltown.world.model import Fact, Gathering, World, alternatives
 
 
@@ -23,8 +24,10 @@ class Lore:
 
     def __init__(self, world: World):
         self.agents = [a.name for a in world.agents]
+        self.atlas = Atlas(world)  # where the towns lie (travel between towns)
         self.facts = {f.name: f for f in world.facts}
         self.gatherings = list(world.gatherings)
+        self.doctrines = list(world.doctrines)  # faiths (mind/belief.py)
         self.sectors = {name: {a.name: list(a.objects) for a in sec.arenas.values()}
                         for name, sec in world.sectors.items()}
         named = sorted({s for s in world.sectors} | {a.name for a in world.arenas}

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 
-from smalltown.llm.tasks import SLEEPING, Block, PersonaCard, Record
+from smalltown.llm.tasks import SLEEPING, Block, PersonaCard, Record, Trip
+from smalltown.scripted import trips as travel
 from smalltown.scripted.words import fit, minute, minute_of
 from smalltown.seeded import stable_int
 from smalltown.world.model import DAY, Gathering, RoutineItem
@@ -238,10 +239,10 @@ class Bent:
 
 def plan(seed: int, p: PersonaCard, now: datetime, known_places: list[str], gatherings: list[Gathering],
          intentions: list[Record], from_min: int | None = None, reaction: str = "",
-         here: str = "", promises: list[tuple[int, int, str, str]] = ()) -> Bent:
-    """The routine day bent by today's gatherings, the inner voices and a reaction (in that order
-    of precedence: a reaction first, then gatherings at their time, then intentions in the free
-    hours, then the routine)."""
+         here: str = "", promises: list[tuple[int, int, str, str]] = (), trips: list[Trip] = ()) -> Bent:
+    """The routine day bent by today's gatherings, the inner voices, a trip to another town and a
+    reaction (in that order of precedence: a reaction first, then gatherings at their time, then
+    intentions in the free hours, then a trip where it finds the day free, then the routine)."""
     day = routine_minutes(p)
     wake = wake_minute(p)
     gathered = [False] * DAY
@@ -275,6 +276,14 @@ def plan(seed: int, p: PersonaCard, now: datetime, known_places: list[str], gath
         for m in range(slot, slot + 60):
             day[m] = label
             blocked[m] = True
+
+    trip = travel.chosen(seed, p, now.date(), list(trips))
+    span = travel.window(seed, p, now.date(), trip, wake) if trip is not None else None
+    if span is not None and not any(blocked[max(0, span[0]):span[1]]) \
+            and all(lab is not None and lab.activity != SLEEPING for lab in day[span[0]:span[1]]):
+        label = Label(_fit_first(travel.activity(p, trip)), trip.place, "trip", "")
+        for m in range(span[0], min(span[1], DAY)):
+            day[m] = label
 
     for s, e, activity, where in promises:  # promises made (given with the broadcast): kept
         for m in range(s, e):

@@ -29,7 +29,8 @@ def _hhmm(m: int) -> str:
 def daily_plan(seed: int, task: DailyPlan) -> DailyPlanOut:
     """5-8 items from wake-up to bedtime: the routine's items, gatherings and intentions; the
     shortest routine items give way when there are too many, the longest split when too few."""
-    bent = day.plan(seed, task.persona, task.now, task.known_places, task.gatherings, task.intentions)
+    bent = day.plan(seed, task.persona, task.now, task.known_places, task.gatherings, task.intentions,
+                    trips=task.trips)
     rows = [[s.start, s.label.activity, s.label.source, s.minutes] for s in day.spans(bent.day, bent.wake, DAY)]
     merged: list[list] = []
     for r in rows:
@@ -70,7 +71,7 @@ def hourly_schedule(seed: int, task: HourlySchedule) -> HourlyScheduleOut:
     elif here not in known:
         here = ""
     bent = day.plan(seed, p, task.now, known, task.gatherings, task.intentions, from_min, task.reaction, here,
-                    promise_labels(task.promises, from_min))
+                    promise_labels(task.promises, from_min), task.trips)
     start = from_min if from_min is not None else 0
     blocks = day.to_blocks(day.spans(bent.day, start, DAY), p, known)
     # an activity that runs past midnight (a night's work) is given its whole length

@@ -28,6 +28,7 @@ from smalltown.llm.tasks import (
     Utterance,
     UtteranceOut,
 )
+from smalltown.scripted.belief import faith_line
 from smalltown.scripted.social import lean
 from smalltown.scripted.social import summarize_social
 from smalltown.llm.tasks.social import SummarizeConversationSocial
@@ -301,6 +302,10 @@ def utterance(seed: int, task: Utterance) -> UtteranceOut:
         tells = [i]
         break
 
+    faith = faith_line(seed, task)  # belief: the doctrine's words, at a seeded chance (scripted/belief.py)
+    if faith:
+        parts.append(faith)
+
     # the end: after 2-4 rounds, or when there is nothing left to say
     end = k + 1 >= 2 * rounds or k >= 7 or (k >= 3 and not tells and not heard)
     if ask_back and not end:
@@ -321,7 +326,7 @@ def utterance(seed: int, task: Utterance) -> UtteranceOut:
     text = " ".join(p for p in parts if p)
     while len(text) > 300 and len(parts) > 1:
         # small talk gives way to the news (and the goodbye, which comes last)
-        drop = next((i for i, p in enumerate(parts) if p != told and (i < len(parts) - 1 or not end)), None)
+        drop = next((i for i, p in enumerate(parts) if p not in (told, faith) and (i < len(parts) - 1 or not end)), None)
         if drop is None:
             break
         parts.pop(drop)

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from smalltown.mind.talk import Conversation
-from smalltown.store.records import Event, Transfer
+from smalltown.store.records import Event, MemeRow, Transfer
 from smalltown.store.schema import TIME_FMT
 
 
@@ -21,6 +21,7 @@ class Changes:
     objects: set[str] = field(default_factory=set)  # objects whose state changed
     conversations: list[Conversation] = field(default_factory=list)
     ledger: list[Transfer] = field(default_factory=list)  # the economy's transfers (sim/economy.py)
+    memes: list[MemeRow] = field(default_factory=list)  # the meme summaries answered (mind/memes.py)
 
     def __post_init__(self) -> None:
         self.stamp = self.time.strftime(TIME_FMT)

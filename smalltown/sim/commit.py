@@ -43,6 +43,7 @@ def records(changes: Changes, agents: list[Agent], objects: dict[str, str],
         calls=tuple(Call(t, stamp, c) for t, c in calls),
         meta={"tick": tick, "game_time": stamp},
         ledger=tuple(changes.ledger),
+        memes=tuple(changes.memes),
     )
 
 

@@ -21,10 +21,12 @@ from smalltown.mind import modules
 from smalltown.mind.module import EachTick, Module
 from smalltown.sim import commitments
 from smalltown.sim.agent import Agent
+from smalltown.sim.belief import Belief
 from smalltown.sim.civics import Civics
 from smalltown.sim.crowd import Crowd
 from smalltown.sim.economy import Economy
 from smalltown.sim.encounters import Encounters
+from smalltown.sim.memes import Memes
 from smalltown.sim.movement import Movement
 from smalltown.sim.changes import Changes
 from smalltown.sim.perception import perceive_all
@@ -51,6 +53,8 @@ class Engine(Protocol):
     slow: SlowModules | None
     economy: Economy | None
     civics: Civics | None
+    belief: Belief | None
+    memes: Memes | None
     grid: int
     think_ahead: bool
     tick_phases: "TickPhases"
@@ -192,8 +196,13 @@ PHASES: list[Phase] = [
     Phase("civics", lambda sim, t: sim.civics.step(t.now, t.changes), when=lambda sim: sim.civics is not None),
     Phase("slow", lambda sim, t: sim.slow.step(sim.tick, t.now, t.changes, sim.calls),
           takes=lambda m: bool(m.steps), when=lambda sim: sim.slow is not None),
+    # one meme summary per town each `meme_every_minutes` (after the goals taken up this tick)
+    Phase("memes", lambda sim, t: sim.memes.step(t.now, t.changes), ("memes",), when=lambda sim: sim.memes is not None),
     Phase("take up", lambda sim, t: sim.thinking.take_up(sim.agents, t.now, t.changes), when=lambda sim: sim.think_ahead),
     Phase("think", _think, when=always),
+    # the tick's lines heard and said: exposures and levels (after every talk of the tick, before anyone moves on)
+    Phase("belief", lambda sim, t: sim.belief.step(t.now, t.changes, sim.by_name), ("belief",),
+          when=lambda sim: sim.belief is not None),
     Phase("movement", _move, ("movement",)),
     Phase("each tick", _each_tick, takes=lambda m: m.each_tick is not None, when=always),
     # what the minds' modules put in their outboxes this tick (the controllers' decisions, promises made)

@@ -35,6 +35,8 @@ from smalltown.sim.movement import Movement
 from smalltown.sim.objects import Objects
 from smalltown.sim.phases import Tick
 from smalltown.sim.slow import SlowModules, running as slow_phase
+from smalltown.sim.belief import Belief
+from smalltown.sim.memes import Memes
 from smalltown.sim.thinking import Thinking
 from smalltown.store.records import TickChanges
 from smalltown.store.schema import TIME_FMT
@@ -106,6 +108,10 @@ class Simulation:
             if world.civics and self.economy else None
         if self.civics:  # those walking to pay a tax are on an errand: they do not stop to react
             self.encounters.errands = self.civics.taxes.pending
+        # culture (Sid §5.3): belief levels in the world's doctrines, meme summaries per town
+        self.belief = Belief(world, self.agents, settings.hearing_radius) if settings.belief and world.doctrines else None
+        self.memes = Memes(world, self.agents, self.crowd, self.asker, settings.meme_every_minutes) \
+            if settings.memes else None
         self.tick_phases = phases.TickPhases(self)  # the tick's phases that run (sim/phases.py)
 
     def _record_call(self, rec: CallRecord) -> None:

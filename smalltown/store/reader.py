@@ -28,12 +28,12 @@ from smalltown.store.query import Where, limited
 from smalltown.store.reader_calls import CallReads
 from smalltown.store.reader_checks import CheckReads
 from smalltown.store.reader_why import WhyReads
-from smalltown.store.records import AgentRow, EventRow, Memory
+from smalltown.store.records import AgentRow, EventRow, MemeRow, Memory
 from smalltown.store.schema import TIME_FMT
 from smalltown.store.snapshots import agent_rows_at, has_snapshots, has_table, read_snapshot
 
 TABLES = frozenset({"agents", "objects", "memories", "events", "llm_calls", "retrievals", "embeddings",
-                    "snapshots", "conversations", "ledger"})
+                    "snapshots", "conversations", "ledger", "memes"})
 LOGS = ("events", "llm_calls", "retrievals", "conversations")  # the tables whose rows carry a tick
 
 
@@ -154,6 +154,15 @@ class Reader(WhyReads, CallReads, CheckReads):
         where = Where().at_most("tick", until).above("id", after_id)
         return self.conn.execute("SELECT id, tick, time, kind, giver, taker, item, qty, note FROM ledger"
                                  f"{where.sql} ORDER BY id", where.args).fetchall()
+
+    def memes(self, until: int | None = None, town: str | None = None) -> list[MemeRow]:
+        """The meme summaries, oldest first, of ticks up to `until` (of one `town`, "" the rural
+        area; None: all); [] for a save from before them (schema 11)."""
+        if not self.count("memes"):
+            return []
+        where = Where().at_most("tick", until).eq("town", town)
+        return [MemeRow(t, when, name, json.loads(topics), call or "") for t, when, name, topics, call in
+                self.conn.execute(f"SELECT tick, time, town, topics, call FROM memes{where.sql} ORDER BY id", where.args)]
 
     # --- agents and objects -------------------------------------------------------------------
 

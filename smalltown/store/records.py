@@ -164,6 +164,7 @@ class TickChanges:
     completed: tuple[tuple[Memory, bytes], ...] = ()  # memories already saved, now rated and embedded
     meta: dict[str, Any] = field(default_factory=dict)
     ledger: tuple["Transfer", ...] = ()  # the economy's transfers this tick, in order (sim/economy.py)
+    memes: tuple["MemeRow", ...] = ()  # the meme summaries answered this tick (mind/memes.py)
 
 
 # --- what the reader gives back of the logs ---
@@ -225,3 +226,16 @@ class Transfer:
     item: str
     qty: int
     note: str = ""
+
+
+@dataclass(frozen=True)
+class MemeRow:
+    """One meme summary: the topics (each `{"topic": str, "keywords": [str, ...]}`) the goals of a
+    town's people came to at `time`; `town` "" is the rural area. `call` is the question's key in
+    the call log (llm_calls.key), "" when unknown."""
+
+    tick: int
+    time: str  # TIME_FMT
+    town: str
+    topics: list[dict]
+    call: str = ""

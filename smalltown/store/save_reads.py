@@ -89,6 +89,10 @@ class SaveReads:
         """The economy's ledger, oldest first (see Reader.ledger)."""
         return self.reader().ledger()
 
+    def memes(self) -> list:
+        """The meme summaries, oldest first (see Reader.memes)."""
+        return self.reader().memes()
+
     def digest(self) -> str:
         """A fingerprint of the simulation state (see Reader.digest)."""
         return self.reader().digest()

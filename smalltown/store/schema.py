@@ -22,7 +22,7 @@ from smalltown.store import calls as _calls
 from smalltown.store import conversations as _conversations
 from smalltown.store import packing as _packing
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 TIME_FMT = "%Y-%m-%d %H:%M:%S"  # how a save writes game times
 
 
@@ -164,8 +164,18 @@ def _text_v10(db: sqlite_utils.Database) -> None:
         after = rows[-1][0]
 
 
+def _create_v11(db: sqlite_utils.Database) -> None:
+    """Added in schema 11: the meme summaries, one row per town (and the rural area, town "") each
+    period the `memes` module asks: the topics and keywords its answer gave, and the call's key. An
+    older save gets it empty (its run asked none)."""
+    if "memes" in db.table_names():  # (a save whose version was set back by hand: it has it)
+        return
+    db["memes"].create({"id": int, "tick": int, "time": str, "town": str, "topics": str, "call": str}, pk="id")
+    db["memes"].create_index(["tick"])
+
+
 MIGRATIONS = {1: _create_v2, 2: _create_v3, 3: _create_v4, 4: _create_v5, 5: _pack_v6, 6: _pack_v7,
-              7: _create_v8, 8: _create_v9, 9: _text_v10}  # from version N to N + 1
+              7: _create_v8, 8: _create_v9, 9: _text_v10, 10: _create_v11}  # from version N to N + 1
 
 
 # (type, name, table, SQL) of one entry of sqlite_master: a table, an index (its SQL None for

@@ -252,6 +252,8 @@ def cut_back(conn: sqlite3.Connection, snap: dict, tick: int, agents: list[tuple
     dropped["snapshots"] = conn.execute("DELETE FROM snapshots WHERE tick > ?", (tick,)).rowcount
     if has_table(conn, "ledger"):  # written in its tick's transaction: the ledger at a tick is its rows up to it
         dropped["ledger"] = conn.execute("DELETE FROM ledger WHERE tick > ?", (tick,)).rowcount
+    if has_table(conn, "memes"):  # as the ledger: written in its tick's transaction
+        dropped["memes"] = conn.execute("DELETE FROM memes WHERE tick > ?", (tick,)).rowcount
     # the embedding cache keeps query texts: only those of retrievals still in the log
     dropped["embeddings"] = conn.execute(
         "DELETE FROM embeddings WHERE text NOT IN (SELECT query FROM retrievals) "

@@ -141,9 +141,17 @@ TABLES: dict[str, tuple[str, tuple[Col, ...]]] = {
         name("giver"), name("taker"), Col("item", (TEXT,), 1 * KB, rule="item = ''", says="empty"),
         count("qty", 1, 10 ** 9), text("note", 4 * KB, null=True),
     )),
+    "memes": ("id", (
+        count("tick"), when("time"), name("town"),
+        Col("topics", (TEXT,), 1 * MB, json="array",
+            rule=_all("topics", "type != 'object' OR json_type(value, '$.topic') IS NOT 'text' "
+                                "OR json_type(value, '$.keywords') IS NOT 'array'"),
+            says='not a list of topics ({"topic": ..., "keywords": [...]})'),
+        text("call", 1 * KB, null=True),
+    )),
 }
 # the schema that added a table (snapshots: none, a save may lack them, every reader asks has_snapshots)
-SINCE = {"embeddings": 2, "retrievals": 2, "snapshots": 10 ** 9, "conversations": 4, "plans": 5, "ledger": 8}
+SINCE = {"embeddings": 2, "retrievals": 2, "snapshots": 10 ** 9, "conversations": 4, "plans": 5, "ledger": 8, "memes": 11}
 COLUMNS_SINCE = {("llm_calls", "key"): 4, ("llm_calls", "fallback"): 4, ("llm_calls", "attempts"): 9}
 
 

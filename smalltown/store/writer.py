@@ -76,6 +76,9 @@ def write(conn: sqlite3.Connection, changes: TickChanges) -> list[int]:
     if changes.ledger:
         conn.executemany("INSERT INTO ledger(tick, time, kind, giver, taker, item, qty, note) VALUES (?,?,?,?,?,?,?,?)",
                          ((t.tick, t.time, t.kind, t.giver, t.taker, t.item, t.qty, t.note) for t in changes.ledger))
+    if changes.memes:
+        conn.executemany("INSERT INTO memes(tick, time, town, topics, call) VALUES (?,?,?,?,?)",
+                         ((m.tick, m.time, m.town, json.dumps(m.topics), m.call) for m in changes.memes))
     set_meta(conn, changes.meta)
     return ids
 

@@ -13,6 +13,8 @@ from pathlib import Path
 from smalltown.world.errors import WorldError
 from smalltown.world.generate_map import LEGEND, Building, codes, draw, lay_out
 from smalltown.world.generate_people import Person, assign_jobs, households, routine, words
+from smalltown.world.generate_sid import AREA, TOWN_RADIUS, LayoutError, lay_out_sid
+from smalltown.world.generate_towns import doctrine_table, grid_towns, nearest, priests_of
 from smalltown.world.generate_places import (CAPACITY, COMMUNITY_GOALS, HAUNTS, NEEDS, OWNERS, PLACES, SHOPS, home,
                                              place, place_name)
 from smalltown.world.load import load_world_text
@@ -47,6 +49,11 @@ class Options:
     facts: bool = True
     gatherings: bool = True
     same_traits: bool = False  # every persona the same traits and hobby, no couples (the role world)
+    layout: str = "grid"  # "grid": towns in a grid, rural homes in strips; "sid": Sid's (world/generate_sid.py)
+    area: tuple[int, int] = AREA  # the sid layout's width x height in tiles
+    town_radius: int = TOWN_RADIUS  # the sid layout's town radius in tiles (grown where a town needs more)
+    doctrine: tuple[str, str] | None = None  # a doctrine file's (name, text): one [[doctrines]] table
+    priests: int = 0  # agents of the first town made the doctrine's priests
 
 
 SAME_TRAITS = ("calm", "loyal", "energetic")  # (none of the stand-in's trait lexicon: no need leaned to)
@@ -76,6 +83,14 @@ def generate(opts: Options) -> tuple[str, str]:
         raise GenerateError(f"--towns must be 1 to {LIMITS['towns']}, --agents at least 1, --rural at least 0")
     if not 0 <= opts.seed <= SEED_MAX:
         raise GenerateError(f"--seed must be 0 to {SEED_MAX} (a world's seed, what a model's sampler takes)")
+    if opts.layout not in ("grid", "sid"):
+        raise GenerateError(f"--layout must be grid or sid, not {opts.layout!r}")
+    if opts.priests and opts.doctrine is None:
+        raise GenerateError("--priests needs a --doctrine: the faith they preach")
+    if opts.priests < 0:
+        raise GenerateError("--priests must be 0 or more")
+    if opts.layout == "sid" and not (1 <= opts.town_radius <= 500 and all(20 <= n <= 1000 for n in opts.area)):
+        raise GenerateError("--area must be 20 to 1000 tiles each way, --town-radius 1 to 500")
     if opts.towns * opts.agents + opts.rural > LIMITS["agents"]:
         raise GenerateError(f"{opts.towns * opts.agents + opts.rural} agents: a world holds at most "
                             f"{LIMITS['agents']}")
@@ -96,8 +111,6 @@ def _assemble(rng: random.Random, opts: Options, towns: list[str], houses: list[
     places = [{k: place_name(k, towns[t], t) for k in PLACES if k != "college"} for t in range(opts.towns)]
     for p in places:
         p["college"] = place_name("college", towns[0], 0)  # one college, in the first town
-    for t in range(opts.towns):
-        assign_jobs(rng, [p for h in houses for p in h if p.town == t], college=True)
     homes = [home(f"{h[0].surname} {'house' if i < n_town else 'farmhouse'}", [p.first for p in h])
              for i, h in enumerate(houses)]
     town_buildings: list[list[Building]] = [[] for _ in towns]
@@ -117,14 +130,30 @@ def _assemble(rng: random.Random, opts: Options, towns: list[str], houses: list[
     for b in buildings:
         for r in b.rooms:
             r.code = next(code)
-    layout = lay_out(town_buildings, homes[n_town:])
+    if opts.layout == "sid":
+        try:
+            layout, circles = lay_out_sid(rng, town_buildings, homes[n_town:], opts.area, opts.town_radius)
+        except LayoutError as e:
+            raise GenerateError(str(e)) from None
+        for h, b in zip(houses[n_town:], homes[n_town:]):  # a farm household uses its nearest town's places
+            for p in h:
+                p.town = nearest(circles, b)
+    else:
+        layout = lay_out(town_buildings, homes[n_town:])
+        circles = grid_towns(town_buildings)
+    for t in range(opts.towns):  # (no draw between here and the world's first: the grid's bytes as before)
+        assign_jobs(rng, [p for h in houses for p in h if p.town == t], college=True)
     if max(layout.width, layout.height) > 1000:
         raise GenerateError(f"a map of {layout.width}x{layout.height} tiles: at most 1000 each way")
     tiles, arenas = draw(buildings, layout)
     people = [p for h in houses for p in h]
     owners = _owners(people, places)
     hosts = _hosts(rng, opts, towns, people, owners, places)
-    agents = [_agent(rng, p, houses[p.household], homes[p.household], places[p.town], owners, hosts)
+    squares = [places[t]["park"] for t in range(opts.towns)]  # each town's meeting place: its park
+    known = squares if opts.layout == "sid" else []  # Sid's agents know every town (and where it is)
+    priests = priests_of([p for p in people[:sum(map(len, houses[:n_town]))] if p.town == 0], opts.priests,
+                         towns[0]) if opts.doctrine else []
+    agents = [_agent(rng, p, houses[p.household], homes[p.household], places[p.town], owners, hosts, known)
               for p in people]
     facts, gatherings = _news(opts, people, owners, hosts, places)
     facts = _told_right(facts, gatherings, agents)
@@ -132,8 +161,15 @@ def _assemble(rng: random.Random, opts: Options, towns: list[str], houses: list[
     shops = {p[k] for p in places for k in SHOPS if k in p}
     community = {"community_goal": rng.choice(COMMUNITY_GOALS).format(town=towns[0]),
                  "needs": sorted(rng.sample(NEEDS, 4), key=NEEDS.index)}  # (drawn last: the rest as before)
-    return (_world_toml(name, opts.seed, buildings, agents, facts, gatherings, _hours(agents, shops), community),
-            _map_toml(name, tiles, arenas))
+    tables = {"towns": [{"name": t, "centre": [x, y], "radius": r, "square": squares[i]}
+                        for i, (t, (x, y, r)) in enumerate(zip(towns, circles))]}
+    if opts.doctrine:
+        tables["doctrines"] = [doctrine_table(*opts.doctrine, priests, squares[0])]
+        for a in agents:
+            if a["name"] in priests:
+                a["description"] += f"; {a['name']} is a priest of {tables['doctrines'][0]['name']}"
+    return (_world_toml(name, opts.seed, buildings, agents, facts, gatherings, _hours(agents, shops), community,
+                        tables), _map_toml(name, tiles, arenas))
 
 
 def _hours(agents: list[dict], shops: set[str]) -> dict[str, str]:
@@ -188,7 +224,7 @@ def _and(names: list[str]) -> str:
 
 
 def _agent(rng: random.Random, p: Person, house: list[Person], b: Building, places: dict[str, str],
-           owners: dict[str, str], hosts: dict[str, tuple[str, str, str]]) -> dict:
+           owners: dict[str, str], hosts: dict[str, tuple[str, str, str]], squares: list[str]) -> dict:
     where = places.get(p.job.place, "") if p.job else ""
     if p.job is None:
         work = f"{p.name} is retired"
@@ -207,7 +243,7 @@ def _agent(rng: random.Random, p: Person, house: list[Person], b: Building, plac
         day = START + timedelta(days=1)
         phrases.append(f"{p.name} is holding the {gname} at {at} on {day:%B} {day.day}, 5-7 pm")
     days = routine(rng, p, places)
-    knows = sorted({d["place"] for d in days if d.get("place")} | {places["cafe"], places["park"]})
+    knows = sorted({d["place"] for d in days if d.get("place")} | {places["cafe"], places["park"], *squares})
     bx, by = b.tiles["bedroom", f"{p.first}'s bed"]
     return {"name": p.name, "age": p.age, "traits": ", ".join(p.traits), "description": "; ".join(phrases),
             "home": b.sector, "spawn": [bx, by], "knows": knows, "routine": days}
@@ -273,7 +309,8 @@ MAP_NAME = "MAP"  # replaced by the map file's name when written (see write)
 
 
 def _world_toml(name: str, seed: int, buildings: list[Building], agents: list[dict], facts: list[dict],
-                gatherings: list[dict], hours: dict[str, str], community: dict[str, object]) -> str:
+                gatherings: list[dict], hours: dict[str, str], community: dict[str, object],
+                tables: dict[str, list[dict]]) -> str:
     out = ["# Generated by `smalltown world generate`: edit freely, check with `smalltown world check`.",
            f"name = {_s(name)}", f"map = {_s(MAP_NAME)}", f"start = {START.isoformat()}", "step_seconds = 10",
            f"seed = {seed}", *(f"{k} = {_s(v)}" for k, v in community.items())]
@@ -290,7 +327,7 @@ def _world_toml(name: str, seed: int, buildings: list[Building], agents: list[di
     for a in agents:
         out += ["", "[[agents]]"] + [f"{k} = {_s(v)}" for k, v in a.items() if k != "routine"]
         out += ["routine = ["] + [f"  {_s(d)}," for d in a["routine"]] + ["]"]
-    for table, rows in (("facts", facts), ("gatherings", gatherings)):
+    for table, rows in (("facts", facts), ("gatherings", gatherings), *tables.items()):
         for row in rows:
             out += ["", f"[[{table}]]"] + [f"{k} = {_s(v)}" for k, v in row.items()]
     return "\n".join(out) + "\n"

@@ -13,6 +13,7 @@ from smalltown.world.economy import economy
 from smalltown.world.civics import civics
 from smalltown.world.errors import Problem, WorldError
 from smalltown.world.load_news import news, scripted_lines
+from smalltown.world.load_towns import doctrines, towns
 from smalltown.world.load_text import (MAP_MAX_BYTES, MAP_MAX_SIDE, WORLD_MAX_BYTES, check_size, grid, parse_text,
                                        parse_toml, read_text_capped)
 from smalltown.world.model import (
@@ -257,6 +258,8 @@ def build_world(
         seen_needs.add(need.strip().lower())
     spec = economy(source, doc, lines, agents, sectors, objects, problems)
     civic = civics(source, doc, lines, agents, problems)
+    places_of = towns(source, doc, lines, tilemap, sectors, problems)
+    faiths = doctrines(source, doc, lines, agents, sectors, problems)
     if problems:
         raise WorldError(problems)
     return World(
@@ -265,7 +268,7 @@ def build_world(
         seed=doc.seed, sectors=sectors, agents=agents, arenas=arenas, objects=objects,
         settings=dict(doc.settings), facts=facts, gatherings=gatherings, lines=said,
         community_goal=doc.community_goal, needs=tuple(n.strip() for n in doc.needs), economy=spec,
-        civics=civic,
+        civics=civic, towns=places_of, doctrines=faiths,
     )
 
 

@@ -243,6 +243,43 @@ class ScriptedLine:
     tone: str = "neutral"
 
 
+@dataclass(frozen=True)
+class Town:
+    """A town of a world of many: a circle of tiles (a tile within `radius` of `centre` is the
+    town's) and `square`, the sector everyone knows as its market and meeting place (where a trip
+    to the town goes)."""
+
+    name: str
+    centre: Tile
+    radius: int
+    square: str
+
+    def holds(self, x: int, y: int) -> bool:
+        dx, dy = x - self.centre[0], y - self.centre[1]
+        return dx * dx + dy * dy <= self.radius * self.radius
+
+
+@dataclass(frozen=True)
+class Doctrine:
+    """A faith as world data: `levels[i]` are the keywords whose use in speech puts a speaker at
+    level i + 1 (lowest first), `level_names[i]` that level's name; `priests` hold the top level
+    from the start and carry the `persona` lines; believers meet at `gathering` (a sector or
+    sector:arena, "" for none) at `gathering_hours` ("HH:MM-HH:MM", "" for none). Matching is
+    world/doctrines.py's `level_in`."""
+
+    name: str
+    levels: tuple[tuple[str, ...], ...]
+    level_names: tuple[str, ...]
+    priests: tuple[str, ...]
+    persona: tuple[str, ...]
+    gathering: str = ""
+    gathering_hours: str = ""
+
+    @property
+    def top(self) -> int:
+        return len(self.levels)
+
+
 @dataclass
 class World:
     name: str
@@ -266,6 +303,37 @@ class World:
     needs: tuple[str, ...] = ()  # the community's needs as short words ("food", "tools")
     economy: "EconomySpec | None" = None  # the world file's [economy] (world/economy.py); None: none
     civics: "CivicsSpec | None" = None  # the world file's [civics] (world/civics.py); None: none
+    towns: list[Town] = field(default_factory=list)  # [[towns]]: none in a world of one town
+    doctrines: list[Doctrine] = field(default_factory=list)  # [[doctrines]]: faiths and their priests
+    _homes: dict[str, str] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def town_at(self, x: int, y: int) -> str:
+        """The name of the town holding tile (x, y), "" for the rural area; where two towns'
+        circles overlap, the one whose centre is nearer (the first of equals)."""
+        best, near = "", None
+        for t in self.towns:
+            if t.holds(x, y):
+                d = (x - t.centre[0]) ** 2 + (y - t.centre[1]) ** 2
+                if near is None or d < near:
+                    best, near = t.name, d
+        return best
+
+    def town_of(self, agent_name: str) -> str:
+        """The town of the agent's home ("" = rural): the town holding most of its home's tiles."""
+        if agent_name not in self._homes:
+            home = self.agent(agent_name).home
+            self._homes[agent_name] = self._sector_town(home)
+        return self._homes[agent_name]
+
+    def _sector_town(self, sector: str) -> str:
+        if not self.towns or sector not in self.sectors:
+            return ""
+        votes: dict[str, int] = {}
+        for arena in self.sectors[sector].arenas.values():
+            for x, y in arena.tiles:
+                town = self.town_at(x, y)
+                votes[town] = votes.get(town, 0) + 1
+        return max(votes, key=lambda k: votes[k]) if votes else ""
 
     def arena_at(self, tile: Tile) -> Arena | None:
         if not self.map.in_bounds(tile):

@@ -11,22 +11,46 @@ from smalltown.world.model import Tile
 
 
 def components(walkable: np.ndarray) -> np.ndarray:
-    """Label 4-connected walkable regions (-1 for blocked); run once when a world loads."""
+    """Label 4-connected walkable regions (-1 for blocked), numbered in the order their first tile
+    comes row by row; run once when a world loads. Each row's runs of walkable tiles are joined
+    to the runs they touch in the row above (union-find): work by runs, not tiles, so a map of
+    open ground (Sid's 500 x 600 tiles) is labelled in a fraction of a second."""
     h, w = walkable.shape
     labels = np.full((h, w), -1, dtype=np.int32)
-    label = 0
-    for y0, x0 in zip(*np.nonzero(walkable)):
-        if labels[y0, x0] >= 0:
-            continue
-        labels[y0, x0] = label
-        queue = deque([(y0, x0)])
-        while queue:
-            y, x = queue.popleft()
-            for ny, nx in ((y - 1, x), (y + 1, x), (y, x - 1), (y, x + 1)):
-                if 0 <= ny < h and 0 <= nx < w and walkable[ny, nx] and labels[ny, nx] < 0:
-                    labels[ny, nx] = label
-                    queue.append((ny, nx))
-        label += 1
+    padded = np.zeros((h, w + 2), dtype=np.int8)
+    padded[:, 1:-1] = walkable
+    edges = np.diff(padded, axis=1)
+    rows, starts = np.nonzero(edges == 1)  # (row-major: the runs in reading order)
+    _, ends = np.nonzero(edges == -1)  # each run's end (exclusive), in the same order
+    n = len(starts)
+    if n == 0:
+        return labels
+    parent = list(range(n))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    first = np.searchsorted(rows, np.arange(h + 1)).tolist()
+    s, e = starts.tolist(), ends.tolist()
+    for y in range(1, h):
+        i, i_end, j, j_end = first[y - 1], first[y], first[y], first[y + 1]
+        while i < i_end and j < j_end:
+            if s[i] < e[j] and s[j] < e[i]:  # they share a column
+                a, b = root(i), root(j)
+                if a != b:
+                    parent[max(a, b)] = min(a, b)  # the earlier run is the root: numbering by first tile
+            if e[i] < e[j]:
+                i += 1
+            else:
+                j += 1
+    number: dict[int, int] = {}
+    ys = rows.tolist()
+    for k in range(n):
+        label = number.setdefault(root(k), len(number))
+        labels[ys[k], s[k]:e[k]] = label
     return labels
 
 

@@ -204,6 +204,31 @@ class LineIn(_Strict):
     tone: Literal["kind", "neutral", "rude"] = "neutral"
 
 
+class TownIn(_Strict):
+    """A town of a world of many: a circle of tiles, and its square (the sector trips go to)."""
+
+    name: NameStr
+    centre: TileIn  # [x, y], a tile of the map
+    radius: int = Field(ge=1, le=1000)  # tiles: a tile within it is the town's
+    square: LineStr = Field(min_length=1, max_length=120)  # a sector: the town's market / meeting place
+
+
+KeywordStr = Annotated[LineStr, Field(min_length=1, max_length=60)]
+
+
+class DoctrineIn(_Strict):
+    """A faith as world data (world/load_towns.py checks the names against the agents and places)."""
+
+    name: NameStr
+    # the keywords of each level, lowest first: [["Pasta", "Spaghetti"], ["Pastafarian", "Spaghetti Monster"]]
+    levels: list[Annotated[list[KeywordStr], Field(min_length=1, max_length=20)]] = Field(min_length=1, max_length=5)
+    level_names: list[NameStr] = Field(min_length=1, max_length=5)  # each level's name: ["indirect", "direct"]
+    priests: list[NameStr] = Field(default_factory=list, max_length=1000)  # agents at the top level from the start
+    persona: list[Annotated[LineStr, Field(min_length=1, max_length=400)]] = Field(default_factory=list, max_length=10)
+    gathering: LineStr = Field(default="", max_length=300)  # a sector or sector:arena; "" for none
+    gathering_hours: Annotated[str, Field(max_length=20)] = ""  # "HH:MM-HH:MM" (with a gathering)
+
+
 # a setting's value: a number or switch, a choice (`architecture`) or a list of names (`controller_inputs`)
 SettingIn = bool | int | float | Annotated[str, Field(max_length=100)] | \
     Annotated[list[Annotated[str, Field(max_length=100)]], Field(max_length=100)]
@@ -226,6 +251,8 @@ class WorldIn(_Strict):
     needs: list[NeedStr] = Field(default_factory=list, max_length=20)
     economy: "EconomyIn | None" = None  # items, sources, recipes, the chest (world/economy.py)
     civics: "CivicsIn | None" = None  # a constitution, tax seasons, influencers, a vote (world/civics.py)
+    towns: list[TownIn] = Field(default_factory=list, max_length=64)  # a world of many towns (world/load_towns.py)
+    doctrines: list[DoctrineIn] = Field(default_factory=list, max_length=10)  # faiths, their keywords and priests
 
 
 class LayersIn(_Strict):

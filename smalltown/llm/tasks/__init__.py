@@ -112,3 +112,10 @@ from smalltown.llm.tasks.civics import (  # noqa: E402  (civics)
 TASKS.update({t.name: t for t in CIVIC_TASKS})
 __all__ += ["Amendment", "Amendments", "AmendmentsOut", "ConstitutionFeedback", "FeedbackOut", "FeedbackSeen",
             "PayTax", "PayTaxOut", "Payment", "ReviseConstitution", "ReviseOut", "Vote", "VoteOut"]
+from smalltown.llm.tasks.memes import MemeSummary, MemeSummaryOut, Topic, TownGoal  # noqa: E402  (memes)
+
+TASKS[MemeSummary.name] = MemeSummary
+__all__ += ["MemeSummary", "MemeSummaryOut", "Topic", "TownGoal"]
+from smalltown.llm.tasks.travel import TownSeen, Trip  # noqa: E402  (travel between towns)
+
+__all__ += ["TownSeen", "Trip"]

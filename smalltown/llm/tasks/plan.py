@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from smalltown.llm.tasks.base import Record, PlanStep, Block, Done, Output, Quiet, Task, Rating, _enum, _count
 from smalltown.llm.tasks.broadcast import Decided, Promise
+from smalltown.llm.tasks.travel import TownSeen, Trip
 from smalltown.world.model import Gathering
 
 
@@ -34,7 +35,10 @@ class DailyPlan(Quiet, Task):
     gatherings: list[Gathering] = []  # events today the agent knows of
     intentions: list[Record] = []  # inner voices that still stand
     goal: str = ""  # the person's current goal (goal generation), shown only when there is one
-    quiet: ClassVar[tuple[str, ...]] = ("goal",)
+    # a world of several towns with `travel` on (llm/tasks/travel.py): the towns known, today's reasons to go
+    towns: list[TownSeen] = []
+    trips: list[Trip] = []
+    quiet: ClassVar[tuple[str, ...]] = ("goal", "towns", "trips")
 
 
 class HourlyScheduleOut(Output):
@@ -60,12 +64,14 @@ class HourlySchedule(Quiet, Task):
     reason: list[Record] = []  # what prompts a re-plan: a conversation and what was learned
     reaction: str = ""  # a reaction to do first, from `from_time`
     place: str = ""  # where the agent is now ("sector: arena"), when re-planning
-    quiet: ClassVar[tuple[str, ...]] = ("decision", "promises", "goal", "sleep_places")
+    quiet: ClassVar[tuple[str, ...]] = ("decision", "promises", "goal", "sleep_places", "towns", "trips")
     shrinkable: ClassVar[tuple[str, ...]] = ("promises",)  # (llm/fit.py: a prompt too long otherwise)
     decision: Decided | None = None  # the controller's decision (broadcast on)
     promises: list[Promise] = []  # the agent's open commitments, to keep (broadcast on)
     goal: str = ""  # the person's current goal (goal generation), shown only when there is one
     sleep_places: list[str] = []  # of known_places: where the person may sleep (llm/coherence.py)
+    towns: list[TownSeen] = []  # as the daily plan's (llm/tasks/travel.py)
+    trips: list[Trip] = []
 
     def schema(self) -> dict:
         return _enum(super().schema(), ("$defs", "Block", "properties", "place"), self.known_places) \

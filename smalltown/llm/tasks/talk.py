@@ -7,6 +7,7 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from smalltown.llm.tasks.base import Record, Block, Feeling, TranscriptLine, LastTalk, Output, Quiet, Task, Rating, _enum, _count
+from smalltown.llm.tasks.belief import Faith
 from smalltown.llm.tasks.broadcast import Decided, Promise, PromiseOut
 from smalltown.world.model import Fact, Gathering
 
@@ -79,13 +80,14 @@ class Utterance(Quiet, Task):
     gatherings: list[Gathering] = []  # events those facts announce
     memories: list[Record] = []  # retrieved about the listener and the last line
     transcript: list[TranscriptLine] = []  # the conversation so far
-    quiet: ClassVar[tuple[str, ...]] = ("decision", "promises", "feeling", "constitution", "stance_text")
+    quiet: ClassVar[tuple[str, ...]] = ("decision", "promises", "feeling", "constitution", "stance_text", "faiths")
     shrinkable: ClassVar[tuple[str, ...]] = ("promises",)  # (llm/fit.py: a prompt too long otherwise)
     decision: Decided | None = None  # the controller's decision (broadcast on)
     promises: list[Promise] = []  # the speaker's open commitments (broadcast on)
     feeling: Feeling | None = None  # social awareness: the speaker's toward the listener (None: off)
     constitution: str = ""  # civics: the constitution in force ("" without [civics])
     stance_text: str = ""  # civics: the speaker's beliefs, when an influencer (world-file text)
+    faiths: list[Faith] = []  # belief: the doctrines the speaker holds or has heard (mind/belief.py)
 
     def schema(self) -> dict:
         n = len(self.news) + len(self.memories)

@@ -1,0 +1,64 @@
+"""The engine's "belief" phase (mind/belief.py): after the tick's talks, each line said is heard by
+its listener and overheard by every agent within `hearing_radius` tiles of the speaker (its
+exposures), then counts for its speaker's own level, in the order the lines were said. Priests
+take their doctrines' top level at the first tick."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Iterable
+
+from smalltown.mind import belief
+from smalltown.sim.agent import Agent
+from smalltown.sim.changes import Changes
+from smalltown.sim.slow import emit
+from smalltown.world.doctrines import level_in
+from smalltown.world.model import World
+
+
+class Belief:
+    def __init__(self, world: World, agents: list[Agent], radius: int):
+        self.doctrines = list(world.doctrines)
+        self.agents = agents  # the simulation's list, in agent order
+        self.radius = radius
+        self.priests = {p for d in self.doctrines for p in d.priests}
+        self.ordained = False
+
+    def step(self, now: datetime, changes: Changes, by_name: dict[str, Agent]) -> None:
+        if not self.doctrines:
+            return
+        if not self.ordained:  # (a resumed run's priests hold it already: nothing changes)
+            for name in self.priests:
+                if name in by_name and belief.ordain(by_name[name].mind, self.doctrines, now):
+                    changes.changed.add(name)
+            self.ordained = True
+        for conv in changes.conversations:
+            for line in conv.lines:
+                self.line(line.speaker, conv.other if line.speaker == conv.initiator else conv.initiator,
+                          line.text, now, changes, by_name)
+
+    def line(self, speaker: str, listener: str, text: str, now: datetime, changes: Changes,
+             by_name: dict[str, Agent]) -> None:
+        said = by_name.get(speaker)
+        if said is None:
+            return
+        levels = [(d, level_in(d, text)) for d in self.doctrines]
+        if not any(lvl for _, lvl in levels):
+            return
+        for hearer in self.hearers(said, listener, by_name):
+            kept = [belief.hear(hearer.mind, d, speaker, lvl, changes.tick, now) for d, lvl in levels]
+            if any(kept):
+                changes.changed.add(hearer.name)
+        converted = [e for d, _ in levels if (e := belief.say(said.mind, d, text, now)) is not None]
+        emit(said, converted, changes)
+
+    def hearers(self, speaker: Agent, listener: str, by_name: dict[str, Agent]) -> Iterable[Agent]:
+        """The listener, then everyone else within the hearing radius of the speaker (agent order)."""
+        if listener in by_name:
+            yield by_name[listener]
+        x, y, r = speaker.tile[0], speaker.tile[1], self.radius
+        for a in self.agents:
+            if a is speaker or a.name == listener:
+                continue
+            if abs(a.tile[0] - x) <= r and abs(a.tile[1] - y) <= r and (a.tile[0] - x) ** 2 + (a.tile[1] - y) ** 2 <= r * r:
+                yield a

@@ -1,0 +1,47 @@
+"""The engine's "memes" phase (mind/memes.py): at each `meme_every_minutes` of game time since the
+world's start, one meme summary per town and one for the rural area, asked at once (sim/crowd.py),
+each answer a row of the save's `memes` table written with the tick. The period is the clock's, so
+a resumed run asks at the same times."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from smalltown.llm.asker import Asker
+from smalltown.llm.tasks.memes import MemeSummaryOut
+from smalltown.mind import memes
+from smalltown.sim.agent import Agent
+from smalltown.sim.changes import Changes
+from smalltown.sim.crowd import Crowd
+from smalltown.store.records import MemeRow
+from smalltown.world.model import World
+
+
+class Memes:
+    def __init__(self, world: World, agents: list[Agent], crowd: Crowd, asker: Asker, every: int):
+        self.world, self.agents, self.crowd, self.asker = world, agents, crowd, asker
+        self.every = every
+        self.towns = [t.name for t in world.towns] + [""]  # "" the rural area
+        self.last: int | None = None  # the period last asked (None: the run's first tick sets it)
+
+    def period(self, now: datetime) -> int:
+        return int((now - self.world.start).total_seconds() // 60) // self.every
+
+    def step(self, now: datetime, changes: Changes) -> None:
+        p = self.period(now)
+        if self.last is None or p <= self.last:
+            self.last = p if self.last is None else self.last
+            return
+        self.last = p
+        homes: dict[str, list] = {t: [] for t in self.towns}
+        for a in self.agents:
+            homes.setdefault(self.world.town_of(a.name), []).append(a.mind)
+        asked = [(t, q) for t in self.towns if (q := memes.question(t, homes[t], now)) is not None]
+
+        def ask(item: tuple) -> tuple[MemeSummaryOut, str]:
+            town, q = item
+            out = self.asker.ask(memes.asker(town), q)
+            return out, self.asker.last_ref["key"]
+
+        for (town, _), (out, key) in zip(asked, self.crowd.each(asked, ask)):
+            changes.memes.append(MemeRow(changes.tick, changes.stamp, town, memes.topics(out), key))
