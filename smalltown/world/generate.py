@@ -151,8 +151,10 @@ def _assemble(rng: random.Random, opts: Options, towns: list[str], houses: list[
     hosts = _hosts(rng, opts, towns, people, owners, places)
     squares = [places[t]["park"] for t in range(opts.towns)]  # each town's meeting place: its park
     known = squares if opts.layout == "sid" else []  # Sid's agents know every town (and where it is)
-    priests = priests_of([p for p in people[:sum(map(len, houses[:n_town]))] if p.town == 0], opts.priests,
-                         towns[0]) if opts.doctrine else []
+    first = [p for p in people[:sum(map(len, houses[:n_town]))] if p.town == 0]  # the first town's (no farm's)
+    priests = priests_of(first, opts.priests) if opts.doctrine else []
+    if len(priests) < opts.priests:
+        raise GenerateError(f"--priests {opts.priests}: {towns[0]}, the first town, has {len(first)} people")
     agents = [_agent(rng, p, houses[p.household], homes[p.household], places[p.town], owners, hosts, known)
               for p in people]
     facts, gatherings = _news(opts, people, owners, hosts, places)

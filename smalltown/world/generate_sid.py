@@ -10,7 +10,8 @@ game time and the map to 300,000 tiles: a path search (tcod, from the goal, stop
 start) covers at most that, and the map file stays under 1 MB. At 1 block a tile the map (1.2
 million tiles) is over MAP_MAX_SIDE and each search four times the work. A town's circle grows
 past the radius asked when its buildings need more room (33 agents' homes, shops and haunts
-need about 30 tiles), as its [[towns]] table then says."""
+need 26 to 28 tiles), as its [[towns]] table then says. Within its circle a town is packed as
+tightly as it goes, round the centre."""
 
 from __future__ import annotations
 
@@ -82,12 +83,14 @@ def lay_out_sid(rng: random.Random, towns: list[list[Building]], rural: list[Bui
     width, height = area
     shapes = []
     for bs in towns:
-        r = radius
+        # packed in the smallest circle that holds it (dense, round its centre); the town's circle
+        # is the radius asked for, or that one where it is larger
+        r = max(1, math.isqrt(sum((b.width + 1) * PITCH for b in bs)) // 2)
         while (streets := pack(bs, r)) is None:
             r += 1
             if 2 * r + 4 > min(width, height):
                 raise LayoutError(f"a town of {len(bs)} buildings does not fit in a {width}x{height} area")
-        shapes.append((r, streets))
+        shapes.append((max(r, radius), streets))
     circles = _centres(rng, [r for r, _ in shapes], width, height)
     taken = np.zeros((height, width), dtype=bool)
     out_streets: list[tuple[int, int, int, int]] = []

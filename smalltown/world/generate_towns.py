@@ -57,14 +57,10 @@ def doctrine_table(source: str, text: str, priests: list[str], square: str) -> d
     return table
 
 
-def priests_of(people: list[Person], n: int, town: str) -> list[str]:
-    """`n` of the town's `people` (in the order of their households, adults first) as priests."""
-    first = people
-    chosen = [p.name for p in first if p.age >= 18] + [p.name for p in first if p.age < 18]
-    if n > len(chosen):
-        from smalltown.world.generate import GenerateError
-
-        raise GenerateError(f"--priests {n}: {town} has {len(chosen)} people")
+def priests_of(people: list[Person], n: int) -> list[str]:
+    """`n` of the town's `people` (in the order of their households, adults first) as priests;
+    fewer when the town has fewer."""
+    chosen = [p.name for p in people if p.age >= 18] + [p.name for p in people if p.age < 18]
     return chosen[:n]
 
 
