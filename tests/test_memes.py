@@ -80,7 +80,7 @@ def test_the_stand_in_counts_typed_needs_and_names_its_own_goals_words():
 
 
 def test_the_answer_kept_is_stripped_and_its_lists_capped():
-    out = MemeSummaryOut(topics=[Topic(topic=" eco ", keywords=["eco", " eco", "garden "]), Topic(topic="x", keywords=[" "])])
+    out = MemeSummaryOut(topics=[Topic(topic=" eco ", keywords=["eco", " eco", "garden "]), Topic(topic="x", keywords=[" ", ","]), Topic(topic="ECO", keywords=["x"])])
     assert memes.topics(out) == [{"topic": "eco", "keywords": ["eco", "garden"]}]
     schema = MemeSummary(persona=CARD, now=NOW, town="A").schema()
     assert schema["properties"]["topics"]["maxItems"] == MAX_TOPICS

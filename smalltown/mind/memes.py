@@ -37,7 +37,8 @@ def goals_of(minds: Iterable["MindCore"]) -> list[TownGoal]:
             continue
         known = list(s.goal_needs[-len(s.goals):]) if s.goal_needs else [s.goal_need]
         needs = [""] * (len(s.goals) - len(known)) + known
-        out += [TownGoal(agent=m.name, goal=g, need=n) for g, n in zip(s.goals, needs)]
+        pairs = [(g, n) for i, (g, n) in enumerate(zip(s.goals, needs)) if i == 0 or (g, n) != (s.goals[i - 1], needs[i - 1])]
+        out += [TownGoal(agent=m.name, goal=g, need=n) for g, n in pairs]  # (a goal kept on is shown once)
     return out[-MAX_GOALS:]
 
 
@@ -51,11 +52,14 @@ def question(town: str, minds: list["MindCore"], now: datetime) -> MemeSummary |
 
 
 def topics(out: MemeSummaryOut) -> list[dict]:
-    """The answer as the save keeps it: each topic with its keywords, stripped, empty ones left out."""
-    rows = []
+    """The answer as the save keeps it: each topic with its keywords, stripped; keywords without a
+    letter (SmolLM2 gives "," as one), empty topics and a topic named again left out (a small model
+    repeats itself up to the cap)."""
+    rows, seen = [], set()
     for t in out.topics:
-        words = list(dict.fromkeys(k.strip() for k in t.keywords if k.strip()))
-        if t.topic.strip() and words:
+        words = list(dict.fromkeys(k.strip() for k in t.keywords if any(c.isalpha() for c in k)))
+        if t.topic.strip() and words and t.topic.strip().lower() not in seen:
+            seen.add(t.topic.strip().lower())
             rows.append({"topic": t.topic.strip(), "keywords": words})
     return rows
 
