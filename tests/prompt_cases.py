@@ -10,7 +10,8 @@ from datetime import timedelta
 from pydantic import ValidationError
 
 from realistic import CONSTITUTION, GATHERING, KLAUS, NOW, PARTY, realistic_tasks, rec
-from smalltown.llm.tasks import Block, Decided, Done, Feeling, LastTalk, PersonaCard, Promise, RatePerson, Task
+from smalltown.llm.tasks import (Block, Decided, Done, Feeling, LastTalk, PersonaCard, Promise, RatePerson, Task, TownSeen,
+                                  Trip)
 
 # Values for inputs a realistic question leaves at their default, by field name; a name that means
 # different things in different tasks has one value of each type (the first that validates is taken).
@@ -51,6 +52,13 @@ SAMPLES: dict[str, list] = {
     "step": [3],
     "tones": [["kind", "rude"]],
     "traits": ["loud, warm"],
+    "towns": [[TownSeen(name="Willow Creek", square="Johnson Park", minutes=0, own=True),
+               TownSeen(name="Oak Hill", square="Oak Hill Square", minutes=45)]],
+    "trips": [[Trip(town="Oak Hill", place="Oak Hill Square", why="market", start="08:00", end="17:00", minutes=45),
+               Trip(town="Oak Hill", place="Oak Hill Square", why="people", start="08:00", end="17:00", minutes=45,
+                    people=["Klaus Mueller"]),
+               Trip(town="Oak Hill", place="Oak Hill Square", why="gathering", start="18:00", end="19:00",
+                    minutes=45, doctrine="Lanternism")]],
     "unavailable": [["Harvey Oak Supply Store", "Johnson Park"]],
 }
 BARE = PersonaCard(name="Sam Moore", age=50, traits="quiet", description="Sam Moore keeps to himself.", home="a cabin")

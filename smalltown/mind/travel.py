@@ -4,7 +4,7 @@ to. What an agent is told of them each day is mind/trips.py's."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 from smalltown.world.model import Town, World
@@ -17,6 +17,7 @@ class Atlas:
     """Where the towns and sectors of a world lie, computed once for all its minds (`Lore.atlas`)."""
 
     world: World
+    _allowed: dict[tuple, frozenset[str]] = field(default_factory=dict, repr=False)
 
     @property
     def towns(self) -> list[Town]:
@@ -71,5 +72,8 @@ class Atlas:
         None: anywhere (a world of one town, or none)."""
         if not self.many:
             return None
-        own = self.home_town(agent, home) or self.nearest(home)
-        return frozenset(s for s, t in self.sector_town.items() if t in ("", own)) | {home} | usual
+        key = (agent, home, usual)
+        if key not in self._allowed:  # (asked at every place chosen: kept, the world does not move)
+            own = self.home_town(agent, home) or self.nearest(home)
+            self._allowed[key] = frozenset(s for s, t in self.sector_town.items() if t in ("", own)) | {home} | usual
+        return self._allowed[key]

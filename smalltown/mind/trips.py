@@ -48,7 +48,7 @@ def travelling(mind: "MindCore") -> bool:
 def allowed(mind: "MindCore") -> frozenset[str] | None:
     """The sectors the agent may plan or choose (None: any it knows): with travel off in a world
     of several towns, its own town's and those between towns."""
-    if mind.settings.travel:
+    if mind.settings.travel or not atlas(mind).many:
         return None
     usual = frozenset(it.place for it in mind.spec.routine if it.place) | frozenset(mind.spec.sleep_places)
     return atlas(mind).allowed(mind.name, mind.persona.home, usual)
