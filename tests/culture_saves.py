@@ -68,7 +68,9 @@ def world_text() -> str:
     return (ROOT / "worlds" / "tiny.toml").read_text() + EXTRA
 
 
-def write_culture_save(path: Path) -> Path:
+def write_culture_save(path: Path, settings: dict | None = None, odd_memes: bool = False) -> Path:
+    """The save (`settings` instead of hearing radius 2; `odd_memes`: summaries a stranger's save
+    might hold, a topic not an object and keywords not strings, written beside the others)."""
     text = world_text()
     map_path = ROOT / "maps" / "tiny.toml"
     world = load_world_text("culture.toml", text, "tiny.toml", map_path.read_text())
@@ -78,7 +80,7 @@ def write_culture_save(path: Path) -> Path:
 
     save = Save.create(path, {"world": world.name, "world_source": "culture.toml", "world_text": text,
                               "map_source": "tiny.toml", "map_text": map_path.read_text(), "tick": 0,
-                              "game_time": time(0), "created_with": "hand", "settings": {"hearing_radius": 2},
+                              "game_time": time(0), "created_with": "hand", "settings": {"hearing_radius": 2} if settings is None else settings,
                               "embedder": "hand"})
 
     def at(tick: int, events=(), agents=(), talk=None, memes=(), snapshot=False) -> None:
@@ -106,6 +108,8 @@ def write_culture_save(path: Path) -> Path:
                                   (ISABELLA, "A noodle? I love my garden.")]))
     at(360, memes=[("Cottage", [{"topic": "gardening", "keywords": ["garden", "compost"]}]),
                    ("", [{"topic": "fishing", "keywords": ["fish", "Garden"]}])])
+    if odd_memes:
+        at(370, memes=[("Cafe", ["not a topic", {"topic": "x", "keywords": [3, None, " ", "fish"]}])])
     at(400, events=[(ISABELLA, "goal", {"goal": "water the garden", "need": ""})])
     at(450, events=[(KLAUS, "arrived", {"address": "Willow Cottage: kitchen: stove", "tile": [4, 2]})])
     at(500, talk=(ISABELLA, MARIA, [(ISABELLA, "The noodle is everywhere."),

@@ -222,3 +222,34 @@ def test_a_matrix_with_priests_and_without(tmp_path):
     assert got["no-priests"]["figures"]["Noodlism: converts per priest"] is None
     assert got["with"]["series"]["Noodlism: area, direct or above"][0][1] > 0
     assert got["no-priests"]["series"]["Noodlism: area, direct or above"][0][1] == 0
+
+
+def test_odd_rows_are_refused_clearly(tmp_path):
+    # a summary whose topics are not topics: the save is refused naming the row, before any measure
+    p = cli("eval", "culture", write_culture_save(tmp_path / "odd.sqlite", odd_memes=True))
+    assert p.returncode != 0 and "memes row 3: topics: not a list of topics" in p.stderr
+    path = write_culture_save(tmp_path / "far.sqlite", settings={"hearing_radius": "far"})
+    p = cli("eval", "culture", path)
+    assert p.returncode == 2 and "hearing_radius 'far' is not a whole number of tiles" in p.stderr
+
+
+@pytest.mark.parametrize("world", ["towns", "towns-lantern"])
+def test_a_faith_spreads_on_the_bundled_many_town_worlds(tmp_path, world):
+    """The stand-in's mechanism on both doctrines' worlds, as eval culture sees it from the save:
+    converts appear and never fall, and the area within hearing of the faith grows."""
+    from helpers import ROOT
+
+    save = tmp_path / f"{world}.sqlite"
+    cli("run", ROOT / "worlds" / f"{world}.toml", "-o", save, "--headless", "--until", "+10h",
+        "--set", "architecture=culture", check=True)
+    reader = open_reader(save)
+    try:
+        r = measure_culture(read_culture(reader))
+    finally:
+        reader.close()
+    (d,) = r["doctrines"]
+    total = [sum(v for k, v in row.items() if k != "hour") for row in d["by_hour"]]
+    assert len(total) == 10 and total == sorted(total) and total[-1] >= 2
+    assert d["graph"]["critical_edges"] >= 1 and d["priests"]
+    assert d["area"][-1]["tiles"][0] > d["area"][0]["tiles"][0]
+    assert r["memes"]["memes"] and r["memes"]["towns_per_capita"] is not None

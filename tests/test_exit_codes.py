@@ -114,6 +114,9 @@ CASES = [
     ("eval civics", "eval civics {save}", 2),  # a save of a world without civics: nothing to measure
     ("eval civics", "eval civics", 2),
     ("eval civics", "eval civics {dir}/nowhere.sqlite", 2),
+    ("eval culture", "eval culture {save} --json", 0),  # a world of one town, no doctrine: all rural
+    ("eval culture", "eval culture", 2),
+    ("eval culture", "eval culture {dir}/nowhere.sqlite", 2),
     ("fork", "fork {save} -o {out}.sqlite --json", 0),
     ("fork", "fork {save} --to {out}.sqlite", 0),  # old spelling
     ("fork", "fork {save}", 2),

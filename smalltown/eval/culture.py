@@ -44,7 +44,7 @@ def world_of(reader: Reader) -> World:
 
 def hearing_radius(settings: dict) -> int:
     """The run's hearing radius (the saved settings hold those changed from the defaults)."""
-    v = settings.get("hearing_radius", getattr(Settings(), "hearing_radius", 4))
+    v = settings.get("hearing_radius", Settings().hearing_radius)
     if isinstance(v, bool) or not isinstance(v, int) or v < 0:
         raise EvalError(f"settings: hearing_radius {str(v)[:40]!r} is not a whole number of tiles")
     return v

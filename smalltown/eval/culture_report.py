@@ -101,6 +101,8 @@ def _memes(doc: Doc, m: dict, pre: str) -> None:
     doc.heading(f"{pre}Memes")
     doc.para("A meme is a keyword of the topics the meme summaries gave; a use, a goal taken up or a line said in "
              "which it occurs (each keyword once a text). Per capita: a group's uses over its agents. " + SID_MEMES)
+    if not m["groups"] or len(m["groups"]) == 1:
+        doc.para("The world has no towns: every agent counts as rural.")
     if not m["memes"]:
         doc.para("The save has no meme summaries (the memes setting off, or the run too short for one).")
         return
