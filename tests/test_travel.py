@@ -57,7 +57,7 @@ def _own_towns(atlas: Atlas, spec) -> set[str]:
     """The towns an agent keeps to with travel off: its home's (a rural agent's nearest; and any
     town whose circle its home's tiles reach), and those of its usual day's places (world data: a
     farmer living out of town works in one)."""
-    home = atlas.home_town(spec.name, spec.home) or atlas.nearest(spec.home)
+    home = atlas.home_town(spec.name) or atlas.nearest(spec.home)
     world = atlas.world
     at_home = {world.town_at(*t) for a in world.sectors[spec.home].arenas.values() for t in a.tiles}
     return ({home} | at_home | {atlas.sector_town.get(it.place, "") for it in spec.routine if it.place}) - {""}
@@ -97,7 +97,7 @@ def test_a_believer_is_given_its_doctrines_gathering_and_goes(tmp_path, kind):
     far = next(t for t in world.towns if t.square == doctrine.gathering)
     hours = doctrine.gathering_hours.split("-")
     atlas = Atlas(world)
-    believers = [a.name for a in world.agents if atlas.home_town(a.name, a.home) not in ("", far.name)]
+    believers = [a.name for a in world.agents if atlas.home_town(a.name) not in ("", far.name)]
     assert len(believers) >= 5
 
     def believe(sim) -> None:
@@ -125,7 +125,7 @@ def test_reasons_are_typed_from_the_world(tmp_path):
     sim = create(world, tmp_path / "r.sqlite", ScriptedBackend(world.seed), Settings(), overwrite=True)
     atlas = Atlas(world)
     for a in sim.agents:
-        own = atlas.home_town(a.name, a.spec.home)
+        own = atlas.home_town(a.name)
         towns = mind_trips.towns_seen(a.mind)
         assert [t.name for t in towns] == [t.name for t in world.towns]
         assert [t.name for t in towns if t.own] == ([own] if own else [])
@@ -137,11 +137,11 @@ def test_reasons_are_typed_from_the_world(tmp_path):
             assert markets == {atlas.nearest(a.spec.home)}
         assert all(t.place in a.mind.state.known.tree for t in got)  # a trip's place is known, so a plan may name it
     # people known who live in another town are a reason to go there
-    a = next(x for x in sim.agents if atlas.home_town(x.name, x.spec.home))
-    friend = next(x for x in sim.agents if atlas.home_town(x.name, x.spec.home) not in ("", atlas.home_town(a.name, a.spec.home)))
+    a = next(x for x in sim.agents if atlas.home_town(x.name))
+    friend = next(x for x in sim.agents if atlas.home_town(x.name) not in ("", atlas.home_town(a.name)))
     a.mind.state.last_chat[friend.name] = datetime(2023, 6, 4, 12)
     people = [t for t in mind_trips.trips(a.mind, date(2023, 6, 5)) if t.why == "people"]
-    assert [(t.town, t.people) for t in people] == [(atlas.home_town(friend.name, friend.spec.home), [friend.name])]
+    assert [(t.town, t.people) for t in people] == [(atlas.home_town(friend.name), [friend.name])]
 
 
 def test_travel_off_or_one_town_gives_no_travel_inputs(tmp_path):

@@ -45,7 +45,7 @@ class Atlas:
         """Each sector's town ("" between towns)."""
         return {s: self.town_at(*c) for s, c in self._centres.items()}
 
-    def home_town(self, agent: str, home: str) -> str:
+    def home_town(self, agent: str) -> str:
         """The town of an agent's home ("" = rural)."""
         return self.world.town_of(agent)
 
@@ -74,6 +74,6 @@ class Atlas:
             return None
         key = (agent, home, usual)
         if key not in self._allowed:  # (asked at every place chosen: kept, the world does not move)
-            own = self.home_town(agent, home) or self.nearest(home)
+            own = self.home_town(agent) or self.nearest(home)
             self._allowed[key] = frozenset(s for s, t in self.sector_town.items() if t in ("", own)) | {home} | usual
         return self._allowed[key]

@@ -66,7 +66,7 @@ def towns_seen(mind: "MindCore") -> list[TownSeen]:
     if not travelling(mind):
         return []
     a, home = atlas(mind), mind.persona.home
-    own = a.home_town(mind.name, home)
+    own = a.home_town(mind.name)
     return [TownSeen(name=t.name, square=t.square, minutes=0 if t.name == own else a.minutes(home, t.square),
                      own=t.name == own) for t in a.towns]
 
@@ -92,7 +92,7 @@ def trips(mind: "MindCore", day: date) -> list[Trip]:
     if not travelling(mind):
         return []
     a, home = atlas(mind), mind.persona.home
-    own = a.home_town(mind.name, home)
+    own = a.home_town(mind.name)
     near = a.nearest(home) if not own else ""
     homes = {p.name: p.home for p in a.world.agents}
     known = people_known(mind)
@@ -106,7 +106,7 @@ def trips(mind: "MindCore", day: date) -> list[Trip]:
         s, e = a.square_hours(t.square)
         if own or t.name == near:
             out.append(Trip(town=t.name, place=t.square, why="market", start=_hhmm(s), end=_hhmm(e), minutes=walk))
-        there = [n for n in known if n in homes and a.home_town(n, homes[n]) == t.name]
+        there = [n for n in known if n in homes and a.home_town(n) == t.name]
         if there:
             out.append(Trip(town=t.name, place=t.square, why="people", start=_hhmm(s), end=_hhmm(e), minutes=walk,
                             people=there[:5]))
