@@ -374,7 +374,7 @@ def test_a_prompt_too_long_for_the_context_is_too_long_not_an_error(model, tasks
     assert e.value.kind == "too long"
     records = []
     Asker(backend, records.append, fallback=ScriptedBackend(0)).ask("Klaus Mueller", task)
-    assert records[-1].fallback == "too long" and records[-1].note.startswith("error: the interview prompt is")
+    assert records[-1].fallback == "too long" and records[-1].note.startswith("error: Klaus Mueller: the interview prompt is")
 
 
 def test_the_asker_fits_a_prompt_to_its_budgets_and_the_window_by_exact_count(model, backend, tasks):

@@ -146,8 +146,8 @@ class Asker:
         """The question fitted to the backend's window, then asked (NotFitted if it cannot fit)."""
         try:
             q.task, q.prompt, q.note = self.prepare(q.task)
-        except PromptTooLong as e:
-            raise NotFitted(str(e)) from None
+        except PromptTooLong as e:  # (whose question: the agent, where a bug report starts)
+            raise NotFitted(f"{q.agent}: {e}" if q.agent else str(e)) from None
         can = capabilities(self.backend)
         kw: dict = {"key": q.key} if can.keyed else {}
         if can.pinned:

@@ -141,6 +141,7 @@ class Task(BaseModel):
     unretrieved: ClassVar[dict[str, str]] = {}
     numbered: ClassVar[tuple[str, ...]] = ()
     shrinkable: ClassVar[tuple[str, ...]] = ()  # lists cut, in order, when a prompt cannot fit otherwise
+    shrink_oldest: ClassVar[tuple[str, ...]] = ()  # of those, the lists cut from their start (oldest first)
     template_name: ClassVar[str] = ""  # its prompt is llm/prompts/<template_name>.txt ("": the task's name)
     template_text: ClassVar[str] = ""  # or the prompt itself, for a task that brings its own (llm/render_parts.py)
     persona: PersonaCard
@@ -164,12 +165,14 @@ class Task(BaseModel):
 
     def shrunk(self) -> "Task | None":
         """This question with a quarter of its first non-empty `shrinkable` list left out (from
-        the end), for a prompt still too long once its records are dropped (llm/fit.py); None:
-        nothing more to leave out."""
+        the end, or from the start for a `shrink_oldest` list), for a prompt still too long once
+        its records are dropped (llm/fit.py); None: nothing more to leave out."""
         for name in self.shrinkable:
             items = getattr(self, name)
             if items:
-                return self.model_copy(update={name: items[:len(items) * 3 // 4]})
+                keep = len(items) * 3 // 4
+                return self.model_copy(update={name: items[len(items) - keep:] if name in self.shrink_oldest
+                                               else items[:keep]})
         return None
 
 

@@ -39,6 +39,7 @@ class DailyPlan(Quiet, Task):
     towns: list[TownSeen] = []
     trips: list[Trip] = []
     quiet: ClassVar[tuple[str, ...]] = ("goal", "towns", "trips")
+    shrinkable: ClassVar[tuple[str, ...]] = ("towns", "trips")  # (llm/fit.py: a prompt too long otherwise)
 
 
 class HourlyScheduleOut(Output):
@@ -65,7 +66,10 @@ class HourlySchedule(Quiet, Task):
     reaction: str = ""  # a reaction to do first, from `from_time`
     place: str = ""  # where the agent is now ("sector: arena"), when re-planning
     quiet: ClassVar[tuple[str, ...]] = ("decision", "promises", "goal", "sleep_places", "towns", "trips")
-    shrinkable: ClassVar[tuple[str, ...]] = ("promises",)  # (llm/fit.py: a prompt too long otherwise)
+    # a prompt too long otherwise (llm/fit.py) loses, in turn: the earliest of what was done today,
+    # the towns, the trips' reasons, the promises (a late re-plan in a many-town world needs it)
+    shrinkable: ClassVar[tuple[str, ...]] = ("done", "towns", "trips", "promises")
+    shrink_oldest: ClassVar[tuple[str, ...]] = ("done",)
     decision: Decided | None = None  # the controller's decision (broadcast on)
     promises: list[Promise] = []  # the agent's open commitments, to keep (broadcast on)
     goal: str = ""  # the person's current goal (goal generation), shown only when there is one
