@@ -9,7 +9,7 @@ it (the measures use the same), "started" sets an agent's action and "object" an
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Iterable
@@ -62,6 +62,7 @@ class StateAt:
     time: datetime
     agents: dict[str, AgentAt]  # in the world file's order
     objects: dict[str, str]  # address -> state
+    levels: dict[str, dict[str, int]] = field(default_factory=dict)  # agent -> doctrine -> belief level held
 
 
 def _describe(activity: str | None, address: str | None) -> str:
@@ -70,9 +71,10 @@ def _describe(activity: str | None, address: str | None) -> str:
 
 
 class _Replay(Positions):
-    """Where agents stand (state/positions.py), with what each is doing and every object's state."""
+    """Where agents stand (state/positions.py), with what each is doing, every object's state, and
+    the belief levels the `converted` events raised (mind/belief.py: a level never falls)."""
 
-    kinds = ("started", "moved", "arrived", "object")  # the events that change what state_at shows
+    kinds = ("started", "moved", "arrived", "object", "converted")  # the events that change what state_at shows
 
     def __init__(self, history: "History"):
         self.history = history
@@ -86,9 +88,12 @@ class _Replay(Positions):
         none = (None, None, None)
         self.acts: dict[str, tuple[str | None, str | None, str | None]] = {n: none for n in self.names}
         self.objects = {a: o.initial_state for a, o in self.world.objects.items()}
+        self.levels: dict[str, dict[str, int]] = {}
         if snap is None:
             assert tick == 0
             return
+        for e in self.reader.events(kinds=("converted",), upto_id=snap["last_ids"]["events"]):
+            self._converted(e)
         for name, _x, _y, _dest, action, address, activity in snap["agents"]:
             if name in self.acts:
                 self.acts[name] = (action, activity, address)
@@ -98,10 +103,19 @@ class _Replay(Positions):
         if e.kind == "object":
             self.objects[e.data["address"]] = e.data["state"]
             return
+        if e.kind == "converted":
+            self._converted(e)
+            return
         if e.kind == "started" and e.agent in self.acts:
             activity, address = e.data.get("activity"), e.data.get("address")
             self.acts[e.agent] = (_describe(activity, address), activity, address)
         super().apply(e, step)
+
+    def _converted(self, e: EventRow) -> None:
+        doctrine, level = e.data.get("doctrine"), e.data.get("level")
+        if e.agent in self.acts and isinstance(doctrine, str) and isinstance(level, int):
+            held = self.levels.setdefault(e.agent, {})
+            held[doctrine] = max(held.get(doctrine, 0), level)
 
 
 class History:
@@ -124,6 +138,7 @@ class History:
         self.names = [a.name for a in self.world.agents]
         self._snapshots: OrderedDict[int, dict] = OrderedDict()
         self._cache_size = snapshot_cache
+        self._ordained: dict[str, dict[str, tuple[int, str]]] | None = None  # priests' top levels, read when first asked
         self._cursor = _Replay(self)  # the state brought forward from the last tick asked
 
     def close(self) -> None:
@@ -174,7 +189,25 @@ class History:
             left = cur.left(name, tick)
             agents[name] = AgentAt(name, cur.tile(name, tick), action, activity, address, cur.dest[name],
                                    bool(left), left)
-        return StateAt(tick, self.time_of(tick), agents, dict(cur.objects))
+        return StateAt(tick, self.time_of(tick), agents, dict(cur.objects), self._levels(cur.levels, tick))
+
+    def _levels(self, converted: dict[str, dict[str, int]], tick: int) -> dict[str, dict[str, int]]:
+        """The levels held at the end of `tick`: those the `converted` events raised, and a
+        priest's top level from the tick it was ordained (no event: the save's state says when)."""
+        if self._ordained is None:
+            self._ordained = {}
+            for d in self.world.doctrines:
+                for name in d.priests:
+                    entry = self.reader.agent_state(name).get("modules", {}).get("belief", {}).get(d.name, {})
+                    if isinstance(entry, dict) and entry.get("priest") and isinstance(entry.get("since"), str):
+                        self._ordained.setdefault(name, {})[d.name] = (int(entry.get("level", 0)), entry["since"])
+        out = {name: dict(held) for name, held in converted.items()}
+        stamp = self.time_of(tick).strftime(TIME_FMT)
+        for name, held in self._ordained.items():
+            for doctrine, (level, since) in held.items():
+                if since <= stamp:
+                    out.setdefault(name, {})[doctrine] = max(out.get(name, {}).get(doctrine, 0), level)
+        return out
 
     def _snapshot(self, tick: int) -> dict | None:
         if tick in self._snapshots:
