@@ -92,7 +92,7 @@ class _Replay(Positions):
         if snap is None:
             assert tick == 0
             return
-        for e in self.reader.events(kinds=("converted",), upto_id=snap["last_ids"]["events"]):
+        for e in self.history._conversions(snap["last_ids"]["events"]):
             self._converted(e)
         for name, _x, _y, _dest, action, address, activity in snap["agents"]:
             if name in self.acts:
@@ -139,6 +139,8 @@ class History:
         self._snapshots: OrderedDict[int, dict] = OrderedDict()
         self._cache_size = snapshot_cache
         self._ordained: dict[str, dict[str, tuple[int, str]]] | None = None  # priests' top levels, read when first asked
+        self._converted: list[EventRow] = []  # the `converted` events read so far (to `_converted_to`)
+        self._converted_to = 0
         self._cursor = _Replay(self)  # the state brought forward from the last tick asked
 
     def close(self) -> None:
@@ -190,6 +192,14 @@ class History:
             agents[name] = AgentAt(name, cur.tile(name, tick), action, activity, address, cur.dest[name],
                                    bool(left), left)
         return StateAt(tick, self.time_of(tick), agents, dict(cur.objects), self._levels(cur.levels, tick))
+
+    def _conversions(self, upto_id: int) -> list[EventRow]:
+        """The `converted` events with ids up to `upto_id`, read once (a few, in a long log: a scrub
+        back to an earlier snapshot does not read the log again)."""
+        if upto_id > self._converted_to:
+            self._converted += self.reader.events(kinds=("converted",), after_id=self._converted_to, upto_id=upto_id)
+            self._converted_to = upto_id
+        return [e for e in self._converted if e.id <= upto_id]
 
     def _levels(self, converted: dict[str, dict[str, int]], tick: int) -> dict[str, dict[str, int]]:
         """The levels held at the end of `tick`: those the `converted` events raised, and a
