@@ -73,6 +73,8 @@ class Positions:
         return {name: self.tile(name, tick) for name in self.names}
 
     def goto(self, tick: int) -> None:
+        """Bring the state to the end of `tick`: from the last tick asked when that is on the way,
+        else from the nearest snapshot; then the events after those applied, tick by tick."""
         base = self.reader.snapshot_tick_by(tick)
         base = base if base is not None else 0
         if not base <= self.tick <= tick:
