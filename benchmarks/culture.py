@@ -155,21 +155,30 @@ def row(label: str, r: dict, agents: int, hours: float) -> str:
 HEAD = f"  {'':24} {'wall s':>8} {'CPU s':>8} {'CPU/a-d':>9} {'peak MiB':>8} {'save MB':>8} {'calls':>8}"
 
 
+def opening(a: argparse.Namespace, tmp: Path) -> tuple[Path, Path, int]:
+    """What `world` and `big` open with: the code and the machine, the world generated (into
+    --keep, else `tmp`) and checked, the table's head and those two rows. (folder, world, agents)"""
+    out = a.keep or tmp
+    out.mkdir(parents=True, exist_ok=True)
+    n = a.towns * a.agents + a.rural
+    print(f"code       {commit()}\nmachine    {os.cpu_count()} cores, shared; {load()} at start")
+    world, g, how = generate(out, a.towns, a.agents, a.rural, a.seed, a.priests)
+    print(f"world      {n} agents: smalltown {how}")
+    c = check(world)
+    summary = json.loads(c["out"]) if c["out"].strip().startswith("{") else {}
+    print(HEAD)
+    print(row("world generate", g, 0, 0))
+    print(row("world check", c, 0, 0) + f"   {'accepted' if c['code'] == 0 else 'REFUSED'}"
+          f" ({summary.get('agents', '?')} agents)")
+    return out, world, n
+
+
 def cmd_world(a: argparse.Namespace) -> None:
     hours = a.hours if a.hours is not None else a.days * 24
     names = [p for p in a.presets if p in presets()]
     missing = [p for p in a.presets if p not in presets()]
     with tempfile.TemporaryDirectory() as tmp:
-        out = a.keep or Path(tmp)
-        out.mkdir(parents=True, exist_ok=True)
-        n = a.towns * a.agents + a.rural
-        print(f"code       {commit()}\nmachine    {os.cpu_count()} cores, shared; {load()} at start")
-        world, g, how = generate(out, a.towns, a.agents, a.rural, a.seed, a.priests)
-        print(f"world      {n} agents: smalltown {how}")
-        c = check(world)
-        print(HEAD)
-        print(row("world generate", g, 0, 0))
-        print(row("world check", c, 0, 0))
+        out, world, n = opening(a, Path(tmp))
         results = {}
         for name in names:
             results[name] = r = run(world, out / f"{name}.sqlite", f"+{hours:g}h", preset_sets(name))
@@ -251,18 +260,7 @@ def cmd_big(a: argparse.Namespace) -> None:
     names = presets()
     preset = a.preset if a.preset in names else "piano"
     with tempfile.TemporaryDirectory() as tmp:
-        out = a.keep or Path(tmp)
-        out.mkdir(parents=True, exist_ok=True)
-        n = a.towns * a.agents + a.rural
-        print(f"code       {commit()}\nmachine    {os.cpu_count()} cores, shared; {load()} at start")
-        world, g, how = generate(out, a.towns, a.agents, a.rural, a.seed, a.priests)
-        print(f"world      {n} agents: smalltown {how}")
-        c = check(world)
-        summary = json.loads(c["out"]) if c["out"].strip().startswith("{") else {}
-        print(HEAD)
-        print(row("world generate", g, 0, 0))
-        print(row("world check", c, 0, 0) + f"   {'accepted' if c['code'] == 0 else 'REFUSED'}"
-              f" ({summary.get('agents', '?')} agents)")
+        out, world, n = opening(a, Path(tmp))
         r = run(world, out / "big.sqlite", f"+{a.hours:g}h", preset_sets(preset))
         print(row(f"run {preset} {a.hours:g} h", r, n, a.hours) + f"   to {r['time']}")
         print(f"machine    {load()} at end")

@@ -71,13 +71,16 @@ def start_server(model: Path, log: Path, n_ctx: int, extra: tuple[str, ...] = ()
                  wait: float = 120) -> tuple[str, subprocess.Popen]:
     """`python -m llama_cpp.server` on `model` at 127.0.0.1 on a free port, ready to answer: its
     base URL and process. Its output goes to `log`, shown when it exits or does not come up in
-    `wait` seconds (then it is killed). The caller stops it."""
+    `wait` seconds (then it is killed). The caller stops it; if the caller is killed, the kernel
+    does."""
+    from smalltown.cli.llama_server import dies_with_parent
+
     require_module("llama_cpp.server.app")
     port = free_port()
-    with open(log, "wb") as out:
+    with open(log, "wb") as out:  # (a killed pytest takes its server with it: dies_with_parent)
         proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
                                  "--port", str(port), "--n_ctx", str(n_ctx), "--seed", "0", *extra],
-                                stdout=out, stderr=subprocess.STDOUT)
+                                stdout=out, stderr=subprocess.STDOUT, preexec_fn=dies_with_parent())
     url = f"http://127.0.0.1:{port}/v1"
     deadline = time.monotonic() + wait
     while True:

@@ -83,3 +83,45 @@ async def test_the_inspector_has_a_belief_tab(save: Path) -> None:
         text = " ".join(screen_text(app).split())
         assert "Noodlism" in text and "level 1 since 2023-02-13 09:02:00" in text and "heard Isabella Rodriguez at level 2" in text
         app.reader.close()
+
+
+def test_replay_holds_the_levels_the_run_held_at_each_snapshot(save: Path) -> None:
+    """Replay's levels (the save's `converted` events, priests from when they were ordained) are the
+    belief module's state as each hourly snapshot kept it, and at the last tick as the save ends."""
+    from smalltown.sim.history import History
+
+    with History(save) as h:
+        ticks = [*h.snapshot_ticks(), h.last_tick]
+        assert len(ticks) >= 3
+        for t in [*ticks, *reversed(ticks)]:  # (scrubbed forward, then back)
+            levels = h.state_at(t).levels
+            for name in h.names:
+                kept = h.reader.agent_state_by(name, t)[1].get("modules", {}).get("belief", {})
+                want = {d: e["level"] for d, e in kept.items() if e.get("level")}
+                assert levels.get(name, {}) == want, (t, name)
+        assert h.state_at(h.last_tick).levels[CONVERT] == {"Noodlism": 1}
+
+
+@pytest.mark.asyncio
+async def test_the_belief_layer_in_replay_shows_the_levels_of_the_tick_shown(save: Path) -> None:
+    from smalltown.tui.palette import BELIEF_STYLES
+    from smalltown.tui.replay import ReplayApp
+    from smalltown.tui.widgets.map_view import MapView
+
+    app = ReplayApp(save)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await pilot.pause()
+        marks = {a.name: a.belief for a in app.frame.agents}
+        assert marks[PRIEST] == 2 and marks[CONVERT] == 1 and marks["Sam Moore"] == 0
+        view = app.query_one(MapView)
+        await pilot.press("L")
+        await wait_until(pilot, lambda: view.belief_layer)
+        convert = next(a for a in app.frame.agents if a.name == CONVERT)
+        if [a.tile for a in app.frame.agents].count(convert.tile) == 1:
+            assert view._overlay[convert.tile][1].bgcolor == BELIEF_STYLES[1].bgcolor
+        before = app.history.tick_of(app.history.world.start.replace(hour=9, minute=1))
+        app.seek(before)  # before the conversion: not yet a convert; the priest already ordained
+        await pilot.pause()
+        assert app.frame.tick == before, (app.frame.tick, before, app.tick)
+        marks = {a.name: a.belief for a in app.frame.agents}
+        assert marks[CONVERT] == 0 and marks[PRIEST] == 2

@@ -78,6 +78,24 @@ def test_state_at_every_tick_is_the_real_state(recorded):
         assert walked == set(h.names)  # everyone walked somewhere: paths were reconstructed
 
 
+def test_the_measures_positions_are_the_real_tiles(recorded):
+    """eval culture reads where agents stood through the same reconstruction (state/positions.py),
+    a fresh one on the save's reader, asked forward at some ticks only (most walks are never asked)."""
+    from smalltown.state.positions import Positions
+    from smalltown.store.save import open_reader
+
+    path, states, _, _ = recorded
+    reader = open_reader(path)
+    try:
+        with History(path) as h:
+            places = Positions(reader, h.world)
+        asked = sorted(random.Random(3).sample(sorted(states), 120))
+        for tick in asked:
+            assert places.at(tick) == {n: real[0] for n, real in states[tick][0].items()}, f"tick {tick}"
+    finally:
+        reader.close()
+
+
 def test_state_at_in_any_order_is_the_real_state(recorded):
     path, states, _, _ = recorded
     ticks = list(states)

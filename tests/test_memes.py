@@ -45,16 +45,52 @@ def run(tmp_path_factory):
     return world, _run(world, tmp / "s.sqlite", 5.5)
 
 
-def test_one_summary_per_town_and_the_rural_area_each_period(run):
+def _goals_shown(reader, call_id: int) -> str:
+    """The goals a meme question showed (its prompt without the line of the time)."""
+    prompt = reader.call_detail(call_id)["prompt"]
+    return "\n".join(line for line in prompt.splitlines() if not line.startswith("It is "))
+
+
+def test_one_summary_per_town_and_the_rural_area_each_period_their_goals_changed(run):
     world, reader = run
     rows = reader.memes()
     by_time = Counter(r.time for r in rows)
     assert sorted(by_time) == [f"2023-02-13 {h:02d}:00:00" for h in range(7, 12)]
-    places = {"West End", "College Hill", ""}
-    for t in sorted(by_time)[1:]:  # (the first hour: the rural people had no goal yet, and were not asked)
-        assert {r.town for r in rows if r.time == t} == places
+    assert {r.town for r in rows} == {"West End", "College Hill", ""}
     assert all(len(r.topics) <= MAX_TOPICS and all(t["keywords"] for t in r.topics) for r in rows)
     assert any(r.topics for r in rows if r.town == "West End")
+    # a group is asked again only when the goals its question shows changed: no row, no call else
+    calls = reader.calls(task="meme_summary", limit=None)
+    for town in ("West End", "College Hill", ""):
+        shown = [_goals_shown(reader, c.id) for c in calls if c.agent == memes.asker(town)]
+        assert all(a != b for a, b in zip(shown, shown[1:])), town
+    assert len(rows) < 3 * 5 - 1  # (this run: College Hill's goals stood still for an hour or more)
+
+
+def test_a_group_whose_goals_did_not_change_is_not_asked_again(tmp_path):
+    from smalltown.sim.changes import Changes
+
+    world = load_world(culture_world(tmp_path))
+    sim = create(world, tmp_path / "g.sqlite", ScriptedBackend(world.seed), overwrite=True)
+    try:
+        sim.run_until(world.start + timedelta(hours=2.5))
+        phase, now = sim.memes, sim.now
+        hour = timedelta(minutes=phase.every)
+
+        def asked_at(when: datetime) -> list[str]:
+            changes = Changes(sim.tick, when)
+            phase.step(when, changes)
+            return sorted(r.town for r in changes.memes)
+
+        first = asked_at(now + hour)
+        assert first  # (goals changed since the run's last summary)
+        assert asked_at(now + 2 * hour) == []  # no one took up a goal since: every summary stands
+        west = next(a for a in sim.agents if world.town_of(a.name) == "West End" and a.mind.state.goals)
+        west.mind.state.goals = [*west.mind.state.goals, "found a reading club"]
+        assert asked_at(now + 3 * hour) == ["West End"]
+        assert asked_at(now + 4 * hour) == []
+    finally:
+        sim.close()
 
 
 def test_the_summary_is_one_call_per_town_not_per_agent(run):

@@ -226,6 +226,7 @@ REPLAY: dict[str, Callable[[ReplayApp, dict], bool]] = {
     "b": lambda app, b: isinstance(app.screen, BreakpointsScreen),
     "right_square_bracket": lambda app, b: app.selected != b["selected"],
     "left_square_bracket": lambda app, b: app.selected != b["selected"],
+    "L": lambda app, b: app.query_one(MapView).belief_layer,
     "i": lambda app, b: isinstance(app.screen, InspectorScreen),
     "T": lambda app, b: app.check_action("town", ()) is False and len(app.screen_stack) == 1,  # (no economy)
     "c": lambda app, b: isinstance(app.screen, CallsScreen),

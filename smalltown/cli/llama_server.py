@@ -1,9 +1,13 @@
 """One llama-cpp-python server (`python -m llama_cpp.server`, its `server` extra) on 127.0.0.1 at
 a free port, serving a GGUF to several runs at once (`eval matrix`): the model is loaded once,
-not once per run. Stopped (and waited for) when the block ends, whatever happened in it."""
+not once per run. Stopped (and waited for) when the block ends, whatever happened in it, and killed
+by the kernel if this process is killed first (`dies_with_parent`, Linux)."""
 
 from __future__ import annotations
 
+import ctypes
+import os
+import signal
 import socket
 import subprocess
 import sys
@@ -17,6 +21,29 @@ from typing import Callable, Iterator
 from smalltown.llm.backend import BackendUnavailable
 
 READY_SECONDS = 600.0  # a large model on a slow disk takes minutes to load
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def dies_with_parent() -> Callable[[], None] | None:
+    """A `preexec_fn` that has the child killed (SIGKILL) when the process that started it dies,
+    however it dies (a killed run or test would otherwise leave its server holding a model and a
+    port): Linux's PR_SET_PDEATHSIG. Strictly it fires when the starting *thread* ends, so start the
+    child from the thread that outlives its use. None where prctl is not there (the child outlives
+    a killed parent, as before)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl  # looked up here: the child only calls it
+    except (OSError, AttributeError):
+        return None
+    parent = os.getpid()
+
+    def preexec() -> None:
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != parent:  # the parent died before the call took: no signal will come
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    return preexec
 
 
 def free_port() -> int:
@@ -48,7 +75,8 @@ def llama_server(opts, say: Callable[[str], None]) -> Iterator[tuple[str, str]]:
         log = Path(tmp) / "server.log"
         with open(log, "wb") as out:
             proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                    start_new_session=True)  # (stopped by us, not by the terminal's Ctrl-C)
+                                    start_new_session=True,  # (stopped by us, not by the terminal's Ctrl-C)
+                                    preexec_fn=dies_with_parent())  # (or by the kernel, if we are killed)
         try:
             say(f"starting llama_cpp.server for {alias} at {url}")
             _wait_ready(proc, url, log)

@@ -9,7 +9,7 @@ What is read (store/ and world/ only):
 - what each agent said: the conversations' lines, in order (tick, conversation, line); each
   line's listener is the other side, and anyone else standing within `hearing_radius` tiles of
   the speaker then (the larger of the x and y distances, as sight measures) overhears it; where
-  they stood comes from the snapshots and the log (eval/culture_where.py);
+  they stood comes from the snapshots and the log (state/positions.py, as replay rebuilds them);
 - the meme summaries (`Reader.memes()`): their topics' keywords are the memes;
 - positions at each game hour's end (the area of influence)."""
 
@@ -55,7 +55,7 @@ def within(a: Tile, b: Tile, radius: int) -> bool:
 
 
 def read_culture(reader: Reader, where: str = "save") -> CultureSave:
-    from smalltown.eval.culture_where import Positions
+    from smalltown.state.positions import Positions
 
     world = world_of(reader)
     settings = reader.meta("settings") or {}

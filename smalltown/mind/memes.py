@@ -3,7 +3,8 @@
 Not a question of one agent's: each `meme_every_minutes` of game time the engine's "memes" phase
 (sim/memes.py) asks one question per town (and one for the rural area, the people whose homes are in
 no town) made here from the recent goals of those who live there (each one's goals window, mind/goals.py),
-and keeps the answer as a row of the save's `memes` table. A meme is a keyword of a topic; eval
+and keeps the answer as a row of the save's `memes` table (a town whose goals are as they were at its
+last summary is not asked again: sim/memes.py). A meme is a keyword of a topic; eval
 counts them in each agent's goals and speech (world/doctrines.py `keywords_in`). The call log names
 the question's asker "town <name>" (the rural area's "rural area"): no agent asked it."""
 

@@ -2,16 +2,14 @@
 
 Read-only (the save is opened with SQLite's `mode=ro`) and model-free. The state at a tick is the
 nearest snapshot at or before it (taken each game hour; a save without one starts from the world
-file's tick 0) brought forward by the event log: "started" sets an agent's action, "moved" starts
-a walk (its path is recomputed with the same deterministic path finder the run used, one tile per
-tick), "arrived" and a conversation end it, and "object" sets an object's state.
+file's tick 0) brought forward by the event log: where agents stand as state/positions.py rebuilds
+it (the measures use the same), "started" sets an agent's action and "object" an object's state.
 """
 
 from __future__ import annotations
 
-import json
 from collections import OrderedDict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Iterable
@@ -29,9 +27,8 @@ from smalltown.store.schema import TIME_FMT
 from smalltown.world.load import load_world_text
 from smalltown.world.model import Tile
 from smalltown.world.paths import Paths
+from smalltown.state.positions import Positions
 
-# events that change what state_at shows
-_STATE_KINDS = ("started", "moved", "arrived", "object")
 _BREAK_CHUNK = 360  # ticks read at a time looking for a breakpoint's hit (a game hour of 10 s ticks)
 
 
@@ -65,6 +62,7 @@ class StateAt:
     time: datetime
     agents: dict[str, AgentAt]  # in the world file's order
     objects: dict[str, str]  # address -> state
+    levels: dict[str, dict[str, int]] = field(default_factory=dict)  # agent -> doctrine -> belief level held
 
 
 def _describe(activity: str | None, address: str | None) -> str:
@@ -72,15 +70,52 @@ def _describe(activity: str | None, address: str | None) -> str:
     return Action(activity or "", address or "", datetime.min, datetime.min).describe()
 
 
-class _Replay:
-    """The state being brought forward tick by tick (mutable; StateAt is its frozen copy)."""
+class _Replay(Positions):
+    """Where agents stand (state/positions.py), with what each is doing, every object's state, and
+    the belief levels the `converted` events raised (mind/belief.py: a level never falls)."""
 
-    def __init__(self, tick: int, last_event: int, tiles: dict[str, Tile], walks: dict[str, list[Tile]],
-                 dests: dict[str, Tile | None], acts: dict[str, tuple[str | None, str | None, str | None]],
-                 objects: dict[str, str]):
-        self.tick = tick
-        self.last_event = last_event  # events up to this id are applied
-        self.tiles, self.walks, self.dests, self.acts, self.objects = tiles, walks, dests, acts, objects
+    kinds = ("started", "moved", "arrived", "object", "converted")  # the events that change what state_at shows
+
+    def __init__(self, history: "History"):
+        self.history = history
+        super().__init__(history.reader, history.world, history.paths)
+
+    def snapshot(self, tick: int) -> dict | None:
+        return self.history._snapshot(tick)
+
+    def load(self, tick: int, snap: dict | None) -> None:
+        super().load(tick, snap)
+        none = (None, None, None)
+        self.acts: dict[str, tuple[str | None, str | None, str | None]] = {n: none for n in self.names}
+        self.objects = {a: o.initial_state for a, o in self.world.objects.items()}
+        self.levels: dict[str, dict[str, int]] = {}
+        if snap is None:
+            assert tick == 0
+            return
+        for e in self.history._conversions(snap["last_ids"]["events"]):
+            self._converted(e)
+        for name, _x, _y, _dest, action, address, activity in snap["agents"]:
+            if name in self.acts:
+                self.acts[name] = (action, activity, address)
+        self.objects.update(dict(snap["objects"]))
+
+    def apply(self, e: EventRow, step: bool) -> None:
+        if e.kind == "object":
+            self.objects[e.data["address"]] = e.data["state"]
+            return
+        if e.kind == "converted":
+            self._converted(e)
+            return
+        if e.kind == "started" and e.agent in self.acts:
+            activity, address = e.data.get("activity"), e.data.get("address")
+            self.acts[e.agent] = (_describe(activity, address), activity, address)
+        super().apply(e, step)
+
+    def _converted(self, e: EventRow) -> None:
+        doctrine, level = e.data.get("doctrine"), e.data.get("level")
+        if e.agent in self.acts and isinstance(doctrine, str) and isinstance(level, int):
+            held = self.levels.setdefault(e.agent, {})
+            held[doctrine] = max(held.get(doctrine, 0), level)
 
 
 class History:
@@ -103,7 +138,10 @@ class History:
         self.names = [a.name for a in self.world.agents]
         self._snapshots: OrderedDict[int, dict] = OrderedDict()
         self._cache_size = snapshot_cache
-        self._cursor: _Replay | None = None
+        self._ordained: dict[str, dict[str, tuple[int, str]]] | None = None  # priests' top levels, read when first asked
+        self._converted: list[EventRow] = []  # the `converted` events read so far (to `_converted_to`)
+        self._converted_to = 0
+        self._cursor = _Replay(self)  # the state brought forward from the last tick asked
 
     def close(self) -> None:
         self.save.close()
@@ -145,22 +183,41 @@ class History:
         `tick` (after its events, interventions included)."""
         if not 0 <= tick <= self.last_tick:
             raise ValueError(f"tick {tick} is outside the run (0 to {self.last_tick})")
-        base = self._base_tick(tick)
         cur = self._cursor
-        if cur is None or not base <= cur.tick <= tick:
-            cur = self._from_snapshot(base)
-        self._advance(cur, tick)
-        self._cursor = cur
+        cur.goto(tick)
         agents = {}
         for name in self.names:
             action, activity, address = cur.acts[name]
-            agents[name] = AgentAt(name, cur.tiles[name], action, activity, address, cur.dests[name],
-                                   bool(cur.walks[name]), tuple(cur.walks[name]))
-        return StateAt(tick, self.time_of(tick), agents, dict(cur.objects))
+            left = cur.left(name, tick)
+            agents[name] = AgentAt(name, cur.tile(name, tick), action, activity, address, cur.dest[name],
+                                   bool(left), left)
+        return StateAt(tick, self.time_of(tick), agents, dict(cur.objects), self._levels(cur.levels, tick))
 
-    def _base_tick(self, tick: int) -> int:
-        base = self.reader.snapshot_tick_by(tick)
-        return base if base is not None else 0
+    def _conversions(self, upto_id: int) -> list[EventRow]:
+        """The `converted` events with ids up to `upto_id`, read once (a few, in a long log: a scrub
+        back to an earlier snapshot does not read the log again)."""
+        if upto_id > self._converted_to:
+            self._converted += self.reader.events(kinds=("converted",), after_id=self._converted_to, upto_id=upto_id)
+            self._converted_to = upto_id
+        return [e for e in self._converted if e.id <= upto_id]
+
+    def _levels(self, converted: dict[str, dict[str, int]], tick: int) -> dict[str, dict[str, int]]:
+        """The levels held at the end of `tick`: those the `converted` events raised, and a
+        priest's top level from the tick it was ordained (no event: the save's state says when)."""
+        if self._ordained is None:
+            self._ordained = {}
+            for d in self.world.doctrines:
+                for name in d.priests:
+                    entry = self.reader.agent_state(name).get("modules", {}).get("belief", {}).get(d.name, {})
+                    if isinstance(entry, dict) and entry.get("priest") and isinstance(entry.get("since"), str):
+                        self._ordained.setdefault(name, {})[d.name] = (int(entry.get("level", 0)), entry["since"])
+        out = {name: dict(held) for name, held in converted.items()}
+        stamp = self.time_of(tick).strftime(TIME_FMT)
+        for name, held in self._ordained.items():
+            for doctrine, (level, since) in held.items():
+                if since <= stamp:
+                    out.setdefault(name, {})[doctrine] = max(out.get(name, {}).get(doctrine, 0), level)
+        return out
 
     def _snapshot(self, tick: int) -> dict | None:
         if tick in self._snapshots:
@@ -173,77 +230,6 @@ class History:
         while len(self._snapshots) > self._cache_size:
             self._snapshots.popitem(last=False)
         return snap
-
-    def _from_snapshot(self, tick: int) -> _Replay:
-        objects = {a: o.initial_state for a, o in self.world.objects.items()}
-        snap = self._snapshot(tick)
-        if snap is None:  # no snapshot this early (an older save): the world file's tick 0
-            assert tick == 0
-            none = (None, None, None)
-            return _Replay(0, 0, {a.name: a.spawn for a in self.world.agents}, {n: [] for n in self.names},
-                           {n: None for n in self.names}, {n: none for n in self.names}, objects)
-        tiles, walks, dests, acts = {}, {}, {}, {}
-        for name, x, y, dest, action, address, activity in snap["agents"]:
-            tiles[name] = (x, y)
-            dests[name] = tuple(json.loads(dest)) if dest else None
-            walks[name] = self.paths.path(tiles[name], dests[name]) if dests[name] else []
-            acts[name] = (action, activity, address)
-        objects.update(dict(snap["objects"]))
-        return _Replay(tick, snap["last_ids"]["events"], tiles, walks, dests, acts, objects)
-
-    def _advance(self, cur: _Replay, tick: int) -> None:
-        """Bring `cur` forward to the end of `tick`: each tick's events, then one step of walking."""
-        by_tick: dict[int, list[EventRow]] = {}
-        for e in self.reader.events(kinds=_STATE_KINDS, until=tick, after_id=cur.last_event):
-            by_tick.setdefault(e.tick, []).append(e)
-            cur.last_event = max(cur.last_event, e.id)
-        # interventions made after the snapshot, at its own tick: no walking step for them
-        self._apply_events(cur, by_tick.pop(cur.tick, []), step=False)
-        for t in range(cur.tick + 1, tick + 1):
-            self._apply_events(cur, by_tick.get(t, []), step=True)
-        cur.tick = max(cur.tick, tick)
-
-    def _apply_events(self, cur: _Replay, rows: list[EventRow], step: bool) -> None:
-        moved: set[str] = set()
-        arrived: set[str] = set()
-        for e in rows:
-            agent, kind, data = e.agent, e.kind, e.data
-            if kind == "object":
-                cur.objects[data["address"]] = data["state"]
-            elif agent not in cur.tiles:
-                continue
-            elif kind == "started":
-                activity, address = data.get("activity"), data.get("address")
-                cur.acts[agent] = (_describe(activity, address), activity, address)
-                if partner_of(activity) is not None:  # a conversation stops a walk
-                    cur.walks[agent] = []
-                    cur.dests[agent] = None
-            elif kind == "moved":
-                src, dst = tuple(data["src"]), tuple(data["dst"])
-                cur.walks[agent] = self.paths.path(src, dst)
-                cur.dests[agent] = dst
-                moved.add(agent)
-            elif kind == "arrived":
-                if "tile" in data:  # where it stands (after this tick's step, if it walked)
-                    cur.tiles[agent] = tuple(data["tile"])
-                    cur.walks[agent] = []
-                arrived.add(agent)
-        if not step:
-            return
-        for name, walk in cur.walks.items():
-            if not walk:
-                continue
-            here = walk.pop(0)
-            if name in arrived and walk:
-                # (a save from before arrivals logged their tile) an arrival where it stood, a new
-                # goal under its feet: it did not step this tick
-                walk.insert(0, here)
-                cur.walks[name] = []
-            else:
-                cur.tiles[name] = here
-        for name in arrived:
-            cur.walks[name] = []
-            cur.dests[name] = None
 
     # --- the logs up to a tick ----------------------------------------------------------------
 

@@ -254,13 +254,6 @@ class SmalltownApp(Interventions):  # its result: a file to open next, or None
             self.query_one(MapView).follow(self.selected)
         self.query_one(EventLog).note(f"Following {self.selected}." if self.following else "Not following.")
 
-    def action_belief_layer(self) -> None:
-        """Colour the agents on the map by belief level (mind/belief.py), or by their own colours again."""
-        view = self.query_one(MapView)
-        view.show_belief(not view.belief_layer)
-        self.query_one(EventLog).note("Colouring agents by belief level: grey none, yellow a lower level, red the top."
-                                      if view.belief_layer else "Colouring agents by their own colours.")
-
     # --- stepping and breakpoints -----------------------------------------------------------
 
     def action_step_agent(self) -> None:

@@ -21,7 +21,7 @@ from smalltown.tui.screens.forms import AskScreen
 from smalltown.tui.screens.help import REPLAY_SPEEDS
 from smalltown.tui.palette import agent_colours
 from smalltown.tui.widgets.panels import EventLog
-from smalltown.tui.snapshot import AgentView, Frame
+from smalltown.tui.snapshot import AgentView, Frame, mark_of
 from smalltown.tui.town import TownView
 from smalltown.world.model import SLEEPING
 
@@ -40,7 +40,7 @@ def frame_at(history: History, state: StateAt, events: tuple = (), playing: bool
             name, a.tile, a.action, a.doing, asleep=a.activity == SLEEPING and not a.walking,  # as Agent.asleep
             walking=a.walking, talking=a.talking,
             path=a.path,
-            action_address=a.address))
+            action_address=a.address, belief=mark_of(history.world.doctrines, state.levels.get(name, {}))))
     since = max(-1, state.tick - CHANGED_TICKS)
     changed = frozenset(e.data.get("address") for e in history.events(state.tick, since, kinds=["object"]))
     return Frame(state.tick, state.time, tuple(agents), events, 0, running=playing, speed=speed,
@@ -65,6 +65,7 @@ class ReplayApp(ReplayDebugger, TownView[None]):
         Binding("end", "seek_end", "End", show=False),
         Binding("right_square_bracket", "select(1)", "Next agent", key_display="]", show=False),
         Binding("left_square_bracket", "select(-1)", "Prev agent", key_display="[", show=False),
+        Binding("L", "belief_layer", "Belief", show=False),
         Binding("s", "step_agent", "Next event", show=False),
         Binding("b", "breakpoints", "Breaks", show=False),
         Binding("i", "inspect", "Inspect"),

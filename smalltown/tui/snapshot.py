@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from smalltown.sim.breakpoints import Breakpoint, Hit
 from smalltown.store.records import Event
 from smalltown.sim.simulation import Simulation
-from smalltown.world.model import Tile
+from smalltown.world.model import Doctrine, Tile
 
 # Speeds in ticks per second; None runs as fast as the simulation can go.
 SPEEDS: tuple[int | None, ...] = (1, 2, 5, 10, 30, 60, 120, None)
@@ -124,8 +124,13 @@ def agent_views(sim: Simulation, reflecting: frozenset[str] = frozenset()) -> tu
 
 
 def belief_mark(sim: Simulation, modules: dict) -> int:
-    """The map layer's mark of an agent's belief: 2 the top level of some doctrine, 1 a lower one, 0 none."""
+    """The map layer's mark of a running agent's belief (its module state, mind/belief.py)."""
     held = modules.get("belief", {})
-    marks = [2 if lvl >= len(d.levels) else 1 for d in sim.world.doctrines
-             if (lvl := held.get(d.name, {}).get("level", 0))]
+    return mark_of(sim.world.doctrines, {d: int(e.get("level", 0)) for d, e in held.items() if isinstance(e, dict)})
+
+
+def mark_of(doctrines: list[Doctrine], levels: dict[str, int]) -> int:
+    """The map layer's mark of levels held (doctrine -> level): 2 the top level of some doctrine,
+    1 a lower one, 0 none."""
+    marks = [2 if lvl >= len(d.levels) else 1 for d in doctrines if (lvl := levels.get(d.name, 0))]
     return max(marks, default=0)

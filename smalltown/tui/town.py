@@ -120,6 +120,13 @@ class TownView(App[ReturnType]):
     def action_nothing_to_show(self, what: str) -> None:
         self.notify(NOTHING_TO_SHOW[what], timeout=5, markup=False)
 
+    def action_belief_layer(self) -> None:
+        """Colour the agents on the map by belief level (mind/belief.py; in replay, as held at the tick shown), or by their own colours again."""
+        view = self.query_one(MapView)
+        view.show_belief(not view.belief_layer)
+        self.query_one(EventLog).note("Colouring agents by belief level: grey none, yellow a lower level, red the top."
+                                      if view.belief_layer else "Colouring agents by their own colours.")
+
     def action_select(self, step: int) -> None:
         """Put the next (or previous) agent under the lens."""
         if not self._names:

@@ -79,6 +79,8 @@ REPLAY_KEYS: tuple[tuple[str, str], ...] = (
           "and, with the PIANO modules on, makes, keeps or breaks a promise, feels anew toward "
           "someone, takes up a goal, finds a place closed"),
     ("[ / ]", "select the previous / next agent (or click it in the list or on the map)"),
+    ("L", "the belief layer: agents on the map coloured by the belief level they held then (grey none, "
+          "yellow a lower level, red a doctrine's top)"),
     ("i", "inspect the selected agent as it was then: summary and plan (as kept hourly), memories "
           "made by then, retrievals, social, goods (held then); 1, 2, … the tabs, a/o/e/l/c filter memories, "
           "y the model calls that decided its action"),

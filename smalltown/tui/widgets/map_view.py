@@ -121,6 +121,7 @@ class MapView(ScrollView, can_focus=True):
         self.objects: dict[str, str] = {o.address: o.initial_state for o in world.objects.values()}
         self.cursor: Tile | None = None
         self.virtual_size = Size(self._width, self._height)
+        self._opened = False  # the first view placed (on a big map the top-left corner may show no one)
 
     # --- updates from frames ----------------------------------------------------------------
 
@@ -139,6 +140,7 @@ class MapView(ScrollView, can_focus=True):
             self.objects = objects
         self._changed = changed
         self._redraw()
+        self._open()
 
     def _redraw(self) -> None:
         overlay: dict[Tile, Cell] = {}
@@ -298,3 +300,26 @@ class MapView(ScrollView, can_focus=True):
 
     def on_resize(self) -> None:
         self.refresh()  # the centring offset depends on the size
+        self._open()
+
+    def _open(self) -> None:
+        """Place the first view, once it has a size and agents to show: on the selected agent, else
+        the first town's square, else the first agent (left where it is if that is in sight)."""
+        if self._opened or not self._agents or not self.size.width or not self.size.height:
+            return
+        self._opened = True
+        tile = self.start_tile()
+        if tile is not None:
+            self.scroll_to_region_of(tile)
+
+    def start_tile(self) -> Tile | None:
+        """What the first view shows: the selected agent, else the first town's square (the middle
+        of its tiles), else the first agent."""
+        here = next((a.tile for a in self._agents if a.name == self.selected), None)
+        if here is not None:
+            return here
+        square = self._world.sectors.get(self._world.towns[0].square) if self._world.towns else None
+        tiles = [t for arena in square.arenas.values() for t in arena.tiles] if square else []
+        if tiles:
+            return (sum(x for x, _ in tiles) // len(tiles), sum(y for _, y in tiles) // len(tiles))
+        return self._agents[0].tile if self._agents else None
