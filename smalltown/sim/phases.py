@@ -206,7 +206,7 @@ PHASES: list[Phase] = [
           when=lambda sim: sim.belief is not None),
     # the tick's lines heard: the needs their speakers work toward (mind/goals.py), for the next goal question
     Phase("goals heard", lambda sim, t: heard.step(sim.agents, sim.by_name, sim.settings.hearing_radius, t.now, t.changes),
-          ("goal generation",)),
+          when=lambda sim: sim.settings.goal_generation),  # (goal generation's; its questions run in "slow")
     Phase("movement", _move, ("movement",)),
     Phase("each tick", _each_tick, takes=lambda m: m.each_tick is not None, when=always),
     # what the minds' modules put in their outboxes this tick (the controllers' decisions, promises made)
