@@ -46,8 +46,8 @@ def _utterance(goal: str = "", need: str = "", k: int = 1, now: datetime = T0) -
 
 def test_the_stand_ins_line_names_the_needs_words_only_when_a_goal_is_given():
     words = keywords("tools")
-    with_goal = [utterance(s, _utterance("a goal whose text is never read", "tools", now=T0 + timedelta(minutes=s))).utterance
-                 for s in range(200)]
+    with_goal = [utterance(s, _utterance("a goal whose text is never read", "tools",
+                                         now=T0 + timedelta(minutes=s))).utterance for s in range(200)]
     without = [utterance(s, _utterance(now=T0 + timedelta(minutes=s))).utterance for s in range(200)]
     named = [u for u in with_goal if keywords_in(words, u)]
     assert 0.15 * 200 < len(named) < 0.5 * 200  # at its seeded chance (P_GOAL 0.3), not every line

@@ -5,8 +5,8 @@ keyword once, whatever its case). A use of a meme: a goal the agent took up, or 
 in which the keyword occurs (world/doctrines.py's `keywords_in`: whole words, any case; a text
 counts each keyword once). Per group (each town, and the rural area, by the town of an agent's
 home): the uses of its agents, per agent (per capita: uses / agents in the group), the distinct
-memes an agent used (mean over the group's agents), its uses in goals and in speech, each meme's count, the leading meme (the most
-used; ties by name); and per town each meme's uses in each game hour."""
+memes an agent used (mean over the group's agents), its uses in goals and in speech, each meme's
+count, the leading meme (the most used; ties by name); and per town each meme's uses in each game hour."""
 
 from __future__ import annotations
 

@@ -11,9 +11,10 @@ model-free: `outcome`). It is a SLOW module: the question is asked at one tick w
 inputs fixed then and applied `slow_lag_ticks` later (sim/later.py), so the tick never waits on it.
 READS: the persona (traits, the community goal), the world's needs, the state's goal; the others'
 activities and goals' needs (handed in by the engine); the needs it heard others work toward
-(`hear`: typed, from the speaker's goal, for each line said to it or overheard). WRITES: the state's `goal`, `goal_need`,
-`goals` (the last HISTORY, newest last), `goal_asked` and `goal_until` (the goal's block's end);
-the heard needs in its own state (`AgentState.modules["goal generation"]["heard"]`).
+(`hear`: typed, from the speaker's goal, for each line said to it or overheard). WRITES: the
+state's `goal`, `goal_need`, `goals` (the last HISTORY, newest last), `goal_asked` and
+`goal_until` (the goal's block's end); the heard needs in its own state
+(`AgentState.modules["goal generation"]["heard"]`); the talk question's goal (`talk_inputs`).
 Setting: `goal_generation`."""
 
 from __future__ import annotations
@@ -77,9 +78,8 @@ def heard(mind: "MindCore", now: datetime) -> list[str]:
     """The needs the people the agent heard within HEARD_HOURS work toward, one for each person
     (its latest), newest last: a need several people spoke of is there several times."""
     since = now - timedelta(hours=HEARD_HOURS)
-    recent = [h["need"] for h in mind.state.modules.get(STATE, {}).get("heard", [])
-              if since <= datetime.fromisoformat(h["time"]) <= now]
-    return recent
+    return [h["need"] for h in mind.state.modules.get(STATE, {}).get("heard", [])
+            if since <= datetime.fromisoformat(h["time"]) <= now]
 
 
 def talk_inputs(mind: "MindCore") -> dict:

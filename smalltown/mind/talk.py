@@ -165,7 +165,8 @@ def say(conv: Conversation, a: "MindCore", b: "MindCore") -> bool:
         gatherings=[g for f in facts for g in speaker.lore.announced(f.name)],
         memories=list(memories.values()),
         transcript=[tasks.TranscriptLine(speaker=x.speaker, text=x.text, facts=x.facts) for x in conv.lines],
-        feeling=social.feeling(speaker, listener.name), **extra, **civics.talk_inputs(speaker), **goals.talk_inputs(speaker),
+        feeling=social.feeling(speaker, listener.name), **extra, **civics.talk_inputs(speaker),
+        **goals.talk_inputs(speaker),
         **belief.talk_inputs(speaker, listener.name, [x.text for x in conv.lines if x.speaker == listener.name])))
     if committing:
         commitments.commit(speaker, listener.name, out, now)

@@ -12,9 +12,10 @@ world text (traits, needs) only, never the goal's text.
 The same preference and noise break ties among the least-served needs when others are known.
 Heard needs (`heard`: what the people the person talked with, or overheard, lately work toward,
 one for each) lean that preference, by HEARD_LEAN for each person heard working toward a need: talk
-spreads a topic. They lean only the preference, never the two rules above it (keeping one's own need, taking a least-served one): the
-roles' specialisation stands, and a heard topic is taken up where the town leaves a choice, or by
-a person who knows of no one's work; with nothing heard the choice is as it was."""
+spreads a topic. They lean only the preference, never the two rules above it (keeping one's own
+need, taking a least-served one): the roles' specialisation stands, and a heard topic is taken up
+where the town leaves a choice, or by a person who knows of no one's work; with nothing heard the
+choice is as it was."""
 
 from __future__ import annotations
 

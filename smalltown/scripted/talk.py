@@ -333,7 +333,8 @@ def utterance(seed: int, task: Utterance) -> UtteranceOut:
     text = " ".join(p for p in parts if p)
     while len(text) > 300 and len(parts) > 1:
         # small talk gives way to the news (and the goodbye, which comes last)
-        drop = next((i for i, p in enumerate(parts) if p not in (told, faith, goal) and (i < len(parts) - 1 or not end)), None)
+        drop = next((i for i, p in enumerate(parts)
+                     if p not in (told, faith, goal) and (i < len(parts) - 1 or not end)), None)
         if drop is None:
             break
         parts.pop(drop)

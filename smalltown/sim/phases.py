@@ -205,7 +205,8 @@ PHASES: list[Phase] = [
     Phase("belief", lambda sim, t: sim.belief.step(t.now, t.changes, sim.by_name), ("belief",),
           when=lambda sim: sim.belief is not None),
     # the tick's lines heard: the needs their speakers work toward (mind/goals.py), for the next goal question
-    Phase("goals heard", lambda sim, t: heard.step(sim.agents, sim.by_name, sim.settings.hearing_radius, t.now, t.changes),
+    Phase("goals heard",
+          lambda sim, t: heard.step(sim.agents, sim.by_name, sim.settings.hearing_radius, t.now, t.changes),
           when=lambda sim: sim.settings.goal_generation),  # (goal generation's; its questions run in "slow")
     Phase("movement", _move, ("movement",)),
     Phase("each tick", _each_tick, takes=lambda m: m.each_tick is not None, when=always),
