@@ -36,6 +36,7 @@ SAMPLES: dict[str, list] = {
     "gatherings": [[GATHERING]],
     "goal": ['throw "the best" party\nin town'],
     "goal_need": ["company"],
+    "heard": [["food", 'the "town\'s"\nsafety']],
     "intentions": [[rec("Isabella wants to buy flowers", 300, i=81)]],
     "known_facts": [["party"]],
     "last_talk": [LastTalk(time=NOW - timedelta(days=1), summary="they talked about books")],

@@ -5,8 +5,8 @@ keyword once, whatever its case). A use of a meme: a goal the agent took up, or 
 in which the keyword occurs (world/doctrines.py's `keywords_in`: whole words, any case; a text
 counts each keyword once). Per group (each town, and the rural area, by the town of an agent's
 home): the uses of its agents, per agent (per capita: uses / agents in the group), the distinct
-memes an agent used (mean over the group's agents), each meme's count, the leading meme (the most
-used; ties by name); and per town each meme's uses in each game hour."""
+memes an agent used (mean over the group's agents), its uses in goals and in speech, each meme's
+count, the leading meme (the most used; ties by name); and per town each meme's uses in each game hour."""
 
 from __future__ import annotations
 
@@ -51,8 +51,10 @@ def measure_memes(s: CultureSave) -> dict:
     groups = [*s.towns, RURAL]
     members = {g: [a for a in s.agents if group_of(s, a) == g] for g in groups}
     by_agent: dict[str, Counter] = defaultdict(Counter)
-    for _t, a, k, _how in used:
+    how_by_group: dict[str, Counter] = defaultdict(Counter)  # (group -> "goal" / "said" -> uses)
+    for _t, a, k, how in used:
         by_agent[a][k] += 1
+        how_by_group[group_of(s, a)][how] += 1
     per_group = {}
     for g in groups:
         n = len(members[g])
@@ -61,6 +63,7 @@ def measure_memes(s: CultureSave) -> dict:
             counts.update(by_agent[a])
         total = sum(counts.values())
         per_group[g] = {"agents": n, "uses": total, "per_capita": total / n if n else None,
+                        "from_goals": how_by_group[g]["goal"], "from_speech": how_by_group[g]["said"],
                         "distinct_per_agent": sum(len(by_agent[a]) for a in members[g]) / n if n else None,
                         "counts": dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))),
                         "leading": leading(counts)}

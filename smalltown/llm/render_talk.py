@@ -39,7 +39,16 @@ def _utterance(t: Utterance) -> dict[str, str]:
             "relationship": quote(t.relationship) if t.relationship else "(to be said in this answer)",
             "transcript": "\n".join(f"{line.speaker}: {quote(line.text)}" for line in t.transcript)
             or "(nothing yet: this is the first line)",
-            "feeling_line": feeling_line(t.persona.name, t.feeling), **civic(t, faith_lines(t))}
+            "feeling_line": feeling_line(t.persona.name, t.feeling), **civic(t, [*goal_lines(t), *faith_lines(t)])}
+
+
+def goal_lines(t: Utterance) -> list[str]:
+    """Goal generation's part (mind/goals.py): what the speaker works toward, so that its talk may
+    turn to it; none without a goal (the prompt is as before)."""
+    if not t.goal:
+        return []
+    need = f" (for the community's {quote(t.goal_need)})" if t.goal_need else ""
+    return [f"What {t.persona.name} is working toward: {quote(t.goal)}{need}"]
 
 
 def faith_lines(t: Utterance) -> list[str]:

@@ -35,8 +35,10 @@ def _social_goal(t: SocialGoal) -> dict[str, str]:
     goal = quote(t.goal) if t.goal else "none yet"
     if t.goal and t.goal_need:
         goal += f" (for the community's {quote(t.goal_need)})"
+    needs = ", ".join(quote(n) for n in dict.fromkeys(t.heard))  # (each once: the list has one a person)
+    heard = f"People {t.persona.name} talked with lately work toward: {needs}" if t.heard else ""  # (none: as before)
     return {"others": others or NONE, "community_goal": quote(t.community_goal) if t.community_goal else NONE,
-            "goal": goal}
+            "goal": goal, "heard_part": heard}
 
 
 @extra("infer_role")

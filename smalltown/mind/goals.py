@@ -10,8 +10,11 @@ the block lasts is its failure. Either makes a new goal due at once (checked eve
 model-free: `outcome`). It is a SLOW module: the question is asked at one tick with its
 inputs fixed then and applied `slow_lag_ticks` later (sim/later.py), so the tick never waits on it.
 READS: the persona (traits, the community goal), the world's needs, the state's goal; the others'
-activities and goals' needs (handed in by the engine). WRITES: the state's `goal`, `goal_need`,
-`goals` (the last HISTORY, newest last), `goal_asked` and `goal_until` (the goal's block's end).
+activities and goals' needs (handed in by the engine); the needs it heard others work toward
+(`hear`: typed, from the speaker's goal, for each line said to it or overheard). WRITES: the
+state's `goal`, `goal_need`, `goals` (the last HISTORY, newest last), `goal_asked` and
+`goal_until` (the goal's block's end); the heard needs in its own state
+(`AgentState.modules["goal generation"]["heard"]`); the talk question's goal (`talk_inputs`).
 Setting: `goal_generation`."""
 
 from __future__ import annotations
@@ -25,9 +28,12 @@ if TYPE_CHECKING:
     from smalltown.mind.core import MindCore
 
 MODULE = "goal"  # its slow questions' module name (AgentState.slow)
+STATE = "goal generation"  # its own saved state (AgentState.modules: the module's name)
 HISTORY = 5  # goals kept: the roles read a rolling window of 5
 OTHERS_SHOWN = 5  # others the goal question shows: those on the agent's mind, not everyone it knows
 FAILURES = frozenset({"blocked", "broken"})  # the agent's events that end its goal as failed
+HEARD_KEPT = 8  # heard needs kept (newest last): one per speaker, the latest
+HEARD_HOURS = 4  # a need heard longer ago than this is no longer on the agent's mind
 
 
 def due(mind: "MindCore", now: datetime) -> bool:
@@ -56,11 +62,40 @@ def known(mind: "MindCore", names: list[str]) -> list[str]:
     return sorted(recent, key=order.__getitem__)
 
 
+def hear(mind: "MindCore", speaker: str, need: str, now: datetime) -> bool:
+    """A line said to the agent, or overheard, by `speaker` working toward `need` (typed: the
+    speaker's goal's need, never read from the line); True when kept. One entry per speaker (its
+    latest), at most HEARD_KEPT."""
+    if not need or speaker == mind.name:
+        return False
+    kept = [h for h in mind.state.modules.setdefault(STATE, {}).get("heard", []) if h["from"] != speaker]
+    kept.append({"need": need, "from": speaker, "time": now.isoformat(" ")})
+    mind.state.modules[STATE]["heard"] = kept[-HEARD_KEPT:]
+    return True
+
+
+def heard(mind: "MindCore", now: datetime) -> list[str]:
+    """The needs the people the agent heard within HEARD_HOURS work toward, one for each person
+    (its latest), newest last: a need several people spoke of is there several times."""
+    since = now - timedelta(hours=HEARD_HOURS)
+    return [h["need"] for h in mind.state.modules.get(STATE, {}).get("heard", [])
+            if since <= datetime.fromisoformat(h["time"]) <= now]
+
+
+def talk_inputs(mind: "MindCore") -> dict:
+    """The talk question's goal inputs ({} without a goal: the question is as before)."""
+    s = mind.state
+    if not mind.settings.goal_generation or not s.goal:
+        return {}
+    return {"goal": s.goal, "goal_need": s.goal_need}
+
+
 def question(mind: "MindCore", now: datetime, needs: tuple[str, ...], others: list[Other]) -> SocialGoal:
     """The goal question, its inputs fixed now (the clock restarts when it is asked)."""
     mind.state.goal_asked = now
     return SocialGoal(persona=mind.persona, now=now, community_goal=mind.spec.community_goal, needs=list(needs),
-                      goal=mind.state.goal, others=others, goal_need=mind.state.goal_need if mind.state.goal else "")
+                      goal=mind.state.goal, others=others, goal_need=mind.state.goal_need if mind.state.goal else "",
+                      heard=heard(mind, now))
 
 
 def apply(mind: "MindCore", out: SocialGoalOut, now: datetime) -> bool:

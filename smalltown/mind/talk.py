@@ -22,6 +22,7 @@ from smalltown.mind import commitments, importance, planning
 from smalltown.mind import social
 from smalltown.mind import civics
 from smalltown.mind import belief
+from smalltown.mind import goals
 from smalltown.mind.memory import Memory
 from smalltown.mind.records import record
 from smalltown.state.agent import Action, talking_with
@@ -165,6 +166,7 @@ def say(conv: Conversation, a: "MindCore", b: "MindCore") -> bool:
         memories=list(memories.values()),
         transcript=[tasks.TranscriptLine(speaker=x.speaker, text=x.text, facts=x.facts) for x in conv.lines],
         feeling=social.feeling(speaker, listener.name), **extra, **civics.talk_inputs(speaker),
+        **goals.talk_inputs(speaker),
         **belief.talk_inputs(speaker, listener.name, [x.text for x in conv.lines if x.speaker == listener.name])))
     if committing:
         commitments.commit(speaker, listener.name, out, now)

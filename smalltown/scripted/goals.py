@@ -9,10 +9,17 @@ world text (traits, needs) only, never the goal's text.
   POSITION_DECAY; a need the traits lean to, by TRAIT_BOOST) and its previous goal, shown to it,
   continued with probability CONTINUE; the draws are sampling noise per question, seeded by the
   person and the question's time (not the day).
-The same preference and noise break ties among the least-served needs when others are known."""
+The same preference and noise break ties among the least-served needs when others are known.
+Heard needs (`heard`: what the people the person talked with, or overheard, lately work toward,
+one for each) lean that preference, by HEARD_LEAN for each person heard working toward a need: talk
+spreads a topic. They lean only the preference, never the two rules above it (keeping one's own
+need, taking a least-served one): the roles' specialisation stands, and a heard topic is taken up
+where the town leaves a choice, or by a person who knows of no one's work; with nothing heard the
+choice is as it was."""
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import datetime
 
 from smalltown.llm.tasks import SocialGoal, SocialGoalOut
@@ -27,6 +34,7 @@ KEEP_MARGIN = 2  # others known: the own need is left when this many more serve 
 CONTINUE = 0.75  # none known: the chance the previous goal's need, shown, is continued
 POSITION_DECAY = 0.5  # none known: each later-listed need half as likely as the one before it
 TRAIT_BOOST = 3.0  # a need a trait word leans to is this much likelier (per word)
+HEARD_LEAN = 2.0  # each person heard working toward a need adds this to its weight's factor (1 + 2 per person)
 
 # trait words -> the needs such a person leans to (world text read through a lexicon)
 TRAIT_NEEDS: dict[str, tuple[str, ...]] = {
@@ -66,10 +74,13 @@ def draw(seed: int, name: str, what: str, now: datetime) -> float:
 
 def preferred(seed: int, task: SocialGoal, candidates: list[str]) -> str:
     """One need drawn from `candidates` by the model's own preference: the i-th listed of the
-    community's needs weighs POSITION_DECAY ** i, times TRAIT_BOOST per trait word leaning to it."""
+    community's needs weighs POSITION_DECAY ** i, times TRAIT_BOOST per trait word leaning to it,
+    times 1 + HEARD_LEAN per person heard working toward it."""
     order = list(task.needs) or list(COMMON_NEEDS)
     lean = _leaning(task.persona.traits)
-    weights = [POSITION_DECAY ** order.index(n) * TRAIT_BOOST ** lean.get(n.lower(), 0) for n in candidates]
+    heard = Counter(task.heard)  # (one entry per person heard: a need many spoke of leans more)
+    weights = [POSITION_DECAY ** order.index(n) * TRAIT_BOOST ** lean.get(n.lower(), 0) * (1.0 + HEARD_LEAN * heard[n])
+               for n in candidates]
     u = draw(seed, task.persona.name, "need", task.now) * sum(weights)
     for need, w in zip(candidates, weights):
         if u < w:
@@ -96,10 +107,14 @@ def choose(seed: int, task: SocialGoal) -> str:
     return preferred(seed, task, candidates)
 
 
+def phrase(need: str) -> str:
+    """What working toward `need` looks like, in the stand-in's words (its goals' and its lines')."""
+    return PHRASES.get(need.lower(), f"do something for the community's {need}")
+
+
 def social_goal(seed: int, task: SocialGoal) -> SocialGoalOut:
     need = choose(seed, task)
-    text = PHRASES.get(need.lower(), f"do something for the community's {need}")
-    return SocialGoalOut(goal=clip(text, 120), need=need if task.needs else "")
+    return SocialGoalOut(goal=clip(phrase(need), 120), need=need if task.needs else "")
 
 
 # the stand-in's answers (scripted/registry.py): the task, the run's seed

@@ -29,6 +29,7 @@ from smalltown.llm.tasks import (
     UtteranceOut,
 )
 from smalltown.scripted.belief import faith_line
+from smalltown.scripted.goals import phrase
 from smalltown.scripted.social import drive, lean
 from smalltown.scripted.social import summarize_social
 from smalltown.llm.tasks.social import SummarizeConversationSocial
@@ -53,6 +54,7 @@ P_KNOWN = 0.05  # added when records name the other
 P_NEWS = 0.15  # added when there is untold news to pass on
 P_TELL = 0.35  # the chance a speaker brings up a given piece of news with a given listener on a day
 TALKED_TODAY = 0.25  # the chance is multiplied by this when the two already talked today
+P_GOAL = 0.3  # the chance a line (after the first) brings up what the speaker works toward, when it has a goal
 NOT_DOING = ("", "nothing in particular", "idle")
 
 ALARMS: tuple[tuple[frozenset[str], str], ...] = (
@@ -303,6 +305,10 @@ def utterance(seed: int, task: Utterance) -> UtteranceOut:
         tells = [i]
         break
 
+    goal = goal_line(seed, task, *key)  # goal generation: what the speaker works toward, at a seeded chance
+    if goal:
+        parts.append(goal)
+
     faith = faith_line(seed, task)  # belief: the doctrine's words, at a seeded chance (scripted/belief.py)
     if faith:
         parts.append(faith)
@@ -327,13 +333,27 @@ def utterance(seed: int, task: Utterance) -> UtteranceOut:
     text = " ".join(p for p in parts if p)
     while len(text) > 300 and len(parts) > 1:
         # small talk gives way to the news (and the goodbye, which comes last)
-        drop = next((i for i, p in enumerate(parts) if p not in (told, faith) and (i < len(parts) - 1 or not end)), None)
+        drop = next((i for i, p in enumerate(parts)
+                     if p not in (told, faith, goal) and (i < len(parts) - 1 or not end)), None)
         if drop is None:
             break
         parts.pop(drop)
         text = " ".join(p for p in parts if p)
     return UtteranceOut(relationship=_relationship(task) if not task.relationship.strip() else "",
                         utterance=clip(text, 300) or "Hello.", end=end, tells=tells)
+
+
+def goal_line(seed: int, task: Utterance, *key: object) -> str:
+    """The speaker's social goal brought up, in the words of the stand-in's own phrase for its
+    typed need (scripted/goals.py; the goal's text is never read): at a seeded chance P_GOAL on a
+    line after the first, only when the question gives a goal with its need."""
+    if not task.goal or not task.goal_need or not task.transcript:
+        return ""
+    if stable_int(seed, "goal", *key) % 1000 >= P_GOAL * 1000:
+        return ""
+    return sentence(pick(seed, ("I've been meaning to {p}.", "Today I'm trying to {p}.", "I'd like to {p}.",
+                                "I'm hoping to {p} soon.", "What I want is to {p}."), *key, "goal")
+                    .format(p=phrase(task.goal_need)))
 
 
 # --- afterwards ------------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ from smalltown.sim.crowd import Crowd
 from smalltown.sim.economy import Economy
 from smalltown.sim.encounters import Encounters
 from smalltown.sim.memes import Memes
+from smalltown.sim import heard
 from smalltown.sim.movement import Movement
 from smalltown.sim.changes import Changes
 from smalltown.sim.perception import perceive_all
@@ -203,6 +204,10 @@ PHASES: list[Phase] = [
     # the tick's lines heard and said: exposures and levels (after every talk of the tick, before anyone moves on)
     Phase("belief", lambda sim, t: sim.belief.step(t.now, t.changes, sim.by_name), ("belief",),
           when=lambda sim: sim.belief is not None),
+    # the tick's lines heard: the needs their speakers work toward (mind/goals.py), for the next goal question
+    Phase("goals heard",
+          lambda sim, t: heard.step(sim.agents, sim.by_name, sim.settings.hearing_radius, t.now, t.changes),
+          when=lambda sim: sim.settings.goal_generation),  # (goal generation's; its questions run in "slow")
     Phase("movement", _move, ("movement",)),
     Phase("each tick", _each_tick, takes=lambda m: m.each_tick is not None, when=always),
     # what the minds' modules put in their outboxes this tick (the controllers' decisions, promises made)

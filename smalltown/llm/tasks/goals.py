@@ -37,7 +37,8 @@ class SocialGoal(Quiet, Task):
     goal: str = ""  # the person's current subgoal ("" = none yet)
     others: list[Other] = []
     goal_need: str = ""  # the need the current subgoal serves (left out while "")
-    quiet: ClassVar[tuple[str, ...]] = ("goal_need",)
+    heard: list[str] = []  # the needs people it talked with (or overheard) lately work toward, newest last
+    quiet: ClassVar[tuple[str, ...]] = ("goal_need", "heard")
 
     def schema(self) -> dict:
         return _enum(super().schema(), ("properties", "need"), self.needs) if self.needs else super().schema()

@@ -80,7 +80,8 @@ class Utterance(Quiet, Task):
     gatherings: list[Gathering] = []  # events those facts announce
     memories: list[Record] = []  # retrieved about the listener and the last line
     transcript: list[TranscriptLine] = []  # the conversation so far
-    quiet: ClassVar[tuple[str, ...]] = ("decision", "promises", "feeling", "constitution", "stance_text", "faiths")
+    quiet: ClassVar[tuple[str, ...]] = ("decision", "promises", "feeling", "constitution", "stance_text", "faiths",
+                                        "goal", "goal_need")
     shrinkable: ClassVar[tuple[str, ...]] = ("promises",)  # (llm/fit.py: a prompt too long otherwise)
     decision: Decided | None = None  # the controller's decision (broadcast on)
     promises: list[Promise] = []  # the speaker's open commitments (broadcast on)
@@ -88,6 +89,9 @@ class Utterance(Quiet, Task):
     constitution: str = ""  # civics: the constitution in force ("" without [civics])
     stance_text: str = ""  # civics: the speaker's beliefs, when an influencer (world-file text)
     faiths: list[Faith] = []  # belief: the doctrines the speaker holds or has heard (mind/belief.py)
+    # goal generation (mind/goals.py): the speaker's social goal and the need it serves ("" without one)
+    goal: str = ""
+    goal_need: str = ""
 
     def schema(self) -> dict:
         n = len(self.news) + len(self.memories)
