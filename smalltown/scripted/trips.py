@@ -20,7 +20,7 @@ from smalltown.scripted.words import minute
 from smalltown.seeded import stable_int
 
 GATHERING_SHARE = 70  # percent of days a believer goes to its doctrine's gathering
-PREACH_SHARE = 50  # percent of days a priest or top-level believer preaches in another town's square
+PREACH_SHARE = 70  # percent of days a priest or top-level believer preaches in another town's square (most days)
 STAY = (60, 90, 120)  # minutes at a market or with people
 LATEST = 20 * 60  # a trip's stay ends by 20:00
 
