@@ -150,3 +150,45 @@ def test_the_react_prompt_shows_the_faith_only_when_given():
            "already shares this faith." in shown
     # quiet: a react question without faiths keeps its JSON (its cassette key) as before the input existed
     assert "faiths" not in _seeing([]).model_dump_json() and "faiths" in _seeing([Faith(**NOODLE, level=2)]).model_dump_json()
+
+
+@pytest.mark.parametrize("sets", [["architecture=culture"], ["architecture=culture", "travel=false"],
+                                  ["architecture=culture", "belief=false"]])
+def test_the_mind_gives_a_seeker_its_faith_and_its_preaching_trips(tmp_path, sets):
+    """On towns.toml after its first tick: a priest's react question carries the faith (a fellow
+    priest known to hold it, a townsman not), and its day a reason to preach in each other town
+    (none with travel off); anyone else's carries neither; with belief off, nobody's does."""
+    from smalltown.mind import belief, trips
+    from smalltown.mind.react import attending
+    from smalltown.scripted import ScriptedBackend
+    from smalltown.sim.open import create
+
+    world = load_world(ROOT / "worlds" / "towns.toml")
+    (d,) = world.doctrines
+    sim = create(world, tmp_path / "s.sqlite", ScriptedBackend(world.seed), sets=sets, overwrite=True)
+    try:
+        sim.step()
+        mind = {a.name: a.mind for a in sim.agents}
+        priest, fellow = d.priests[:2]
+        other = next(a.name for a in world.agents if a.name not in d.priests and world.town_of(a.name) == world.towns[0].name)
+        on, travel = "belief=false" not in sets, "travel=false" not in sets
+        got = belief.react_inputs(mind[priest], other)
+        if not on:
+            assert got == {} and not belief.seeking(mind[priest], other)
+            assert not [t for t in trips.trips(mind[priest], sim.now.date()) if t.why == "preaching"]
+            return
+        (f,) = got["faiths"]
+        assert (f.doctrine, f.level, f.priest, f.listener_level, f.persona) == (d.name, len(d.levels), True, 0, [])
+        assert belief.react_inputs(mind[priest], fellow)["faiths"][0].listener_level == len(d.levels)
+        assert belief.seeking(mind[priest], other) and not belief.seeking(mind[priest], fellow)
+        assert belief.react_inputs(mind[other], priest) == {} and not belief.seeking(mind[other], priest)
+        mind[priest].state.weighed = sim.now  # just weighed someone: a seeker still weighs a non-believer
+        assert mind[priest].settings.attention_minutes > 0
+        assert attending(mind[priest], other, sim.now) and not attending(mind[priest], fellow, sim.now)
+        preach = [t for t in trips.trips(mind[priest], sim.now.date()) if t.why == "preaching"]
+        assert sorted(t.town for t in preach) == (sorted(t.name for t in world.towns[1:]) if travel else [])
+        assert all(t.doctrine == d.name and t.place == next(w.square for w in world.towns if w.name == t.town)
+                   for t in preach)
+        assert not [t for t in trips.trips(mind[other], sim.now.date()) if t.why == "preaching"]
+    finally:
+        sim.close()
