@@ -38,3 +38,17 @@ def culture_measures(world: str, hours: int = 12, *sets: str) -> dict:
         return measure_culture(read_culture(reader))
     finally:
         reader.close()
+
+
+@cache
+def culture_save(world: str, hours: int = 12, *sets: str):
+    """That run's save as eval culture reads it (`CultureSave`: its lines, rises' inputs and the
+    agents' tiles at each game hour's end)."""
+    from smalltown.eval.culture import read_culture
+    from smalltown.store.save import open_reader
+
+    reader = open_reader(culture_run(world, hours, *sets))
+    try:
+        return read_culture(reader)
+    finally:
+        reader.close()

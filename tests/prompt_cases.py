@@ -62,6 +62,8 @@ SAMPLES: dict[str, list] = {
                Trip(town="Oak Hill", place="Oak Hill Square", why="people", start="08:00", end="17:00", minutes=45,
                     people=["Klaus Mueller"]),
                Trip(town="Oak Hill", place="Oak Hill Square", why="gathering", start="18:00", end="19:00",
+                    minutes=45, doctrine="Lanternism"),
+               Trip(town="Oak Hill", place="Oak Hill Square", why="preaching", start="08:00", end="17:00",
                     minutes=45, doctrine="Lanternism")]],
     "unavailable": [["Harvey Oak Supply Store", "Johnson Park"]],
 }

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from culture_runs import DOCTRINE_WORLDS, culture_measures
 from culture_saves import ADA, ISABELLA, KLAUS, MARIA, NED, write_culture_save
 from helpers import cli
 from smalltown.eval.culture import measure_culture, read_culture
@@ -83,10 +84,14 @@ def test_exposures_and_the_critical_graph(measured):
 
 def test_area_of_influence_over_time(measured):
     d = measured["r"]["doctrines"][0]
-    # radius 2: a 5 x 5 square, cut at the map's edge. Hour 0: Ada at her spawn. Hour 1: Ada (2,3)
-    # and Isabella (1,2) (20 tiles at the edge, 16 shared). Hour 2: and Maria (3,2). Hour 3: Ada at
-    # the park (11,10), away from the two at the cottage.
-    assert [a["tiles"] for a in d["area"]] == [[25, 25], [29, 25], [35, 34], [55, 50]]
+    # cumulative: the tiles within hearing of every tile where a believer stood at a sampled moment
+    # (the start, each hour's end) so far. Radius 2: a 5 x 5 square, cut at the map's edge.
+    # Hour 0: Ada at her spawn (28,3): 25. Hour 1: and Ada at (2,3) (25, apart) and Isabella, indirect
+    # since tick 100, at (1,2) (20 at the edge, 16 shared with Ada's): indirect 25 + 29, direct 25 + 25.
+    # Hour 2: and Maria, direct since tick 500, at (3,2): she adds the column x = 5 (y 0-4) and the
+    # row y = 0 (x 4) to the indirect area (+6); to the direct one (Ada's two squares) x = 5 and y = 0
+    # (x 1-5): +9. Hour 3: and Ada at the park (11,10), away from all of them: +25 to each.
+    assert [a["tiles"] for a in d["area"]] == [[25, 25], [54, 50], [60, 59], [85, 84]]
     assert [a["hour"] for a in d["area"]] == [0, 1, 2, 3]
 
 
@@ -110,7 +115,7 @@ def test_the_report_has_every_figure(measured, tmp_path):
            "yes (rural 1.00, towns 1.50) |" in md
     assert "| Noodlism: direct converts keep rising after 2 h | yes, not saturated (Fig. 12B-C) | " \
            "1 at 2 h, 1 at the end (hour 3) |" in md
-    assert "yes (25 → 55 tiles, indirect or above)" in md
+    assert "yes (25 → 85 tiles, indirect or above)" in md
     plots = {p.name for p in (out / "plots").iterdir()}
     assert {"memes-per-agent.svg", "memes-Cottage.svg", "Noodlism-converts.svg", "Noodlism-area.svg",
             "Noodlism-exposures.svg"} <= plots
@@ -131,10 +136,10 @@ def test_the_matrix_culture_measure(measured):
     f = m["figures"]
     assert (f["meme uses per agent, towns"], f["meme uses per agent, rural"]) == (1.5, 1.0)
     assert (f["Noodlism: indirect converts"], f["Noodlism: direct converts"]) == (1.0, 1.0)
-    assert (f["Noodlism: area, indirect or above (tiles)"], f["Noodlism: area, direct or above (tiles)"]) == (55.0, 50.0)
+    assert (f["Noodlism: area, indirect or above (tiles)"], f["Noodlism: area, direct or above (tiles)"]) == (85.0, 84.0)
     assert f["Noodlism: critical exposures"] == 2.0 and f["Noodlism: converts per priest"] == 2.0
     assert m["series"]["Noodlism: direct converts"] == [(1.0, 0.0), (2.0, 1.0), (3.0, 1.0)]
-    assert m["series"]["Noodlism: area, indirect or above"] == [(0, 25.0), (1, 29.0), (2, 35.0), (3, 55.0)]
+    assert m["series"]["Noodlism: area, indirect or above"] == [(0, 25.0), (1, 54.0), (2, 60.0), (3, 85.0)]
 
 
 def test_culture_conditions_for_the_matrix():
@@ -233,23 +238,15 @@ def test_odd_rows_are_refused_clearly(tmp_path):
     assert p.returncode == 2 and "hearing_radius 'far' is not a whole number of tiles" in p.stderr
 
 
-@pytest.mark.parametrize("world", ["towns", "towns-lantern"])
-def test_a_faith_spreads_on_the_bundled_many_town_worlds(tmp_path, world):
-    """The stand-in's mechanism on both doctrines' worlds, as eval culture sees it from the save:
-    converts appear and never fall, and the area within hearing of the faith grows."""
-    from helpers import ROOT
-
-    save = tmp_path / f"{world}.sqlite"
-    cli("run", ROOT / "worlds" / f"{world}.toml", "-o", save, "--headless", "--until", "+10h",
-        "--set", "architecture=culture", check=True)
-    reader = open_reader(save)
-    try:
-        r = measure_culture(read_culture(reader))
-    finally:
-        reader.close()
+@pytest.mark.parametrize("world", DOCTRINE_WORLDS)
+def test_a_faith_spreads_on_the_bundled_many_town_worlds(world):
+    """The stand-in's mechanism on both doctrines' worlds, as eval culture sees it from the save (the
+    shared 12-hour runs, tests/culture_runs.py): converts appear and never fall, and the area within
+    hearing of the faith grows (tests/test_faith_spread.py checks each level and travel off)."""
+    r = culture_measures(world)
     (d,) = r["doctrines"]
     total = [sum(v for k, v in row.items() if k != "hour") for row in d["by_hour"]]
-    assert len(total) == 10 and total == sorted(total) and total[-1] >= 2
+    assert len(total) == 12 and total == sorted(total) and total[-1] >= 2
     assert d["graph"]["critical_edges"] >= 1 and d["priests"]
     assert d["area"][-1]["tiles"][0] > d["area"][0]["tiles"][0]
     assert r["memes"]["memes"] and r["memes"]["towns_per_capita"] is not None

@@ -14,9 +14,12 @@
   convert from the priests along critical edges (its critical exposure's speaker's depth + 1, a
   priest's 0), converts per priest (the converts whose chain of critical exposures leads back to
   it, mean over the priests), and the converts with no exposure before they converted.
-- Area of influence: at each game hour's end, for each level, the tiles (of the map) within
-  `hearing_radius` of an agent at that level or above (the larger of the x and y distances):
-  the tiles where its words could be heard."""
+- Area of influence (cumulative, as Sid's grows "as priests and converts travel"): at each game
+  hour's end h, for each level, the tiles (of the map) within `hearing_radius` (the larger of the
+  x and y distances) of any tile where an agent at that level or above stood at a sampled moment
+  from its reaching that level up to h; the moments sampled are the run's start, each game hour's
+  end and the run's last tick, a priest's from the start. The tiles where its words could have
+  been heard so far: it never falls."""
 
 from __future__ import annotations
 
@@ -99,14 +102,21 @@ def graph(priests: list[str], rises: list[dict], seen: list[dict]) -> dict:
                          for e in sorted(critical.values(), key=lambda e: e["at"])]}
 
 
-def area(tiles: list[tuple[int, int]], radius: int, size: tuple[int, int]) -> int:
-    """Tiles of the map within `radius` of any of `tiles` (the larger of the x and y distances)."""
+def covered(tiles, radius: int, size: tuple[int, int], into: set | None = None) -> set[int]:
+    """The tiles of the map within `radius` of any of `tiles` (the larger of the x and y
+    distances), each as y * width + x (a big map's run covers many), added to `into` when given."""
     w, h = size
-    covered = set()
+    out = set() if into is None else into
     for x, y in tiles:
+        x0, x1 = max(0, x - radius), min(w - 1, x + radius) + 1
         for ty in range(max(0, y - radius), min(h - 1, y + radius) + 1):
-            covered.update((tx, ty) for tx in range(max(0, x - radius), min(w - 1, x + radius) + 1))
-    return len(covered)
+            out.update(range(ty * w + x0, ty * w + x1))
+    return out
+
+
+def area(tiles: list[tuple[int, int]], radius: int, size: tuple[int, int]) -> int:
+    """How many tiles of the map are within `radius` of any of `tiles`."""
+    return len(covered(tiles, radius, size))
 
 
 def measure_faith(s: CultureSave, d: Doctrine) -> dict:
@@ -126,14 +136,16 @@ def measure_faith(s: CultureSave, d: Doctrine) -> dict:
             if lv:
                 by_hour[k][lv - 1] += 1
     areas = []
+    heard: list[set] = [set() for _ in range(top)]  # per level: the tiles within hearing so far
     for tick, t, tiles in s.hours:
         lv = {a: (top if a in priests else 0) for a in s.agents}
         for r in rises:
             if r["tick"] <= tick:
                 lv[r["agent"]] = r["level"]
+        for L in range(1, top + 1):
+            covered([tiles[a] for a, v in lv.items() if v >= L and a in tiles], s.hearing_radius, s.size, heard[L - 1])
         areas.append({"hour": round((t - s.start).total_seconds() / 3600, 3), "time": t.strftime(TIME_FMT),
-                      "tiles": [area([tiles[a] for a, v in lv.items() if v >= L and a in tiles], s.hearing_radius,
-                                     s.size) for L in range(1, top + 1)]})
+                      "tiles": [len(h) for h in heard]})
     seen = exposures(s, d, priests)
     converts = {a: v for a, v in final.items() if v and a not in priests}
     towns: dict[str, int] = defaultdict(int)

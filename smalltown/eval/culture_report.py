@@ -17,6 +17,10 @@ SID_MEMES = ("Project Sid (§5.3.1, Fig. 11; one 500-agent run, a model): rural 
 SID_FAITH = ("Project Sid (§5.3.2, Fig. 12; 20 priests in one town of a 500-agent run, a model): direct and "
              "indirect converts rose steadily and had not saturated after two hours; the area of influence grew "
              "as priests and converts travelled to other towns.")
+AREA = ("The area of influence at a level, at hour h, is cumulative: the tiles within the hearing radius of any "
+        "tile where an agent at that level or above (a priest from the start, a convert from its rise) stood at a "
+        "sampled moment up to h (the start, each game hour's end, the run's end). It never falls: it is where the "
+        "faith's words could have been heard so far.")
 GRAPH_ROWS = 60  # converts drawn in the exposure graph (a 500-agent run has more: the table has them all)
 
 
@@ -81,7 +85,8 @@ def culture_doc(results: list[dict], labels: list[str]) -> Doc:
     doc.para(f"{first['start']} → {first['end']}. Computed from the save alone: the world's towns (an agent's town "
              "is that of its home), the goals the agents took up, the lines they said and who heard them (the "
              f"listener, and anyone within the hearing radius of the speaker, {first['hearing_radius']} tiles), "
-             "the meme summaries, and where the agents stood at each game hour's end.")
+             "the meme summaries, and where the agents stood at each game hour's end (the area of influence is "
+             "cumulative over those moments).")
     heads = [dict(headline(r)) for r in results]
     doc.table(["measure", *(f"{lb} ({label(r)})" for lb, r in zip(labels, results))],
               [[m, *(h.get(m, "") for h in heads)] for m in dict.fromkeys(m for h in heads for m in h)])
@@ -131,7 +136,7 @@ def _faith(doc: Doc, d: dict, r: dict, pre: str) -> None:
     doc.heading(f"{pre}{name}")
     doc.para("An agent's level is the highest level of the doctrine's keywords in the lines it said so far, never "
              "down; the priests hold the top level from the start. Converts: agents other than the priests above "
-             "level 0. " + SID_FAITH)
+             "level 0. " + AREA + " " + SID_FAITH)
     doc.table(["level", "converts at the end", "area at the end (tiles)"],
               [[n, d["converts"][n], d["area"][-1]["tiles"][i] if d["area"] else "n/a"] for i, n in enumerate(names)])
     towns = ", ".join(f"{t or 'rural'} {n}" for t, n in d["converts_by_town"].items()) or "none"
@@ -146,7 +151,8 @@ def _faith(doc: Doc, d: dict, r: dict, pre: str) -> None:
         doc.figure(f"{pre}{name}-area", plot(f"{name}: area of influence", [
             (f"{n} or above", [(a["hour"], a["tiles"][i]) for a in d["area"]], []) for i, n in enumerate(names)],
             "game hours", "tiles within hearing"),
-            "Tiles within hearing of an agent at each level or above, at each game hour's end (Sid's Fig. 12D).")
+            "Tiles within hearing of where an agent at each level or above stood at any game hour's end so far "
+            "(cumulative; Sid's Fig. 12D).")
     doc.heading("Exposure graph", 3)
     doc.table(["nodes", "critical edges", "non-critical edges", "converts with no exposure before",
                "depth (max, mean)", "converts per priest (mean)"],

@@ -47,6 +47,9 @@ def travel_part(t: DailyPlan | HourlySchedule) -> str:
             what = f"the market at {r.place} in {r.town}, open {r.start}-{r.end}"
         elif r.why == "people":
             what = f"people {name} knows live in {r.town}: {', '.join(r.people)} (meet at {r.place}, {r.start}-{r.end})"
+        elif r.why == "preaching":
+            what = (f"to win people in {r.town} over to {r.doctrine} ({name} seeks to spread it): at {r.place}, "
+                    f"{r.start}-{r.end}")
         else:
             what = f"the gathering of {r.doctrine} believers ({name} is one) at {r.place} in {r.town}, {r.start}-{r.end}"
         lines.append(f"- {what}; {_walk(r.minutes)} from home")

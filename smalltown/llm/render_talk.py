@@ -28,7 +28,26 @@ def _react(t: React) -> dict[str, str]:
     news = (f"News {t.persona.name} has not told {t.observed} yet:\n{records(t.news, today=t.now.date())}"
             if t.observed_is_agent and t.news else "")
     return {"last_talk_line": talk, "news_line": news, "feeling_line": feeling_line(t.persona.name, t.feeling),
-            **civic(t)}
+            **civic(t, seek_lines(t))}
+
+
+def seek_lines(t: React) -> list[str]:
+    """Belief's part of a react question (mind/belief.py `react_inputs`): for each doctrine the
+    person seeks to spread, that it wants to win over everyone it meets, and what it knows of the
+    one seen's faith; none without (the prompt is as before)."""
+    name, out = t.persona.name, []
+    for f in t.faiths:
+        top = len(f.levels)
+        kind = f"{f.level_names[f.level - 1]} " if 0 < f.level <= len(f.level_names) else ""
+        who = f"a priest of {f.doctrine}" if f.priest else f"a {kind}believer in {f.doctrine}"
+        if f.listener_level >= top:
+            other = f"{t.observed} already shares this faith"
+        elif f.listener_level:
+            other = f"{t.observed} has spoken of it but is not known to share this faith"
+        else:
+            other = f"{t.observed} is not known to share this faith"
+        out.append(f"{name} is {who} and tries to win over everyone they meet; {other}.")
+    return out
 
 
 @extra("utterance", "utterance_commit")

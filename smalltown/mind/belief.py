@@ -10,6 +10,11 @@ first at all) heard before the rise.
 Its own saved state (`AgentState.modules["belief"]`): {doctrine: {"level", "since", "exposures":
 [{"tick", "time", "from", "level"}, ...]}}. The engine's "belief" phase (sim/belief.py) feeds it
 the tick's lines; the talk question reads it (`talk_inputs`) so the speaker's faith is in its prompt.
+
+A priest, or a believer at a doctrine's top level, seeks out those not known to share it (`seeking`):
+its react question carries that faith and the level it has heard the one seen speak at
+(`react_inputs`), so the decision to start a talk can lean toward them, and it weighs each new face
+it sees (mind/react.py `attending`) as a campaigning influencer does.
 """
 
 from __future__ import annotations
@@ -89,6 +94,41 @@ def known_level(mind: "MindCore", doctrine: str, other: str) -> int:
     return max((e["level"] for e in kept if e["from"] == other), default=0)
 
 
+def known_to_hold(mind: "MindCore", d: Doctrine, other: str) -> int:
+    """The level the agent knows `other` holds: as heard (`known_level`), and a priest knows its
+    fellow priests (world data: they hold the top level from the start)."""
+    if mind.name in d.priests and other in d.priests:
+        return len(d.levels)
+    return known_level(mind, d.name, other)
+
+
+def seeker(mind: "MindCore", d: Doctrine) -> bool:
+    """The agent wants to win others over to `d`: a priest of it, or a believer at its top level."""
+    return mind.name in d.priests or level(mind, d.name) >= len(d.levels) > 0
+
+
+def seeking(mind: "MindCore", other: str) -> bool:
+    """The agent seeks out `other` for a doctrine: it is a seeker of one that `other` is not known
+    (heard speaking at its top level) to hold (False with `belief` off)."""
+    if not mind.settings.belief:
+        return False
+    return any(seeker(mind, d) and known_to_hold(mind, d, other) < len(d.levels) for d in mind.lore.doctrines)
+
+
+def react_inputs(mind: "MindCore", other: str) -> dict:
+    """The react question's belief inputs about stopping for `other`: each doctrine the agent seeks
+    to spread, with its own level and the level it has heard `other` speak at ({} with `belief`
+    off, or for an agent that seeks none: the question is as before). No persona lines and no
+    exposures: whether to stop for someone is not what was heard before."""
+    if not mind.settings.belief:
+        return {}
+    faiths = [Faith(doctrine=d.name, level=max(level(mind, d.name), len(d.levels) if mind.name in d.priests else 0),
+                    levels=[list(k) for k in d.levels], level_names=list(d.level_names), priest=mind.name in d.priests,
+                    listener_level=known_to_hold(mind, d, other))
+              for d in mind.lore.doctrines if seeker(mind, d)]
+    return {"faiths": faiths} if faiths else {}
+
+
 def talk_inputs(mind: "MindCore", listener: str, heard: list[str] = ()) -> dict:
     """The talk question's belief inputs ({} with `belief` off or no doctrine the speaker holds or
     has heard: the question is as before). `heard`: the listener's lines so far in this talk (the
@@ -107,7 +147,7 @@ def talk_inputs(mind: "MindCore", listener: str, heard: list[str] = ()) -> dict:
             doctrine=d.name, level=int(entry.get("level", 0)), levels=[list(k) for k in d.levels],
             level_names=list(d.level_names), priest=priest, persona=list(d.persona) if priest else [],
             exposures=len(kept), heard_level=max(kept, default=0),
-            listener_level=max([known_level(mind, d.name, listener), *now_heard])))
+            listener_level=max([known_to_hold(mind, d, listener), *now_heard])))
     return {"faiths": faiths} if faiths else {}
 
 

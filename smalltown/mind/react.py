@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from smalltown.lang import gerund
 from smalltown.llm.tasks import React, ReactOut, Record
 from smalltown.mind.commitments import narrowed
-from smalltown.mind import civics, planning, social
+from smalltown.mind import belief, civics, planning, social
 from smalltown.mind.talk import facts_of, news_for
 from smalltown.world.perception import Seen
 
@@ -56,11 +56,12 @@ def may_consider(mind: "MindCore", subject: str, now: datetime) -> bool:
 def attending(mind: "MindCore", other: str, now: datetime) -> bool:
     """Whether the agent weighs the person `other` now: having just weighed someone, it passes
     through a crowd without deliberating over each new face for `attention_minutes`, unless it is
-    an influencer still to argue its case with `other` (seeking people out is its whole point)."""
+    an influencer still to argue its case with `other`, or a priest or top-level believer of a
+    doctrine `other` is not known to hold (seeking people out is their whole point)."""
     last = mind.state.weighed
     if last is None or now - last >= timedelta(minutes=mind.settings.attention_minutes):
         return True
-    return civics.persuading(mind, other)
+    return civics.persuading(mind, other) or belief.seeking(mind, other)
 
 
 def consider(mind: "MindCore", seen: Seen, is_agent: bool, now: datetime, place: str, state: str) -> Reaction:
@@ -86,7 +87,8 @@ def consider(mind: "MindCore", seen: Seen, is_agent: bool, now: datetime, place:
                             last_talk=mind.state.talks.get(seen.subject) if is_agent else None,
                             news=news, facts=facts_of(mind, news),
                             feeling=social.feeling(mind, seen.subject) if is_agent else None,
-                            **(civics.talk_inputs(mind, True, seen.subject) if is_agent else {}))))
+                            **(civics.talk_inputs(mind, True, seen.subject) if is_agent else {}),
+                            **(belief.react_inputs(mind, seen.subject) if is_agent else {}))))
     if not answer.react:
         mind.state.declined[seen.subject] = now
     if is_agent and mind.settings.attention_minutes > 0:  # (kept only with attention on: saves as before)

@@ -26,7 +26,7 @@ P_AGAIN = 0.2
 P_BELIEVER = 0.35
 P_EXPOSED = 0.15
 P_EXPOSED_MAX = 0.5
-P_ECHO_TOP = 0.5
+P_ECHO_TOP = 0.25
 
 
 def _draw(seed: int, *key: object) -> float:

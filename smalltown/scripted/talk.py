@@ -2,7 +2,8 @@
 and each side's summary of it.
 
 Decisions come from typed inputs only: whether to talk from how many records name the other,
-the untold news, when the two last talked and the speaker's extroversion (its traits); a
+the untold news, a faith the speaker seeks to spread that the other is not known to share, when
+the two last talked and the speaker's extroversion (its traits); a
 conversation follows a fixed shape by its line count (greet and ask, answer and ask back, answer,
 then news and reactions to news, then goodbye), what a line tells is the speaker's untold news
 (`news`, one item a line, never one in `already_told` or already passed in the transcript), and
@@ -52,6 +53,7 @@ from smalltown.world.model import Fact
 P_STRANGER = 0.02
 P_KNOWN = 0.05  # added when records name the other
 P_NEWS = 0.15  # added when there is untold news to pass on
+P_SEEK = 0.5  # added when the speaker seeks to spread a faith the one seen is not known to share
 P_TELL = 0.35  # the chance a speaker brings up a given piece of news with a given listener on a day
 TALKED_TODAY = 0.25  # the chance is multiplied by this when the two already talked today
 P_GOAL = 0.3  # the chance a line (after the first) brings up what the speaker works toward, when it has a goal
@@ -112,7 +114,7 @@ def react(seed: int, task: React) -> ReactOut:
     today = last is not None and last.time.date() == task.now.date()
     tellable = [r for r in task.news if (f := _news_fact(r, task.facts, me, other)) and
                 _minded(seed, me, other, f, task.now)]
-    chance = P_STRANGER + (P_KNOWN if known else 0.0) + (P_NEWS if tellable else 0.0)
+    chance = P_STRANGER + (P_KNOWN if known else 0.0) + (P_NEWS if tellable else 0.0) + (P_SEEK if seeks(task) else 0.0)
     if today:
         chance *= TALKED_TODAY
     chance *= lean(task.feeling)  # social awareness: liking leans the decision (1.0 when off)
@@ -138,6 +140,12 @@ def react(seed: int, task: React) -> ReactOut:
             hello = _greeting(seed, task.now.hour, first, today, *key)
             opening = f"{hello} {_question(seed, task.observed_state, *key)}"
     return ReactOut(context_summary=summary, react=talk, talk=talk, reaction="", opening=clip(opening, 200))
+
+
+def seeks(task: React) -> bool:
+    """The speaker seeks to spread a faith (a priest's or top-level believer's, `React.faiths`) that
+    the one seen is not known to hold at its top level."""
+    return any(f.listener_level < len(f.levels) for f in task.faiths)
 
 
 # --- telling news ---------------------------------------------------------------------------------

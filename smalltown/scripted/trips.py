@@ -3,8 +3,9 @@ the typed reasons the day's question gives (llm/tasks/travel.py) and the person'
 data), seeded by the run, the person and the day, so the day plan, its schedule and a re-plan
 agree without reading each other's words.
 
-A believer goes to its doctrine's gathering most days; otherwise an outgoing person goes more
-often than a reserved one (Sid's agents "often migrate between different towns"); a nearer
+A priest or top-level believer preaches in another town's square on PREACH_SHARE of days (the
+nearer towns first); on the other days, a believer goes to its doctrine's gathering most days;
+otherwise an outgoing person goes more often than a reserved one (Sid's agents "often migrate between different towns"); a nearer
 town is chosen before a farther one, and a trip is one block: the walk there, the stay at the
 place, after which the day's routine walks the person home.
 """
@@ -19,6 +20,7 @@ from smalltown.scripted.words import minute
 from smalltown.seeded import stable_int
 
 GATHERING_SHARE = 70  # percent of days a believer goes to its doctrine's gathering
+PREACH_SHARE = 70  # percent of days a priest or top-level believer preaches in another town's square (most days)
 STAY = (60, 90, 120)  # minutes at a market or with people
 LATEST = 20 * 60  # a trip's stay ends by 20:00
 
@@ -34,13 +36,16 @@ def chosen(seed: int, p: PersonaCard, day: date, trips: list[Trip]) -> Trip | No
     if not trips:
         return None
     roll = stable_int(seed, p.name, day.isoformat(), "trip") % 100
+    preaching = [t for t in trips if t.why == "preaching"]
+    if preaching and stable_int(seed, p.name, day.isoformat(), "preach") % 100 < PREACH_SHARE:  # (its own roll)
+        return _pick(seed, p, day, preaching)
     gatherings = [t for t in trips if t.why == "gathering"]
     if gatherings and roll < GATHERING_SHARE:
         return _pick(seed, p, day, gatherings)
     if roll >= share(p):
         return None
     people = [t for t in trips if t.why == "people"]
-    others = [t for t in trips if t.why != "gathering"]
+    others = [t for t in trips if t.why in ("market", "people")]
     if not others:
         return None
     return _pick(seed, p, day, people if people and roll % 2 == 0 else others)
@@ -75,6 +80,8 @@ def activity(p: PersonaCard, trip: Trip) -> tuple[str, ...]:
     """What the trip's block is called, longest first (the first that fits is used)."""
     if trip.why == "gathering":
         return (f"go to the {trip.doctrine} gathering at {trip.place}", f"go to the {trip.doctrine} gathering")
+    if trip.why == "preaching":  # (not the doctrine's name: a listener may repeat what it is told one does)
+        return (f"spread the word at {trip.place}", f"spread the word in {trip.town}", "spread the word")
     if trip.why == "people" and trip.people:
         return (f"visit {trip.people[0]} in {trip.town}", f"visit {trip.people[0].split()[0]} in {trip.town}",
                 f"visit friends in {trip.town}")

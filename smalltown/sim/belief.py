@@ -60,5 +60,5 @@ class Belief:
         for a in self.agents:
             if a is speaker or a.name == listener:
                 continue
-            if abs(a.tile[0] - x) <= r and abs(a.tile[1] - y) <= r and (a.tile[0] - x) ** 2 + (a.tile[1] - y) ** 2 <= r * r:
+            if abs(a.tile[0] - x) <= r and abs(a.tile[1] - y) <= r:  # (the larger of the x and y distances, as eval's)
                 yield a

@@ -17,4 +17,4 @@ class Faith(_Data):
     persona: list[str] = []  # a priest's persona lines (world data)
     exposures: int = 0  # lines naming the doctrine the speaker has heard (kept)
     heard_level: int = 0  # the highest level among them
-    listener_level: int = 0  # the level the speaker has heard the listener speak at
+    listener_level: int = 0  # the level the speaker has heard the listener (a react question: the one seen) speak at

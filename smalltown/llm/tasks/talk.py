@@ -41,12 +41,16 @@ class React(Quiet, Task):
     news: list[Record] = []  # the world's news the agent knows and has not told the one seen
     facts: list[Fact] = []  # the declared facts the news is about
     feeling: Feeling | None = None  # social awareness: toward the agent seen (None: off, or an object)
-    quiet: ClassVar[tuple[str, ...]] = ("feeling", "constitution", "stance_text", "persuading")
+    quiet: ClassVar[tuple[str, ...]] = ("feeling", "constitution", "stance_text", "persuading", "faiths")
     # civics (mind/civics.py; "" / False in a world without [civics]): the constitution in
     # force, an influencer's beliefs (world-file text) and whether it sets out to win people over
     constitution: str = ""
     stance_text: str = ""
     persuading: bool = False
+    # belief (mind/belief.py `react_inputs`): the doctrines the agent seeks to spread (a priest, or
+    # a believer at the top level), each with `listener_level` the level it has heard the one seen
+    # speak at ([] with belief off, or for anyone else)
+    faiths: list[Faith] = []
 
 
 class UtteranceOut(Output):

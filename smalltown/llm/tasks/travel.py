@@ -1,7 +1,8 @@
 """What a day plan is told about the other towns (a world of several towns, `travel` on): the
 towns the person knows, with how far each is from home, and today's reasons to go to one of
 them. Each reason is typed (a market's hours, the people known who live there, a doctrine's
-gathering the person believes in): the stand-in plans a trip from these fields alone, and a
+gathering the person believes in, another town's square to preach a doctrine the person seeks to
+spread in): the stand-in plans a trip from these fields alone, and a
 model reads the same ones in its prompt."""
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from pydantic import Field
 
 from smalltown.llm.tasks.base import HHMM, _Data
 
-Why = Literal["market", "people", "gathering"]
+Why = Literal["market", "people", "gathering", "preaching"]
 
 
 class TownSeen(_Data):
@@ -36,4 +37,4 @@ class Trip(_Data):
     end: str = Field(pattern=HHMM)
     minutes: int = Field(ge=0)  # the walk there from home
     people: list[str] = []  # why == "people": those known who live in the town
-    doctrine: str = ""  # why == "gathering": the doctrine whose believers meet there
+    doctrine: str = ""  # why == "gathering": the doctrine whose believers meet there; "preaching": the one preached
