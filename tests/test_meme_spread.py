@@ -28,10 +28,6 @@ from smalltown.world.doctrines import keywords_in
 T0 = datetime(2023, 6, 5, 9, 0)
 NEEDS = ["food", "tools", "safety", "knowledge", "shelter"]
 ANN = PersonaCard(name="Ann Lee", age=30, traits="calm, loyal", description="", home="", routine=[])
-# measured at 12 h (culture preset, stand-in): towns 29.6 vs rural 21.5 uses per agent on towns.toml,
-# 32.3 vs 27.7 on towns-lantern.toml (before goals were talked about: 26.7 vs 19.3 and 29.1 vs 26.8,
-# all in goals); the least gap is 4.6, asserted with room for small drifts
-MARGIN = 2.0
 
 
 # --- speech names the goal ------------------------------------------------------------------------
@@ -136,9 +132,10 @@ def test_the_goal_question_shows_heard_needs_only_when_there_are_some():
 
 
 @pytest.mark.parametrize("world", DOCTRINE_WORLDS)
-def test_rural_memes_per_capita_are_fewer_than_the_towns_and_speech_carries_some(world):
+def test_speech_carries_memes_beside_the_goals(world):
+    """(Rural against town uses per capita is eval culture's figure, not asserted here: on these
+    worlds the rural agents work and meet in the towns, and the gap follows which needs they draw.)"""
     m = culture_measures(world, 12)["memes"]
-    assert m["rural_per_capita"] < m["towns_per_capita"] - MARGIN, (m["rural_per_capita"], m["towns_per_capita"])
     assert m["from_speech"] > 0 and m["from_goals"] > 0
     assert m["from_speech"] == sum(g["from_speech"] for g in m["groups"].values())
 
