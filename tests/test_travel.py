@@ -107,7 +107,7 @@ def test_a_believer_is_given_its_doctrines_gathering_and_goes(tmp_path, kind):
                                                                   "exposures": []}}
 
     sim, _, started = _run(tmp_path, world, Settings(travel=True), hours=18, before=believe)
-    went = {e.agent for e in started if e.data["activity"].startswith(f"go to the {doctrine.name} gathering")
+    went = {e.agent for e in started if e.data["activity"].startswith(f"go to the gathering of {doctrine.name}")
             and e.data["address"].split(":")[0] == far.square}
     assert went and went <= set(believers)
     assert len(went) >= len(believers) // 3  # most days a believer goes (the stand-in: 70 %)

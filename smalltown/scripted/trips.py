@@ -79,7 +79,8 @@ def window(seed: int, p: PersonaCard, day: date, trip: Trip, wake: int) -> tuple
 def activity(p: PersonaCard, trip: Trip) -> tuple[str, ...]:
     """What the trip's block is called, longest first (the first that fits is used)."""
     if trip.why == "gathering":
-        return (f"go to the {trip.doctrine} gathering at {trip.place}", f"go to the {trip.doctrine} gathering")
+        # ("the gathering of X": a doctrine's name may begin with "the")
+        return (f"go to the gathering of {trip.doctrine} at {trip.place}", f"go to the gathering of {trip.doctrine}")
     if trip.why == "preaching":  # (not the doctrine's name: a listener may repeat what it is told one does)
         return (f"spread the word at {trip.place}", f"spread the word in {trip.town}", "spread the word")
     if trip.why == "people" and trip.people:
