@@ -1,0 +1,165 @@
+"""Action awareness of an economy's ops (mind/awareness.py `notice_op`): a give or trade that did not
+happen reaches the agent's next decompositions as typed inputs (`EconomyDecompose.outcomes`), and the
+stand-in (scripted/trade.py) then offers someone else; without the setting nothing is carried, and
+the stand-in offers the same person again. On Sid's tax town (many refused gives: the partner had
+walked off), run scripted with each decomposition's question kept as it was asked."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from helpers import ROOT
+from smalltown.llm.tasks import EconomyDecompose, Op, OpOutcome, Task
+from smalltown.mind.awareness import OPS_KEPT_MINUTES
+from smalltown.scripted import ScriptedBackend
+from smalltown.scripted.trade import choose
+from smalltown.sim.open import create, resume
+from smalltown.store.save import Save
+from smalltown.world.load import load_world
+from realistic import realistic_tasks
+
+TAX = ROOT / "worlds" / "sid-tax.toml"
+HOURS = 8  # 06:00-14:00: the first refused gives come after 08:00
+
+
+class Kept(ScriptedBackend):
+    """The stand-in, keeping each economy decomposition it answers (the question as asked)."""
+
+    def __init__(self, seed: int):
+        super().__init__(seed)
+        self.asked: list[EconomyDecompose] = []
+
+    def answer(self, task: Task, prompt: str = ""):
+        if isinstance(task, EconomyDecompose):
+            self.asked.append(task)
+        return super().answer(task, prompt)
+
+
+def _run(tmp_path: Path, on: bool) -> tuple[Path, list[EconomyDecompose]]:
+    world = load_world(TAX)
+    path = tmp_path / f"tax-{on}.sqlite"
+    backend = Kept(world.seed)
+    sim = create(world, path, backend, overwrite=True,
+                 sets=["architecture=piano", f"action_awareness={str(on).lower()}"])
+    try:
+        sim.run_until(world.start + timedelta(hours=HOURS))
+    finally:
+        sim.close()
+    return path, backend.asked
+
+
+def _refused(path: Path) -> list[tuple[datetime, str, Op]]:
+    """(when, who, the op) of each give or trade the engine refused."""
+    save = Save.open(path, readonly=True)
+    try:
+        rows = save.conn.execute("SELECT time, agent, data FROM events WHERE kind = 'refused' ORDER BY id").fetchall()
+    finally:
+        save.close()
+    out = []
+    for time, agent, data in rows:
+        label = json.loads(data)["op"]
+        kind = label.split(" ", 1)[0]
+        if kind in ("give", "trade"):
+            out.append((datetime.fromisoformat(time), agent, label))
+    return out
+
+
+def _next(asked: list[EconomyDecompose], who: str, after: datetime) -> EconomyDecompose | None:
+    """`who`'s first economy decomposition asked at or after `after`, within the outcomes' window."""
+    return next((t for t in asked if t.persona.name == who and after <= t.now < after + timedelta(minutes=OPS_KEPT_MINUTES)),
+                None)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("ops")
+    return {on: _run(tmp, on) for on in (True, False)}
+
+
+def test_a_refused_give_reaches_the_next_decompositions_typed_inputs_and_is_not_repeated(runs):
+    path, asked = runs[True]
+    refused = _refused(path)
+    assert len(refused) >= 5, refused
+    checked = avoided = 0
+    for when, who, label in refused:
+        task = _next(asked, who, when)
+        if task is None:
+            continue
+        failed = [o for o in task.outcomes if not o.done and o.op.label == label]
+        assert failed, (who, label, task.outcomes)  # the typed input: what, with whom, not done, and why
+        o = failed[-1]
+        assert o.why.endswith("is not here") or " holds " in o.why
+        assert o.minutes_ago == int((task.now - when).total_seconds() // 60)
+        checked += 1
+        chosen = choose(task)
+        other = o.op.other
+        if any(op.other == other for op in task.ops):  # the same person is there to offer again
+            elsewhere = any(op.other and op.other != other for op in task.ops)
+            assert chosen is None or chosen.label != label
+            if elsewhere:
+                assert chosen is None or chosen.other != other, (who, other, chosen)
+                avoided += 1
+    print("checked", checked, "avoided", avoided)
+    assert checked >= 5 and avoided >= 1, (checked, avoided)
+
+
+def test_without_awareness_nothing_is_carried_and_the_same_person_is_offered_again(runs):
+    path, asked = runs[False]
+    assert asked and not any(t.outcomes for t in asked)
+    repeats = 0
+    for when, who, label in _refused(path):
+        task = _next(asked, who, when)
+        chosen = choose(task) if task is not None else None
+        before = next((t for t in reversed(asked) if t.persona.name == who and t.now < when), None)
+        op = next((o for o in before.ops if o.label == label), None) if before else None
+        if chosen is None or op is None or chosen.other != op.other:
+            continue
+        repeats += 1
+        # the same question, knowing it did not happen: another partner (when one is listed)
+        knowing = task.model_copy(update={"outcomes": [OpOutcome(op=op, done=False, why=f"{op.other} is not here",
+                                                                  minutes_ago=1)]})
+        if any(o.other and o.other != op.other for o in task.ops):
+            assert choose(knowing).other != op.other
+    print("repeats", repeats)
+    assert repeats >= 1
+
+
+def test_the_stand_ins_choice_from_the_outcomes_alone():
+    base = realistic_tasks()["decompose_economy"]
+    give = Op(op="give", item="coffee", qty=1, other="Klaus Mueller")
+    trade = Op(op="trade", item="coffee", qty=1, other="Klaus Mueller", get="book", get_qty=1)
+    maria = Op(op="give", item="coffee", qty=1, other="Maria Lopez")
+    task = base.model_copy(update={"ops": [give, trade, maria], "need": ""})
+    no = OpOutcome(op=trade, done=False, why="Klaus Mueller is not here", minutes_ago=30)
+    assert choose(task.model_copy(update={"outcomes": [no]})) == maria  # another partner
+    alone = task.model_copy(update={"ops": [give, trade], "outcomes": [no]})
+    assert choose(alone) == give  # no one else listed: other goods with the same person, not the same offer
+    done = OpOutcome(op=trade, done=True, minutes_ago=30)
+    assert choose(task.model_copy(update={"outcomes": [done]})) == choose(task)  # done: as if unknown
+
+
+def test_the_outcomes_are_saved_and_a_resumed_run_is_the_straight_one(tmp_path):
+    from helpers import save_digest
+
+    world = load_world(TAX)
+    sets = ["architecture=piano", "action_awareness=true"]
+    straight, half = tmp_path / "straight.sqlite", tmp_path / "half.sqlite"
+    for path, hours in ((straight, 5), (half, 3)):
+        sim = create(load_world(TAX), path, ScriptedBackend(world.seed), overwrite=True, sets=sets)
+        try:
+            sim.run_until(world.start + timedelta(hours=hours))
+        finally:
+            sim.close()
+    sim = resume(half, ScriptedBackend(world.seed))
+    try:
+        kept = [a.mind.state.modules["action awareness"]["ops"] for a in sim.agents
+                if "action awareness" in a.mind.state.modules]
+        assert kept  # (refused gives by 09:00, in the save's agent states)
+        sim.run_until(world.start + timedelta(hours=5))
+    finally:
+        sim.close()
+    assert save_digest(half) == save_digest(straight)
