@@ -16,7 +16,8 @@ from helpers import ROOT
 from smalltown.llm.tasks import EconomyDecompose, Op, OpOutcome, Task
 from smalltown.mind.awareness import OPS_KEPT_MINUTES
 from smalltown.scripted import ScriptedBackend
-from smalltown.scripted.trade import choose
+import smalltown.scripted.memory as memory
+from smalltown.scripted.trade import choose, decompose
 from smalltown.sim.open import create, resume
 from smalltown.store.save import Save
 from smalltown.world.load import load_world
@@ -110,6 +111,7 @@ def test_a_refused_give_reaches_the_next_decompositions_typed_inputs_and_is_not_
 def test_without_awareness_nothing_is_carried_and_the_same_person_is_offered_again(runs):
     path, asked = runs[False]
     assert asked and not any(t.outcomes for t in asked)
+    assert not any("outcomes" in t.model_dump() for t in asked)  # (its questions, and their keys, as before)
     repeats = 0
     for when, who, label in _refused(path):
         task = _next(asked, who, when)
@@ -140,6 +142,13 @@ def test_the_stand_ins_choice_from_the_outcomes_alone():
     assert choose(alone) == give  # no one else listed: other goods with the same person, not the same offer
     done = OpOutcome(op=trade, done=True, minutes_ago=30)
     assert choose(task.model_copy(update={"outcomes": [done]})) == choose(task)  # done: as if unknown
+    # when: at the end of its actions (the person has walked there), but at once after an offer did
+    # not happen (the partners listed are here now)
+    long = task.model_copy(update={"minutes": 60})
+    for outcomes, at in (([], -1), ([done], -1), ([no], 0)):
+        acts = decompose(long.model_copy(update={"outcomes": outcomes}), memory.rate).actions
+        with_op = [i for i, a in enumerate(acts) if a.op]
+        assert len(acts) > 1 and with_op == [range(len(acts))[at]], (outcomes, [(a.minutes, a.op) for a in acts])
 
 
 def test_the_outcomes_are_saved_and_a_resumed_run_is_the_straight_one(tmp_path):

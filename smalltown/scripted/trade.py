@@ -6,8 +6,9 @@ Which op: one whose item is the need (a craft first), else a craft (bakers bake)
 on the last action long enough for it: by then the person has walked there.
 What came of the ops tried lately (`outcomes`: action awareness, when on) steers it: an op that did
 not happen is not tried again while it is listed there, nor a give or trade with the same person
-while someone else can be offered one (another partner, or other goods). Without the outcomes
-(the setting off) nothing is known of it, and the same offer may well be made again."""
+while someone else can be offered one (another partner, or other goods), and the next give or
+trade is made on the first action, before the partner walks off, not the last. Without the
+outcomes (the setting off) nothing is known of it, and the same offer may well be made again."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ def decompose(task: EconomyDecompose, rate) -> EconomyDecomposeOut:
     if op is not None:
         fits = [i for i, a in enumerate(actions) if a["minutes"] >= op.minutes]
         if fits:
-            actions[fits[-1]]["op"] = op.label
+            actions[fits[_when(task, op)]]["op"] = op.label
     return EconomyDecomposeOut(actions=actions, ratings=base.ratings)
 
 
@@ -49,6 +50,15 @@ def choose(task: EconomyDecompose) -> Op | None:
     kind = kinds[seed % len(kinds)]
     mine = [o for o in ops if o.op == kind]
     return mine[(seed // len(kinds)) % len(mine)]
+
+
+def _when(task: EconomyDecompose, op: Op) -> int:
+    """Which of the actions long enough does the op: the last (by then the person has walked
+    there), but a give or trade the first when an offer lately did not happen (the partners listed
+    are here now: the person offers before they walk off, having seen one do so)."""
+    if op.other and any(not o.done and o.op.other for o in task.outcomes):
+        return 0
+    return -1
 
 
 def untried(task: EconomyDecompose) -> list[Op]:

@@ -81,6 +81,9 @@ class EconomyDecompose(Decompose):
     inventory: list[Holding] = []
     need: str = ""
     outcomes: list[OpOutcome] = []
+    # (left out of the dump, so of the question's key, when empty: a run without action awareness
+    # asks the same questions as before it was carried)
+    quiet: ClassVar[tuple[str, ...]] = (*Decompose.quiet, "outcomes")
 
     def schema(self) -> dict:
         s = _schema(self.output)  # (Decompose's narrowing, on this output's action, then the ops)
