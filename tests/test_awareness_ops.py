@@ -7,14 +7,15 @@ walked off), run scripted with each decomposition's question kept as it was aske
 from __future__ import annotations
 
 import json
+import sqlite3
 from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
 
-from helpers import ROOT
+from helpers import ROOT, save_digest
 from smalltown.llm.tasks import EconomyDecompose, Op, OpOutcome, Task
-from smalltown.mind.awareness import OPS_KEPT_MINUTES
+from smalltown.mind.awareness import OPS_KEPT_MINUTES, op_outcomes
 from smalltown.scripted import ScriptedBackend
 import smalltown.scripted.memory as memory
 from smalltown.scripted.trade import choose, decompose
@@ -167,8 +168,6 @@ def test_the_stand_ins_choice_from_the_outcomes_alone():
 
 
 def test_the_outcomes_are_saved_and_a_resumed_run_is_the_straight_one(tmp_path):
-    from helpers import save_digest
-
     world = load_world(TAX)
     sets = ["architecture=piano", "action_awareness=true"]
     straight, half = tmp_path / "straight.sqlite", tmp_path / "half.sqlite"
@@ -187,3 +186,31 @@ def test_the_outcomes_are_saved_and_a_resumed_run_is_the_straight_one(tmp_path):
     finally:
         sim.close()
     assert save_digest(half) == save_digest(straight)
+
+
+def test_a_hand_edited_outcome_is_forgotten_not_a_crash(tmp_path):
+    world = load_world(TAX)
+    path = tmp_path / "edited.sqlite"
+    sim = create(world, path, ScriptedBackend(world.seed), overwrite=True,
+                 sets=["architecture=piano", "action_awareness=true"])
+    try:
+        sim.run_until(world.start + timedelta(hours=3))
+    finally:
+        sim.close()
+    conn = sqlite3.connect(path)
+    name, state = conn.execute("SELECT name, state FROM agents ORDER BY name LIMIT 1").fetchone()
+    state = json.loads(state)
+    good = {"op": {"op": "give", "item": "bread", "qty": 1, "other": "Nobody"}, "done": False, "why": "x",
+            "time": "2023-06-05 08:59:00"}
+    state.setdefault("modules", {})["action awareness"] = {"ops": [{"op": {"op": "steal"}}, "x", {"time": "nope"}, good]}
+    conn.execute("UPDATE agents SET state = ? WHERE name = ?", (json.dumps(state), name))
+    conn.commit()
+    conn.close()
+    sim = resume(path, ScriptedBackend(world.seed))
+    try:
+        agent = sim.by_name[name]
+        kept = op_outcomes(agent.mind, world.start + timedelta(hours=3))
+        assert [o.op.other for o in kept] == ["Nobody"] and kept[0].minutes_ago == 1
+        sim.run_until(world.start + timedelta(hours=4))
+    finally:
+        sim.close()

@@ -115,10 +115,9 @@ def notice_op(mind: "MindCore", op: Op, done: bool, why: str, now: datetime) -> 
     off, done, or a gather, craft or deposit done)."""
     if not mind.settings.action_awareness or (done and op.op not in PARTNERED):
         return ""
-    own = mind.state.modules.setdefault(NAME, {})
-    kept = [o for o in own.get("ops", []) if now - datetime.fromisoformat(o["time"]) < timedelta(minutes=OPS_KEPT_MINUTES)]
+    kept = [o for o, _ in _kept(mind, now)]
     kept.append({"op": op.model_dump(exclude_defaults=True), "done": done, "why": why, "time": stamp(now)})
-    own["ops"] = kept[-OPS_KEPT:]
+    mind.state.modules.setdefault(NAME, {})["ops"] = kept[-OPS_KEPT:]
     if done:
         return ""
     text = f"{mind.name} tried to {op.label} at {now:%H:%M}, but it did not happen: {why}"
@@ -131,11 +130,24 @@ def op_outcomes(mind: "MindCore", now: datetime) -> list[OpOutcome]:
     typed inputs (none with the setting off: the agent does not know)."""
     if not mind.settings.action_awareness:
         return []
+    return [OpOutcome(op=Op(**o["op"]), done=o["done"], why=o["why"], minutes_ago=ago) for o, ago in _kept(mind, now)]
+
+
+def _kept(mind: "MindCore", now: datetime) -> list[tuple[dict, int]]:
+    """The kept outcomes still within OPS_KEPT_MINUTES, with their age in minutes. One that does not
+    read as written (a save edited by hand) is forgotten, as an expired one is: it is the module's
+    own memory of its ops, not the town's record of them (the ledger and the `refused` events)."""
     out = []
-    for o in mind.state.modules.get(NAME, {}).get("ops", []):
-        ago = int((now - datetime.fromisoformat(o["time"])).total_seconds() // 60)
-        if 0 <= ago < OPS_KEPT_MINUTES:
-            out.append(OpOutcome(op=Op(**o["op"]), done=o["done"], why=o["why"], minutes_ago=ago))
+    ops = mind.state.modules.get(NAME, {}).get("ops", [])
+    for o in ops if isinstance(ops, list) else []:
+        try:
+            ago = int((now - datetime.fromisoformat(o["time"])).total_seconds() // 60)
+            Op(**o["op"])
+            ok = isinstance(o["done"], bool) and isinstance(o["why"], str)
+        except (TypeError, ValueError, KeyError):  # (pydantic's ValidationError is a ValueError)
+            continue
+        if ok and 0 <= ago < OPS_KEPT_MINUTES:
+            out.append((o, ago))
     return out
 
 
