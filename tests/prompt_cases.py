@@ -11,8 +11,8 @@ from pydantic import ValidationError
 
 from realistic import CONSTITUTION, GATHERING, KLAUS, NOW, PARTY, realistic_tasks, rec
 from smalltown.llm.tasks.belief import Faith
-from smalltown.llm.tasks import (Block, Decided, Done, Feeling, LastTalk, PersonaCard, Promise, RatePerson, Task, TownSeen,
-                                  Trip)
+from smalltown.llm.tasks import (Block, Decided, Done, Feeling, LastTalk, Op, OpOutcome, PersonaCard, Promise, RatePerson,
+                                  Task, TownSeen, Trip)
 
 # Values for inputs a realistic question leaves at their default, by field name; a name that means
 # different things in different tasks has one value of each type (the first that validates is taken).
@@ -41,6 +41,9 @@ SAMPLES: dict[str, list] = {
     "known_facts": [["party"]],
     "last_talk": [LastTalk(time=NOW - timedelta(days=1), summary="they talked about books")],
     "news": [[rec(PARTY.text, 60 * 24, i=60, facts=("party",))]],
+    "outcomes": [[OpOutcome(op=Op(op="trade", item="coffee", qty=1, other="Klaus Mueller", get="book", get_qty=1),
+                            done=False, why="Klaus Mueller is not here", minutes_ago=40),
+                  OpOutcome(op=Op(op="give", item="coffee", qty=1, other="Maria Lopez"), done=True, minutes_ago=1)]],
     "persuading": [True],
     "place": ["Hobbs Cafe: cafe"],
     "promises": [[Promise(what="bring a cake", to="Klaus Mueller", by="17:00", where="Hobbs Cafe")]],

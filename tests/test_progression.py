@@ -29,12 +29,16 @@ def _hand(path, settings=None):
     """Each agent starts with one kind (the world file). Then, hand-counted (tick -> who gains a kind):
     6 Osric gathers wheat (he has it: no gain); 60 Bea is given wheat (2); 120 Bea crafts flour (has
     it); 240 Ivo is given flour (2); 400 Lio is given ore and crafts 2 tools (3); 500 Lio gives both
-    tools away, to Tamsin (2) and the chest (not an agent); 700 the end (07:56:40)."""
+    tools away, to Tamsin (2) and the chest (not an agent); 700 the end (07:56:40). Refused (events,
+    no ledger row): at 300 Ivo's give to Bea and trade with Osric, and a gather of Tamsin's (not an offer)."""
     h = CivicHand(path, MARKET, settings=settings)
     h.at(6, ledger=[("gather", "", OSRIC, "wheat", 2)])
     h.at(60, ledger=[("give", OSRIC, BEA, "wheat", 2)])
     h.at(120, ledger=[("craft_in", BEA, "", "wheat", 2), ("craft", "", BEA, "flour", 1)])
     h.at(240, ledger=[("give", BEA, IVO, "flour", 1)])
+    h.at(300, events=[(IVO, "refused", {"op": f"give 1 flour to {BEA}", "why": f"{BEA} is not here"}),
+                      (IVO, "refused", {"op": f"trade 1 flour with {OSRIC} for 1 wheat", "why": f"{OSRIC} holds 0 wheat, not 1"}),
+                      (TAMSIN, "refused", {"op": "gather 1 wheat", "why": "no wheat to gather at this spot"})])
     h.at(400, ledger=[("give", YSOLDE, LIO, "ore", 2), ("craft_in", LIO, "", "ore", 2), ("craft", "", LIO, "tools", 2)])
     h.at(500, ledger=[("give", LIO, TAMSIN, "tools", 1), ("deposit", LIO, CHEST, "tools", 1)])
     h.at(700)
@@ -58,6 +62,7 @@ def test_distinct_items_counted_by_hand(tmp_path):
     assert (r["mean"], r["min"], r["max"], r["all_kinds"]) == (pytest.approx(11 / 6), 1, 3, 0)
     assert r["mean_at_30_minutes"] == pytest.approx(7 / 6)  # only Bea's wheat by 06:30
     assert r["by_hour"] == [(1, pytest.approx(8 / 6)), (2, pytest.approx(11 / 6))]
+    assert (r["offers_done"], r["offers_refused"]) == (4, 2)  # 4 gives (the deposit is none); Ivo's two refused
     t = lambda tick: (START + timedelta(seconds=10 * tick)).strftime("%Y-%m-%d %H:%M:%S")  # noqa: E731
     assert r["mean_curve"] == [(t(0), 1.0), (t(60), pytest.approx(7 / 6)), (t(240), pytest.approx(8 / 6)),
                                (t(400), pytest.approx(10 / 6)), (t(500), pytest.approx(11 / 6))]
@@ -81,6 +86,8 @@ def test_the_report_and_the_matrix_measure(tmp_path):
     m = MEASURES["progression"].fn(path, None)
     assert m["figures"]["distinct items (mean)"] == pytest.approx(11 / 6)
     assert m["figures"]["distinct items (max)"] == 3
+    assert (m["figures"]["gives and trades done"], m["figures"]["gives and trades refused"]) == (4, 2)
+    assert "gives and trades done / refused" in md
     assert m["series"]["distinct items"] == [(1.0, pytest.approx(8 / 6)), (2.0, pytest.approx(11 / 6))]
 
 

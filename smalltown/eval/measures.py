@@ -223,6 +223,8 @@ def progression_measure(save: Path, ctx: Context | None = None) -> Measured:
     finally:
         reader.close()
     return {"figures": {"distinct items (mean)": r["mean"], "distinct items (max)": r["max"],
-                        "agents holding every kind": float(r["all_kinds"])},
+                        "agents holding every kind": float(r["all_kinds"]),
+                        "gives and trades done": float(r["offers_done"]),
+                        "gives and trades refused": float(r["offers_refused"])},
             "series": {"distinct items": [(float(h), v) for h, v in r["by_hour"]]},
             "axes": {"distinct items": ["game hours", "distinct item kinds held (mean over agents)"]}}

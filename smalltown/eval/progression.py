@@ -9,7 +9,7 @@ the distinct items an agent has acquired. Read only: the ledger and the world te
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from smalltown.config import Settings
@@ -33,6 +33,9 @@ class ProgressionSave:
     end: datetime
     settings: dict[str, object]  # architecture, action_awareness (the run's)
     first: dict[str, dict[str, datetime]]  # agent -> item kind -> when it first held one
+    # gives and trades done (ledger rows: a give one, a trade two) and not done (`refused` events):
+    # what action awareness notices, beside what it is meant to improve
+    offers: dict[str, int] = field(default_factory=lambda: {"done": 0, "refused": 0})
 
 
 def read_progression(reader: Reader, where: str = "save") -> ProgressionSave:
@@ -48,16 +51,24 @@ def read_progression(reader: Reader, where: str = "save") -> ProgressionSave:
     for holder, inv in world.economy.starting().items():
         if holder in first:
             first[holder].update({i: world.start for i, n in inv.items() if n > 0})
-    for row_id, _tick, time, _kind, _giver, taker, item, qty, _note in reader.ledger():
+    offers = {"done": 0, "refused": 0}
+    trades = 0
+    for row_id, _tick, time, kind, _giver, taker, item, qty, _note in reader.ledger():
+        offers["done"] += kind == "give"
+        trades += kind == "trade"
         if taker in first and qty > 0 and item not in first[taker]:
             try:
                 first[taker][item] = datetime.strptime(time, TIME_FMT)
             except (TypeError, ValueError):
                 raise EvalError(f"{where}: ledger row {row_id}: time {str(time)[:40]!r} is not "
                                 "YYYY-MM-DD HH:MM:SS") from None
+    offers["done"] += trades // 2  # (a trade is a row each way)
+    for e in reader.events(kinds=["refused"]):
+        op = e.data.get("op") if isinstance(e.data, dict) else None
+        offers["refused"] += isinstance(op, str) and op.split(" ", 1)[0] in ("give", "trade")  # (Op.label's first word)
     return ProgressionSave(world.name, agents, tuple(world.economy.items), world.start, end,
                            {"architecture": settings.architecture, "action_awareness": settings.action_awareness},
-                           first)
+                           first, offers)
 
 
 def held_by(p: ProgressionSave, agent: str, at: datetime) -> int:
@@ -96,6 +107,7 @@ def measure_progression(p: ProgressionSave) -> dict:
             **p.settings, "agents": len(p.agents), "items": list(p.items),
             "mean": mean, "max": max(values, default=None), "min": min(values, default=None),
             "all_kinds": sum(v == len(p.items) for v in values),
+            "offers_done": p.offers["done"], "offers_refused": p.offers["refused"],
             "mean_at_30_minutes": (sum(held_by(p, a, mark) for a in p.agents) / len(p.agents)
                                    if p.agents and mark <= p.end else None),
             "per_agent": [{"agent": a, "distinct": final[a],

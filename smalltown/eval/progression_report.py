@@ -27,6 +27,7 @@ def headline(r: dict) -> list[list[str]]:
             ["distinct items held, mean at the end", f"{_num(r['mean'])} of {kinds}"],
             ["min / max at the end", f"{r['min']} / {r['max']}"],
             ["agents who held every kind", f"{r['all_kinds']} of {r['agents']}"],
+            ["gives and trades done / refused", f"{r['offers_done']} / {r['offers_refused']}"],
             [f"mean at {SID_MINUTES} game minutes", _num(r["mean_at_30_minutes"])]]
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from smalltown.llm.render_parts import NONE, extra, quote
 from smalltown.llm.render_plan import decompose
 from smalltown.llm.render_talk import summary_social
-from smalltown.llm.tasks import Amendments, EconomyDecompose, InferRole, PayTax, SocialGoal, Task
+from smalltown.llm.tasks import Amendments, EconomyDecompose, InferRole, Op, PayTax, SocialGoal, Task
 from smalltown.llm.tasks.memes import MemeSummary
 
 # the same for every agent: with the instructions, before the card (cached with them)
@@ -23,7 +23,35 @@ def _decompose_economy(t: EconomyDecompose) -> dict[str, str]:
     need = f"\n{t.persona.name} is working toward: {quote(t.need)}" if t.need else ""
     return {**decompose(t), "economy_task": _OP_TASK,
             "economy_part": f"What {t.persona.name} can do here with goods:\n{ops or NONE}\n"
-                            f"{t.persona.name} holds: {held}{need}"}
+                            f"{t.persona.name} holds: {held}{need}{_outcomes(t)}"}
+
+
+def _outcomes(t: EconomyDecompose) -> str:
+    """What came of the ops tried lately (action awareness), after the holdings; "" when none. In
+    words, not as the ops' labels: a small model copies a label it sees twice."""
+    if not t.outcomes:
+        return ""
+    lines = [f"- {_ago(o.minutes_ago)}, {_tried(o.op)}: " + ("done" if o.done else f"did not happen: {quote(o.why)}")
+             for o in t.outcomes]
+    return (f"\nHow {t.persona.name}'s latest tries with goods went (what did not happen is better tried with "
+            "someone else or with other goods):\n" + "\n".join(lines))
+
+
+def _tried(op: Op) -> str:
+    what = f"{op.qty} {quote(op.item)}"
+    if op.op == "give":
+        return f"giving {what} to {quote(op.other)}"
+    if op.op == "trade":
+        return f"trading {what} with {quote(op.other)} for {op.get_qty} {quote(op.get)}"
+    if op.op == "deposit":
+        return f"putting {what} in the town chest"
+    return f"{'gathering' if op.op == 'gather' else 'making'} {what}"
+
+
+def _ago(minutes: int) -> str:
+    if minutes < 1:
+        return "just now"
+    return f"{minutes} minute{'s' * (minutes != 1)} ago" if minutes < 120 else f"{minutes // 60} hours ago"
 
 
 @extra("social_goal")

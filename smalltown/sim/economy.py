@@ -18,7 +18,8 @@ The API the rest of the engine (and the civics of a later round: tax seasons) us
                                          decompose question) and what it holds
     Economy.settle(agents, by_name, now, changes)
                                          apply, in agent order, the op of each action that has ended
-                                         (called from the tick, on the engine's thread)
+                                         (called from the tick, on the engine's thread); each
+                                         outcome handed to the agent's action awareness
 Ledger kinds: gather, craft (the output), craft_in (the inputs used up), give, trade, deposit, tax.
 """
 
@@ -30,6 +31,7 @@ from typing import Callable
 from pydantic import ValidationError
 
 from smalltown.llm.tasks import Holding, Op
+from smalltown.mind import awareness
 from smalltown.state.agent import Action
 from smalltown.sim.agent import Agent
 from smalltown.sim.changes import Changes
@@ -94,13 +96,18 @@ class Economy(Ledger):
             op, action.op = action.op, None
             changes.changed.add(agent.name)
             try:
-                self._apply(agent, action, Op(**op), by_name, changes)
+                tried = Op(**op)
             except ValidationError:
                 changes.emit(agent.name, "refused", f"{agent.name}'s op is refused: it is not an op", op=op)
+                continue
+            try:
+                self._apply(agent, action, tried, by_name, changes)
             except Refused as e:
-                label = Op(**op).label
-                changes.emit(agent.name, "refused", f"{agent.name} cannot {label}: {e}", op=label, why=str(e),
-                             item=op.get("item"), qty=op.get("qty"))
+                changes.emit(agent.name, "refused", f"{agent.name} cannot {tried.label}: {e}", op=tried.label,
+                             why=str(e), item=op.get("item"), qty=op.get("qty"))
+                awareness.notice_op(agent.mind, tried, False, str(e), now)  # (action awareness: when on)
+            else:
+                awareness.notice_op(agent.mind, tried, True, "", now)
 
     def _apply(self, agent: Agent, action: Action, op: Op, by_name: dict[str, Agent], changes: Changes) -> None:
         name, here = agent.name, self.world.arena_at(agent.tile)

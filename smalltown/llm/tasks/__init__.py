@@ -96,10 +96,10 @@ from smalltown.llm.tasks.rate import RatePerson, RatePersonOut  # noqa: E402  (e
 TASKS[RatePerson.name] = RatePerson
 __all__ += ["RatePerson", "RatePersonOut"]
 
-from smalltown.llm.tasks.economy import EconomyDecompose, EconomyDecomposeOut, Holding, Op  # noqa: E402
+from smalltown.llm.tasks.economy import EconomyDecompose, EconomyDecomposeOut, Holding, Op, OpOutcome  # noqa: E402
 
 TASKS[EconomyDecompose.name] = EconomyDecompose
-__all__ += ["EconomyDecompose", "EconomyDecomposeOut", "Holding", "Op"]
+__all__ += ["EconomyDecompose", "EconomyDecomposeOut", "Holding", "Op", "OpOutcome"]
 from smalltown.llm.tasks.roles import GoalSeen, InferRole, InferRoleOut  # noqa: E402  (roles)
 
 TASKS[InferRole.name] = InferRole

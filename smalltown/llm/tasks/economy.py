@@ -44,6 +44,17 @@ class Op(_Data):
         return f"{self.op} {self.qty} {self.item}"
 
 
+class OpOutcome(_Data):
+    """What came of an op the agent tried, as action awareness kept it (mind/awareness.py): `done`,
+    or not, with the engine's reason `why` (its text: "Ann Lee is not here"), `minutes_ago` before
+    the question's time. Only with the setting on: without it the agent does not know."""
+
+    op: Op
+    done: bool
+    why: str = ""
+    minutes_ago: int = Field(ge=0)
+
+
 class Holding(_Data):
     item: str
     qty: int
@@ -59,7 +70,8 @@ class EconomyDecomposeOut(DecomposeOut):
 
 class EconomyDecompose(Decompose):
     """Decompose, in a world with an economy: with the ops feasible at `place` now and the agent's
-    inventory, and `need` (its goal's need word, when goal generation is on)."""
+    inventory, `need` (its goal's need word, when goal generation is on) and `outcomes` (what came
+    of the ops it tried lately, newest last: action awareness, when on)."""
 
     name: ClassVar[str] = "decompose_economy"
     template_name: ClassVar[str] = "decompose"
@@ -68,6 +80,10 @@ class EconomyDecompose(Decompose):
     ops: list[Op] = []
     inventory: list[Holding] = []
     need: str = ""
+    outcomes: list[OpOutcome] = []
+    # (left out of the dump, so of the question's key, when empty: a run without action awareness
+    # asks the same questions as before it was carried)
+    quiet: ClassVar[tuple[str, ...]] = (*Decompose.quiet, "outcomes")
 
     def schema(self) -> dict:
         s = _schema(self.output)  # (Decompose's narrowing, on this output's action, then the ops)
