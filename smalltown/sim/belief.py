@@ -6,11 +6,11 @@ take their doctrines' top level at the first tick."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Iterable
 
 from smalltown.mind import belief
 from smalltown.sim.agent import Agent
 from smalltown.sim.changes import Changes
+from smalltown.sim.heard import hearers
 from smalltown.sim.slow import emit
 from smalltown.world.doctrines import level_in
 from smalltown.world.model import World
@@ -45,20 +45,9 @@ class Belief:
         levels = [(d, level_in(d, text)) for d in self.doctrines]
         if not any(lvl for _, lvl in levels):
             return
-        for hearer in self.hearers(said, listener, by_name):
+        for hearer in hearers(self.agents, said, listener, by_name, self.radius):
             kept = [belief.hear(hearer.mind, d, speaker, lvl, changes.tick, now) for d, lvl in levels]
             if any(kept):
                 changes.changed.add(hearer.name)
         converted = [e for d, _ in levels if (e := belief.say(said.mind, d, text, now)) is not None]
         emit(said, converted, changes)
-
-    def hearers(self, speaker: Agent, listener: str, by_name: dict[str, Agent]) -> Iterable[Agent]:
-        """The listener, then everyone else within the hearing radius of the speaker (agent order)."""
-        if listener in by_name:
-            yield by_name[listener]
-        x, y, r = speaker.tile[0], speaker.tile[1], self.radius
-        for a in self.agents:
-            if a is speaker or a.name == listener:
-                continue
-            if abs(a.tile[0] - x) <= r and abs(a.tile[1] - y) <= r:  # (the larger of the x and y distances, as eval's)
-                yield a

@@ -16,15 +16,16 @@ from smalltown.sim.changes import Changes
 
 def hearers(agents: list[Agent], speaker: Agent, listener: str, by_name: dict[str, Agent],
             radius: int) -> Iterable[Agent]:
-    """The listener, then everyone else within `radius` tiles of the speaker (agent order)."""
+    """The listener, then everyone else within `radius` tiles of the speaker (agent order): the
+    larger of the x and y distances, as eval culture's area and overhearing count it. The belief
+    phase hears lines the same way."""
     if listener in by_name:
         yield by_name[listener]
     x, y = speaker.tile
     for a in agents:
         if a is speaker or a.name == listener:
             continue
-        dx, dy = a.tile[0] - x, a.tile[1] - y
-        if dx * dx + dy * dy <= radius * radius:
+        if abs(a.tile[0] - x) <= radius and abs(a.tile[1] - y) <= radius:
             yield a
 
 
