@@ -61,13 +61,16 @@ def child(cmd: list[str], timeout: float | None = None) -> dict:
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         p = subprocess.Popen(cmd, cwd=ROOT, env=env(), stdout=out, stderr=err)
         stopped = False
-        if timeout is not None:
-            try:
-                p.wait(timeout)
-            except subprocess.TimeoutExpired:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:  # (reaped by wait4 alone: Popen.wait would take the child's rusage with it)
+            pid, status, usage = os.wait4(p.pid, 0 if deadline is None else os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() >= deadline:
                 p.send_signal(signal.SIGTERM)
-                stopped = True
-        _, status, usage = os.wait4(p.pid, 0)
+                stopped, deadline = True, None
+            else:
+                time.sleep(0.5)
         p.returncode = os.waitstatus_to_exitcode(status)
         wall = time.perf_counter() - t0
         out.seek(0), err.seek(0)
