@@ -118,6 +118,15 @@ def test_the_stand_in_counts_typed_needs_and_names_its_own_goals_words():
 def test_the_answer_kept_is_stripped_and_its_lists_capped():
     out = MemeSummaryOut(topics=[Topic(topic=" eco ", keywords=["eco", " eco", "garden "]), Topic(topic="x", keywords=[" ", ","]), Topic(topic="ECO", keywords=["x"])])
     assert memes.topics(out) == [{"topic": "eco", "keywords": ["eco", "garden"]}]
+    # SmolLM2's answers on a 3-town world: names, grammar words, runaway phrases and cut repeats
+    # mark no topic; a town or a person named beside a real word still does not count the name alone
+    said = MemeSummaryOut(topics=[
+        Topic(topic="neighbours", keywords=["helping every neighbour", "in", "by", "each other"]),
+        Topic(topic="stonemere", keywords=["stonemere", "in Stonemere", "stonemere-stonemere-ston", "stonemere_neighbours_in_"]),
+        Topic(topic="Lila Sadiq", keywords=["Lila Sadiq", "fern_sadiq", "Sadiq"]),
+        Topic(topic="garden", keywords=["garden", " Garden party ", "eco"])])
+    names = frozenset({"stonemere", "lila", "fern", "sadiq"})
+    assert memes.topics(said, names) == [{"topic": "garden", "keywords": ["garden", "Garden party", "eco"]}]
     schema = MemeSummary(persona=CARD, now=NOW, town="A").schema()
     assert schema["properties"]["topics"]["maxItems"] == MAX_TOPICS
 

@@ -19,6 +19,7 @@ from smalltown.mind.module import Clock, Module
 
 if TYPE_CHECKING:
     from smalltown.mind.core import MindCore
+    from smalltown.world.model import World
 
 RURAL = "rural area"
 
@@ -52,13 +53,41 @@ def question(town: str, minds: list["MindCore"], now: datetime) -> MemeSummary |
     return MemeSummary(persona=card, now=now, town=town, goals=goals)
 
 
-def topics(out: MemeSummaryOut) -> list[dict]:
-    """The answer as the save keeps it: each topic with its keywords, stripped; keywords without a
-    letter (SmolLM2 gives "," as one), empty topics and a topic named again left out (a small model
+# words that mark no topic on their own: a keyword made only of these is left out (SmolLM2 gives
+# "in", "by", "each other"); English grammar, not any world's words
+FUNCTION_WORDS = frozenset(
+    "a an the in on at by of for to from with and or but not no is are was be it its this that these "
+    "those each other every all some any their his her our my your we they he she you i me us them "
+    "do does did don't can will would should could as so up out into about over more most very just".split())
+
+
+def _keyword(k: str, names: frozenset[str]) -> str:
+    """`k` stripped, or "" when it marks no topic: no letter (SmolLM2 gives ","), more than two
+    words (a keyword is a word or a two-word name), a word repeated or cut ("stonemere-stonemere-ston"),
+    or only function words and `names` (the world's towns and people: a town's people name their
+    town and each other, so a name counts who lives where, not what they think: "in Stonemere")."""
+    k = " ".join(k.replace("_", " ").split()).strip(" .,;:!?\"'")
+    words = [w for w in k.lower().replace("-", " ").split()]
+    if not any(c.isalpha() for c in k) or len(k.split()) > 2 or len(set(words)) < len(words):
+        return ""
+    if all(w in FUNCTION_WORDS or w in names for w in words):
+        return ""
+    return k
+
+
+def names_of(world: "World") -> frozenset[str]:
+    """The words of the world's town and agent names, lower case (`_keyword`'s `names`)."""
+    return frozenset(w for n in [*(t.name for t in world.towns), *(a.name for a in world.agents)]
+                     for w in n.lower().replace("-", " ").split())
+
+
+def topics(out: MemeSummaryOut, names: frozenset[str] = frozenset()) -> list[dict]:
+    """The answer as the save keeps it: each topic with its keywords (`_keyword`: stripped, those
+    marking no topic left out), empty topics and a topic named again left out (a small model
     repeats itself up to the cap)."""
     rows, seen = [], set()
     for t in out.topics:
-        words = list(dict.fromkeys(k.strip() for k in t.keywords if any(c.isalpha() for c in k)))
+        words = list(dict.fromkeys(w for k in t.keywords if (w := _keyword(k, names))))
         if t.topic.strip() and words and t.topic.strip().lower() not in seen:
             seen.add(t.topic.strip().lower())
             rows.append({"topic": t.topic.strip(), "keywords": words})

@@ -24,6 +24,7 @@ class Memes:
         self.world, self.agents, self.crowd, self.asker = world, agents, crowd, asker
         self.every = every
         self.towns = [t.name for t in world.towns] + [""]  # "" the rural area
+        self.names = memes.names_of(world)  # a keyword naming only these marks no topic
         self.last: int | None = None  # the period last asked (None: the run's first tick sets it)
         self.shown: dict[str, list[TownGoal]] = {}  # each group's goals at its last summary
 
@@ -49,4 +50,4 @@ class Memes:
 
         for (town, q), (out, key) in zip(asked, self.crowd.each(asked, ask)):
             self.shown[town] = q.goals
-            changes.memes.append(MemeRow(changes.tick, changes.stamp, town, memes.topics(out), key))
+            changes.memes.append(MemeRow(changes.tick, changes.stamp, town, memes.topics(out, self.names), key))
