@@ -76,6 +76,19 @@ def test_a_line_of_a_conversation_must_be_said_and_new():
     assert line_problem("...", ANN.name, BOB, []) == "the line is empty"
 
 
+def test_a_line_that_runs_away_repeating_itself_is_not_said():
+    """SmolLM2's own lines on a 3-town world: a sound drawn out, places listed again and again."""
+    u = utterance("Hi Bob, what are you cooking?")
+    line = lambda text: incoherence(u, UtteranceOut(utterance=text, end=False))  # noqa: E731
+    assert line("Thee-e-e-e-e-e-e-e-e-e-e-e-e-e-e-e-e-e-e-e").startswith("the line runs away, repeating itself")
+    assert line("Laura (Laura Larkford Park, Stonemere Park, Larkford Park, Sto) (Laura (Laura Larkford Park, "
+                "Stonemere Park, Larkford Park, Sto) (Laura (Laura Larkford Park, Stonemere Park, Larkford Park, Sto)"
+                ).startswith("the line runs away, repeating itself")
+    # said things repeat a little, not runaway
+    assert line("No no no no, that's not it.") == "" and line("Well...... I suppose so.") == ""
+    assert line("We should go, really go, go now. Go!") == ""
+
+
 def test_a_summary_sums_up_the_conversation():
     from smalltown.llm.tasks import ConversationOut, SummarizeConversation
 

@@ -2,7 +2,7 @@
 
 The schema fixes a shape; these checks read the answer as the town will use it: flags that
 contradict each other (react false, talk true), a reaction of one word ("yes"), a line of speech
-that is empty, only a name, a repeat of an earlier line, or narration ("walks to the washroom",
+that is empty, only a name, a repeat of an earlier line, runs away repeating itself, or narration ("walks to the washroom",
 "<Name> smiles"), sleep away from where the world lets the person sleep. `incoherence` says what
 is wrong ("" when nothing is); `llm/own.py` makes it an unusable answer of kind "incoherent",
 retried, then answered by the stand-in, which keeps to these checks itself (tests/test_coherence.py).
@@ -24,6 +24,9 @@ _SAID_S = frozenset({"yes", "thanks", "sounds", "seems", "is", "was", "has", "do
                      "lots", "news", "hers", "ours", "theirs", "his", "happiness", "welcome", "always"})
 _SAID_ING = frozenset({"morning", "evening", "nothing", "something", "anything", "everything", "thing", "king", "spring",
                        "during", "according", "amazing", "interesting", "exciting", "boring", "darling", "anyway"})
+# a line that runs away (a small model's habit: "Thee-e-e-e-e-e...", a list of places again and
+# again): a piece of 2-12 characters six times running, or four words in a row said three times
+_RUNAWAY = re.compile(r"(.{2,12}?)\1{5,}", re.DOTALL)
 _PERSON = frozenset({"i", "i'm", "i've", "i'll", "i'd", "me", "my", "mine", "you", "you're", "your", "yours", "we",
                      "we're", "our", "us", "let's"})
 
@@ -38,6 +41,17 @@ def _names(name: str) -> set[str]:
     return {" ".join(parts), parts[0]} if parts else set()
 
 
+def _repeats(said: list[str], n: int, times: int) -> bool:
+    """Whether some `n` words in a row occur `times` times in `said`."""
+    seen: dict[tuple[str, ...], int] = {}
+    for i in range(len(said) - n + 1):
+        gram = tuple(said[i:i + n])
+        seen[gram] = seen.get(gram, 0) + 1
+        if seen[gram] >= times:
+            return True
+    return False
+
+
 def line_problem(text: str, speaker: str, listener: str, earlier: list[str]) -> str:
     """What is wrong with `text` as a line `speaker` says to `listener` ("" when nothing is)."""
     said = words(text)
@@ -47,6 +61,8 @@ def line_problem(text: str, speaker: str, listener: str, earlier: list[str]) -> 
         return f"the line is only a name ({text.strip()!r})"
     if any(words(e) == said for e in earlier):
         return "the line repeats an earlier line of the conversation"
+    if _RUNAWAY.search(text) or _repeats(said, 4, 3):
+        return f"the line runs away, repeating itself ({text.strip()[:40]!r})"
     stripped = text.strip()
     if stripped.startswith(("*", "(", "[")):
         return "the line narrates an action instead of saying something"
