@@ -2,7 +2,7 @@
 worlds/towns-lantern.toml), scripted 12 game hours under the culture preset, as eval culture
 measures the saves (tests/culture_runs.py: each run once a session): converts of each level rise,
 the area of influence grows, and with travel off the faith stays in its town. And the mechanism
-behind it: a priest (or top-level believer) seeks out those not known to share its faith
+behind it: a priest seeks out those not known to share its faith
 (mind/belief.py `react_inputs`, the stand-in's `P_SEEK`; a preaching trip, mind/trips.py)."""
 
 from __future__ import annotations
@@ -135,7 +135,7 @@ def test_a_priest_seeking_a_non_believer_starts_more_talks():
     # a stranger's 2% without the faith; +50% for one not known to hold it at the top level
     assert to_believer == plain and plain < 60
     assert to_none > 8 * plain and to_indirect > 8 * plain
-    believer = Faith(**NOODLE, level=2)  # a top-level convert seeks too (the mind gives it the faith)
+    believer = Faith(**NOODLE, level=2)  # the stand-in answers the typed input alike (the mind gives it to priests alone)
     assert _talks([believer]) == to_none
 
 

@@ -11,8 +11,10 @@ Its own saved state (`AgentState.modules["belief"]`): {doctrine: {"level", "sinc
 [{"tick", "time", "from", "level"}, ...]}}. The engine's "belief" phase (sim/belief.py) feeds it
 the tick's lines; the talk question reads it (`talk_inputs`) so the speaker's faith is in its prompt.
 
-A priest, or a believer at a doctrine's top level, seeks out those not known to share it (`seeking`):
-its react question carries that faith and the level it has heard the one seen speak at
+A priest seeks out those not known to share its doctrine (`seeking`): the priests carry the doctrine's
+persona lines ("convert everyone you meet"); a convert uses its words but does not campaign (at 500
+agents converts who did so tripled the town's talks, and their cost, in two game days). A priest's
+react question carries that faith and the level it has heard the one seen speak at
 (`react_inputs`), so the decision to start a talk can lean toward them, and it weighs each new face
 it sees (mind/react.py `attending`) as a campaigning influencer does.
 """
@@ -103,8 +105,8 @@ def known_to_hold(mind: "MindCore", d: Doctrine, other: str) -> int:
 
 
 def seeker(mind: "MindCore", d: Doctrine) -> bool:
-    """The agent wants to win others over to `d`: a priest of it, or a believer at its top level."""
-    return mind.name in d.priests or level(mind, d.name) >= len(d.levels) > 0
+    """The agent wants to win others over to `d`: a priest of it (whose persona says so)."""
+    return mind.name in d.priests and len(d.levels) > 0
 
 
 def seeking(mind: "MindCore", other: str) -> bool:

@@ -56,7 +56,7 @@ def may_consider(mind: "MindCore", subject: str, now: datetime) -> bool:
 def attending(mind: "MindCore", other: str, now: datetime) -> bool:
     """Whether the agent weighs the person `other` now: having just weighed someone, it passes
     through a crowd without deliberating over each new face for `attention_minutes`, unless it is
-    an influencer still to argue its case with `other`, or a priest or top-level believer of a
+    an influencer still to argue its case with `other`, or a priest of a
     doctrine `other` is not known to hold (seeking people out is their whole point)."""
     last = mind.state.weighed
     if last is None or now - last >= timedelta(minutes=mind.settings.attention_minutes):

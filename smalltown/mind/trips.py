@@ -1,7 +1,7 @@
 """Travel between towns, as an agent's day is told it (a world of several towns, `travel` on):
 the towns it knows, with the walk from home, and today's typed reasons to go to one (a market,
 people known who live there, a doctrine's gathering for a believer, another town's square to
-preach in for a priest or top-level believer). The map of the towns is
+preach in for a priest). The map of the towns is
 mind/travel.py's `Atlas`.
 
 With `travel` off, or a world of one town (or none), an agent is given no towns and no reasons,
@@ -79,13 +79,10 @@ def believes(mind: "MindCore") -> list[str]:
 
 
 def seeks(mind: "MindCore", doctrine: str) -> bool:
-    """The agent seeks to spread `doctrine` (with `belief` on): one of its priests (world data), or
-    a believer at its top level (the `belief` module's saved state)."""
+    """The agent seeks to spread `doctrine` (with `belief` on): one of its priests (world data; a
+    convert uses the doctrine's words but does not campaign: mind/belief.py `seeker`)."""
     d = next((x for x in atlas(mind).world.doctrines if x.name == doctrine), None)
-    if d is None or not d.levels or not mind.settings.belief:
-        return False
-    s = mind.state.modules.get("belief", {}).get(doctrine)
-    return mind.name in d.priests or (isinstance(s, dict) and int(s.get("level", 0) or 0) >= len(d.levels))
+    return d is not None and bool(d.levels) and mind.settings.belief and mind.name in d.priests
 
 
 def people_known(mind: "MindCore") -> list[str]:
@@ -121,7 +118,7 @@ def trips(mind: "MindCore", day: date) -> list[Trip]:
         if there:
             out.append(Trip(town=t.name, place=t.square, why="people", start=_hhmm(s), end=_hhmm(e), minutes=walk,
                             people=there[:5]))
-    for d in a.world.doctrines:  # a priest or top-level believer preaches in the other towns' squares
+    for d in a.world.doctrines:  # a priest preaches in the other towns' squares
         if not seeks(mind, d.name):
             continue
         for t in a.towns:

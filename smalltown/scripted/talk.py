@@ -143,7 +143,7 @@ def react(seed: int, task: React) -> ReactOut:
 
 
 def seeks(task: React) -> bool:
-    """The speaker seeks to spread a faith (a priest's or top-level believer's, `React.faiths`) that
+    """The speaker seeks to spread a faith (a priest's, `React.faiths`) that
     the one seen is not known to hold at its top level."""
     return any(f.listener_level < len(f.levels) for f in task.faiths)
 

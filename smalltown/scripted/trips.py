@@ -3,7 +3,7 @@ the typed reasons the day's question gives (llm/tasks/travel.py) and the person'
 data), seeded by the run, the person and the day, so the day plan, its schedule and a re-plan
 agree without reading each other's words.
 
-A priest or top-level believer preaches in another town's square on PREACH_SHARE of days (the
+A priest preaches in another town's square on PREACH_SHARE of days (the
 nearer towns first); on the other days, a believer goes to its doctrine's gathering most days;
 otherwise an outgoing person goes more often than a reserved one (Sid's agents "often migrate between different towns"); a nearer
 town is chosen before a farther one, and a trip is one block: the walk there, the stay at the
@@ -20,7 +20,7 @@ from smalltown.scripted.words import minute
 from smalltown.seeded import stable_int
 
 GATHERING_SHARE = 70  # percent of days a believer goes to its doctrine's gathering
-PREACH_SHARE = 70  # percent of days a priest or top-level believer preaches in another town's square (most days)
+PREACH_SHARE = 70  # percent of days a priest preaches in another town's square (most days)
 STAY = (60, 90, 120)  # minutes at a market or with people
 LATEST = 20 * 60  # a trip's stay ends by 20:00
 

@@ -47,8 +47,8 @@ class React(Quiet, Task):
     constitution: str = ""
     stance_text: str = ""
     persuading: bool = False
-    # belief (mind/belief.py `react_inputs`): the doctrines the agent seeks to spread (a priest, or
-    # a believer at the top level), each with `listener_level` the level it has heard the one seen
+    # belief (mind/belief.py `react_inputs`): the doctrines the agent seeks to spread (as their
+    # priest), each with `listener_level` the level it has heard the one seen
     # speak at ([] with belief off, or for anyone else)
     faiths: list[Faith] = []
 
