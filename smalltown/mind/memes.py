@@ -63,9 +63,9 @@ FUNCTION_WORDS = frozenset(
 
 def _keyword(k: str, names: frozenset[str]) -> str:
     """`k` stripped, or "" when it marks no topic: no letter (SmolLM2 gives ","), more than two
-    words (a keyword is a word or a two-word name), a word repeated or cut ("stonemere-stonemere-ston"),
+    words (a keyword is a word or a two-word name), a word repeated or cut ("kettleby-kettleby-kett"),
     or only function words and `names` (the world's towns and people: a town's people name their
-    town and each other, so a name counts who lives where, not what they think: "in Stonemere")."""
+    town and each other, so a name counts who lives where, not what they think: "in Kettleby")."""
     k = " ".join(k.replace("_", " ").split()).strip(" .,;:!?\"'")
     words = [w for w in k.lower().replace("-", " ").split()]
     if not any(c.isalpha() for c in k) or len(k.split()) > 2 or len(set(words)) < len(words):
