@@ -93,5 +93,7 @@ def test_every_task_through_the_asker(smol):
         rec = records[-1]
         assert rec.prompt_tokens == smol.count(rec.prompt) and rec.fallback in ("", "invalid", "copied", "incoherent")
         print(f"\n{rec.task:24} {rec.ms / 1000:5.1f} s {rec.prompt_tokens:5} prompt {rec.completion_tokens:4} "
-              f"completion (budget {max_answer_tokens(task)}) {rec.fallback or 'answered'}")
-    assert sum(not r.fallback for r in records) >= len(records) - 2
+              f"completion (budget {max_answer_tokens(task)}) {rec.fallback or 'answered'} {rec.note[:300]}")
+    # (at most 3 of the 28 fall back: SmolLM2's committing line runs away, "the cafe is a place to
+    # relax and enjoy t…" for ~200 tokens, which llm/coherence.py now refuses; the other two vary)
+    assert sum(not r.fallback for r in records) >= len(records) - 3
