@@ -78,13 +78,6 @@ def believes(mind: "MindCore") -> list[str]:
     return [d for d, s in held.items() if isinstance(s, dict) and int(s.get("level", 0) or 0) > 0]
 
 
-def seeks(mind: "MindCore", doctrine: str) -> bool:
-    """The agent seeks to spread `doctrine` (with `belief` on): one of its priests (world data; a
-    convert uses the doctrine's words but does not campaign: mind/belief.py `seeker`)."""
-    d = next((x for x in atlas(mind).world.doctrines if x.name == doctrine), None)
-    return d is not None and bool(d.levels) and mind.settings.belief and mind.name in d.priests
-
-
 def people_known(mind: "MindCore") -> list[str]:
     """Those the agent knows: talked with, felt about (social awareness), or named in its own
     description (world data, matched by full name)."""
@@ -119,8 +112,8 @@ def trips(mind: "MindCore", day: date) -> list[Trip]:
             out.append(Trip(town=t.name, place=t.square, why="people", start=_hhmm(s), end=_hhmm(e), minutes=walk,
                             people=there[:5]))
     for d in a.world.doctrines:  # a priest preaches in the other towns' squares
-        if not seeks(mind, d.name):
-            continue
+        if not (mind.settings.belief and d.levels and mind.name in d.priests):  # (its priests alone preach:
+            continue  # mind/belief.py `seeker`, not imported here: mind/module.py imports this file)
         for t in a.towns:
             walk = a.minutes(home, t.square)
             if t.name != own and walk <= MAX_WALK and t.square in mind.lore.sectors:
