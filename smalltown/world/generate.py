@@ -12,7 +12,7 @@ from pathlib import Path
 
 from smalltown.world.errors import WorldError
 from smalltown.world.generate_map import LEGEND, Building, codes, draw, lay_out
-from smalltown.world.generate_people import Person, assign_jobs, households, routine, words
+from smalltown.world.generate_people import Person, assign_jobs, farm_jobs, households, routine, words
 from smalltown.world.generate_sid import AREA, TOWN_RADIUS, LayoutError, lay_out_sid
 from smalltown.world.generate_towns import doctrine_table, grid_towns, nearest, priests_of
 from smalltown.world.generate_places import (CAPACITY, COMMUNITY_GOALS, HAUNTS, NEEDS, OWNERS, PLACES, SHOPS, home,
@@ -111,7 +111,8 @@ def _assemble(rng: random.Random, opts: Options, towns: list[str], houses: list[
     places = [{k: place_name(k, towns[t], t) for k in PLACES if k != "college"} for t in range(opts.towns)]
     for p in places:
         p["college"] = place_name("college", towns[0], 0)  # one college, in the first town
-    homes = [home(f"{h[0].surname} {'house' if i < n_town else 'farmhouse'}", [p.first for p in h])
+    sid = opts.layout == "sid"  # (its farms live off their land: a farmyard at each farmhouse)
+    homes = [home(f"{h[0].surname} {'house' if i < n_town else 'farmhouse'}", [p.first for p in h], sid and i >= n_town)
              for i, h in enumerate(houses)]
     town_buildings: list[list[Building]] = [[] for _ in towns]
     for i, b in enumerate(homes[:n_town]):
@@ -135,14 +136,15 @@ def _assemble(rng: random.Random, opts: Options, towns: list[str], houses: list[
             layout, circles = lay_out_sid(rng, town_buildings, homes[n_town:], opts.area, opts.town_radius)
         except LayoutError as e:
             raise GenerateError(str(e)) from None
-        for h, b in zip(houses[n_town:], homes[n_town:]):  # a farm household uses its nearest town's places
-            for p in h:
+        for h, b in zip(houses[n_town:], homes[n_town:]):  # a farm household works its own farm, and uses
+            for p in h:                                    # its nearest town's school and square
                 p.town = nearest(circles, b)
+            farm_jobs(h)
     else:
         layout = lay_out(town_buildings, homes[n_town:])
         circles = grid_towns(town_buildings)
     for t in range(opts.towns):  # (no draw between here and the world's first: the grid's bytes as before)
-        assign_jobs(rng, [p for h in houses for p in h if p.town == t], college=True)
+        assign_jobs(rng, [p for h in (houses[:n_town] if sid else houses) for p in h if p.town == t], college=True)
     if max(layout.width, layout.height) > 1000:
         raise GenerateError(f"a map of {layout.width}x{layout.height} tiles: at most 1000 each way")
     tiles, arenas = draw(buildings, layout)
@@ -155,8 +157,10 @@ def _assemble(rng: random.Random, opts: Options, towns: list[str], houses: list[
     priests = priests_of(first, opts.priests) if opts.doctrine else []
     if len(priests) < opts.priests:
         raise GenerateError(f"--priests {opts.priests}: {towns[0]}, the first town, has {len(first)} people")
-    agents = [_agent(rng, p, houses[p.household], homes[p.household], places[p.town], owners, hosts, known)
-              for p in people]
+    farms = {i: homes[i].sector for i in range(n_town, len(houses))} if sid else {}
+    agents = [_agent(rng, p, houses[p.household], homes[p.household],
+                     {**places[p.town], "farm": farms[p.household]} if p.household in farms else places[p.town],
+                     owners, hosts, known, farms.get(p.household, "")) for p in people]
     facts, gatherings = _news(opts, people, owners, hosts, places)
     facts = _told_right(facts, gatherings, agents)
     name = f"{len(towns)} town{'s' if len(towns) > 1 else ''} made to order (seed {opts.seed})"
@@ -226,7 +230,7 @@ def _and(names: list[str]) -> str:
 
 
 def _agent(rng: random.Random, p: Person, house: list[Person], b: Building, places: dict[str, str],
-           owners: dict[str, str], hosts: dict[str, tuple[str, str, str]], squares: list[str]) -> dict:
+           owners: dict[str, str], hosts: dict[str, tuple[str, str, str]], squares: list[str], farm: str = "") -> dict:
     where = places.get(p.job.place, "") if p.job else ""
     if p.job is None:
         work = f"{p.name} is retired"
@@ -244,7 +248,7 @@ def _agent(rng: random.Random, p: Person, house: list[Person], b: Building, plac
         gname, at, _ = hosts[p.name]
         day = START + timedelta(days=1)
         phrases.append(f"{p.name} is holding the {gname} at {at} on {day:%B} {day.day}, 5-7 pm")
-    days = routine(rng, p, places)
+    days = routine(rng, p, places, farm)
     knows = sorted({d["place"] for d in days if d.get("place")} | {places["cafe"], places["park"], *squares})
     bx, by = b.tiles["bedroom", f"{p.first}'s bed"]
     return {"name": p.name, "age": p.age, "traits": ", ".join(p.traits), "description": "; ".join(phrases),

@@ -28,6 +28,11 @@ LEISURE = {"park": ("take a walk in {place}", ("walk along the path", "sit on th
                                                "chat by the fireplace"))}
 
 
+# the sid layout: the chance a farm person's after-work leisure is in the nearest town's square (a
+# routine is one day, repeated: the share of a week's evenings becomes a share of the farm people)
+TOWN_EVENINGS = 1 / 3
+
+
 def words(name: str) -> list[str]:
     lines = (WORDS / name).read_text(encoding="utf-8").splitlines()
     return [ln.strip() for ln in lines if ln.strip() and not ln.startswith("#")]
@@ -104,14 +109,30 @@ def item(start: int, activity: str, place: str, kind: str, steps: tuple[str, ...
     return {k: v for k, v in d.items() if v or k in ("start",)}
 
 
-def routine(rng: random.Random, p: Person, places: dict[str, str]) -> list[dict]:
-    """A person's usual day: `places` maps a kind of place to the sector of it the person uses."""
+def farm_jobs(people: list[Person]) -> None:
+    """A farm household's jobs (the sid layout): pupils to the nearest town's school, the retired to
+    none, everyone else works the household's own farm (its farmyard: `places["farm"]` is its home)."""
+    for p in people:
+        p.job = JOBS["pupil"] if p.age < 18 else JOBS["farmer"] if p.age < 67 else None
+
+
+def routine(rng: random.Random, p: Person, places: dict[str, str], farm: str = "") -> list[dict]:
+    """A person's usual day: `places` maps a kind of place to the sector of it the person uses.
+    `farm`: the person's own farmhouse, when the household lives off its land (the sid layout's
+    rural people): lunch at home, and its leisure in the nearest town's square only at the seeded
+    chance TOWN_EVENINGS, else at home on its hobby."""
     jitter = rng.choice((-30, -15, 0, 15, 30))
     haunt = rng.choice(("park", "library", "cafe", "bar"))
     fun, fun_steps = LEISURE[haunt]
     leisure = item(0, fun.format(place=places[haunt]), places[haunt], "leisure", fun_steps)
+    if farm:
+        if rng.random() < TOWN_EVENINGS:
+            fun, fun_steps = LEISURE["park"]
+            leisure = item(0, fun.format(place=places["park"]), places["park"], "leisure", fun_steps)
+        else:
+            leisure = item(0, f"spend time on {p.hobby}"[:60], "", "leisure")
     if p.job is None:
-        return _retired(p, places, jitter, leisure)
+        return _retired(p, places, jitter, leisure, farm)
     job = p.job
     if job.start >= 12 * 60:
         return _evening_shift(job, places, leisure)
@@ -125,7 +146,7 @@ def routine(rng: random.Random, p: Person, places: dict[str, str]) -> list[dict]
     day = [item(wake, "wake up and get ready", "", "morning", MORNING),
            item(wake + 30, "have breakfast", "", "meal", BREAKFAST),
            item(start, job.activity, at, "work", job.steps),
-           _lunch(lunch, job, at, places["cafe"]),
+           _home_lunch(lunch) if farm and at == farm else _lunch(lunch, job, at, places["cafe"]),
            item(lunch + 60, job.activity, at, "work"),  # its steps as the morning's: left to the planner
            {**leisure, "start": hhmm(end)},
            item(dinner, "cook and eat dinner", "", "meal", DINNER),
@@ -142,12 +163,19 @@ def _lunch(start: int, job: Job, at: str, cafe: str) -> dict:
     return item(start, what[:60], cafe, "meal", ("order lunch at the cafe counter", "eat lunch at the cafe table"))
 
 
-def _retired(p: Person, places: dict[str, str], jitter: int, leisure: dict) -> list[dict]:
+def _home_lunch(start: int) -> dict:
+    return item(start, "have lunch at home", "", "meal", ("make soup at the stove", "eat lunch at the kitchen table"))
+
+
+def _retired(p: Person, places: dict[str, str], jitter: int, leisure: dict, farm: str = "") -> list[dict]:
     wake = 7 * 60 + jitter
     park_fun, park_steps = LEISURE["park"]
+    morning = item(9 * 60 + 30, park_fun.format(place=places["park"]), places["park"], "leisure", park_steps)
+    if farm:  # a farm's old folk keep to the farm in the morning (the town only as their leisure goes)
+        morning = item(9 * 60 + 30, "potter about the farmyard", farm, "leisure")
     return [item(wake, "wake up and get ready", "", "morning", MORNING),
             item(wake + 45, "have breakfast", "", "meal", BREAKFAST),
-            item(9 * 60 + 30, park_fun.format(place=places["park"]), places["park"], "leisure", park_steps),
+            morning,
             item(11 * 60 + 30, "tidy the house", "", "chores", ("wash the dishes at the kitchen sink",
                                                                  "wipe the kitchen table", "make the bed")),
             item(12 * 60 + 30, "have lunch at home", "", "meal", ("make soup at the stove",

@@ -130,8 +130,11 @@ def place(kind: str, sector: str) -> Building:
                              for a, objs in rooms], outdoor)
 
 
-def home(sector: str, first_names: list[str]) -> Building:
-    """A household's home: a bed each in one bedroom, a kitchen and a bathroom."""
+def home(sector: str, first_names: list[str], farm: bool = False) -> Building:
+    """A household's home: a bed each in one bedroom, a kitchen and a bathroom; a farmhouse that
+    lives off its land (the sid layout) also its farmyard, with a farm's objects."""
     rooms = [Room(a, [f"{n}'s bed" for n in first_names] if a == "bedroom" else list(objs),
                   {"refrigerator": "full"} if a == "kitchen" else {}) for a, objs in HOME]
+    if farm:
+        rooms += [Room(a, list(objs)) for a, objs in PLACES["farm"][1]]
     return Building(sector, rooms)
