@@ -15,7 +15,12 @@ one for each) lean that preference, by HEARD_LEAN for each person heard working 
 spreads a topic. They lean only the preference, never the two rules above it (keeping one's own
 need, taking a least-served one): the roles' specialisation stands, and a heard topic is taken up
 where the town leaves a choice, or by a person who knows of no one's work; with nothing heard the
-choice is as it was."""
+choice is as it was.
+A goal of one's own: a person who knows of no one's need and heard no one's (`others` without needs,
+`heard` empty: someone out on its own, as Sid's rural agents are) takes up, at the chance OWN, its
+own work or leisure instead of the community's phrase: its routine's typed items (the first of kind
+"work", else of kind "leisure"; their activity, world text, used whole, never parsed), serving the
+need chosen as above (the answer's need is one of the community's, as its check asks)."""
 
 from __future__ import annotations
 
@@ -34,6 +39,7 @@ KEEP_MARGIN = 2  # others known: the own need is left when this many more serve 
 CONTINUE = 0.75  # none known: the chance the previous goal's need, shown, is continued
 POSITION_DECAY = 0.5  # none known: each later-listed need half as likely as the one before it
 TRAIT_BOOST = 3.0  # a need a trait word leans to is this much likelier (per word)
+OWN = 0.5  # knowing of no one's need and hearing none: the chance a goal is one's own work or leisure
 HEARD_LEAN = 2.0  # each person heard working toward a need adds this to its weight's factor (1 + 2 per person)
 
 # trait words -> the needs such a person leans to (world text read through a lexicon)
@@ -112,9 +118,19 @@ def phrase(need: str) -> str:
     return PHRASES.get(need.lower(), f"do something for the community's {need}")
 
 
+def own_goal(seed: int, task: SocialGoal) -> str:
+    """The person's own goal ("" none: it knows of others' needs, heard some, has no work or leisure
+    in its routine, or the draw says the community's): its work's activity, else its leisure's."""
+    if task.heard or any(o.need for o in task.others) or draw(seed, task.persona.name, "own", task.now) >= OWN:
+        return ""
+    items = task.persona.routine
+    return next((i.activity for kind in ("work", "leisure") for i in items if i.kind == kind and i.activity), "")
+
+
 def social_goal(seed: int, task: SocialGoal) -> SocialGoalOut:
     need = choose(seed, task)
-    return SocialGoalOut(goal=clip(phrase(need), 120), need=need if task.needs else "")
+    goal = own_goal(seed, task) or phrase(need)
+    return SocialGoalOut(goal=clip(goal, 120), need=need if task.needs else "")
 
 
 # the stand-in's answers (scripted/registry.py): the task, the run's seed

@@ -97,7 +97,9 @@ def generate(opts: Options) -> tuple[str, str]:
     rng = random.Random(opts.seed)
     towns = _town_names(rng, opts.towns)
     town_sizes = [(s, t) for t in range(opts.towns) for s in _sizes(rng, opts.agents, 5)]
-    rural_sizes = [(s, r % opts.towns) for r, s in enumerate(_sizes(rng, opts.rural, 3))]
+    # the sid layout's rural people each on a farmstead of their own, spread out as Sid spawns them
+    rural = [1] * opts.rural if opts.layout == "sid" else _sizes(rng, opts.rural, 3)
+    rural_sizes = [(s, r % opts.towns) for r, s in enumerate(rural)]
     sizes = town_sizes + rural_sizes
     houses = households(rng, [s for s, _ in sizes], [t for _, t in sizes])
     if opts.same_traits:  # after the draws: names, ages, jobs and layout stay as without it
