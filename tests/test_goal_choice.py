@@ -145,3 +145,30 @@ def test_the_role_world_has_work_for_its_roles_in_the_ledger(tmp_path):
         reader.close()
     ops = {act for acts in r["matrix"].values() for act in acts if act.split()[0] in ("gather", "craft")}
     assert ops and r["roles"] >= 2
+
+
+def test_a_person_who_knows_of_no_ones_need_and_heard_none_takes_a_goal_of_its_own_at_a_chance():
+    """Its routine's work (else leisure) activity, at the chance OWN, serving the need it would
+    have served; knowing of another's need, or having heard one, never."""
+    from smalltown.world.model import RoutineItem
+
+    work = RoutineItem("06:00", 540, "work on the farm", "Cole farmhouse", "work")
+    fun = RoutineItem("15:00", 60, "spend time on chess", "", "leisure")
+
+    def answer(routine, others=(), heard=(), now=T0):
+        p = PersonaCard(name="Ann Lee", age=30, traits="calm", description="", home="", routine=routine)
+        task = SocialGoal(persona=p, now=now, needs=NEEDS, others=[Other(name="P", activity="x", need=n) for n in others],
+                          heard=list(heard))
+        out = stand_in.social_goal(1, task)
+        assert out.need == stand_in.choose(1, task)  # (the need as it was: the answer's check holds)
+        return out.goal
+
+    times = [T0 + i * timedelta(minutes=37) for i in range(300)]
+    own = Counter(answer((work, fun), now=t) for t in times)
+    assert own["work on the farm"] / 300 == pytest.approx(stand_in.OWN, abs=0.08)
+    assert set(own) - {"work on the farm"} <= {stand_in.phrase(n) for n in NEEDS}
+    assert Counter(answer((fun,), now=t) for t in times)["spend time on chess"] > 100  # no work: its leisure
+    assert all(answer((), now=t) in {stand_in.phrase(n) for n in NEEDS} for t in times[:50])  # no routine: none
+    for t in times[:100]:  # knowing of a need, or having heard one: the community's phrase
+        assert answer((work,), others=["food"], now=t) != "work on the farm"
+        assert answer((work,), heard=["food"], now=t) != "work on the farm"

@@ -17,7 +17,7 @@ TOWNS = ROOT / "worlds" / "towns.toml"
 
 
 def _sid(tmp: Path) -> Path:
-    """A world of Sid's layout (towns spread over 250 x 300 tiles), as `world generate --layout sid` writes it."""
+    """A world of Sid's layout (towns spread over 333 x 400 tiles), as `world generate --layout sid` writes it."""
     from smalltown.world.generate import Options, generate
 
     text, map_text = generate(Options(2, 3, 2, layout="sid"))

@@ -43,8 +43,8 @@ def test_sids_500_agent_world_passes_world_check(sid500: Path) -> None:
 
 def test_six_towns_of_33_and_302_rural_homes_outside_every_town(sid500: Path) -> None:
     world = load_world(sid500)
-    assert len(world.towns) == 6 and world.map.width == 250 and world.map.height == 300
-    assert all(t.radius >= 13 for t in world.towns)
+    assert len(world.towns) == 6 and world.map.width == 333 and world.map.height == 400
+    assert all(t.radius >= 17 for t in world.towns)
     by_town: dict[str, int] = {}
     for a in world.agents:
         by_town[world.town_of(a.name)] = by_town.get(world.town_of(a.name), 0) + 1
@@ -93,7 +93,7 @@ def test_the_same_options_give_the_same_bytes(tmp_path: Path) -> None:
 def test_a_thousand_agents_in_sids_layout_generate_and_pass_world_check() -> None:
     """Made in memory and checked once, as `world check` checks a file (the command's own test is
     the 500's above: this keeps the 1,000's to one pass of the checker)."""
-    text, map_text = generate_texts(Options(12, 33, 604, layout="sid", area=(354, 424)))
+    text, map_text = generate_texts(Options(12, 33, 604, layout="sid", area=(471, 566)))
     text = text.replace('map = "MAP"', 'map = "k-map.toml"', 1)  # (as `write` names the map file)
     world = load_world_text("k.toml", text, "k-map.toml", map_text)
     assert len(world.agents) == 1000 and len(world.towns) == 12
@@ -145,3 +145,30 @@ def test_a_doctrine_file_with_a_mistake_is_refused_at_its_line(tmp_path: Path, c
     assert made.returncode == 2, made.stderr
     assert f"{bad}:{line}:" in made.stderr and message in made.stderr, made.stderr
     assert not (tmp_path / "w.toml").exists()
+
+
+def test_sids_rural_people_live_alone_off_their_own_farms_and_some_go_to_town_of_an_evening(sid500: Path) -> None:
+    """Each rural agent is alone on a farmstead whose farmyard holds a farm's objects; those of
+    working age farm it (work and lunch there: never a town's place at those hours); the town's
+    square is the leisure of about TOWN_EVENINGS of them, the rest spend it at home. No town agent
+    works at a farmhouse."""
+    from smalltown.world.generate_people import TOWN_EVENINGS
+
+    world = load_world(sid500)
+    squares = {t.square for t in world.towns}
+    rural = [a for a in world.agents if not world.town_of(a.name)]
+    assert len(rural) == 302 and len({a.home for a in rural}) == 302  # one a farmstead
+    in_town = 0
+    for a in rural:
+        yard = world.sectors[a.home].arenas["farmyard"]
+        assert {"vegetable beds", "feed trough", "water pump"} <= set(yard.objects)
+        work = [i for i in a.routine if i.kind == "work"]
+        if 21 < a.age < 67:
+            assert work and all(i.place in ("", a.home) for i in work), a.name  # ("" is home, as loaded)
+            assert all(i.place in ("", a.home) for i in a.routine if i.kind in ("meal", "work")), a.name
+        leisure = {i.place for i in a.routine if i.kind == "leisure"} - {"", a.home}
+        assert leisure <= squares
+        in_town += bool(leisure)
+    assert in_town / len(rural) == pytest.approx(TOWN_EVENINGS, abs=0.08)
+    farms = {a.home for a in rural}
+    assert not any(i.place in farms for a in world.agents if world.town_of(a.name) for i in a.routine)

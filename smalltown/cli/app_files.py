@@ -89,9 +89,9 @@ Examples:
 @opt("--layout", type=click.Choice(["grid", "sid"]), default="grid", show_default=True,
      help="grid: towns in a grid, farms in strips; sid: Project Sid's, towns as circles spread over an area, "
           "farms scattered between")
-@opt("--area", default="250x300", metavar="WxH", show_default=True,
-     help="the sid layout's area in tiles (Sid's 1000 x 1200 blocks at 4 blocks a tile)")
-@opt("--town-radius", type=int, default=13, metavar="R", show_default=True,
+@opt("--area", default="333x400", metavar="WxH", show_default=True,
+     help="the sid layout's area in tiles (Sid's 1000 x 1200 blocks at 3 blocks a tile)")
+@opt("--town-radius", type=int, default=17, metavar="R", show_default=True,
      help="the sid layout's town radius in tiles (grown where a town's buildings need more)")
 @opt("--doctrine", metavar="FILE", help="a faith: a TOML file with one [[doctrines]] table (worlds/doctrines/)")
 @opt("--priests", type=int, default=0, metavar="N", show_default=True,

@@ -25,7 +25,7 @@ def world_generate(args: argparse.Namespace) -> int:
         return 2
     w, x, h = str(args.area).lower().partition("x")
     if not (x and w.strip().isdigit() and h.strip().isdigit()):
-        print(f"error: --area {shown(str(args.area))}: give the width and height in tiles, e.g. 250x300",
+        print(f"error: --area {shown(str(args.area))}: give the width and height in tiles, e.g. 333x400",
               file=sys.stderr)
         return 2
     doctrine = None

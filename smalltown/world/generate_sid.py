@@ -3,17 +3,17 @@ dense circle of buildings (rows of them, a street under each row's doors), the c
 over a rectangle of open ground, roads joining them, and the rural agents' farmhouses scattered
 over the rest, every one outside every town's circle.
 
-The scale: 4 of Sid's blocks a tile, so his 1000 x 1200 blocks are 250 x 300 tiles and a town's
-radius of 50 blocks 13 tiles (AREA, TOWN_RADIUS). An agent walks a tile a step (10 game seconds):
-at 4 blocks a tile a walk between towns (some 100 tiles) takes a quarter of a game hour, and the
-map is 75,000 tiles, where a path search (tcod, from the goal, stopping at the start) is as cheap
-as on the grid layout's map. Measured over three scripted game hours of Sid's 500 agents
-(06:00-09:00, two shared cores): 2 blocks a tile (500 x 600) spent 28.5 s of 112 s in 3,044 path
-searches, 3 blocks (333 x 400) 12.6 s of 91 s, 4 blocks 7.6 s of 88 s; the grid layout 10.0 s of
-122 s. At 1 block a tile the map is over MAP_MAX_SIDE. What it costs: our towns are buildings, not
-spawn circles, so a town of 33 (its homes, shops and haunts) needs a radius of 26 to 28 tiles,
-more than the 13 asked; a town's circle grows to what its buildings need, as its [[towns]] table
-then says, and the towns take a larger share of the area than Sid's (some 18%, his 4%). Within
+The scale: 3 of Sid's blocks a tile, so his 1000 x 1200 blocks are 333 x 400 tiles and a town's
+radius of 50 blocks 17 tiles (AREA, TOWN_RADIUS). Each rural agent has a farmstead of its own (a
+farmhouse and its farmyard, 19 tiles wide): Sid's 302, scattered at random, fit at 3 blocks a tile
+and not at 4 (250 x 300: no room is left for the last of them). An agent walks a tile a step (10 game seconds): a walk between towns (some 130 tiles)
+takes some 20 game minutes. Path searches (tcod, from the goal, stopping at the start), measured
+over three scripted game hours of Sid's 500 agents (06:00-09:00, two shared cores, with the
+households of before): 2 blocks a tile (500 x 600) spent 28.5 s of 112 s in 3,044 path searches,
+3 blocks 12.6 s of 91 s, 4 blocks 7.6 s of 88 s; the grid layout 10.0 s of 122 s. At 1 block a
+tile the map is over MAP_MAX_SIDE. Our towns are buildings, not spawn circles, so a town of 33
+(its homes, shops and haunts) needs a radius of 26 to 28 tiles, more than the 17 asked; a town's
+circle grows to what its buildings need, as its [[towns]] table then says. Within
 its circle a town is packed as tightly as it goes, round the centre."""
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ import numpy as np
 
 from smalltown.world.generate_map import HEIGHT, PITCH, Building, Layout
 
-AREA = (250, 300)  # tiles, width x height: Sid's 1000 x 1200 blocks at 4 blocks a tile
-TOWN_RADIUS = 13  # tiles: Sid's 50 blocks
+AREA = (333, 400)  # tiles, width x height: Sid's 1000 x 1200 blocks at 3 blocks a tile
+TOWN_RADIUS = 17  # tiles: Sid's 50 blocks
 TRIES = 20_000  # random places tried for one town or farmhouse before the area is said to be too small
 
 
