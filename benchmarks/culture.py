@@ -114,6 +114,9 @@ def generate(out: Path, towns: int, agents: int, rural: int, seed: int, priests:
            "--seed", str(seed)]
     if has_option("--layout", "world", "generate"):
         cmd += ["--layout", "sid"]
+        if towns * agents + rural > 500:  # Sid's area holds his 500 (a farmstead each): more need more of it
+            k = math.sqrt((towns * agents + rural) / 500)
+            cmd += ["--area", f"{round(333 * k)}x{round(400 * k)}"]
         if priests and has_option("--priests", "world", "generate") and DOCTRINE.is_file():
             cmd += ["--priests", str(priests), "--doctrine", str(DOCTRINE.relative_to(ROOT))]
     path = out / f"w{towns * agents + rural}.toml"
