@@ -109,6 +109,12 @@ def seeker(mind: "MindCore", d: Doctrine) -> bool:
     return mind.name in d.priests and len(d.levels) > 0
 
 
+def seeks_out(mind: "MindCore") -> bool:
+    """The agent seeks people out for some doctrine (False with `belief` off): the encounters look
+    again, among those in sight, for one it did not get to (sim/encounters.py `candidates`)."""
+    return mind.settings.belief and any(seeker(mind, d) for d in mind.lore.doctrines)
+
+
 def seeking(mind: "MindCore", other: str) -> bool:
     """The agent seeks out `other` for a doctrine: it is a seeker of one that `other` is not known
     (heard speaking at its top level) to hold (False with `belief` off)."""

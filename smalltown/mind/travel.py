@@ -10,6 +10,7 @@ from functools import cached_property
 from smalltown.world.model import Town, World
 
 MARKET_HOURS = (9 * 60, 18 * 60)  # a square with no hours of its own: when its market is held
+BUSY_SPAN = 180  # minutes: the busiest part of a square's day, as `busy_hours` finds it
 
 
 @dataclass
@@ -77,3 +78,31 @@ class Atlas:
             own = self.home_town(agent) or self.nearest(home)
             self._allowed[key] = frozenset(s for s, t in self.sector_town.items() if t in ("", own)) | {home} | usual
         return self._allowed[key]
+
+    @cached_property
+    def _at_square(self) -> dict[str, list[tuple[int, int]]]:
+        """Each town square's visits in the world's usual days: (start, end) minutes of every
+        routine item held at it (world data: where people are, not what a mind was told)."""
+        squares = {t.square for t in self.towns}
+        out: dict[str, list[tuple[int, int]]] = {s: [] for s in squares}
+        for a in self.world.agents:
+            for it in a.routine:
+                if it.place in squares and it.minutes > 0:
+                    start = int(it.start[:2]) * 60 + int(it.start[3:5])
+                    out[it.place].append((start, start + it.minutes))
+        return out
+
+    def busy_hours(self, square: str, span: int = BUSY_SPAN) -> tuple[int, int]:
+        """The `span` minutes within the square's hours when most people's usual days bring them
+        there (most person-minutes; the earliest such span): when one who seeks people out finds
+        them. The square's hours when no one's day comes there (or they are shorter than `span`)."""
+        s, e = self.square_hours(square)
+        visits = self._at_square.get(square, [])
+        if not visits or e - s <= span:
+            return s, e
+
+        def crowd(a: int) -> int:
+            return sum(max(0, min(b, a + span) - max(v, a)) for v, b in visits)
+
+        best = max(range(s, e - span + 1, 15), key=lambda a: (crowd(a), -a))
+        return best, best + span

@@ -1,7 +1,8 @@
 """Travel between towns, as an agent's day is told it (a world of several towns, `travel` on):
 the towns it knows, with the walk from home, and today's typed reasons to go to one (a market,
 people known who live there, a doctrine's gathering for a believer, another town's square to
-preach in for a priest). The map of the towns is
+preach in for a priest, at the hours
+when people's days bring them there). The map of the towns is
 mind/travel.py's `Atlas`.
 
 With `travel` off, or a world of one town (or none), an agent is given no towns and no reasons,
@@ -111,13 +112,13 @@ def trips(mind: "MindCore", day: date) -> list[Trip]:
         if there:
             out.append(Trip(town=t.name, place=t.square, why="people", start=_hhmm(s), end=_hhmm(e), minutes=walk,
                             people=there[:5]))
-    for d in a.world.doctrines:  # a priest preaches in the other towns' squares
+    for d in a.world.doctrines:  # a priest preaches in the other towns' squares, when people are there
         if not (mind.settings.belief and d.levels and mind.name in d.priests):  # (its priests alone preach:
             continue  # mind/belief.py `seeker`, not imported here: mind/module.py imports this file)
         for t in a.towns:
             walk = a.minutes(home, t.square)
             if t.name != own and walk <= MAX_WALK and t.square in mind.lore.sectors:
-                s, e = a.square_hours(t.square)
+                s, e = a.busy_hours(t.square)
                 out.append(Trip(town=t.name, place=t.square, why="preaching", start=_hhmm(s), end=_hhmm(e),
                                 minutes=walk, doctrine=d.name))
     held = believes(mind)

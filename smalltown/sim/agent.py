@@ -43,6 +43,9 @@ class Agent:
     # the look (world/sight.py's list, the same object while nothing in sight changes) whose every
     # percept was among `recent` when last perceived: looking again finds nothing new in it
     settled: list | None = field(default=None, init=False, repr=False, compare=False)
+    # all it saw at its last look, new or not: one who seeks people out looks there again for
+    # those it did not get to (sim/encounters.py `candidates`)
+    look: list[Seen] = field(default_factory=list, init=False, repr=False, compare=False)
 
     name: str = field(init=False, repr=False, compare=False)  # the spec's (read all the time: not a property)
 

@@ -17,6 +17,7 @@ from datetime import datetime
 from smalltown.llm.backend import CallRecord
 from smalltown.mind import talk
 from smalltown.mind.agent import Mind
+from smalltown.mind.belief import seeking, seeks_out
 from smalltown.mind.controller import weigh as consider
 from smalltown.mind.react import Reaction, act_on, attending, may_consider, may_talk_to
 from smalltown.mind.records import Lore
@@ -69,30 +70,45 @@ class Encounters:
 
     def candidates(self, seen: dict[str, list[Seen]], now: datetime) -> list[Candidate]:
         """Each awake agent's one new observation to weigh: another agent it may talk to, or an
-        object doing something with nobody tending it (a burning stove). No question asked."""
+        object doing something with nobody tending it (a burning stove). No question asked.
+        One who seeks people out (a doctrine's priest, mind/belief.py `seeks_out`) with nothing
+        new to weigh looks again at those in sight it seeks and did not get to: arriving in a
+        square it sees several at once and weighs one a tick, and the rest are no longer new
+        (retention). The cooldowns bound it: one talked with or passed over is not weighed again
+        for hours."""
         out = []
         for agent in self.agents:
             new = seen.get(agent.name)
-            if not new:  # (most agents most ticks: nothing new to weigh)
+            seeks = bool(agent.look) and seeks_out(agent.mind)
+            if not new and not seeks:  # (most agents most ticks: nothing new to weigh)
                 continue
             # not before its first action: an agent that has not woken into its day does not react
             if agent.action is None or agent.asleep or agent.action.talking or agent.name in self.errands:
                 continue
-            # something going on with nobody tending it (a burning stove) comes before people
-            for s in sorted(new, key=lambda s: s.subject in self.by_name):
-                other = self.by_name.get(s.subject)
-                if other is not None:
-                    if (other.action is None or other.asleep or other.action.talking
-                            or not may_talk_to(agent.mind, other.name, now) or not attending(agent.mind, other.name, now)):
-                        continue
-                elif not self.objects.unusual(s.subject, self.agents):
-                    continue
-                if not may_consider(agent.mind, s.subject, now):
-                    continue
-                state = other.doing if other is not None else self.objects.states[s.subject]
-                out.append(Candidate(agent, s, other, state))
-                break  # one observation considered per tick
+            c = self._first(agent, new or [], now)
+            if c is None and seeks:
+                c = self._first(agent, [s for s in agent.look if s.subject in self.by_name
+                                        and seeking(agent.mind, s.subject)], now)
+            if c is not None:
+                out.append(c)
         return out
+
+    def _first(self, agent: Agent, percepts: list[Seen], now: datetime) -> Candidate | None:
+        """The one of `percepts` the agent weighs this tick, if any."""
+        # something going on with nobody tending it (a burning stove) comes before people
+        for s in sorted(percepts, key=lambda s: s.subject in self.by_name):
+            other = self.by_name.get(s.subject)
+            if other is not None:
+                if (other.action is None or other.asleep or other.action.talking
+                        or not may_talk_to(agent.mind, other.name, now) or not attending(agent.mind, other.name, now)):
+                    continue
+            elif not self.objects.unusual(s.subject, self.agents):
+                continue
+            if not may_consider(agent.mind, s.subject, now):
+                continue
+            state = other.doing if other is not None else self.objects.states[s.subject]
+            return Candidate(agent, s, other, state)  # one observation considered per tick
+        return None
 
     def react(self, seen: dict[str, list[Seen]], now: datetime, changes: Changes,
               meanwhile: Callable[[set[str]], None] | None = None) -> None:

@@ -18,8 +18,10 @@ def perceive_all(sight: Sight, agents: list[Agent], objects: dict[str, str], set
     new: dict[str, list[Seen]] = {}
     for agent, (body, asleep) in zip(agents, seen_as):
         if asleep:
+            agent.look = []
             continue
         look = sight.perceive(body, crowd, objects, s.vision_radius, s.attention_bandwidth)
+        agent.look = look
         if look is agent.settled:
             continue  # the same look as last time, all of it still among the latest percepts
         recent, added = agent.recent, False

@@ -58,9 +58,18 @@ def doctrine_table(source: str, text: str, priests: list[str], square: str) -> d
 
 
 def priests_of(people: list[Person], n: int) -> list[str]:
-    """`n` of the town's `people` (in the order of their households, adults first) as priests;
-    fewer when the town has fewer."""
-    chosen = [p.name for p in people if p.age >= 18] + [p.name for p in people if p.age < 18]
+    """`n` of the town's `people` as priests, spread over its households: the first adult of each
+    household in turn (in the order of the households), then each one's second adult, and so on,
+    children last; fewer when the town has fewer. (A faith preached by one family reaches no further
+    than its door: Sid's 20 priests are 20 separate agents.)"""
+    houses: dict[int, list[Person]] = {}
+    for p in people:
+        houses.setdefault(p.household, []).append(p)
+    chosen: list[str] = []
+    for adults in (True, False):
+        rows = [[p for p in h if (p.age >= 18) == adults] for h in houses.values()]
+        for k in range(max(map(len, rows), default=0)):
+            chosen += [row[k].name for row in rows if k < len(row)]
     return chosen[:n]
 
 
