@@ -75,9 +75,24 @@ def test_every_agent_knows_every_towns_square_and_the_priests_are_of_the_first_t
     first = world.towns[0]
     assert {world.town_of(p) for p in faith.priests} == {first.name}
     assert all(world.agent(p).age >= 18 for p in faith.priests)  # (the town has more than 20 adults)
+    # spread over the town's households: none has two more than another that still has an adult to give
+    homes = list(dict.fromkeys(a.home for a in world.agents if world.town_of(a.name) == first.name))
+    per = {h: sum(world.agent(p).home == h for p in faith.priests) for h in homes}
+    free = {h: sum(a.age >= 18 for a in world.agents if a.home == h) - per[h] for h in homes}
+    assert sum(n > 0 for n in per.values()) > 1 and all(per[h] <= per[g] + 1 for h in homes for g in homes if free[g]), per
     assert faith.gathering == first.square and faith.gathering_hours == "18:00-19:00"
     assert level_in(faith, " ".join(faith.persona)) == 2  # the lines name the faith: the top level
     assert faith.levels == (("Pasta", "Spaghetti"), ("Pastafarian", "Spaghetti Monster"))
+
+
+def test_priests_are_chosen_round_the_households_adults_first() -> None:
+    from smalltown.world.generate_people import Person
+    from smalltown.world.generate_towns import priests_of
+    people = [Person("A", "X", 40, 0, 0), Person("B", "X", 38, 0, 0), Person("C", "X", 9, 0, 0),
+              Person("D", "Y", 70, 0, 1), Person("E", "Z", 30, 0, 2), Person("F", "Z", 12, 0, 2)]
+    assert priests_of(people, 3) == ["A X", "D Y", "E Z"]
+    assert priests_of(people, 5) == ["A X", "D Y", "E Z", "B X", "C X"]  # a second adult before any child
+    assert priests_of(people, 9) == ["A X", "D Y", "E Z", "B X", "C X", "F Z"]  # fewer when the town has fewer
 
 
 def test_the_same_options_give_the_same_bytes(tmp_path: Path) -> None:
