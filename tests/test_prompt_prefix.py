@@ -2,7 +2,8 @@
 (the instructions, the answer's shape, the constitution in force, the economy's rule for "op")
 comes before the person's card, so the text before the card is the same for every agent asking
 the same question; what varies (the tax season's number, holdings, memories) comes after it, and
-both sides of a conversation sum it up from the same text up to their cards. On
+both sides of a conversation sum it up from the same text up to their cards, and a speaker's
+lines in a conversation share their prompt up to the transcript's end. On
 Sid's tax town (its [economy] and [civics]) and on the market town given a [civics]; a world
 without them is told no rule of goods or law."""
 
@@ -65,6 +66,31 @@ def test_what_all_agents_are_told_alike_comes_before_the_card(tmp_path, make):
         assert len(heads) >= 2 or name != "pay_tax"
         assert len(set(heads.values())) == 1, (name, heads.keys())
     _both_sides_share_the_conversation(asked)
+    _a_speakers_lines_share_the_conversation(asked)
+
+
+def _a_speakers_lines_share_the_conversation(asked: list) -> None:
+    """A speaker's next line in a conversation repeats its previous line's prompt up to the end of
+    that line's transcript (instructions, card, situation, the lines so far), a line that may
+    promise and one that may not alike; what changes from line to line (the view of the listener,
+    what was told, news, memories, promises) comes after the transcript."""
+    last: dict[tuple, str] = {}
+    before_name: dict[tuple, str] = {}
+    pairs: set[tuple[str, str]] = set()
+    for task, prompt in asked:
+        if not task.name.startswith("utterance"):
+            continue
+        talk = (task.persona.name, task.listener, task.initiator, task.reason, task.now)
+        before = last.get(talk)
+        if before is not None:
+            start = before.index("The conversation so far:\n")
+            shared = before[:before.index("\n\n", start)]
+            assert prompt.startswith(shared), (task.name, prompt, before)
+            assert prompt.index("remembers about this:") > len(shared)
+            pairs.add((before_name[talk], task.name))
+        last[talk] = prompt
+        before_name[talk] = task.name
+    assert ("utterance_commit", "utterance") in pairs, pairs
 
 
 def _both_sides_share_the_conversation(asked: list) -> None:
