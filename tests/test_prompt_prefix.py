@@ -111,3 +111,27 @@ def test_a_world_without_goods_or_law_is_told_none(tmp_path):
     _both_sides_share_the_conversation(asked)
     for _, prompt in asked:
         assert '"op"' not in prompt and "constitution" not in prompt and "goods" not in prompt
+
+
+def test_a_priests_reactions_to_two_people_share_the_prompt_through_the_memories():
+    """A priest's (or top believer's) line about the one seen ("... not known to share this faith")
+    names that person, so it comes after the memories, with the other lines about them: two
+    reactions with the same memories to different people share the prompt up to there."""
+    from datetime import datetime
+
+    from smalltown.llm.render import render
+    from smalltown.llm.tasks import PersonaCard, React, Record
+    from smalltown.llm.tasks.belief import Faith
+
+    now = datetime(2023, 6, 5, 9, 0)
+    card = PersonaCard(name="Nora Vance", age=40, traits="calm", description="Nora runs the counter", home="Vance house")
+    memories = [Record(time=now, kind="observation", text="the shop is busy today")]
+    faith = Faith(doctrine="Noodlism", levels=[["noodle"], ["Noodlist"]], level_names=["indirect", "direct"],
+                  level=2, priest=True)
+    a, b = (render(React(persona=card, now=now, status="working", place="Vance Shop: shop", observation=f"{who} is here",
+                         observed=who, observed_is_agent=True, context=memories, faiths=[faith]))
+            for who in ("Lilah Hart", "Ivo Ferrow"))
+    seek = "Nora Vance is a priest of Noodlism and tries to win over everyone they meet; Lilah Hart is not known"
+    assert seek in a and a.index(seek) > a.index(quote("the shop is busy today"))
+    end = a.index(quote("the shop is busy today")) + len(quote("the shop is busy today"))
+    assert b.startswith(a[:end])
