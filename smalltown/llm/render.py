@@ -171,3 +171,14 @@ def render(task: T.Task) -> str:
     """The prompt (no code is executed: `$name` placeholders are filled, text values quoted)."""
     text = template(type(task)).safe_substitute(_values(task))
     return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
+
+
+def grown_part(task: T.Task) -> str:
+    """The start of `render(task)` through its growing field (`Task.grows`), which the next
+    question of its kind repeats: "" for a task without one."""
+    source = template(type(task)).template
+    end = source.find("$" + task.grows) if task.grows else -1
+    if end < 0:
+        return ""
+    head = string.Template(source[:end + 1 + len(task.grows)]).safe_substitute(_values(task))
+    return re.sub(r"\n{3,}", "\n\n", head).lstrip()
