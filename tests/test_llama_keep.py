@@ -173,10 +173,13 @@ def test_a_lines_state_is_kept_through_its_transcript_and_shared_by_both_kinds()
     assert kept_length(900, 800, 300, grown=700) == 800 and kept_length(600, 0, None, grown=700) == 600
 
 
-def test_the_next_line_reuses_the_first_through_its_transcript_on_llama(model, monkeypatch):
-    """Measured on llama.cpp (tokens it evaluated): Isabella's next line to Klaus restores her
-    first line's state through its transcript; kept as before (to what her previous line of
-    that kind shared, plus the margin; a state per kind), it re-reads the transcript."""
+@pytest.mark.parametrize("gguf", ["model", "smollm2"])
+def test_the_next_line_reuses_the_first_through_its_transcript_on_llama(gguf, request, monkeypatch):
+    """Measured on llama.cpp (tokens it evaluated), on the tiny model and on SmolLM2: Isabella's
+    next line to Klaus restores her first line's state through its transcript; kept as before (to
+    what her previous line of that kind shared, plus the margin; a state per kind), it re-reads
+    the transcript."""
+    model = request.getfixturevalue(gguf)
     earlier, first, klaus, nxt = conversation()
     backend = greedy(model)
     t1, t2 = (np.asarray(backend.prompt_tokens(render(t))[0], dtype=np.intc) for t in (first, nxt))
