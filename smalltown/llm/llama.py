@@ -24,7 +24,7 @@ from smalltown.llm.backend import Answer, Capabilities, Stopped
 from smalltown.llm.llama_grammar import (CHAR_RULE, GRAMMAR_CACHE, SPACE_RULE, declared_grammar, grammar_text,
                                          representative, task_grammar)
 from smalltown.llm.llama_model import ModelError, check_gguf, cores_from_cpuinfo, llama_log, load_model, physical_cores
-from smalltown.llm.llama_states import AgentStates, SavedState, common_prefix
+from smalltown.llm.llama_states import AgentStates, SavedState, common_prefix, recurring
 from smalltown.llm.schema import max_answer_tokens
 from smalltown.llm.tasks import RULES, TASKS, Task
 from smalltown.llm.validate import UnusableAnswer
@@ -211,8 +211,10 @@ class LlamaBackend:
                   used: list[int]) -> tuple[str, str]:
         """(the completion's text, why it stopped: "stop" or "length")."""
         # one saved state per agent and task: the agent's prefix, and the task's own instructions
-        # after it, are both reused the next time that agent asks that kind of question
-        agent = f"{task.persona.name}\x1f{task.name}"
+        # after it, are both reused the next time that agent asks that kind of question (kinds
+        # whose prompts agree, like a conversation's lines, share one: `recurring`)
+        kind, head = recurring(task)
+        agent = f"{task.persona.name}\x1f{kind}"
         prompt = np.asarray(tokens, dtype=np.intc)
         restored = self._switch_to(agent, prompt)
         llm = self._llm
@@ -229,7 +231,9 @@ class LlamaBackend:
         self._owner, self._saved = agent, False
         # what a saved state keeps: never the answer (the next prompt does not share it), and of
         # the prompt only the part the next one is expected to share
-        self._prompt_len = self.states.keep(agent, prompt, restored)
+        # (the growing part's tokens: as far as it, chat-formatted alone, agrees with the prompt)
+        grown = common_prefix(self.prompt_tokens(head)[0], prompt) if head else 0
+        self._prompt_len = self.states.keep(agent, prompt, restored, grown)
         usage = out["usage"]
         # Cached prompt tokens, measured, not inferred: llama-cpp-python evaluates only the part
         # of the prompt after its longest common prefix with the tokens in the KV cache (after

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from smalltown.llm.render import grown_part
+
 
 @dataclass
 class SavedState:
@@ -21,7 +23,7 @@ KEEP_MARGIN = 48  # tokens kept past the prefix a prompt is expected to share wi
 PROMPTS_BYTES = 32 << 20  # room for each agent+task's latest prompt tokens (a few KB each)
 
 
-def kept_length(whole: int, restored: int, previous: int | None, margin: int = KEEP_MARGIN) -> int:
+def kept_length(whole: int, restored: int, previous: int | None, margin: int = KEEP_MARGIN, grown: int = 0) -> int:
     """How much of a prompt's evaluated state is worth keeping: what its agent+task's next prompt
     will likely share. A prompt's tail (the retrieved memories, the time, the question) changes
     from call to call; the part that this prompt shared with the state it started from
@@ -29,10 +31,24 @@ def kept_length(whole: int, restored: int, previous: int | None, margin: int = K
     recurs, plus a small `margin` since the next prompt may share a little more. The whole prompt
     while there is no previous one (nothing yet tells which part recurs). Measured offline on
     recorded runs (benchmarks/cost.py): fewer uncached tokens on three towns, margins of 35 to
-    75 tokens alike; smaller states leave room for more of them."""
+    75 tokens alike; smaller states leave room for more of them.
+
+    `grown`: where a prompt that the next one extends ends its growing part (a conversation line's
+    transcript, `recurring`): kept through there, since the next line of the conversation
+    repeats it (the previous line's prompt shared only the shorter transcript before it)."""
+    if grown:
+        return min(whole, max(grown, restored))
     if previous is None:
         return whole
     return min(whole, max(restored, previous) + margin)
+
+
+def recurring(task) -> tuple[str, str]:
+    """(the name of the saved state `task`'s prompt goes to, the start of its prompt that its next
+    question of that kind is expected to repeat: "" when nothing says). Kinds of question whose
+    prompts agree through their growing part share one state (`Task.shares_state`, e.g. a line
+    that may promise and a plain line of one conversation)."""
+    return task.shares_state or task.name, grown_part(task)
 
 
 class AgentStates:
@@ -40,8 +56,8 @@ class AgentStates:
     when it turns back; least recently used states go first beyond `capacity_bytes`.
 
     One state per agent and task (the part of its latest prompt of that kind that its next is
-    expected to share, `keep`): calls share the agent's prefix, and calls of one task also share
-    that task's instructions. Only the KV cells are saved
+    expected to share, `keep`; tasks whose prompts agree share one, `recurring`): calls share the
+    agent's prefix, and calls of one task also share that task's instructions. Only the KV cells are saved
     (llama.cpp's sequence state), not llama-cpp-python's LlamaState, which also copies a
     batch-by-vocabulary score matrix and is not counted against a cache's capacity."""
 
@@ -51,10 +67,11 @@ class AgentStates:
         self._prompts: OrderedDict[str, np.ndarray] = OrderedDict()  # agent+task -> its latest prompt
         self._prompt_bytes = 0
 
-    def keep(self, agent: str, tokens: np.ndarray, restored: int) -> int:
+    def keep(self, agent: str, tokens: np.ndarray, restored: int, grown: int = 0) -> int:
         """How many of `agent`'s prompt `tokens` to keep when its state is saved (`kept_length`),
-        `restored` of them having been reused; records the prompt as that agent's latest (the
-        least recently asked forgotten first beyond PROMPTS_BYTES: their next state is kept whole)."""
+        `restored` of them having been reused, the first `grown` its growing part; records the
+        prompt as that agent's latest (the least recently asked forgotten first beyond
+        PROMPTS_BYTES: their next state is kept whole)."""
         previous = self._prompts.pop(agent, None)
         if previous is not None:
             self._prompt_bytes -= previous.nbytes
@@ -64,7 +81,7 @@ class AgentStates:
         while self._prompt_bytes > PROMPTS_BYTES:
             self._prompt_bytes -= self._prompts.popitem(last=False)[1].nbytes
         shared = None if previous is None else common_prefix(previous, tokens)
-        return kept_length(len(tokens), restored, shared)
+        return kept_length(len(tokens), restored, shared, grown=grown)
 
     def put(self, agent: str, state: SavedState) -> None:
         self._states.pop(agent, None)

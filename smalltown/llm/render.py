@@ -13,6 +13,7 @@ of the tasks of llm/tasks are in the render_* modules imported here).
 
 from __future__ import annotations
 
+import json
 import re
 import string
 from functools import cache
@@ -20,7 +21,7 @@ from importlib import resources
 
 from smalltown.llm import render_plan, render_talk, render_work  # noqa: F401 (they fill the renderers' table)
 from smalltown.llm import tasks as T
-from smalltown.llm.examples import example
+from smalltown.llm.examples import EXAMPLES, example
 from smalltown.llm.render_parts import (NONE, block, bullets, card, day, gathering, last_talk, moment, quote,
                                         records, renderer, routine)
 from smalltown.world.model import Gathering
@@ -78,7 +79,7 @@ def _values(task: T.Task) -> dict[str, str]:
         "persona_card": card(p), "persona_name": p.name, "persona_home": p.home,
         "persona_age": str(p.age), "persona_traits": quote(p.traits),
         "persona_routine": routine(p.routine, p.home), "now": moment(task.now), "today": day(task.now),
-        "answer_shape": answer_shape(type(task)),
+        "answer_shape": answer_shape(T.Utterance if isinstance(task, T.CommittingUtterance) else type(task)),
     }
     for name in type(task).model_fields:
         if name in ("persona", "now"):
@@ -143,10 +144,18 @@ def broadcast(t: T.Task) -> str:
     if isinstance(t, T.CommittingUtterance):
         if t.plan_next is not None:
             parts.append(f"What {name} plans to do next: {block(t.plan_next)}")
-        parts.append(f'If {name} promises {t.listener} to do something later today, give it as "commitment" '
-                     f"(what, by HH:MM, where: one of these places), else null:\n"
+        # (the answer's shape at the top is the plain utterance's, this field is asked for here: a
+        # speaker's first line, which may promise, and its next lines then share their prompt up to
+        # the transcript's end, the part a model may reuse from one line to the next)
+        parts.append(f'Also give "commitment": if {name} promises {t.listener} to do something later today, '
+                     f'what, by when and where, as {commitment_shape()}; else null. The places:\n'
                      + bullets(t.known_places, plain=True))
     return "\n\n".join(parts)
+
+
+def commitment_shape() -> str:
+    """The example of an utterance's promise, as the end of its prompt asks for it."""
+    return json.dumps(EXAMPLES["utterance_commit"]["commitment"], ensure_ascii=False)
 
 
 @cache
@@ -162,3 +171,14 @@ def render(task: T.Task) -> str:
     """The prompt (no code is executed: `$name` placeholders are filled, text values quoted)."""
     text = template(type(task)).safe_substitute(_values(task))
     return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
+
+
+def grown_part(task: T.Task) -> str:
+    """The start of `render(task)` through its growing field (`Task.grows`), which the next
+    question of its kind repeats: "" for a task without one."""
+    source = template(type(task)).template
+    end = source.find("$" + task.grows) if task.grows else -1
+    if end < 0:
+        return ""
+    head = string.Template(source[:end + 1 + len(task.grows)]).safe_substitute(_values(task))
+    return re.sub(r"\n{3,}", "\n\n", head).lstrip()

@@ -11,8 +11,8 @@ from smalltown.llm.tasks import Interview, RatePerson, React, Task, Utterance
 
 def civic(t: React | Utterance, faith: list[str] = ()) -> dict[str, str]:
     """The constitution in force goes before the card (the same for every agent: it stays cached
-    with the instructions); after it the speaker's faith (`faith_lines`), then its own beliefs and aim ("" without
-    civics or belief: the prompt is as before)."""
+    with the instructions); after it the speaker's goal and faith (`goal_lines`, `faith_lines`: an
+    utterance's), then its own beliefs and aim ("" without civics or belief: the prompt is as before)."""
     name, parts = t.persona.name, list(faith)
     if t.stance_text:
         parts.append(f"What {name} believes and argues for: {quote(t.stance_text)}")
@@ -27,8 +27,11 @@ def _react(t: React) -> dict[str, str]:
     talk = (f"Last conversation with {t.observed}: {last_talk(t.last_talk, t.now.date())}" if t.observed_is_agent else "")
     news = (f"News {t.persona.name} has not told {t.observed} yet:\n{records(t.news, today=t.now.date())}"
             if t.observed_is_agent and t.news else "")
+    # the faith's line names the one seen, so it goes with the other lines about them, after the
+    # memories: the card and the memories (often the same from one reaction to the next) stay a
+    # prefix the agent's next reaction shares
     return {"last_talk_line": talk, "news_line": news, "feeling_line": feeling_line(t.persona.name, t.feeling),
-            **civic(t, seek_lines(t))}
+            "seek_line": "\n".join(seek_lines(t)), **civic(t)}
 
 
 def seek_lines(t: React) -> list[str]:

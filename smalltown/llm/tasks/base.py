@@ -144,6 +144,11 @@ class Task(BaseModel):
     shrink_oldest: ClassVar[tuple[str, ...]] = ()  # of those, the lists cut from their start (oldest first)
     template_name: ClassVar[str] = ""  # its prompt is llm/prompts/<template_name>.txt ("": the task's name)
     template_text: ClassVar[str] = ""  # or the prompt itself, for a task that brings its own (llm/render_parts.py)
+    # for a model's cache (llm/llama_states.py `recurring`): the field whose text the next question
+    # of this kind repeats and extends (a conversation's transcript: kept through its end), and
+    # the kind whose saved state this one shares when their prompts agree that far ("": its own)
+    grows: ClassVar[str] = ""
+    shares_state: ClassVar[str] = ""
     persona: PersonaCard
     now: datetime  # the game time it is asked at
 

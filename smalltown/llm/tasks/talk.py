@@ -84,6 +84,9 @@ class Utterance(Quiet, Task):
     gatherings: list[Gathering] = []  # events those facts announce
     memories: list[Record] = []  # retrieved about the listener and the last line
     transcript: list[TranscriptLine] = []  # the conversation so far
+    # a speaker's next line repeats its prompt through the transcript, whichever kind either is
+    grows: ClassVar[str] = "transcript"
+    shares_state: ClassVar[str] = "utterance"
     quiet: ClassVar[tuple[str, ...]] = ("decision", "promises", "feeling", "constitution", "stance_text", "faiths",
                                         "goal", "goal_need")
     shrinkable: ClassVar[tuple[str, ...]] = ("promises",)  # (llm/fit.py: a prompt too long otherwise)
