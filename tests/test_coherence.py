@@ -76,6 +76,15 @@ def test_a_line_of_a_conversation_must_be_said_and_new():
     assert line_problem("...", ANN.name, BOB, []) == "the line is empty"
 
 
+def test_a_line_of_numbers_alone_says_nothing():
+    """SmolLM2's lines on a 3-town world: a year, a range and a year, in place of something said."""
+    u = utterance("Hi Bob, what are you cooking?")
+    line = lambda text: incoherence(u, UtteranceOut(utterance=text, end=False))  # noqa: E731
+    assert line("2023") == "the line has no words, only numbers ('2023')"
+    assert line("5-10, 2023").startswith("the line has no words, only numbers")
+    assert line("Two of them, at 5.") == "" and line("About 20 minutes, I think.") == ""
+
+
 def test_a_line_that_runs_away_repeating_itself_is_not_said():
     """SmolLM2's own lines on a 3-town world: a sound drawn out, places listed again and again."""
     u = utterance("Hi Bob, what are you cooking?")

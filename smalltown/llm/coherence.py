@@ -57,6 +57,8 @@ def line_problem(text: str, speaker: str, listener: str, earlier: list[str]) -> 
     said = words(text)
     if not said:
         return "the line is empty"
+    if not any(c.isalpha() for c in text):  # a small model's "2023", "5-10, 2023": no word said
+        return f"the line has no words, only numbers ({text.strip()[:40]!r})"
     if " ".join(said) in _names(listener) | _names(speaker):
         return f"the line is only a name ({text.strip()!r})"
     if any(words(e) == said for e in earlier):
