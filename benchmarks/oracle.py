@@ -37,7 +37,9 @@ schedule on c slots, longest remaining path first, where each call's duration is
 at the number of slots busy then (itself included): the slowdown of a full server is simulated, not
 assumed. Oracle in flight = Σ durations (as scheduled) / makespan.
 
-    python3 benchmarks/oracle.py SAVE --latency gpu --concurrency 16 64 [--since TICK]
+    python3 benchmarks/oracle.py SAVE --latency gpu|cpu|fixed --concurrency 16 64 [--since TICK]
+
+(`fixed`: 200 ms a reply whatever the tokens and the load, as benchmarks/concurrency.py's server.)
 """
 
 from __future__ import annotations
@@ -60,6 +62,9 @@ from benchmarks.waitkinds import Wait  # noqa: E402
 from smalltown.store.reader import Reader  # noqa: E402
 from smalltown.store.save import open_reader  # noqa: E402
 
+# a fixed 200 ms a reply, however busy the server: benchmarks/concurrency.py's prompt server, for comparison
+FIXED = LatencyModel("fixed", overhead=0.2, per_prompt_token=0.0, per_answer_token=0.0, slowdown=0.0, slots=1 << 20)
+LATENCIES = {**MODELS, FIXED.name: FIXED}
 ASKED = re.compile(r"asked at tick (\d+)")
 GOALS = "social_goal"  # what a meme question reads of each member
 
@@ -339,11 +344,11 @@ def report(dag: Dag, model: LatencyModel, concurrency: list[int]) -> dict:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("save")
-    p.add_argument("--latency", choices=sorted(MODELS), default="gpu")
+    p.add_argument("--latency", choices=sorted(LATENCIES), default="gpu")
     p.add_argument("--concurrency", type=int, nargs="+", default=[16, 64])
     p.add_argument("--since", type=int, default=-1, help="only the calls logged after this tick")
     a = p.parse_args()
-    model = MODELS[a.latency]
+    model = LATENCIES[a.latency]
     reader = open_reader(a.save)
     try:
         nodes = load(reader, a.since)

@@ -24,7 +24,7 @@ Then, from the save and that tape:
   strongest kind among its waiters (waitkinds.TRUE, then near, then far); "agent-waits" count each
   waiter's kind.
 
-    python3 benchmarks/waits.py [WORLD] [--hours 1] [--set k=v ...] [--latency gpu] [--concurrency 16 64]
+    python3 benchmarks/waits.py [WORLD] [--hours 1] [--set k=v ...] [--latency gpu cpu fixed] [--concurrency 16 64]
                                 [--save PATH]
 """
 
@@ -46,7 +46,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks import oracle  # noqa: E402
-from benchmarks.latency import MODELS, LatencyModel  # noqa: E402
+from benchmarks.latency import LatencyModel  # noqa: E402
 from benchmarks.waitkinds import FALSE, TRUE, Wait  # noqa: E402
 from smalltown.scripted import ScriptedBackend  # noqa: E402
 from smalltown.sim import simulation, thinking  # noqa: E402
@@ -270,11 +270,10 @@ def main() -> None:
     p.add_argument("world", nargs="?", default=str(ROOT / "worlds" / "smallville.toml"))
     p.add_argument("--hours", type=float, default=1.0)
     p.add_argument("--set", dest="sets", action="append", default=[], help="a run setting, key=value")
-    p.add_argument("--latency", choices=sorted(MODELS), default="gpu")
+    p.add_argument("--latency", choices=sorted(oracle.LATENCIES), nargs="+", default=["gpu"])
     p.add_argument("--concurrency", type=int, nargs="+", default=[16, 64])
     p.add_argument("--save", type=Path, help="keep the run's save here (default: a temporary file)")
     a = p.parse_args()
-    model = MODELS[a.latency]
     with tempfile.TemporaryDirectory() as d:
         path = a.save or Path(d) / "waits.sqlite"
         tape, start, wall, reach = run(a.world, a.hours, a.sets, path)
@@ -286,16 +285,18 @@ def main() -> None:
         finally:
             reader.close()
     check(tape.tags, nodes)
-    r = oracle.report(dag, model, a.concurrency)
     agents = len(next(iter(tape.tiles.values()), {}))
     print(f"{Path(a.world).name} ({agents} agents), {a.hours:g} game hours, settings {' '.join(a.sets) or '-'}: "
-          f"run {wall:.1f} s; {r['calls']} calls; latency model {model.name}; Σ durations {r['sum']:.1f} s; "
-          f"critical path {r['critical']:.1f} s ({r['path']} calls)")
-    print(f"  {'c':>4s} {'oracle s':>9s} {'in flight':>9s} {'lock-step s':>11s} {'in flight':>9s} {'ratio':>6s}")
-    for c, s in r["schedules"].items():
-        ls = lockstep(tape.tags, nodes, model, min(c, model.slots))
-        print(f"  {c:4d} {s.makespan:9.1f} {s.in_flight:9.2f} {ls.makespan:11.1f} {ls.in_flight:9.2f} "
-              f"{ls.makespan / s.makespan:6.2f}")
+          f"run {wall:.1f} s; {len(nodes)} calls")
+    print(f"  {'latency':8s} {'Σ s':>7s} {'path s':>7s} {'c':>4s} {'oracle s':>9s} {'in flight':>9s} "
+          f"{'lock-step s':>11s} {'in flight':>9s} {'ratio':>6s}")
+    for name in a.latency:
+        model = oracle.LATENCIES[name]
+        r = oracle.report(dag, model, a.concurrency)
+        for c, s in r["schedules"].items():
+            ls = lockstep(tape.tags, nodes, model, min(c, model.slots))
+            print(f"  {name:8s} {r['sum']:7.1f} {r['critical']:7.1f} {c:4d} {s.makespan:9.1f} {s.in_flight:9.2f} "
+                  f"{ls.makespan:11.1f} {ls.in_flight:9.2f} {ls.makespan / s.makespan:6.2f}")
     rounds, agent_waits = waits(tape.tags, dag, tape.tiles, reach)
     print(f"lock-step's rounds of waiting by kind (reach R = {reach} tiles): {sum(rounds.values())} rounds")
     for kind in TRUE + FALSE:
