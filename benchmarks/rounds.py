@@ -24,6 +24,9 @@ like slow jobs ("ahead: ..."): off the rounds, and in the timeline waited for wh
 taken in. The "what-if" column: each grid tick's next-action rounds hidden behind the rest of that tick
 (its reflections, reactions, talks, lone calls): max(next action, rest) instead of their sum.
 The calls counted are the run's own (not the ratings of the agents' first memories made at create).
+benchmarks/waits.py counts the same rounds by the kind of wait (benchmarks/waitkinds.py: own chain,
+conversation turn, sight, slow job, global barrier, or false: near or far) and sets lock-step beside
+the oracle (benchmarks/oracle.py) under the latency model.
 """
 
 from __future__ import annotations

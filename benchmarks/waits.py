@@ -36,7 +36,7 @@ import heapq
 import sys
 import tempfile
 import time
-from collections import Counter, defaultdict
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -224,7 +224,8 @@ def waits(tags: list[Tag], dag: oracle.Dag, tiles: dict, reach: int) -> tuple[Co
         longest = max(len(c) for c in p.items.values())
         slowest = [a for a, c in p.items.items() if len(c) == longest]
         low = min(i for c in p.items.values() for i in c)
-        barrier = any(s in p.step for s in BARRIER_STEPS) or any(dag.nodes[i].task in BARRIER_TASKS for c in p.items.values() for i in c)
+        barrier = (any(s in p.step for s in BARRIER_STEPS)
+                   or any(dag.nodes[i].task in BARRIER_TASKS for c in p.items.values() for i in c))
         nxt = ps[k + 1] if k + 1 < len(ps) else None
         kinds = []
         for w, calls in (nxt.items.items() if nxt else ()):
@@ -308,7 +309,8 @@ def main() -> None:
 
 def check(tags: list[Tag], nodes: list[oracle.Node]) -> None:
     """The tape and the save list the same calls in the same order."""
-    if len(tags) != len(nodes) or any((t.tick, t.agent, t.task) != (n.tick, n.agent, n.task) for t, n in zip(tags, nodes)):
+    if len(tags) != len(nodes) or any((t.tick, t.agent, t.task) != (n.tick, n.agent, n.task)
+                                      for t, n in zip(tags, nodes)):
         raise SystemExit(f"the tape ({len(tags)} calls) does not match the save ({len(nodes)} calls)")
 
 
