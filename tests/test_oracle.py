@@ -145,3 +145,20 @@ def test_oracle_never_slower_than_lockstep(tmp_path):
     assert waits.lockstep(tape.tags, nodes, GPU, 1).makespan == pytest.approx(sum(dur))
     rounds, _ = waits.waits(tape.tags, dag, tape.tiles, reach)
     assert rounds[Wait.OWN] > 0 and sum(rounds.values()) > 0
+
+
+def test_tokens_estimated_where_none_are_recorded(tmp_path):
+    """The stand-in records no tokens: 4 characters a token, the cached part the prompt's common
+    prefix with the same agent's previous prompt; recorded tokens are taken as they are."""
+    def row(agent: str, prompt: str, raw: str, tokens: tuple[int, int, int] = (0, 0, 0)) -> tuple:
+        return (agent, "t", prompt, raw, "{}", tokens[0], tokens[1], tokens[2], 1.0, "scripted", "", "", "k", "")
+    h = HandSave(tmp_path / "tokens.sqlite")
+    h.at(1, calls=[row(ISABELLA, "p" * 400, "x" * 41), row(ISABELLA, "p" * 400 + "q" * 40, "x" * 4),
+                   row(MARIA, "p" * 400, ""), row(KLAUS, "anything", "y", (500, 30, 200))])
+    h.close()
+    reader = open_reader(h.path)
+    try:
+        nodes = oracle.load(reader)
+    finally:
+        reader.close()
+    assert [(n.uncached, n.answer) for n in nodes] == [(100, 11), (10, 1), (100, 0), (300, 30)]
