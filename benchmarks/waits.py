@@ -246,15 +246,16 @@ def _kind(w: str, j: int, slowest: list[str], p: Phase, dag: oracle.Dag, low: in
     if w in slowest:
         return Wait.OWN
     theirs = {i: a for a in slowest for i in p.items[a]}
-    best, seen, stack = None, {j}, [(j, None)]
+    best, seen, stack = None, {(j, None)}, [(j, None)]
     while stack:  # back over the dependencies, within the calls since the phase began
         b, via = stack.pop()
         for a, kind in dag.preds[b].items():
-            if a < low or a in seen:
-                continue
-            seen.add(a)
+            # the path's kind: its last edge between two agents (none while still on w's own chain)
             cross = via or (kind if dag.nodes[a].agent != dag.nodes[b].agent else None)
-            if a in theirs and cross is not None and (best is None or _strength(cross) < _strength(best)):
+            if a < low or (a, cross) in seen:
+                continue
+            seen.add((a, cross))
+            if a in theirs and (best is None or _strength(cross) < _strength(best)):
                 best = cross
             stack.append((a, cross))
     if best is not None:
