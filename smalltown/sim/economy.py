@@ -54,6 +54,7 @@ class Economy(Ledger):
         n = self.move(kind, giver, taker, item, qty)
         if changes is not None:
             changes.ledger.append(Transfer(changes.tick, changes.stamp, kind, giver, taker, item, qty, note))
+            changes.ledger_at.append((changes.phase, changes.actor))
         return n
 
     # --- what an agent may do -------------------------------------------------------------------
@@ -93,6 +94,7 @@ class Economy(Ledger):
             action = agent.mind.state.action
             if action is None or not action.op or now < action.end:
                 continue
+            changes.actor = agent.name  # (the ledger's canonical order: Changes.ledger_rows)
             op, action.op = action.op, None
             changes.changed.add(agent.name)
             try:
