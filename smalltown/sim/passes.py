@@ -7,7 +7,7 @@ without reading each other's tick from the engine."""
 from __future__ import annotations
 
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 
 from smalltown.sim.agent import Agent
@@ -22,11 +22,6 @@ class Pass:
     agents: list[Agent]
     first: bool = True  # the tick's first pass: it runs the town-wide phases (memes)
     phase: int = 0  # the crowd's phase counter (sim/phases.py sets it at each phase: the same in any pass)
-    names: frozenset[str] = field(default=frozenset())
-
-    def __post_init__(self) -> None:
-        if not self.names:
-            self.names = frozenset(a.name for a in self.agents)
 
 
 _current: ContextVar[Pass | None] = ContextVar("smalltown_pass", default=None)

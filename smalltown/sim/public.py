@@ -29,15 +29,16 @@ class Seen(NamedTuple):
 
 
 class Public:
-    def __init__(self, world: World):
+    def __init__(self, world: World, goals: bool = True):
         self.world = world
+        self.keeps_goals = goals  # (only memes read them: a run without is spared the work)
         self._rows: dict[str, Seen] = {}
 
     def of(self, agent: Agent) -> Seen:
         """What the record would say of `agent` now."""
         arena = self.world.arena_at(agent.tile)
         return Seen(agent.doing, agent.mind.state.goal_need, arena.sector if arena else "",
-                    tuple(memes.goals_of([agent.mind])))
+                    tuple(memes.goals_of([agent.mind])) if self.keeps_goals else ())
 
     def fill(self, agents: list[Agent]) -> None:
         """Every agent not yet in the record, as it is now (a run's first tick: the state opened)."""

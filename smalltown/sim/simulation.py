@@ -84,7 +84,7 @@ class Simulation:
         self._calls: list[tuple[int, int, CallRecord]] = []
         self.asker = Asker(backend, self._record_call, fallback, tick=self._asked_at)
         self.lore = Lore(world)
-        self.public = Public(world)  # each agent as the town knew it at the last tick's end
+        self.public = Public(world, settings.memes)  # each agent as the town knew it at the last tick's end
         self.agents: list[Agent] = []
         self._by_name: dict[str, Agent] = {}
         self._memory_counts: list[int] = []  # per agent: see _new_id
