@@ -7,11 +7,13 @@ awareness, sim/commitments.py), each town's goals for its meme summary (sim/meme
 last tick's end, they never see a state another agent writes during this tick, so the agents of a
 tick may run as groups, in any order, with the same result (sim/groups.py). The record is brought up
 to date when a tick is committed, for the agents whose row changed or who moved (all that these
-read is in the row), and filled for every agent at the first tick of a run."""
+read is in the row), and filled for every agent at the first tick of a run. In a world with an economy
+it also holds what each agent held (refreshed for the givers and takers of the tick's ledger rows):
+a decomposition's trade partners in another sector (sim/economy.py `options`) are read from it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
 from smalltown.llm.tasks import Other
@@ -29,10 +31,12 @@ class Seen(NamedTuple):
 
 
 class Public:
-    def __init__(self, world: World, goals: bool = True):
+    def __init__(self, world: World, goals: bool = True, holdings: Callable[[str], dict[str, int]] | None = None):
         self.world = world
         self.keeps_goals = goals  # (only memes read them: a run without is spared the work)
         self._rows: dict[str, Seen] = {}
+        self._holdings = holdings  # (a world with an economy: what each holds, its ledger's)
+        self._held: dict[str, dict[str, int]] = {}
 
     def of(self, agent: Agent) -> Seen:
         """What the record would say of `agent` now."""
@@ -48,6 +52,19 @@ class Public:
     def refresh(self, agents: Iterable[Agent]) -> None:
         for a in agents:
             self._rows[a.name] = self.of(a)
+            if self._holdings is not None:
+                self._held[a.name] = self._holdings(a.name)
+
+    def refresh_holdings(self, names: Iterable[str]) -> None:
+        """Those whose holdings a tick's ledger rows changed (givers and takers)."""
+        if self._holdings is not None:
+            for n in names:
+                if n in self._held:
+                    self._held[n] = self._holdings(n)
+
+    def holdings(self, name: str) -> dict[str, int]:
+        """What it held (the economy's trade partners, sim/economy.py `options`)."""
+        return self._held.get(name, {})
 
     def other(self, name: str) -> Other:
         """An agent as the goal question shows it (mind/module.py TownView)."""

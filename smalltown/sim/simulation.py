@@ -84,7 +84,9 @@ class Simulation:
         self._calls: list[tuple[int, int, CallRecord]] = []
         self.asker = Asker(backend, self._record_call, fallback, tick=self._asked_at)
         self.lore = Lore(world)
-        self.public = Public(world, settings.memes)  # each agent as the town knew it at the last tick's end
+        self.economy = Economy(world) if world.economy else None
+        # each agent as the town knew it at the last tick's end (sim/public.py)
+        self.public = Public(world, settings.memes, self.economy.holdings if self.economy else None)
         self.agents: list[Agent] = []
         self._by_name: dict[str, Agent] = {}
         self._memory_counts: list[int] = []  # per agent: see _new_id
@@ -105,8 +107,7 @@ class Simulation:
         # they were asked, on the grid
         self.slow = SlowModules(world, self.crowd, self.agents, settings, self.public, self.grid) \
             if slow_phase(settings) else None
-        # a world's economy (its [economy]): holdings and the ledger, the ops applied as actions end
-        self.economy = Economy(world) if world.economy else None
+        # (a world's economy, its [economy]: holdings and the ledger, the ops applied as actions end: above)
         # a world's civics (its [civics]): the constitution, tax seasons, the vote (sim/civics.py)
         self.civics = Civics(world, settings, self.crowd, self.agents, self.economy, self.movement) \
             if world.civics and self.economy else None
@@ -158,7 +159,7 @@ class Simulation:
         self.agents.append(agent)
         self._by_name[agent.name] = agent
         if self.economy:
-            agent.mind.market = self.economy.market(agent, self.agents)
+            agent.mind.market = self.economy.market(agent, self.agents, self.public)
         if self.civics:
             agent.mind.civic = self.civics.view
 
@@ -284,6 +285,8 @@ class Simulation:
         if self.dropped:  # the state after a cut-off tick is half of one: never written
             raise Stopped
         self.public.refresh(self._by_name[n] for n in changes.changed | changes.moved if n in self._by_name)
+        if changes.ledger:
+            self.public.refresh_holdings({n for t in changes.ledger for n in (t.giver, t.taker)})
         # the call log in the order of phase, then agent: each agent asks one after another within a
         # phase, so the log is the same whatever order the answers came back in
         order = {a.name: i for i, a in enumerate(self.agents)}
