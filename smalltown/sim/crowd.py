@@ -49,11 +49,18 @@ class Crowd:
         `fn` may touch only its own item's minds, and must not call `each` (the pool is not nested).
         Every item finishes (or the run stops) before this returns or raises: Stopped first, else
         the first failure in item order."""
-        self.phase += 1
+        p = passes.current()  # (the counter, read once: this is called ~4 times a tick)
+        if p is None:
+            self._phase += 1
+            try:
+                return self._each(items, fn)
+            finally:
+                self._phase += 1
+        p.phase += 1
         try:
             return self._each(items, fn)
         finally:
-            self.phase += 1
+            p.phase += 1
 
     def _each(self, items: Sequence[T], fn: Callable[[T], R]) -> list[R]:
         workers = min(len(items), self.workers)

@@ -27,7 +27,7 @@ from smalltown.sim.crowd import Crowd
 from smalltown.sim.economy import Economy
 from smalltown.sim.encounters import Encounters
 from smalltown.sim.memes import Memes
-from smalltown.sim import heard
+from smalltown.sim import heard, passes
 from smalltown.sim.movement import Movement
 from smalltown.sim.changes import Changes
 from smalltown.sim.perception import perceive_all
@@ -129,8 +129,8 @@ def _think(sim: Engine, tick: Tick) -> None:
     else:
         tick.weigh = tick.seen
     base = sim.crowd.phase
-    for i, phase in enumerate(sim.tick_phases.thinking):
-        sim.crowd.phase = base + (i + 1) * SUB  # (the same in any pass: see `run`)
+    for i, phase in enumerate(sim.tick_phases.thinking, 1):
+        sim.crowd.phase = base + i * SUB  # (the same in any pass: see `run`)
         phase.run(sim, tick)
 
 
@@ -250,9 +250,13 @@ STRIDE, SUB = 10**8, 10**6
 
 def run(sim: Engine, tick: Tick) -> None:
     """The tick's phases over `tick.agents`, in order (`sim.tick_phases`)."""
-    for i, phase in enumerate(sim.tick_phases.phases):
-        sim.crowd.phase = (i + 1) * STRIDE
-        tick.changes.phase = i + 1
+    p, changes = passes.current(), tick.changes
+    for i, phase in enumerate(sim.tick_phases.phases, 1):
+        if p is not None:
+            p.phase = i * STRIDE
+        else:
+            sim.crowd.phase = i * STRIDE
+        changes.phase = i
         phase.run(sim, tick)
 
 

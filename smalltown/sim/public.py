@@ -31,8 +31,10 @@ class Seen(NamedTuple):
 
 
 class Public:
-    def __init__(self, world: World, goals: bool = True, holdings: Callable[[str], dict[str, int]] | None = None):
+    def __init__(self, world: World, goals: bool = True, holdings: Callable[[str], dict[str, int]] | None = None,
+                 kept: bool = True):
         self.world = world
+        self.kept = kept  # False: nothing of the run reads it (none of its readers is on): not kept
         self.keeps_goals = goals  # (only memes read them: a run without is spared the work)
         self._rows: dict[str, Seen] = {}
         self._holdings = holdings  # (a world with an economy: what each holds, its ledger's)
@@ -46,10 +48,12 @@ class Public:
 
     def fill(self, agents: list[Agent]) -> None:
         """Every agent not yet in the record, as it is now (a run's first tick: the state opened)."""
-        if len(self._rows) < len(agents):
+        if self.kept and len(self._rows) < len(agents):
             self.refresh(a for a in agents if a.name not in self._rows)
 
     def refresh(self, agents: Iterable[Agent]) -> None:
+        if not self.kept:
+            return
         for a in agents:
             self._rows[a.name] = self.of(a)
             if self._holdings is not None:
@@ -57,7 +61,7 @@ class Public:
 
     def refresh_holdings(self, names: Iterable[str]) -> None:
         """Those whose holdings a tick's ledger rows changed (givers and takers)."""
-        if self._holdings is not None:
+        if self._holdings is not None and self.kept:
             for n in names:
                 if n in self._held:
                     self._held[n] = self._holdings(n)

@@ -86,7 +86,8 @@ class Simulation:
         self.lore = Lore(world)
         self.economy = Economy(world) if world.economy else None
         # each agent as the town knew it at the last tick's end (sim/public.py)
-        self.public = Public(world, settings.memes, self.economy.holdings if self.economy else None)
+        self.public = Public(world, settings.memes, self.economy.holdings if self.economy else None,
+                             kept=bool(self.economy) or settings.memes or settings.action_awareness or slow_phase(settings))
         self.agents: list[Agent] = []
         self._by_name: dict[str, Agent] = {}
         self._memory_counts: list[int] = []  # per agent: see _new_id

@@ -81,7 +81,8 @@ class Sight:
                 and at is not None and at >= crowd.start):
             cells, objects, read = last.cells, last.objects, last.read  # the same place in the same crowd
             states = read(object_states)
-            if states == last.states and (at == crowd.serial or crowd.unchanged(cells, at)):
+            if states == last.states and (at == crowd.serial or (crowd.dirty.isdisjoint(cells) if at == crowd.since
+                                                                 else crowd.unchanged(cells, at))):
                 self._at[me.name] = crowd.serial  # nothing it could see has changed since its last look
                 return last.seen
             look = self._look(me, crowd, cells, objects, states, radius, bandwidth)
@@ -164,9 +165,8 @@ class Crowd:
             changed[cell] = serial
 
     def unchanged(self, cells: tuple[Cell, ...], since: int) -> bool:
-        """Whether no body came, went or changed in `cells` after the state `since`."""
-        if since == self.since:  # (most looks: taken at the last state; a set test at C speed)
-            return self.dirty.isdisjoint(cells)
+        """Whether no body came, went or changed in `cells` after the state `since` (for the state
+        before the last update, `dirty.isdisjoint(cells)` says it at C speed)."""
         changed = self._changed
         return all(changed.get(c, 0) <= since for c in cells)
 
