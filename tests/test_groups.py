@@ -51,3 +51,20 @@ def test_every_sector_of_a_world_has_a_box_holding_its_arenas():
         if arena.tiles:
             x0, y0, x1, y1 = boxes[arena.sector]
             assert all(x0 <= x <= x1 and y0 <= y <= y1 for x, y in arena.tiles)
+
+
+def test_a_ticks_ledger_rows_are_in_phase_then_agent_order_whatever_order_groups_ran():
+    from datetime import datetime
+
+    from smalltown.sim.changes import Changes
+    from smalltown.store.records import Transfer
+
+    order = {"Ann": 0, "Bob": 1, "Cy": 2}
+    changes = Changes(5, datetime(2023, 2, 13, 8))
+    # Cy's group ran first (its economy phase 2, then its tax in phase 3), then Ann's and Bob's
+    for phase, actor, kind in ((2, "Cy", "gather"), (3, "Cy", "tax"), (2, "Bob", "give"), (2, "Ann", "craft_in"),
+                               (2, "Ann", "craft")):
+        changes.ledger.append(Transfer(5, changes.stamp, kind, actor, "", "x", 1))
+        changes.ledger_at.append((phase, actor))
+    assert [(t.giver, t.kind) for t in changes.ledger_rows(order)] == [
+        ("Ann", "craft_in"), ("Ann", "craft"), ("Bob", "give"), ("Cy", "gather"), ("Cy", "tax")]
