@@ -234,10 +234,10 @@ def test_a_priest_with_nothing_new_in_sight_looks_again_for_those_it_seeks(tmp_p
         layman = next(a for a in sim.agents if a.name not in d.priests and a is not other and free(a))
         look = [Seen(n.name, f"{n.name} is {n.doing}", 1) for n in (fellow, other)]
         priest.look, layman.look = look, look
-        found = [(c.agent.name, c.seen.subject) for c in sim.encounters.candidates({}, sim.now)]
+        found = [(c.agent.name, c.seen.subject) for c in sim.encounters.candidates(sim.agents, {}, sim.now)]
         assert (priest.name, other.name) in found and (priest.name, fellow.name) not in found
         assert not [c for c in found if c[0] == layman.name]
         priest.mind.state.declined[other.name] = sim.now  # passed over: not weighed again for hours
-        assert (priest.name, other.name) not in [(c.agent.name, c.seen.subject) for c in sim.encounters.candidates({}, sim.now)]
+        assert (priest.name, other.name) not in [(c.agent.name, c.seen.subject) for c in sim.encounters.candidates(sim.agents, {}, sim.now)]
     finally:
         sim.close()

@@ -46,7 +46,12 @@ def goals_of(minds: Iterable["MindCore"]) -> list[TownGoal]:
 
 def question(town: str, minds: list["MindCore"], now: datetime) -> MemeSummary | None:
     """The town's question (None when no one there has a goal yet: nothing to summarise)."""
-    goals = goals_of(minds)
+    return summary(town, goals_of(minds), now)
+
+
+def summary(town: str, goals: list[TownGoal], now: datetime) -> MemeSummary | None:
+    """The town's question from its people's goals (`goals_of`; None when there are none)."""
+    goals = goals[-MAX_GOALS:]
     if not goals:
         return None
     card = PersonaCard(name=asker(town), age=0, traits="", description="", home=town)

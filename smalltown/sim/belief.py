@@ -22,30 +22,33 @@ class Belief:
         self.agents = agents  # the simulation's list, in agent order
         self.radius = radius
         self.priests = {p for d in self.doctrines for p in d.priests}
-        self.ordained = False
+        self.ordained: set[str] = set()  # the priests ordained (each in its own pass of the first tick)
 
-    def step(self, now: datetime, changes: Changes, by_name: dict[str, Agent]) -> None:
+    def step(self, now: datetime, changes: Changes, by_name: dict[str, Agent], agents: list[Agent]) -> None:
+        """The tick's lines said in talks begun by `agents` (the town, or a group of it)."""
         if not self.doctrines:
             return
-        if not self.ordained:  # (a resumed run's priests hold it already: nothing changes)
-            for name in self.priests:
-                if name in by_name and belief.ordain(by_name[name].mind, self.doctrines, now):
-                    changes.changed.add(name)
-            self.ordained = True
+        names = {a.name for a in agents}
+        for name in sorted(self.priests & names - self.ordained):  # (a resumed run's priests hold it already)
+            if belief.ordain(by_name[name].mind, self.doctrines, now):
+                changes.changed.add(name)
+            self.ordained.add(name)
         for conv in changes.conversations:
+            if conv.initiator not in names:
+                continue  # (another group's talk)
             for line in conv.lines:
                 self.line(line.speaker, conv.other if line.speaker == conv.initiator else conv.initiator,
-                          line.text, now, changes, by_name)
+                          line.text, now, changes, by_name, agents)
 
     def line(self, speaker: str, listener: str, text: str, now: datetime, changes: Changes,
-             by_name: dict[str, Agent]) -> None:
+             by_name: dict[str, Agent], agents: list[Agent]) -> None:
         said = by_name.get(speaker)
         if said is None:
             return
         levels = [(d, level_in(d, text)) for d in self.doctrines]
         if not any(lvl for _, lvl in levels):
             return
-        for hearer in hearers(self.agents, said, listener, by_name, self.radius):
+        for hearer in hearers(agents, said, listener, by_name, self.radius):
             kept = [belief.hear(hearer.mind, d, speaker, lvl, changes.tick, now) for d, lvl in levels]
             if any(kept):
                 changes.changed.add(hearer.name)

@@ -21,10 +21,23 @@ class Changes:
     objects: set[str] = field(default_factory=set)  # objects whose state changed
     conversations: list[Conversation] = field(default_factory=list)
     ledger: list[Transfer] = field(default_factory=list)  # the economy's transfers (sim/economy.py)
+    # each transfer's place in the tick's canonical order: (the phase's, its actor's); `actor` is the
+    # agent whose op or payment is being applied (the tick's systems set it, agent by agent)
+    ledger_at: list[tuple[int, str]] = field(default_factory=list)
+    actor: str = ""
+    phase: int = 0  # the tick phase running (sim/phases.py `run` sets it)
     memes: list[MemeRow] = field(default_factory=list)  # the meme summaries answered (mind/memes.py)
 
     def __post_init__(self) -> None:
         self.stamp = self.time.strftime(TIME_FMT)
+
+    def ledger_rows(self, order: dict[str, int]) -> list[Transfer]:
+        """The transfers in the canonical order (phase, actor's agent order, as made): the same whether
+        the tick ran over the whole town or group by group (sim/groups.py)."""
+        if not self.ledger_at:
+            return list(self.ledger)
+        keys = [(p, order.get(a, -1), i) for i, (p, a) in enumerate(self.ledger_at)]
+        return [self.ledger[k[2]] for k in sorted(keys)]
 
     def emit(self, agent: str | None, kind: str, text: str, **data: object) -> None:
         self.events.append(Event(self.tick, self.stamp, agent, kind, text, {**data, **self.tag}))

@@ -124,15 +124,23 @@ class Civics:
 
     # --- the tick ---------------------------------------------------------------------------
 
-    def step(self, now: datetime, changes: Changes) -> None:
+    def barrier(self, now: datetime) -> bool:
+        """Whether the tick at `now` holds something town-wide (the first constitution, a phase of the
+        timeline, a tax season's beginning): it runs whole, never group by group (sim/groups.py)."""
+        return (self.version == 0 or self.taxes.begins(now)
+                or any(p not in self.done and now >= self.at(getattr(self.spec.timeline, p)) for p in PHASES))
+
+    def step(self, now: datetime, changes: Changes, agents: list[Agent]) -> None:
+        """The tick's civics for `agents`: the whole town on a `barrier` tick, else the town or a group of it."""
         if self.version == 0:
             self._enact(1, self.spec.tax_rate, self.spec.constitution, now, changes)
-        self._stay_home(now, changes)
+        if any(a.name == self.spec.manager for a in agents):
+            self._stay_home(now, changes)
         for phase in PHASES:
             if phase not in self.done and now >= self.at(getattr(self.spec.timeline, phase)):
                 self.done.add(phase)
                 getattr(self, "_" + phase)(now, changes)
-        self.taxes.step(now, changes)
+        self.taxes.step(now, changes, agents)
 
     def _enact(self, version: int, rate: int, text: str, now: datetime, changes: Changes) -> None:
         self.version, self.rate, self.text, self.since = version, rate, text, now

@@ -48,14 +48,24 @@ class Taxes:
         self.season = 0  # the last season begun
         self.pending: dict[str, tuple[int, dict[str, int], datetime]] = {}  # name -> (season, items, until)
 
-    def step(self, now: datetime, changes: Changes) -> None:
+    def _due(self, now: datetime) -> int | None:
+        """The season that begins at `now`, if one does."""
         t = self.civics.spec.timeline
         elapsed = (now - self.world.start).total_seconds() / self.civics.settings.civics_scale
         n = int(elapsed // t.season_every)
-        if n > self.season and n * t.season_every < t.end:
+        return n if n > self.season and n * t.season_every < t.end else None
+
+    def begins(self, now: datetime) -> bool:
+        return self._due(now) is not None
+
+    def step(self, now: datetime, changes: Changes, agents: list[Agent]) -> None:
+        """A season's beginning (town-wide: its tick runs whole), then the payments of `agents`."""
+        n = self._due(now)
+        if n is not None:
+            t = self.civics.spec.timeline
             self.season = n
             self._begin(n, now, self.civics.at(n * t.season_every + t.window), changes)
-        self._pay(now, changes)
+        self._pay(now, changes, agents)
 
     def _begin(self, n: int, now: datetime, until: datetime, changes: Changes) -> None:
         c = self.civics
@@ -87,12 +97,13 @@ class Taxes:
         self.movement.start(agent, action, True, changes)
         changes.changed.add(agent.name)
 
-    def _pay(self, now: datetime, changes: Changes) -> None:
+    def _pay(self, now: datetime, changes: Changes, agents: list[Agent]) -> None:
         chest_arena = self.economy.spec.chest_arena
-        for agent in self.civics.agents:
+        for agent in agents:
             if agent.name not in self.pending:
                 continue
             n, items, until = self.pending[agent.name]
+            changes.actor = agent.name  # (the ledger's canonical order: Changes.ledger_rows)
             here = self.world.arena_at(agent.tile)
             if here is not None and here.address == chest_arena:
                 held = self.economy.holdings(agent.name)

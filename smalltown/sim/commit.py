@@ -42,7 +42,7 @@ def records(changes: Changes, agents: list[Agent], objects: dict[str, str],
         embeddings=tuple(Embedding(text, _blob(vec)) for text, vec in embeddings),
         calls=tuple(Call(t, stamp, c) for t, c in calls),
         meta={"tick": tick, "game_time": stamp},
-        ledger=tuple(changes.ledger),
+        ledger=tuple(changes.ledger_rows({a.name: i for i, a in enumerate(agents)}) if changes.ledger else ()),
         memes=tuple(changes.memes),
     )
 

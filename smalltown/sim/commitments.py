@@ -10,6 +10,7 @@ outboxes ("decided", "committed"), in agent order.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from smalltown.mind import awareness
@@ -29,11 +30,12 @@ def emit_outboxes(agents: list[Agent], changes: Changes) -> None:
             changes.changed.add(agent.name)
 
 
-def check(agents: list[Agent], by_name: dict[str, Agent], world: World, now: datetime, window_minutes: int,
-          changes: Changes, aware: bool = False) -> None:
+def check(agents: list[Agent], sector_of: Callable[[str], str | None], world: World, now: datetime,
+          window_minutes: int, changes: Changes, aware: bool = False) -> None:
     """Mark the promises whose place is reached in their window kept, those past it broken. With
     action awareness (`aware`), an agent keeping a promise to someone who is not there notices
-    (`by_name`: the run's agents by name, to find the other)."""
+    (`sector_of`: where another agent was at the end of the last tick, sim/public.py; None: no such
+    agent): a group of the tick never reads where another group's agents are this tick."""
     window = timedelta(minutes=window_minutes)
     for agent in agents:
         promises = agent.mind.state.commitments
@@ -46,8 +48,8 @@ def check(agents: list[Agent], by_name: dict[str, Agent], world: World, now: dat
             if sector == c.where and abs(now - c.by) <= window:
                 changes.emit(agent.name, "kept", f"{agent.name} keeps the promise to {c.to}: {c.what} at {c.where}",
                              **data)
-                other = by_name.get(c.to)
-                if aware and other is not None and _sector(world, other) != c.where:
+                other = sector_of(c.to) if aware else None
+                if other is not None and other != c.where:
                     absent.append(c)
             elif now > c.by + window:
                 changes.emit(agent.name, "broken", f"{agent.name} breaks the promise to {c.to}: {c.what} at "

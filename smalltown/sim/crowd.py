@@ -7,9 +7,11 @@ order the answers come back in, and at concurrency 1 the same calls are made in 
 from __future__ import annotations
 
 from concurrent.futures import Future, ThreadPoolExecutor, wait
+from contextvars import copy_context
 from typing import Callable, Sequence, TypeVar
 
 from smalltown.llm.backend import Backend, Stopped, capabilities
+from smalltown.sim import passes
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -21,8 +23,22 @@ class Crowd:
         self.stopping = stopping
         self._pool: ThreadPoolExecutor | None = None
         self._workers = 0
-        # counts the phases (and the stretches between them): the call log is ordered by phase, then agent
-        self.phase = 0
+        # counts the phases (and the stretches between them): the call log is ordered by phase, then
+        # agent; the current pass's (sim/passes.py) while one runs
+        self._phase = 0
+
+    @property
+    def phase(self) -> int:
+        p = passes.current()
+        return p.phase if p is not None else self._phase
+
+    @phase.setter
+    def phase(self, value: int) -> None:
+        p = passes.current()
+        if p is not None:
+            p.phase = value
+        else:
+            self._phase = value
 
     @property
     def workers(self) -> int:
@@ -33,11 +49,18 @@ class Crowd:
         `fn` may touch only its own item's minds, and must not call `each` (the pool is not nested).
         Every item finishes (or the run stops) before this returns or raises: Stopped first, else
         the first failure in item order."""
-        self.phase += 1
+        p = passes.current()  # (the counter, read once: this is called ~4 times a tick)
+        if p is None:
+            self._phase += 1
+            try:
+                return self._each(items, fn)
+            finally:
+                self._phase += 1
+        p.phase += 1
         try:
             return self._each(items, fn)
         finally:
-            self.phase += 1
+            p.phase += 1
 
     def _each(self, items: Sequence[T], fn: Callable[[T], R]) -> list[R]:
         workers = min(len(items), self.workers)
@@ -48,7 +71,7 @@ class Crowd:
                 self._pool.shutdown(wait=True)
             self._workers = max(workers, self.workers)
             self._pool = ThreadPoolExecutor(max_workers=self._workers, thread_name_prefix="mind")
-        futures = [self._pool.submit(fn, x) for x in items]
+        futures = [self._pool.submit(copy_context().run, fn, x) for x in items]  # (the pass goes along)
         while wait(futures, timeout=0.1).not_done:  # a stop does not wait on a stuck worker
             if self.stopping():
                 raise Stopped
@@ -75,7 +98,7 @@ class Crowd:
                 self._pool.shutdown(wait=True)
             self._workers = self.workers
             self._pool = ThreadPoolExecutor(max_workers=self._workers, thread_name_prefix="mind")
-        return self._pool.submit(fn)
+        return self._pool.submit(copy_context().run, fn)
 
     def result(self, future: Future) -> R:
         """A submitted job's result, waited for without outwaiting a stop."""

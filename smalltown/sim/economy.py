@@ -13,7 +13,7 @@ The API the rest of the engine (and the civics of a later round: tax seasons) us
     Economy.transfer(changes, kind, giver, taker, item, qty, note="") -> int
                                          the one place that moves items: a ledger row in the tick's
                                          commit (its number returned); raises Refused when infeasible
-    Economy.options(agent, agents, sector) -> (ops, inventory)
+    Economy.options(agent, agents, sector, town) -> (ops, inventory)
                                          the ops feasible for `agent` in `sector` now (typed, for the
                                          decompose question) and what it holds
     Economy.settle(agents, by_name, now, changes)
@@ -26,7 +26,7 @@ Ledger kinds: gather, craft (the output), craft_in (the inputs used up), give, t
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Callable
+from typing import Callable, Protocol
 
 from pydantic import ValidationError
 
@@ -44,6 +44,13 @@ MAX_OPTIONS = 20  # ops listed in one question
 MAX_PARTNERS = 3  # people a give or trade is offered with
 
 
+class Town(Protocol):
+    """The others as an agent's decomposition reads them (sim/public.py's Public)."""
+
+    def sector(self, name: str) -> str | None: ...
+    def holdings(self, name: str) -> dict[str, int]: ...
+
+
 class Economy(Ledger):
     # --- the one transfer ------------------------------------------------------------------------
 
@@ -54,16 +61,25 @@ class Economy(Ledger):
         n = self.move(kind, giver, taker, item, qty)
         if changes is not None:
             changes.ledger.append(Transfer(changes.tick, changes.stamp, kind, giver, taker, item, qty, note))
+            changes.ledger_at.append((changes.phase, changes.actor))
         return n
 
     # --- what an agent may do -------------------------------------------------------------------
 
-    def market(self, agent: Agent, agents: list[Agent]) -> Callable[[str], tuple[list[Op], list[Holding]]]:
+    def market(self, agent: Agent, agents: list[Agent], town: Town | None = None
+               ) -> Callable[[str], tuple[list[Op], list[Holding]]]:
         """The view of the town an agent's mind asks its decomposition with (Mind.market)."""
-        return lambda sector: self.options(agent, agents, sector)
+        return lambda sector: self.options(agent, agents, sector, town)
 
-    def options(self, agent: Agent, agents: list[Agent], sector: str) -> tuple[list[Op], list[Holding]]:
+    def options(self, agent: Agent, agents: list[Agent], sector: str, town: Town | None = None
+                ) -> tuple[list[Op], list[Holding]]:
+        """`town`: where the others are and what they hold, as the town knew it at the end of the last
+        tick (sim/public.py): the sector asked about may be another group's (sim/groups.py), which
+        this tick may already have run, or not yet. None: as they are now."""
         held = self.holdings(agent.name)
+        where = town.sector if town is not None else (lambda name: self._sector(by[name]))
+        theirs_of = town.holdings if town is not None else self.holdings
+        by = {a.name: a for a in agents} if town is None else {}
         ops: list[Op] = []
         for s in self.spec.sources:
             if s.arena.split(":")[0] == sector and not any(o.item == s.item for o in ops):
@@ -73,11 +89,11 @@ class Economy(Ledger):
                 ops.append(Op(op="craft", item=r.output, qty=r.qty, minutes=r.minutes))
         if self.spec.chest.split(":")[0] == sector:
             ops += [Op(op="deposit", item=i, qty=n) for i, n in held.items()]
-        partners = [a for a in agents if a is not agent and self._sector(a) == sector][:MAX_PARTNERS]
+        partners = [a for a in agents if a is not agent and where(a.name) == sector][:MAX_PARTNERS]
         for p in partners:
             ops += [Op(op="give", item=i, qty=1, other=p.name) for i in held]
         for p in partners:
-            theirs = self.holdings(p.name)
+            theirs = theirs_of(p.name)
             ops += [Op(op="trade", item=i, qty=1, other=p.name, get=j, get_qty=1) for i in held for j in theirs if j != i]
         return ops[:MAX_OPTIONS], [Holding(item=i, qty=n) for i, n in held.items()]
 
@@ -93,6 +109,7 @@ class Economy(Ledger):
             action = agent.mind.state.action
             if action is None or not action.op or now < action.end:
                 continue
+            changes.actor = agent.name  # (the ledger's canonical order: Changes.ledger_rows)
             op, action.op = action.op, None
             changes.changed.add(agent.name)
             try:

@@ -68,7 +68,7 @@ class Encounters:
         # resumes after the talk)
         self.errands: Container[str] = ()
 
-    def candidates(self, seen: dict[str, list[Seen]], now: datetime) -> list[Candidate]:
+    def candidates(self, agents: list[Agent], seen: dict[str, list[Seen]], now: datetime) -> list[Candidate]:
         """Each awake agent's one new observation to weigh: another agent it may talk to, or an
         object doing something with nobody tending it (a burning stove). No question asked.
         One who seeks people out (a doctrine's priest, mind/belief.py `seeks_out`) with nothing
@@ -77,7 +77,7 @@ class Encounters:
         (retention). The cooldowns bound it: one talked with or passed over is not weighed again
         for hours."""
         out = []
-        for agent in self.agents:
+        for agent in agents:
             new = seen.get(agent.name)
             seeks = bool(agent.look) and seeks_out(agent.mind)
             if not new and not seeks:  # (most agents most ticks: nothing new to weigh)
@@ -102,7 +102,7 @@ class Encounters:
                 if (other.action is None or other.asleep or other.action.talking
                         or not may_talk_to(agent.mind, other.name, now) or not attending(agent.mind, other.name, now)):
                     continue
-            elif not self.objects.unusual(s.subject, self.agents):
+            elif not self.objects.unusual(s.subject, self.by_name):
                 continue
             if not may_consider(agent.mind, s.subject, now):
                 continue
@@ -110,9 +110,10 @@ class Encounters:
             return Candidate(agent, s, other, state)  # one observation considered per tick
         return None
 
-    def react(self, seen: dict[str, list[Seen]], now: datetime, changes: Changes,
+    def react(self, agents: list[Agent], seen: dict[str, list[Seen]], now: datetime, changes: Changes,
               meanwhile: Callable[[set[str]], None] | None = None) -> None:
-        """Every agent weighs its observation at once; the decisions are carried out in agent order.
+        """Every agent of `agents` (the town, or a group of it: sim/groups.py) weighs its observation
+        at once; the decisions are carried out in agent order.
         `meanwhile` is told twice whose minds the encounters may use (its work may run beside
         theirs on other minds): before the weighing, every agent that weighs, may be spoken to or
         has scripted lines; once the decisions are known, those who act or talk on them."""
@@ -120,12 +121,14 @@ class Encounters:
             reaction = consider(c.agent.mind, c.seen, c.other is not None, now, self.place(c.agent), c.state)
             return reaction, c.agent.mind.asker.last  # this thread's call: a note may follow
 
-        found = self.candidates(seen, now)
+        found = self.candidates(agents, seen, now)
         talks: list[Talk] = []
         acts: list[tuple[Agent, Reaction]] = []
         partner: dict[str, str] = {}  # who talks with whom this tick
         if self.world.lines:  # the world file's scripted lines come first; those in them weigh nothing else
-            for a, b, said in lines.due(self.world.lines, self.by_name, now, a_radius(self.agents), set()):
+            names = {a.name for a in agents}  # (a line's listener is within sight of its speaker: in the group)
+            mine = [x for x in self.world.lines if x.speaker in names]
+            for a, b, said in lines.due(mine, self.by_name, now, a_radius(agents), set()):
                 talks.append(Talk(a, b, f"{b.name} is nearby", said[0][0], "", said))
                 partner[a.name], partner[b.name] = b.name, a.name
             found = [c for c in found if c.agent.name not in partner and (c.other is None or c.other.name not in partner)]
@@ -168,6 +171,7 @@ class Encounters:
         # (conversation, me, the other): the initiators first, then the others
         sides: list[tuple[int, Mind, Mind]] = ([(i, t.a.mind, t.b.mind) for i, t in enumerate(talks)]
                                                + [(i, t.b.mind, t.a.mind) for i, t in enumerate(talks)])
+        start = self.crowd.phase
         self.crowd.each(sides, lambda s: s[1].settle())
         convs = [talk.begin(t.a.mind, t.b.mind, now, self.place(t.a), t.reason, {t.a.name: t.a.doing, t.b.name: t.b.doing},
                             t.opening, t.relationship) for t in talks]
@@ -179,6 +183,8 @@ class Encounters:
         while going:  # line k of every conversation still going, at once
             said = self.crowd.each(going, lambda i: talk.say(convs[i], talks[i].a.mind, talks[i].b.mind))
             going = [i for i, on in zip(going, said) if on]
+        # (the steps after the lines at a fixed place in the call log, however many lines were said)
+        self.crowd.phase = start + TAIL
         for (i, me, _), got in zip(sides, self.crowd.each(sides, lambda s: talk.remember(s[1], s[2], convs[s[0]]))):
             talk.settle_memory(convs[i], me.name, got)
         for (i, me, _), again in zip(sides, self.crowd.each(sides, lambda s: talk.carry_on(s[1], s[2], convs[s[0]]))):
@@ -208,6 +214,9 @@ class Encounters:
             changes.emit(me.name, "started", f"{me.name}: {action.activity}", activity=action.activity,
                          address=action.address, end=action.end.strftime(TIME_FMT), calls=action.calls)
             changes.changed.add(me.name)
+
+
+TAIL = 10**5  # the crowd's phases after a talk's lines: past any number of lines
 
 
 def a_radius(agents: list[Agent]) -> int:

@@ -30,7 +30,10 @@ def hearers(agents: list[Agent], speaker: Agent, listener: str, by_name: dict[st
 
 
 def step(agents: list[Agent], by_name: dict[str, Agent], radius: int, now: datetime, changes: Changes) -> None:
+    names = {a.name for a in agents}
     for conv in changes.conversations:
+        if conv.initiator not in names:
+            continue  # (another group's talk: its hearers are all in that group)
         for line in conv.lines:
             said = by_name.get(line.speaker)
             if said is None or not said.mind.state.goal or not said.mind.state.goal_need:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Mapping
 
 from smalltown.sim.agent import Agent
 from smalltown.sim.changes import Changes
@@ -53,12 +53,15 @@ class Objects:
             self.set(agent.using, self.world.objects[agent.using].initial_state, agent.name, changes)
         agent.using = None
 
-    def unusual(self, address: str, agents: Iterable[Agent]) -> bool:
-        """An object in a state that neither rest nor anyone's use of it explains (a stove burning):
-        worth reacting to. What use does to an object is what the minds were told it does (their
-        object states, kept in their saved state), so the test holds after a resume."""
+    def unusual(self, address: str, by_name: Mapping[str, Agent]) -> bool:
+        """An object in a state that neither rest nor its users' use of it explains (a stove burning
+        with nobody at it, a state the user wrote): worth reacting to. What use does to an object is
+        what its users' minds were told it does (their object states, kept in their saved state), so
+        the test holds after a resume. Only its users are asked: they stand on it, within sight of
+        whoever sees it, so the answer is the same whichever group of the tick asks (sim/groups.py)."""
         state = self.states[address]
         if state == self.world.objects[address].initial_state:
             return False
         key = self.world.objects[address].name + "\x1f"
-        return not any(v == state for a in agents for k, v in a.mind.state.object_states.items() if k.startswith(key))
+        users = [by_name[n] for n in sorted(self.users.get(address, ())) if n in by_name]
+        return not any(v == state for a in users for k, v in a.mind.state.object_states.items() if k.startswith(key))

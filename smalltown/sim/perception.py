@@ -10,11 +10,13 @@ from smalltown.world.sight import Sight
 
 
 def perceive_all(sight: Sight, agents: list[Agent], objects: dict[str, str], settings: Settings,
-                 changes: Changes) -> dict[str, list[Seen]]:
-    """Per agent, what it sees that is not among its latest percepts (retention)."""
+                 changes: Changes, whole: bool = True) -> dict[str, list[Seen]]:
+    """Per agent, what it sees that is not among its latest percepts (retention). `whole`: `agents`
+    are the whole town; else a group of it (sim/groups.py), whose bodies alone are brought up to
+    date in the index: no one else is within sight of any of them."""
     s = settings
     seen_as = [a.seen() for a in agents]
-    crowd = sight.crowd([body for body, _ in seen_as], 2 * s.vision_radius)  # indexed once for every agent
+    crowd = sight.crowd([body for body, _ in seen_as], 2 * s.vision_radius, whole)  # indexed once for every agent
     new: dict[str, list[Seen]] = {}
     for agent, (body, asleep) in zip(agents, seen_as):
         if asleep:

@@ -27,10 +27,11 @@ from smalltown.sim.crowd import Crowd
 from smalltown.sim.economy import Economy
 from smalltown.sim.encounters import Encounters
 from smalltown.sim.memes import Memes
-from smalltown.sim import heard
+from smalltown.sim import heard, passes
 from smalltown.sim.movement import Movement
 from smalltown.sim.changes import Changes
 from smalltown.sim.perception import perceive_all
+from smalltown.sim.public import Public
 from smalltown.sim.slow import SlowModules, emit
 from smalltown.sim.thinking import Thinking
 from smalltown.world.model import World
@@ -60,22 +61,27 @@ class Engine(Protocol):
     think_ahead: bool
     tick_phases: "TickPhases"
 
+    public: Public
+
     @property
     def by_name(self) -> dict[str, Agent]: ...
     @property
     def calls(self) -> list[tuple[int, int, CallRecord]]: ...
     def agent(self, name: str) -> Agent: ...
-    def sighted(self, changes: Changes) -> dict[str, list[Seen]]: ...
-    def ahead(self, involved: set[str]) -> None: ...
+    def sighted(self, agents: list[Agent], changes: Changes) -> dict[str, list[Seen]]: ...
+    def ahead(self, agents: list[Agent], involved: set[str]) -> None: ...
     def join_ahead(self, changes: Changes) -> None: ...
     def horizon(self) -> datetime | None: ...
 
 
 @dataclass
 class Tick:
-    """The tick in progress, as the phases pass it on."""
+    """The tick in progress over a list of agents (the town, or a group of it: sim/groups.py), as the
+    phases pass it on. Phase code reads the agents from here, never the engine's whole list."""
     now: datetime
     changes: Changes
+    agents: list[Agent] = field(default_factory=list)
+    first: bool = True  # the tick's first pass: the town-wide phases (memes) run in it
     seen: dict[str, list[Seen]] = field(default_factory=dict)  # per agent, what it newly saw this tick
     weigh: dict[str, list[Seen]] = field(default_factory=dict)  # what the thinking phases weigh
 
@@ -106,8 +112,9 @@ def always(sim: Engine) -> bool:
 # --- the phases -------------------------------------------------------------------------------
 
 def _perceive(sim: Engine, tick: Tick) -> None:
-    tick.seen = perceive_all(sim.sight, sim.agents, sim.objects, sim.settings, tick.changes)
-    for agent in sim.agents:
+    whole = len(tick.agents) == len(sim.agents)
+    tick.seen = perceive_all(sim.sight, tick.agents, sim.objects, sim.settings, tick.changes, whole)
+    for agent in tick.agents:
         if tick.seen.get(agent.name):
             agent.mind.observe(tick.seen[agent.name], tick.now, sim.objects)
 
@@ -116,18 +123,20 @@ def _think(sim: Engine, tick: Tick) -> None:
     if sim.grid > 1:  # the mind thinks on grid ticks only, on all it saw since the last
         for name, new in tick.seen.items():
             sim.agent(name).sight(new)
-        if sim.tick % sim.grid:
+        if tick.changes.tick % sim.grid:
             return
-        tick.weigh = sim.sighted(tick.changes)
+        tick.weigh = sim.sighted(tick.agents, tick.changes)
     else:
         tick.weigh = tick.seen
-    for phase in sim.tick_phases.thinking:
+    base = sim.crowd.phase
+    for i, phase in enumerate(sim.tick_phases.thinking, 1):
+        sim.crowd.phase = base + i * SUB  # (the same in any pass: see `run`)
         phase.run(sim, tick)
 
 
 def _reflect(sim: Engine, tick: Tick) -> None:
     """Inline reflection (the reflection module's form without `slow_reflection`: mind/reflect.py's `due`)."""
-    due = [a for a in sim.agents if a.mind.should_reflect(tick.now)]
+    due = [a for a in tick.agents if a.mind.should_reflect(tick.now)]
     for agent, insights in zip(due, sim.crowd.each(due, lambda a: a.mind.reflect(tick.now))):
         tick.changes.emit(agent.name, "reflected", f"{agent.name} reflects: " + " / ".join(m.description for m in insights),
                           memories=[m.id for m in insights])
@@ -135,12 +144,13 @@ def _reflect(sim: Engine, tick: Tick) -> None:
 
 
 def _encounters(sim: Engine, tick: Tick) -> None:
-    sim.encounters.react(tick.weigh, tick.now, tick.changes, sim.ahead if sim.think_ahead else None)
+    ahead = (lambda involved: sim.ahead(tick.agents, involved)) if sim.think_ahead else None
+    sim.encounters.react(tick.agents, tick.weigh, tick.now, tick.changes, ahead)
     sim.join_ahead(tick.changes)
 
 
 def _next_actions(sim: Engine, tick: Tick) -> None:
-    due = [a for a in sim.agents if a.mind.due(tick.now)]
+    due = [a for a in tick.agents if a.mind.due(tick.now)]
     for agent, (action, new, later) in zip(due, sim.thinking.next_actions(due, tick.now, sim.horizon())):
         sim.movement.start(agent, action, new, tick.changes)
         tick.changes.changed.add(agent.name)
@@ -150,12 +160,12 @@ def _next_actions(sim: Engine, tick: Tick) -> None:
 
 def _ahead(sim: Engine, tick: Tick) -> None:
     """(`think_ahead`) Those the encounters had: what follows their talk or re-plan, now."""
-    sim.ahead(set())
+    sim.ahead(tick.agents, set())
     sim.join_ahead(tick.changes)
 
 
 def _move(sim: Engine, tick: Tick) -> None:
-    for agent in sim.agents:
+    for agent in tick.agents:
         if agent.path:
             sim.movement.walk(agent, tick.changes)
             tick.changes.moved.add(agent.name)
@@ -167,7 +177,7 @@ def _each_tick(sim: Engine, tick: Tick) -> None:
     """The model-free modules' hooks, each agent given what stopped its action this tick (taken
     whatever is on: it is this tick's only)."""
     hooks = sim.tick_phases.hooks
-    for agent in sim.agents:
+    for agent in tick.agents:
         outcome, agent.outcome = agent.outcome, None
         for hook in hooks:
             emit(agent, hook(agent.mind, tick.now, outcome), tick.changes)
@@ -175,7 +185,7 @@ def _each_tick(sim: Engine, tick: Tick) -> None:
 
 def _commitment_checks(sim: Engine, tick: Tick) -> None:
     s = sim.settings
-    commitments.check(sim.agents, sim.by_name, sim.world, tick.now,
+    commitments.check(tick.agents, sim.public.sector, sim.world, tick.now,
                       s.commitment_window_minutes, tick.changes, s.action_awareness)
 
 
@@ -191,31 +201,32 @@ PHASES: list[Phase] = [
     # perceiving runs whatever `observation_memory` says: it says only whether the mind remembers it
     Phase("perception", _perceive, ("perception",), when=always),
     # the ops of actions that have ended, before anyone thinks of the next
-    Phase("economy", lambda sim, t: sim.economy.settle(sim.agents, sim.by_name, t.now, t.changes),
+    Phase("economy", lambda sim, t: sim.economy.settle(t.agents, sim.by_name, t.now, t.changes),
           when=lambda sim: sim.economy is not None),
     # the constitution's phases and tax seasons due now
-    Phase("civics", lambda sim, t: sim.civics.step(t.now, t.changes), when=lambda sim: sim.civics is not None),
-    Phase("slow", lambda sim, t: sim.slow.step(sim.tick, t.now, t.changes, sim.calls),
+    Phase("civics", lambda sim, t: sim.civics.step(t.now, t.changes, t.agents), when=lambda sim: sim.civics is not None),
+    Phase("slow", lambda sim, t: sim.slow.step(t.changes.tick, t.now, t.changes, sim.calls, t.agents),
           takes=lambda m: bool(m.steps), when=lambda sim: sim.slow is not None),
-    # one meme summary per town each `meme_every_minutes` (after the goals taken up this tick)
-    Phase("memes", lambda sim, t: sim.memes.step(t.now, t.changes), ("memes",), when=lambda sim: sim.memes is not None),
-    Phase("take up", lambda sim, t: sim.thinking.take_up(sim.agents, t.now, t.changes), when=lambda sim: sim.think_ahead),
+    # one meme summary per town each `meme_every_minutes` (the goals held at the end of the last tick)
+    # (town-wide, from the public record of the last tick's end: once a tick, in its first pass)
+    Phase("memes", lambda sim, t: sim.memes.step(t.now, t.changes) if t.first else None, ("memes",), when=lambda sim: sim.memes is not None),
+    Phase("take up", lambda sim, t: sim.thinking.take_up(t.agents, t.now, t.changes), when=lambda sim: sim.think_ahead),
     Phase("think", _think, when=always),
     # the tick's lines heard and said: exposures and levels (after every talk of the tick, before anyone moves on)
-    Phase("belief", lambda sim, t: sim.belief.step(t.now, t.changes, sim.by_name), ("belief",),
+    Phase("belief", lambda sim, t: sim.belief.step(t.now, t.changes, sim.by_name, t.agents), ("belief",),
           when=lambda sim: sim.belief is not None),
     # the tick's lines heard: the needs their speakers work toward (mind/goals.py), for the next goal question
     Phase("goals heard",
-          lambda sim, t: heard.step(sim.agents, sim.by_name, sim.settings.hearing_radius, t.now, t.changes),
+          lambda sim, t: heard.step(t.agents, sim.by_name, sim.settings.hearing_radius, t.now, t.changes),
           when=lambda sim: sim.settings.goal_generation),  # (goal generation's; its questions run in "slow")
     Phase("movement", _move, ("movement",)),
     Phase("each tick", _each_tick, takes=lambda m: m.each_tick is not None, when=always),
     # what the minds' modules put in their outboxes this tick (the controllers' decisions, promises made)
-    Phase("outboxes", lambda sim, t: commitments.emit_outboxes(sim.agents, t.changes), when=always),
+    Phase("outboxes", lambda sim, t: commitments.emit_outboxes(t.agents, t.changes), when=always),
     # promises made while `commitments` was on are settled whatever it says now
     Phase("commitment checks", _commitment_checks, ("commitment checks",), when=always),
     # goals that succeeded or failed: a new one asked at once
-    Phase("slow outcomes", lambda sim, t: sim.slow.outcomes(t.now, t.changes), when=lambda sim: sim.slow is not None),
+    Phase("slow outcomes", lambda sim, t: sim.slow.outcomes(t.now, t.changes, t.agents), when=lambda sim: sim.slow is not None),
 ]
 
 
@@ -231,9 +242,21 @@ class TickPhases:
                                       if m.each_tick is not None and m.switched_on(sim.settings)]
 
 
+# The crowd's phase counter at each phase (and each thinking phase within "think"): fixed by the
+# phase, not by how many questions the phases before it asked, so a call's place in the call log is
+# the same whether the tick runs over the whole town or group by group (sim/simulation.py).
+STRIDE, SUB = 10**8, 10**6
+
+
 def run(sim: Engine, tick: Tick) -> None:
-    """The tick's phases, in order (`sim.tick_phases`)."""
-    for phase in sim.tick_phases.phases:
+    """The tick's phases over `tick.agents`, in order (`sim.tick_phases`)."""
+    p, changes = passes.current(), tick.changes
+    for i, phase in enumerate(sim.tick_phases.phases, 1):
+        if p is not None:
+            p.phase = i * STRIDE
+        else:
+            sim.crowd.phase = i * STRIDE
+        changes.phase = i
         phase.run(sim, tick)
 
 

@@ -14,6 +14,7 @@ Simulation; the engine knows nothing of how it was opened."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from random import Random
 from typing import Callable, Protocol
 
 from smalltown.config import Settings
@@ -23,7 +24,7 @@ from smalltown.llm.embed import Embedder
 from smalltown.mind.agent import Mind
 from smalltown.mind.memory import Memory, MemoryStream, Retrieval, RetrievalWeights
 from smalltown.mind.records import Lore
-from smalltown.sim import commit, phases
+from smalltown.sim import commit, groups, passes, phases
 from smalltown.sim.agent import Agent
 from smalltown.sim.changes import Changes
 from smalltown.sim.crowd import Crowd
@@ -34,6 +35,7 @@ from smalltown.store.records import Event
 from smalltown.sim.movement import Movement
 from smalltown.sim.objects import Objects
 from smalltown.sim.phases import Tick
+from smalltown.sim.public import Public
 from smalltown.sim.slow import SlowModules, running as slow_phase
 from smalltown.sim.belief import Belief
 from smalltown.sim.memes import Memes
@@ -82,6 +84,10 @@ class Simulation:
         self._calls: list[tuple[int, int, CallRecord]] = []
         self.asker = Asker(backend, self._record_call, fallback, tick=self._asked_at)
         self.lore = Lore(world)
+        self.economy = Economy(world) if world.economy else None
+        # each agent as the town knew it at the last tick's end (sim/public.py)
+        self.public = Public(world, settings.memes, self.economy.holdings if self.economy else None,
+                             kept=bool(self.economy) or settings.memes or settings.action_awareness or slow_phase(settings))
         self.agents: list[Agent] = []
         self._by_name: dict[str, Agent] = {}
         self._memory_counts: list[int] = []  # per agent: see _new_id
@@ -100,9 +106,9 @@ class Simulation:
         self.think_ahead = settings.think_ahead and settings.planning  # (the no-planning ablation asks each action)
         # slow modules (mind/modules.py: those registered and on): answers applied `slow_lag_ticks` after
         # they were asked, on the grid
-        self.slow = SlowModules(world, self.crowd, self.agents, settings, self.grid) if slow_phase(settings) else None
-        # a world's economy (its [economy]): holdings and the ledger, the ops applied as actions end
-        self.economy = Economy(world) if world.economy else None
+        self.slow = SlowModules(world, self.crowd, self.agents, settings, self.public, self.grid) \
+            if slow_phase(settings) else None
+        # (a world's economy, its [economy]: holdings and the ledger, the ops applied as actions end: above)
         # a world's civics (its [civics]): the constitution, tax seasons, the vote (sim/civics.py)
         self.civics = Civics(world, settings, self.crowd, self.agents, self.economy, self.movement) \
             if world.civics and self.economy else None
@@ -110,9 +116,11 @@ class Simulation:
             self.encounters.errands = self.civics.taxes.pending
         # culture (Sid §5.3): belief levels in the world's doctrines, meme summaries per town
         self.belief = Belief(world, self.agents, settings.hearing_radius) if settings.belief and world.doctrines else None
-        self.memes = Memes(world, self.agents, self.crowd, self.asker, settings.meme_every_minutes) \
+        self.memes = Memes(world, self.agents, self.crowd, self.asker, settings.meme_every_minutes, self.public) \
             if settings.memes else None
         self.tick_phases = phases.TickPhases(self)  # the tick's phases that run (sim/phases.py)
+        self.reach = groups.reach(settings)  # (a tick's groups: sim/groups.py)
+        self.boxes = groups.sector_boxes(world) if self.economy else {}
 
     def _record_call(self, rec: CallRecord) -> None:
         job = self.slow.later.current() if self.slow else None
@@ -121,12 +129,17 @@ class Simulation:
         elif (thought := self.thinking.calls()) is not None:  # logged in agent order when taken
             thought.append(rec)
         else:
-            self._calls.append((self.tick, self.crowd.phase, rec))
+            self._calls.append((self._tick(), self.crowd.phase, rec))
+
+    def _tick(self) -> int:
+        """The tick of the pass this thread runs (sim/passes.py), else the engine's (a command's)."""
+        p = passes.current()
+        return p.tick if p is not None else self.tick
 
     def _asked_at(self) -> int:
         """The tick a question's seed belongs to: a slow question's is the tick it was asked at."""
         job = self.slow.later.current() if self.slow else None
-        return job.question.asked if job is not None else self.tick
+        return job.question.asked if job is not None else self._tick()
 
     def _new_id(self, index: int) -> int:
         """Memory ids interleaved by agent (agent i of n gets i+1, i+1+n, i+1+2n, …): unique, and
@@ -147,7 +160,7 @@ class Simulation:
         self.agents.append(agent)
         self._by_name[agent.name] = agent
         if self.economy:
-            agent.mind.market = self.economy.market(agent, self.agents)
+            agent.mind.market = self.economy.market(agent, self.agents, self.public)
         if self.civics:
             agent.mind.civic = self.civics.view
 
@@ -182,14 +195,16 @@ class Simulation:
 
     # --- the tick -----------------------------------------------------------------------------
 
-    def step(self) -> list[Event]:
+    def step(self, order: Random | None = None) -> list[Event]:
         """Advance one tick and commit it: perceive and remember, reflect, react, act, move.
-        Stopped (see `stop`) drops the tick in flight: the clock stays at the last committed one."""
+        Stopped (see `stop`) drops the tick in flight: the clock stays at the last committed one.
+        With `order`, the tick runs as its groups (sim/groups.py), one after another in an order
+        that `order` shuffles: the same tick as lock-step's, the ground an out-of-order run stands on."""
         if self.stopping or self.dropped:
             self.write_clock()  # (the state is the last whole tick's)
             raise Stopped
         try:
-            return self._step()
+            return self._step(order)
         except Stopped:
             self.dropped = True
             self.tick = self.finished  # the last whole tick: the save holds it, or nothing has changed since
@@ -197,14 +212,28 @@ class Simulation:
             self.write_clock()
             raise
 
-    def _step(self) -> list[Event]:
+    def _step(self, order: Random | None = None) -> list[Event]:
+        self.public.fill(self.agents)  # (the first tick: the town as it was opened)
         self.tick += 1
         now = self.now
         changes = Changes(self.tick, now)
-        phases.run(self, Tick(now, changes))  # (sim/phases.py: the registry's modules, in the tick's order)
+        parts = [self.agents]
+        if order is not None and not (self.civics and self.civics.barrier(now)):
+            parts = groups.groups(self.agents, self.reach, self.boxes)
+            order.shuffle(parts)
+        for i, agents in enumerate(parts):
+            self._pass(passes.Pass(self.tick, now, changes, agents, first=i == 0))
         self._flush(changes, snapshot=self._snapshot_due())
         self.finished = self.tick
         return changes.events
+
+    def _pass(self, p: passes.Pass) -> None:
+        """The tick's phases over `p.agents` (sim/phases.py: the registry's modules, in the tick's order)."""
+        token = passes.enter(p)
+        try:
+            phases.run(self, Tick(p.now, p.changes, p.agents, p.first))
+        finally:
+            passes.leave(token)
 
     # --- what the phases use (sim/phases.py) ----------------------------------------------------
 
@@ -218,20 +247,24 @@ class Simulation:
         return self._calls
 
     def join_ahead(self, changes: Changes) -> None:
-        self.thinking.join(changes, lambda phase, c: self._calls.append((self.tick, phase, c)))
+        tick = self._tick()
+        self.thinking.join(changes, lambda phase, c: self._calls.append((tick, phase, c)))
 
-    def ahead(self, involved: set[str]) -> None:
-        self.thinking.ahead(self.agents, involved, self.now, self.horizon())
+    def ahead(self, agents: list[Agent], involved: set[str]) -> None:
+        p = passes.current()
+        self.thinking.ahead(agents, involved, p.now if p else self.now, self.horizon())
 
     def horizon(self) -> datetime | None:
         """(`think_ahead`) The next grid tick's time: actions that begin by then are decided now."""
-        return self.now + timedelta(seconds=self.grid * self.world.step_seconds) if self.think_ahead else None
+        p = passes.current()
+        now = p.now if p is not None else self.now
+        return now + timedelta(seconds=self.grid * self.world.step_seconds) if self.think_ahead else None
 
-    def sighted(self, changes: Changes) -> dict[str, list[Seen]]:
+    def sighted(self, agents: list[Agent], changes: Changes) -> dict[str, list[Seen]]:
         """Per agent, what it newly saw since the last grid tick, taken (kept in its saved state till now,
         so a run stopped between grid ticks resumes to the same reactions)."""
         out = {}
-        for agent in self.agents:
+        for agent in agents:
             if agent.sighted:
                 out[agent.name], agent.sighted = agent.sighted, []
                 changes.changed.add(agent.name)
@@ -252,6 +285,9 @@ class Simulation:
         fresh = sorted({t: v for t, v in self.embedder.take_fresh() if t not in described}.items())
         if self.dropped:  # the state after a cut-off tick is half of one: never written
             raise Stopped
+        self.public.refresh(self._by_name[n] for n in changes.changed | changes.moved if n in self._by_name)
+        if changes.ledger:
+            self.public.refresh_holdings({n for t in changes.ledger for n in (t.giver, t.taker)})
         # the call log in the order of phase, then agent: each agent asks one after another within a
         # phase, so the log is the same whatever order the answers came back in
         order = {a.name: i for i, a in enumerate(self.agents)}

@@ -8,13 +8,14 @@ from datetime import datetime
 
 from smalltown.config import Settings
 from smalltown.llm.backend import CallRecord
-from smalltown.llm.tasks import Other, Output, Task
+from smalltown.llm.tasks import Output, Task
 from smalltown.mind import modules
 from smalltown.mind.module import Applied, Emit, Module, TownView
 from smalltown.sim.agent import Agent
 from smalltown.sim.changes import Changes
 from smalltown.sim.crowd import Crowd
 from smalltown.sim.later import Applier, Later
+from smalltown.sim.public import Public
 from smalltown.world.model import World
 
 
@@ -31,36 +32,40 @@ def emit(agent: Agent, events: list[Emit], changes: Changes) -> None:
 
 
 class SlowModules:
-    def __init__(self, world: World, crowd: Crowd, agents: list[Agent], settings: Settings, grid: int = 1):
+    def __init__(self, world: World, crowd: Crowd, agents: list[Agent], settings: Settings, public: Public,
+                 grid: int = 1):
         self.world = world
-        self.agents = agents  # the simulation's list, in agent order
+        self.agents = agents  # the simulation's list, in agent order (its names: the town the questions see)
+        self.public = public  # the others as they were at the last tick's end (sim/public.py)
         self.modules = modules.running(settings)
         # every registered step is applied (a question a save holds is answered whatever is on now)
         appliers = {s.key: self._applier(m, i) for m in modules.MODULES for i, s in enumerate(m.steps)}
         self.later = Later(crowd, settings.slow_lag_ticks, appliers, grid)
 
     def _town(self) -> TownView:
-        by_name = {a.name: a for a in self.agents}
-        return TownView(self.world.needs, [a.name for a in self.agents],
-                    lambda n: Other(name=n, activity=by_name[n].doing, need=by_name[n].mind.state.goal_need))
+        """The town as a question may see it: the others as they were at the end of the last tick
+        (what they did and needed then), never as another group of this tick left them."""
+        return TownView(self.world.needs, [a.name for a in self.agents], self.public.other)
 
-    def step(self, tick: int, now: datetime, changes: Changes, calls: list[tuple[int, int, CallRecord]]) -> None:
-        self.later.step(tick, self.agents, changes, calls)
+    def step(self, tick: int, now: datetime, changes: Changes, calls: list[tuple[int, int, CallRecord]],
+             agents: list[Agent]) -> None:
+        """The tick's part for `agents` (the town, or a group of it: sim/groups.py)."""
+        self.later.step(tick, agents, changes, calls)
         town = self._town()
         for m in self.modules:
-            for agent in self.agents:
+            for agent in agents:
                 if m.is_due(agent.mind, now, town):
                     mark = agent.mind.memory.mark()
                     task = m.ask(agent.mind, now, town)
                     self.later.ask(agent, m.steps[0].key, task, tick, agent.mind.memory.take_retrievals(mark))
                     changes.changed.add(agent.name)
 
-    def outcomes(self, now: datetime, changes: Changes) -> None:
+    def outcomes(self, now: datetime, changes: Changes, agents: list[Agent]) -> None:
         """At the end of the tick: each module's outcome, given the kinds of each agent's events this tick."""
         for m in self.modules:
             if m.outcome is None:
                 continue
-            for agent in self.agents:
+            for agent in agents:
                 kinds = {e.kind for e in changes.events if e.agent == agent.name}
                 emit(agent, m.outcome(agent.mind, now, kinds), changes)
 

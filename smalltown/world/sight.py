@@ -78,10 +78,11 @@ class Sight:
         last = self._last.get(me.name)
         at = self._at.get(me.name)
         if (last is not None and (last.me is me or last.me == me) and last.radius == radius and last.bandwidth == bandwidth
-                and (at == crowd.serial or at == crowd.since)):
+                and at is not None and at >= crowd.start):
             cells, objects, read = last.cells, last.objects, last.read  # the same place in the same crowd
             states = read(object_states)
-            if states == last.states and (at == crowd.serial or crowd.dirty.isdisjoint(cells)):
+            if states == last.states and (at == crowd.serial or (crowd.dirty.isdisjoint(cells) if at == crowd.since
+                                                                 else crowd.unchanged(cells, at))):
                 self._at[me.name] = crowd.serial  # nothing it could see has changed since its last look
                 return last.seen
             look = self._look(me, crowd, cells, objects, states, radius, bandwidth)
@@ -94,12 +95,14 @@ class Sight:
         self._at[me.name] = crowd.serial
         return look
 
-    def crowd(self, bodies: list[Body], size: int) -> Crowd:
-        """The run's crowd brought to this tick's bodies (new when the cell size changed)."""
+    def crowd(self, bodies: list[Body], size: int, whole: bool = True) -> Crowd:
+        """The run's crowd brought to this tick's bodies (new when the cell size changed). `whole`:
+        `bodies` are everyone's (those not among them are gone); else some of them (a group of the
+        tick: the others stay where they were last put, out of the group's sight)."""
         if self._crowd is None or self._crowd.size != max(1, size):
             self._crowd = Crowd(bodies, size)
         else:
-            self._crowd.update(bodies)
+            self._crowd.update(bodies, whole)
         return self._crowd
 
     @staticmethod
@@ -124,19 +127,24 @@ class Sight:
 class Crowd:
     """The bodies by arena (outdoors is arena -1) and by grid cell of `size` tiles. Cells twice the
     vision radius wide: a square of sight overlaps at most four of them. `update` brings it to the
-    next tick's bodies, noting the cells where anyone came, went or changed (`dirty`)."""
+    next tick's bodies (or some of them: a group's), noting for each cell the state (`serial`) at
+    which anyone last came, went or changed there: a look taken at an older state of a cell none of
+    whose cells changed since is the same look."""
 
     def __init__(self, bodies: list[Body], size: int):
         self.size = max(1, size)
         self._cells: dict[Cell, dict[str, Body]] = {}
         self._where: dict[str, tuple[Body, Cell]] = {}
-        self.serial, self.since = next(_serials), 0  # since: the serial `dirty` is counted from
-        self.dirty: set[Cell] = set()
+        self.serial = self.start = next(_serials)  # start: no look older than this crowd holds
+        self._changed: dict[Cell, int] = {}  # cell -> the serial it last changed at
+        self.since, self.dirty = 0, set()  # the serial before the last update, the cells it changed
         self.update(bodies)
 
-    def update(self, bodies: list[Body]) -> None:
+    def update(self, bodies: list[Body], whole: bool = True) -> None:
+        self.since, self.serial = self.serial, next(_serials)
+        serial, changed = self.serial, self._changed
         self.dirty = dirty = set()
-        gone = set(self._where)
+        gone = set(self._where) if whole else set()
         for b in bodies:
             gone.discard(b.name)
             was = self._where.get(b.name)
@@ -153,7 +161,14 @@ class Crowd:
             _, cell = self._where.pop(name)
             del self._cells[cell][name]
             dirty.add(cell)
-        self.serial, self.since = next(_serials), self.serial
+        for cell in dirty:
+            changed[cell] = serial
+
+    def unchanged(self, cells: tuple[Cell, ...], since: int) -> bool:
+        """Whether no body came, went or changed in `cells` after the state `since` (for the state
+        before the last update, `dirty.isdisjoint(cells)` says it at C speed)."""
+        changed = self._changed
+        return all(changed.get(c, 0) <= since for c in cells)
 
     def _cell(self, arena: int, tile: Tile) -> Cell:
         return arena, tile[0] // self.size, tile[1] // self.size
