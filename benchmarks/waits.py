@@ -100,10 +100,10 @@ def instrument(tape: Tape) -> Callable[[], None]:
 
     step = simulation.Simulation._step
 
-    def tagged_step(self):
+    def tagged_step(self, *args):
         if tape.sim is self:
             tape.tiles[self.tick + 1] = {a.name: a.tile for a in self.agents}
-        return step(self)
+        return step(self, *args)
     simulation.Simulation._step = tagged_step
 
     flush = simulation.Simulation._flush
