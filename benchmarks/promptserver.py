@@ -15,14 +15,20 @@ other (`in_flight_average`, `longest_chain`). Used by benchmarks/concurrency.py 
 from __future__ import annotations
 
 import bisect
+import contextlib
 import hashlib
 import json
 import random
+import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from http.server import BaseHTTPRequestHandler
 
+if __name__ == "__main__":  # (run as a server: the project and tests/ on the path)
+    sys.path[:0] = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).resolve().parents[1] / "tests")]
 from fakes import Loopback, completion, schema_value, send_json  # (tests/ is on the path: pytest puts it there, benchmarks/concurrency.py too)
 from smalltown.llm.backend import Answer, Backend
 from smalltown.llm.openai_compat import OpenAIBackend
@@ -90,6 +96,7 @@ class PromptServer(Loopback):
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # (as model servers do: a kept-alive reply's head and body go at once)
 
             def log_message(self, *args):  # quiet
                 pass
@@ -157,3 +164,26 @@ def longest_chain(requests: list[Request]) -> int:
         best.append(length)
         upto.append(max(length, upto[-1] if upto else 0))
     return upto[-1] if upto else 0
+
+
+@contextlib.contextmanager
+def served(latency: float = 0.02):
+    """A PromptServer in a subprocess of its own (its work takes none of this process's CPU): its base URL."""
+    proc = subprocess.Popen([sys.executable, __file__, "--serve", "--latency", str(latency)], stdout=subprocess.PIPE,
+                            text=True, cwd=Path(__file__).resolve().parents[1])
+    try:
+        yield proc.stdout.readline().strip()
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+if __name__ == "__main__":
+    import argparse
+    p = argparse.ArgumentParser()
+    p.add_argument("--serve", action="store_true")
+    p.add_argument("--latency", type=float, default=0.02)
+    a = p.parse_args()
+    s = PromptServer(a.latency)
+    print(s.url, flush=True)
+    threading.Event().wait()
