@@ -43,6 +43,7 @@ import os
 import math
 import socket
 import threading
+import urllib.parse
 from typing import Iterator, Sequence
 
 import httpx2
@@ -136,7 +137,7 @@ class OpenAIBackend:
         return Capabilities(context=self.context, count=self.count,
                             max_concurrency=self.max_concurrency * len(self.endpoints),
                             connect=self.connect, abort=self.abort, about=self._about(), seed=self.seed,
-                            pinned=len(self.endpoints) > 1,  # (one server: who asks does not matter)
+                            pinned=True,  # who asks: its server, and its identity for a router
                             retry=RetryPolicy(self.retries, backoff=self.backoff, max_wait=MAX_RETRY_AFTER,
                                               seeded=self.seed is not None))
 
@@ -296,9 +297,14 @@ class OpenAIBackend:
         return data
 
 
+_PLAIN = "".join(chr(c) for c in range(32, 127) if chr(c) != "%")  # what a header carries as it is
+
+
 def identity(agent: str) -> dict[str, str]:
-    """The headers that tell a router who asks (vllm-router: X-Session-ID; sglang: x-smg-routing-key)."""
-    return {"X-Session-ID": agent, "x-smg-routing-key": agent}
+    """The headers that tell a router who asks (vllm-router: X-Session-ID; sglang: x-smg-routing-key);
+    a name beyond printable ASCII percent-encoded (a header is ASCII; the router only hashes it)."""
+    key = urllib.parse.quote(agent, safe=_PLAIN)
+    return {"X-Session-ID": key, "x-smg-routing-key": key}
 
 
 def _head(chunks: Iterator[bytes], limit: int) -> bytes:
