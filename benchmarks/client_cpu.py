@@ -1,7 +1,7 @@
 """Benchmark: the HTTP client's own CPU per call (the GIL time each request costs the engine).
 
 Sends N sequential questions (one rating task) with the openai backend to a prompt server with no
-latency, running in a subprocess (benchmarks/promptserver.py `--serve`), so the process measured
+latency, running in a subprocess (benchmarks/promptserver.py `ServerProcess`), so the process measured
 holds only the client: CPU seconds of this process (time.process_time) per call, and the wall.
 
     python benchmarks/client_cpu.py [--calls 500] [--concurrency 1]
@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from benchmarks.promptserver import served  # noqa: E402
+from benchmarks.promptserver import ServerProcess  # noqa: E402
 from smalltown.llm.openai_compat import OpenAIBackend  # noqa: E402
 from smalltown.llm.render import render  # noqa: E402
 from smalltown.llm.tasks import ObjectState, PersonaCard  # noqa: E402
@@ -35,7 +35,8 @@ def main() -> None:
     p.add_argument("--concurrency", type=int, default=1)
     args = p.parse_args()
     prompt = render(TASK)
-    with served(latency=0.0) as url:
+    with ServerProcess(latency=0.0) as server:
+        url = server.url
         backend = OpenAIBackend(url, timeout=30, max_concurrency=args.concurrency)
         backend.connect()
 
