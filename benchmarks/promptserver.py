@@ -46,6 +46,7 @@ if __name__ == "__main__":  # (run as a server: the project and tests/ on the pa
     sys.path[:0] = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).resolve().parents[1] / "tests")]
 from benchmarks.latency import MODELS, LatencyModel, PrefixCache, tokens  # noqa: E402
 from fakes import Loopback, completion, schema_value, send_json  # noqa: E402  (tests/ is on the path: pytest puts it there, benchmarks/concurrency.py too)
+from smalltown.cli.llama_server import dies_with_parent  # noqa: E402
 from smalltown.llm.backend import Backend  # noqa: E402
 from smalltown.llm.openai_compat import OpenAIBackend  # noqa: E402
 from smalltown.llm.tasks import Task  # noqa: E402
@@ -158,12 +159,31 @@ class PromptServer(Loopback):
                 with server.lock:
                     server.requests.append(Request(start, time.monotonic(), seed if isinstance(seed, int) else None,
                                                    digest, agent, tokens(text), uncached, tokens(content)))
-                reply = completion(content, {"prompt_tokens": len(json.dumps(body["messages"])) // 4,
-                                             "completion_tokens": len(content) // 4, "total_tokens": 0})
+                usage = {"prompt_tokens": len(json.dumps(body["messages"])) // 4,
+                         "completion_tokens": len(content) // 4, "total_tokens": 0}
+                named = {"id": f"chatcmpl-{digest[:12]}", "model": "prompt-hash"}
                 try:
-                    self.send(json.dumps({**reply, "id": f"chatcmpl-{digest[:12]}", "model": "prompt-hash"}).encode())
+                    if body.get("stream"):
+                        self.stream(content, usage, named)
+                    else:
+                        self.send(json.dumps({**completion(content, usage), **named}).encode())
                 except (BrokenPipeError, ConnectionResetError):  # the client gave up waiting
                     self.close_connection = True
+
+            def stream(self, content: str, usage: dict, named: dict) -> None:
+                """The answer as server-sent events, chunked on a kept-alive connection (as
+                llama-server and vLLM send it): the text in one chunk, the finish, the usage."""
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                events = [{"choices": [{"index": 0, "delta": {"role": "assistant", "content": content},
+                                        "finish_reason": None}]},
+                          {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+                          {"choices": [], "usage": usage}]
+                data = "".join(f"data: {json.dumps({**named, **e})}\n\n" for e in events) + "data: [DONE]\n\n"
+                raw = data.encode()
+                self.wfile.write(b"%x\r\n%s\r\n0\r\n\r\n" % (len(raw), raw))
 
             def send(self, data: bytes) -> None:
                 send_json(self, 200, data)
@@ -203,7 +223,8 @@ class ServerProcess:
         args = [sys.executable, str(Path(__file__).resolve()), "--latency", str(latency)]
         args += ["--model", model] if model else []
         args += ["--stand-in", str(stand_in)] if stand_in is not None else []
-        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
+        # (a killed benchmark or test takes its server with it)
+        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, text=True, preexec_fn=dies_with_parent())
         self.url = self.proc.stdout.readline().strip()  # (printed once it listens)
         if not self.url.startswith("http://"):
             self.close()
