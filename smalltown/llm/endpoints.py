@@ -6,8 +6,9 @@ in that server's prefix cache, and which server answers a question does not depe
 threads, so a run against deterministic servers has the same digest as against one. No scheduler,
 no re-pinning: a server that fails fails its agents' questions as one server would (retries, then
 the scripted stand-in for an unusable answer, a stop when it is gone); moving them elsewhere
-would lose the cache and the determinism. To spread agents by load, put a router in front
-(LiteLLM proxy, vLLM's production stack) and give its one address.
+would lose the cache and the determinism. For failover, put a router in front
+(vllm-router, sglang's router) and give its one address: every request names the agent who asks
+(`identity`), so a router hashing it keeps each agent on one server and moves it when that fails.
 
 Each endpoint has its own requests-in-flight limit (`--concurrency` each) and finds its own
 structured-output mode (llm/structured.py): replicas of different servers may take different ones.
@@ -64,6 +65,16 @@ def pin(agent: str, endpoints: int) -> int:
     """The endpoint (its index) that answers `agent`: a hash of the name (sha256, not Python's
     `hash`, which differs between processes), the same in every run and on every machine."""
     return int.from_bytes(hashlib.sha256(agent.encode()).digest()[:8], "big") % endpoints
+
+
+_PLAIN = "".join(chr(c) for c in range(32, 127) if chr(c) != "%")  # what a header carries as it is
+
+
+def identity(agent: str) -> dict[str, str]:
+    """The headers that tell a router who asks (vllm-router: X-Session-ID; sglang: x-smg-routing-key);
+    a name beyond printable ASCII percent-encoded (a header is ASCII; the router only hashes it)."""
+    key = urllib.parse.quote(agent, safe=_PLAIN)
+    return {"X-Session-ID": key, "x-smg-routing-key": key}
 
 
 def url_problem(text: str) -> str | None:

@@ -43,13 +43,12 @@ import os
 import math
 import socket
 import threading
-import urllib.parse
 from typing import Iterator, Sequence
 
 import httpx2
 
 from smalltown.llm.backend import DEFAULT_CONTEXT, SEED_BITS, Answer, Capabilities, Stopped, estimate_prompt
-from smalltown.llm.endpoints import BackendError, Endpoint, endpoints, pin
+from smalltown.llm.endpoints import BackendError, Endpoint, endpoints, identity, pin
 from smalltown.llm.fit import estimate
 from smalltown.llm.schema import max_answer_tokens
 from smalltown.llm.structured import described, refuses, structured_fields
@@ -276,7 +275,9 @@ class OpenAIBackend:
                         if not 200 <= resp.status_code < 300:
                             failure = _http_failure(resp)  # (reads the error's body: still within the deadline)
                         elif read and resp.headers.get("content-type", "").startswith("text/event-stream"):
-                            data, failure = read_stream(resp.iter_bytes(), MAX_RESPONSE_BYTES), None
+                            body = resp.iter_bytes()
+                            data, failure = read_stream(body, MAX_RESPONSE_BYTES), None
+                            _head(body, 65536)  # the rest after [DONE] (the body's end): the connection is kept
                         elif read:
                             data, failure = _head(resp.iter_bytes(), MAX_RESPONSE_BYTES + 1), None
                         else:  # (read all the same, a short body: its connection then stays in the pool)
@@ -295,16 +296,6 @@ class OpenAIBackend:
         if failure is not None:
             raise failure
         return data
-
-
-_PLAIN = "".join(chr(c) for c in range(32, 127) if chr(c) != "%")  # what a header carries as it is
-
-
-def identity(agent: str) -> dict[str, str]:
-    """The headers that tell a router who asks (vllm-router: X-Session-ID; sglang: x-smg-routing-key);
-    a name beyond printable ASCII percent-encoded (a header is ASCII; the router only hashes it)."""
-    key = urllib.parse.quote(agent, safe=_PLAIN)
-    return {"X-Session-ID": key, "x-smg-routing-key": key}
 
 
 def _head(chunks: Iterator[bytes], limit: int) -> bytes:
