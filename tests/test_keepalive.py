@@ -4,12 +4,14 @@ from the pool, not reused. Counted at a real loopback server (benchmarks/prompts
 
 from __future__ import annotations
 
+import json
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 
 import pytest
 
 from benchmarks.promptserver import PromptServer
+from fakes import FakeServer
 from smalltown.llm.openai_compat import BackendError, OpenAIBackend
 from smalltown.llm.render import render
 from smalltown.llm.tasks import ObjectState, PersonaCard
@@ -66,3 +68,19 @@ def test_a_connection_cut_off_at_its_deadline_is_not_reused(server):
     for i in range(3):
         ask(backend, i)  # answered: the pool made a new connection rather than read the dead one
     assert server.httpd.accepted == before + 1
+
+
+def test_a_stream_whose_connection_closes_after_its_done_is_answered_all_the_same():
+    """llama-cpp-python's server may close a chunked stream after `data: [DONE]` without the
+    body's last chunk: the answer was whole, so it counts (the connection is only not reused)."""
+    fake = FakeServer()
+    try:
+        delta = {"choices": [{"index": 0, "delta": {"content": '{"state": "brewing"}'}, "finish_reason": "stop"}]}
+        events = f"data: {json.dumps(delta)}\n\ndata: [DONE]\n\n".encode()
+        head = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+        fake.script(("raw_stream", head + b"%x\r\n%s\r\n" % (len(events), events)))  # (no closing 0-chunk)
+        backend = OpenAIBackend(fake.url, timeout=5, retries=0)
+        assert backend.answer(TASK, render(TASK)).output.state == "brewing"
+        assert backend.answer(TASK, render(TASK)).output.state == "brewing coffee"  # (the next, on a new connection)
+    finally:
+        fake.close()

@@ -277,7 +277,7 @@ class OpenAIBackend:
                         elif read and resp.headers.get("content-type", "").startswith("text/event-stream"):
                             body = resp.iter_bytes()
                             data, failure = read_stream(body, MAX_RESPONSE_BYTES), None
-                            _head(body, 65536)  # the rest after [DONE] (the body's end): the connection is kept
+                            _rest(body)
                         elif read:
                             data, failure = _head(resp.iter_bytes(), MAX_RESPONSE_BYTES + 1), None
                         else:  # (read all the same, a short body: its connection then stays in the pool)
@@ -306,6 +306,16 @@ def _head(chunks: Iterator[bytes], limit: int) -> bytes:
         if len(got) >= limit:
             break
     return bytes(got[:limit])
+
+
+def _rest(body: Iterator[bytes]) -> None:
+    """Read what a stream sends after [DONE] (its body's end), so its connection goes back to the
+    pool; a server that closes it there instead (llama-cpp-python's, at times) has answered all the
+    same: its connection is dropped."""
+    try:
+        _head(body, 65536)
+    except httpx2.HTTPError:
+        pass
 
 
 def _cause(e: BaseException) -> BaseException:
