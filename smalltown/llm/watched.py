@@ -19,8 +19,7 @@ import threading
 import time
 from typing import Any, Iterable
 
-from httpcore2 import SyncBackend
-from httpcore2._backends.base import NetworkBackend, NetworkStream
+from httpcore2 import NetworkBackend, NetworkStream, SyncBackend
 
 
 class Exchange:
