@@ -11,21 +11,16 @@ the Asker falls back to the scripted backend and logs it). Each `answer` is one 
 are retried a bounded number of times by the Retry wrapper (llm/wrappers.py), by the policy this
 backend declares (`retries`, `backoff`, a 429's Retry-After).
 
-The client is httpx (as `httpx2`, the maintained fork the openai SDK itself depends on, so already
-in every environment that has the SDK), one pooled keep-alive client per server (llm/endpoints.py),
-not the openai SDK: the SDK would add its own retries and timeouts to switch off, non-standard
-fields (grammar, seed) only through `extra_body`, and pydantic parsing of every reply, CPU that a
-run with many requests in flight cannot spare.
+The client is httpx as `httpx2` (Pydantic's maintained fork, same API; httpx's last release is
+from 2024; the openai SDK depends on it), one pooled keep-alive client per server
+(llm/endpoints.py); not the SDK, which would add retries and timeouts to switch off, fields such
+as `grammar` only through `extra_body`, and pydantic parsing of every reply, CPU a run with many
+requests in flight cannot spare. Each request names the agent who asks (endpoints.identity: the
+`X-Session-ID` and `x-smg-routing-key` headers, the body's `user`), for a router's affinity.
 
-Each request says who asks, when an agent does: header `X-Session-ID` and body `user` (read by
-vllm-router's consistent hashing), header `x-smg-routing-key` (sglang's router), so a router in
-front of several servers keeps an agent on one and its prompt prefix cached there.
-
-`timeout` is a deadline for a whole exchange (connecting, sending, and every read of the reply),
-not for each read: a server that drips a byte every few seconds is cut off at it all the same.
-Several base URLs (llm/endpoints.py): each agent's questions go to one server, pinned by a hash
-of its name, with `max_concurrency` requests in flight at most on each; a call's server is named
-in the call log's `model` ("MODEL @ URL").
+`timeout` is a deadline for a whole exchange (connecting, sending, every read of the reply): a
+server that drips a byte every few seconds is cut off at it all the same. Several base URLs: each
+agent pinned to one (endpoints.pin), `max_concurrency` in flight on each, named in the call's `model`.
 
 Each exchange's socket is watched (`Exchange`): at the deadline, or when the run stops
 (`abort`), it is shut down from outside, which ends whatever read or write is blocked on it.
@@ -257,7 +252,6 @@ class OpenAIBackend:
             raise _Transport(f"the response is not an OpenAI chat completion: {_excerpt(data)}")
         return reply
 
-
     def _exchange(self, method: str, url: str, body: bytes | None, headers: dict[str, str], seconds: float,
                   where: Endpoint, read: bool = True) -> bytes | dict:
         """Send the request and read its reply (at most MAX_RESPONSE_BYTES + 1 bytes; a stream of
@@ -275,14 +269,15 @@ class OpenAIBackend:
                         if not 200 <= resp.status_code < 300:
                             failure = _http_failure(resp)  # (reads the error's body: still within the deadline)
                         elif read and resp.headers.get("content-type", "").startswith("text/event-stream"):
-                            body = resp.iter_bytes()
-                            data, failure = read_stream(body, MAX_RESPONSE_BYTES), None
-                            _rest(body)
+                            chunks = resp.iter_bytes()
+                            data, failure = read_stream(chunks, MAX_RESPONSE_BYTES), None
+                            _rest(chunks)
                         elif read:
                             data, failure = _head(resp.iter_bytes(), MAX_RESPONSE_BYTES + 1), None
                         else:  # (read all the same, a short body: its connection then stays in the pool)
-                            data, failure = _head(resp.iter_bytes(), 65536) and b"", None
-                except httpx2.TransportError as e:  # refused, reset, timed out (connecting, sending, reading)
+                            _head(resp.iter_bytes(), 65536)
+                            data, failure = b"", None
+                except httpx2.HTTPError as e:  # refused, reset, timed out (connecting, sending, reading), undecodable
                     failure = _Transport(_describe(_cause(e), seconds))
                 except StreamError as e:
                     failure = _Transport(str(e))
@@ -309,9 +304,8 @@ def _head(chunks: Iterator[bytes], limit: int) -> bytes:
 
 
 def _rest(body: Iterator[bytes]) -> None:
-    """Read what a stream sends after [DONE] (its body's end), so its connection goes back to the
-    pool; a server that closes it there instead (llama-cpp-python's, at times) has answered all the
-    same: its connection is dropped."""
+    """Read a stream's end after [DONE], so its connection goes back to the pool; a server closing
+    it there instead (llama-cpp-python's, at times) has answered all the same."""
     try:
         _head(body, 65536)
     except httpx2.HTTPError:
