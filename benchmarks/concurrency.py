@@ -7,8 +7,12 @@ in flight (time-weighted average and most at once, measured at the server), the 
 calls that waited on each other (per agent-day), and the run's digest: the same prompt gets the
 same answer, so equal digests mean concurrency did not change the run.
 
-    python benchmarks/concurrency.py [WORLD] [--hours H] [--concurrency 1 4 16] [--latency 0.02]
-                                     [--answers hash|scripted] [--set think_every_ticks=6 ...]
+    python benchmarks/concurrency.py [WORLD] [--hours H] [--concurrency 1 4 16] [--latency 0.02|gpu|cpu]
+                                     [--server-process] [--answers hash|scripted] [--set think_every_ticks=6 ...]
+
+`--latency gpu` or `cpu`: each answer takes the latency model's time (benchmarks/latency.py: slots,
+uncached prompt tokens per agent, answer tokens) instead of a fixed one. `--server-process`: the
+server runs in a subprocess of its own, so its work takes none of the engine's CPU.
 
 With `--set` the run's settings (as `smalltown run --set`); two figures say what thinking on a
 grid (`think_every_ticks`) costs in behaviour: *wait* = game minutes per agent-day an agent
@@ -33,8 +37,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from benchmarks.promptserver import (PromptServer, Telling, in_flight_average, longest_chain,  # noqa: E402
-                                     max_in_flight)
+from benchmarks.latency import MODELS  # noqa: E402
+from benchmarks.promptserver import (PromptServer, ServerProcess, Telling, in_flight_average,  # noqa: E402
+                                     longest_chain, max_in_flight)
 from smalltown.scripted import ScriptedBackend  # noqa: E402
 from smalltown.cli.backends import BackendOptions, make_backend, make_fallback  # noqa: E402
 from smalltown.sim.open import create  # noqa: E402
@@ -75,18 +80,24 @@ def reaction_delay(path: Path, step: int) -> float:
         reader.close()
 
 
-def measure(world_path: Path | str, hours: float, concurrency: int, latency: float, work: Path,
-            answers: str = "hash", sets: list[str] | None = None) -> Measure:
+def measure(world_path: Path | str, hours: float, concurrency: int, latency: float | str, work: Path,
+            answers: str = "hash", sets: list[str] | None = None, process: bool = False) -> Measure:
     """One run of `hours` game hours of the world at `concurrency`, against a fresh server whose
-    answers are drawn from the hash of the prompt ("hash") or are the stand-in's ("scripted")."""
+    answers are drawn from the hash of the prompt ("hash") or are the stand-in's ("scripted"),
+    each taking `latency` seconds or a latency model's time ("gpu", "cpu"), the server in a
+    subprocess with `process`."""
     world = load_world(world_path)
-    stand_in = ScriptedBackend(world.seed) if answers == "scripted" else None
-    with PromptServer(latency, stand_in) as server:
+    fixed, model = (0.0, latency) if isinstance(latency, str) else (latency, None)
+    scripted = answers == "scripted"
+    if process:
+        server = ServerProcess(fixed, model, stand_in=world.seed if scripted else None)
+    else:
+        server = PromptServer(fixed, ScriptedBackend(world.seed) if scripted else None, MODELS[model] if model else None)
+    with server:
         opts = BackendOptions(base_url=server.url, concurrency=concurrency, timeout=60, retries=1)
         backend = make_backend("openai", world.seed, opts)
-        if stand_in is not None:
-            backend = Telling(server.url, timeout=60, retries=1, max_concurrency=concurrency, seed=world.seed,
-                              tasks=server.tasks)
+        if scripted:
+            backend = Telling(server.url, timeout=60, retries=1, max_concurrency=concurrency, seed=world.seed)
         path = work / f"c{concurrency}.sqlite"
         sim = create(world, path, backend, fallback=make_fallback("openai", world.seed, opts), sets=sets or [])
         waited = 0
@@ -110,12 +121,27 @@ def measure(world_path: Path | str, hours: float, concurrency: int, latency: flo
                    waited * world.step_seconds / 60 / agent_days, reaction_delay(path, world.step_seconds))
 
 
+def _latency(text: str) -> float | str:
+    if text in MODELS:
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: seconds, or one of {', '.join(sorted(MODELS))}") from None
+
+
+def _said(latency: float | str) -> str:
+    return f"model {latency}" if isinstance(latency, str) else f"{latency * 1000:g} ms"
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("world", nargs="?", default=str(ROOT / "worlds" / "smallville.toml"))
     p.add_argument("--hours", type=float, default=24.0, help="game hours to run (default: a day)")
     p.add_argument("--concurrency", type=int, nargs="+", default=[1, 4, 16])
-    p.add_argument("--latency", type=float, default=0.02, help="seconds each answer takes at the server")
+    p.add_argument("--latency", type=_latency, default=0.02,
+                   help="seconds each answer takes at the server, or a latency model: gpu, cpu")
+    p.add_argument("--server-process", action="store_true", help="the server in a subprocess of its own")
     p.add_argument("--answers", choices=("hash", "scripted"), default="hash",
                    help="the server's answers: drawn from a hash of the prompt, or the stand-in's for its task")
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="NAME=VALUE",
@@ -123,12 +149,13 @@ def main() -> None:
     args = p.parse_args()
     world = load_world(args.world)
     print(f"world {world.name} ({len(world.agents)} agents), {args.hours:g} game hours, "
-          f"server latency {args.latency * 1000:g} ms, {args.answers} answers" + "".join(f", {x}" for x in args.sets))
+          f"server latency {_said(args.latency)}{' (own process)' if args.server_process else ''}, "
+          f"{args.answers} answers" + "".join(f", {x}" for x in args.sets))
     print(f"{'conc':>4} {'calls':>6} {'reqs':>6} {'wall s':>7} {'in flight':>9} {'max':>4} {'chain':>6} "
           f"{'/agent-day':>10} {'seeds':>6} {'wait':>5} {'sight→react':>11}  digest")
     with tempfile.TemporaryDirectory() as d:
         for c in args.concurrency:
-            m = measure(args.world, args.hours, c, args.latency, Path(d), args.answers, args.sets)
+            m = measure(args.world, args.hours, c, args.latency, Path(d), args.answers, args.sets, args.server_process)
             print(f"{m.concurrency:>4} {m.calls:>6} {m.requests:>6} {m.wall:>7.1f} {m.in_flight:>9.2f} {m.most:>4} "
                   f"{m.chain:>6} {m.per_agent_day:>10.1f} {m.seeds:>6} {m.wait:>5.1f} {m.delay:>10.1f}s  "
                   f"{m.digest[:16]}", flush=True)

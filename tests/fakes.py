@@ -127,6 +127,12 @@ class _Server(ThreadingHTTPServer):
     # the rest dropped, each retried by TCP a second later (benchmarks' in-flight figures included)
     request_queue_size = 128
     daemon_threads = True
+    accepted = 0  # connections accepted so far (a kept-alive client makes few)
+
+    def get_request(self):
+        got = super().get_request()
+        self.accepted += 1  # (only the serving thread accepts)
+        return got
 
 
 class Loopback:
@@ -169,6 +175,8 @@ class FakeServer(Loopback):
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
+            disable_nagle_algorithm = True  # (as model servers do: a kept-alive reply's head and body go at once)
+
             def log_message(self, *args):  # quiet
                 pass
 

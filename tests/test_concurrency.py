@@ -19,9 +19,9 @@ class Remembering(OpenAIBackend):
 
     tasks: dict = {}
 
-    def answer(self, task, prompt):
+    def answer(self, task, prompt, **kw):  # (seed, agent: as the Asker passes them)
         self.tasks[prompt] = task
-        return super().answer(task, prompt)
+        return super().answer(task, prompt, **kw)
 
 
 def run(tmp_path, name, concurrency, server):

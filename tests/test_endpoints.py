@@ -157,3 +157,24 @@ def test_the_command_line_takes_base_url_from_the_config_file_as_a_list(tmp_path
         save = tmp_path / "conf.sqlite"
         cli("run", "--headless", TINY, "--until", "+10m", "--save", save, "--backend", "openai", check=True)
         assert a.requests and b.requests
+
+
+def test_every_request_says_which_agent_asks_and_one_without_an_agent_says_nothing():
+    """X-Session-ID and `user` (vllm-router's consistent hash), x-smg-routing-key (sglang's router):
+    sent through the Asker to a single server (a router's address), so a router can keep each
+    agent on one worker; a question no agent asks carries none of them."""
+    fake = FakeServer()
+    try:
+        fake.respond = lambda request: ScriptedBackend(0).answer(TASK).raw
+        asker = Asker(OpenAIBackend(fake.url, retries=0, timeout=5), lambda call: None, fallback=ScriptedBackend(0))
+        asker.ask("Agent 7", TASK)
+        asker.ask("", TASK)
+        asker.ask("Zoë 100%", TASK)  # (a header is ASCII: the name percent-encoded there, whole in `user`)
+        said, unsaid, named = fake.requests
+        assert said["body"]["user"] == "Agent 7"
+        assert said["headers"]["X-Session-ID"] == said["headers"]["x-smg-routing-key"] == "Agent 7"
+        assert "user" not in unsaid["body"]
+        assert not {"x-session-id", "x-smg-routing-key"} & {h.lower() for h in unsaid["headers"]}
+        assert named["body"]["user"] == "Zoë 100%" and named["headers"]["X-Session-ID"] == "Zo%C3%AB 100%25"
+    finally:
+        fake.close()

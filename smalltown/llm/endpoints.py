@@ -6,11 +6,14 @@ in that server's prefix cache, and which server answers a question does not depe
 threads, so a run against deterministic servers has the same digest as against one. No scheduler,
 no re-pinning: a server that fails fails its agents' questions as one server would (retries, then
 the scripted stand-in for an unusable answer, a stop when it is gone); moving them elsewhere
-would lose the cache and the determinism. To spread agents by load, put a router in front
-(LiteLLM proxy, vLLM's production stack) and give its one address.
+would lose the cache and the determinism. For failover, put a router in front
+(vllm-router, sglang's router) and give its one address: every request names the agent who asks
+(`identity`), so a router hashing it keeps each agent on one server and moves it when that fails.
 
 Each endpoint has its own requests-in-flight limit (`--concurrency` each) and finds its own
 structured-output mode (llm/structured.py): replicas of different servers may take different ones.
+Each has one HTTP client (httpx2) whose pool keeps as many connections alive as it has slots: 64
+requests in flight are 64 connections made once, not a handshake per request.
 """
 
 from __future__ import annotations
@@ -22,9 +25,12 @@ import urllib.parse
 import urllib.request
 from typing import Sequence
 
+import httpcore2
+import httpx2
+
 from smalltown.llm.backend import BackendUnavailable
 from smalltown.llm.structured import MODES, next_mode
-from smalltown.llm.watched import HTTPHandler, HTTPSHandler
+from smalltown.llm.watched import WatchedBackend
 
 
 class BackendError(BackendUnavailable, RuntimeError):
@@ -32,17 +38,43 @@ class BackendError(BackendUnavailable, RuntimeError):
     speaking the OpenAI protocol. Not a model answer: a run cannot continue without it."""
 
 
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    """A redirect is a misconfigured base URL; following it would resend the API key elsewhere."""
+class _Pool(httpx2.HTTPTransport):
+    """httpx's own transport over a pool of `slots` kept-alive connections made by WatchedBackend
+    (llm/watched.py: each exchange's deadline and stop reach its socket), through `proxy` if any.
+    (httpx's constructor takes no network backend: the pool it would build is replaced.)"""
 
-    def redirect_request(self, req, fp, code, msg, headers, newurl):
-        return None  # urllib then raises the 3xx as an HTTPError
+    def __init__(self, slots: int, proxy: str | None):
+        tls = httpx2.create_ssl_context()
+        common = dict(ssl_context=tls, max_connections=slots, max_keepalive_connections=slots,
+                      network_backend=WatchedBackend())
+        if proxy is None:
+            self._pool = httpcore2.ConnectionPool(**common)
+        else:
+            self._pool = httpcore2.HTTPProxy(proxy_url=proxy, **common)
+
+
+def _proxy(parts: urllib.parse.SplitResult) -> str | None:
+    """The environment's proxy for this address (as urllib reads it: *_proxy, no_proxy), never one
+    for a local server."""
+    if is_loopback(parts.hostname or "") or urllib.request.proxy_bypass(parts.hostname or ""):
+        return None
+    return urllib.request.getproxies().get(parts.scheme)
 
 
 def pin(agent: str, endpoints: int) -> int:
     """The endpoint (its index) that answers `agent`: a hash of the name (sha256, not Python's
     `hash`, which differs between processes), the same in every run and on every machine."""
     return int.from_bytes(hashlib.sha256(agent.encode()).digest()[:8], "big") % endpoints
+
+
+_PLAIN = "".join(chr(c) for c in range(32, 127) if chr(c) != "%")  # what a header carries as it is
+
+
+def identity(agent: str) -> dict[str, str]:
+    """The headers that tell a router who asks (vllm-router: X-Session-ID; sglang: x-smg-routing-key);
+    a name beyond printable ASCII percent-encoded (a header is ASCII; the router only hashes it)."""
+    key = urllib.parse.quote(agent, safe=_PLAIN)
+    return {"X-Session-ID": key, "x-smg-routing-key": key}
 
 
 def url_problem(text: str) -> str | None:
@@ -60,7 +92,7 @@ def url_problem(text: str) -> str | None:
 
 
 class Endpoint:
-    """One server: its address, its connection opener, its requests in flight, and the
+    """One server: its address, its HTTP client (a pool of kept-alive connections), its requests in flight, and the
     structured-output mode it takes (the first of MODES it has not refused)."""
 
     def __init__(self, base_url: str, max_concurrency: int):
@@ -70,10 +102,10 @@ class Endpoint:
         parts = urllib.parse.urlsplit(base_url)
         self.base_url = base_url.rstrip("/")
         self.url = f"{self.base_url}/chat/completions"
-        # A local server is never reached through a proxy from the environment.
-        proxies = {} if is_loopback(parts.hostname) else None
-        self.opener = urllib.request.build_opener(urllib.request.ProxyHandler(proxies), _NoRedirect(), HTTPHandler(),
-                                                  HTTPSHandler())
+        # No redirects: a redirect is a misconfigured base URL, and following it would resend the
+        # API key elsewhere. No cookies or environment settings: the proxy is chosen here.
+        self.client = httpx2.Client(transport=_Pool(max_concurrency, _proxy(parts)), follow_redirects=False,
+                                    trust_env=False)
         self.slots = threading.BoundedSemaphore(max_concurrency)  # its requests in flight, across threads
         self.structured = MODES[0]
         self._switch = threading.Lock()

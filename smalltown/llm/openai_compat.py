@@ -9,13 +9,18 @@ failure are kept apart: the server cannot be reached or keeps failing (`BackendE
 cannot go on without it), and the server answers but the answer is unusable (`UnusableAnswer`:
 the Asker falls back to the scripted backend and logs it). Each `answer` is one attempt; both kinds
 are retried a bounded number of times by the Retry wrapper (llm/wrappers.py), by the policy this
-backend declares (`retries`, `backoff`, a 429's Retry-After). Standard library only, so a laptop needs nothing more than the server itself.
+backend declares (`retries`, `backoff`, a 429's Retry-After).
 
-`timeout` is a deadline for a whole exchange (connecting, sending, and every read of the reply),
-not for each read: a server that drips a byte every few seconds is cut off at it all the same.
-Several base URLs (llm/endpoints.py): each agent's questions go to one server, pinned by a hash
-of its name, with `max_concurrency` requests in flight at most on each; a call's server is named
-in the call log's `model` ("MODEL @ URL").
+The client is httpx as `httpx2` (Pydantic's maintained fork, same API; httpx's last release is
+from 2024; the openai SDK depends on it), one pooled keep-alive client per server
+(llm/endpoints.py); not the SDK, which would add retries and timeouts to switch off, fields such
+as `grammar` only through `extra_body`, and pydantic parsing of every reply, CPU a run with many
+requests in flight cannot spare. Each request names the agent who asks (endpoints.identity: the
+`X-Session-ID` and `x-smg-routing-key` headers, the body's `user`), for a router's affinity.
+
+`timeout` is a deadline for a whole exchange (connecting, sending, every read of the reply): a
+server that drips a byte every few seconds is cut off at it all the same. Several base URLs: each
+agent pinned to one (endpoints.pin), `max_concurrency` in flight on each, named in the call's `model`.
 
 Each exchange's socket is watched (`Exchange`): at the deadline, or when the run stops
 (`abort`), it is shut down from outside, which ends whatever read or write is blocked on it.
@@ -28,18 +33,17 @@ its connections (llama-cpp-python's server does not, for a request that is not s
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
 import math
 import socket
 import threading
-import urllib.error
-import urllib.request
-from typing import Sequence
+from typing import Iterator, Sequence
+
+import httpx2
 
 from smalltown.llm.backend import DEFAULT_CONTEXT, SEED_BITS, Answer, Capabilities, Stopped, estimate_prompt
-from smalltown.llm.endpoints import BackendError, Endpoint, endpoints, pin
+from smalltown.llm.endpoints import BackendError, Endpoint, endpoints, identity, pin
 from smalltown.llm.fit import estimate
 from smalltown.llm.schema import max_answer_tokens
 from smalltown.llm.structured import described, refuses, structured_fields
@@ -127,7 +131,7 @@ class OpenAIBackend:
         return Capabilities(context=self.context, count=self.count,
                             max_concurrency=self.max_concurrency * len(self.endpoints),
                             connect=self.connect, abort=self.abort, about=self._about(), seed=self.seed,
-                            pinned=len(self.endpoints) > 1,  # (one server: who asks does not matter)
+                            pinned=True,  # who asks: its server, and its identity for a router
                             retry=RetryPolicy(self.retries, backoff=self.backoff, max_wait=MAX_RETRY_AFTER,
                                               seeded=self.seed is not None))
 
@@ -154,9 +158,9 @@ class OpenAIBackend:
         even an error status, shows a server is there; no answer raises BackendError. Bounded by
         `timeout`, else by the backend's own (--timeout): a busy server may take that long."""
         for e in self.endpoints:
-            req = urllib.request.Request(f"{e.base_url}/models", headers=self._headers, method="GET")
             try:
-                self._exchange(req, self.timeout if timeout is None else timeout, e, read=False)  # its status is enough
+                self._exchange("GET", f"{e.base_url}/models", None, self._headers,
+                               self.timeout if timeout is None else timeout, e, read=False)  # its status is enough
             except _Transport as t:
                 if t.status is None:  # an HTTP error status still shows a server is there
                     raise BackendError(f"OpenAI-compatible server at {e.base_url}: {t.what}") from None
@@ -186,7 +190,8 @@ class OpenAIBackend:
         while True:
             mode = where.structured
             try:
-                reply = self._post(json.dumps(self._request(task, prompt, mode, sent)).encode(), where)
+                reply = self._post(json.dumps(self._request(task, prompt, mode, sent, agent)).encode(), where,
+                                   agent)
             except _Transport as e:
                 if refuses(mode, e.status, e.body):
                     switched = where.refused(mode, e.what)
@@ -211,9 +216,9 @@ class OpenAIBackend:
 
     # --- one exchange ---------------------------------------------------------------------------
 
-    def _request(self, task: Task, prompt: str, mode: str, seed: int | None = None) -> dict:
+    def _request(self, task: Task, prompt: str, mode: str, seed: int | None = None, agent: str | None = None) -> dict:
         """The rules, then the prompt (which ends with the answer's shape and the question), the
-        answer constrained in `mode`."""
+        answer constrained in `mode`; `user`: the agent who asks, if one does."""
         request = {
             "model": self.model,
             "messages": [{"role": "system", "content": RULES}, {"role": "user", "content": prompt}],
@@ -226,13 +231,15 @@ class OpenAIBackend:
         }
         if seed is not None:  # (llama-server, vLLM, Ollama and OpenAI all read `seed`)
             request["seed"] = seed
+        if agent:
+            request["user"] = agent
         return request
 
-    def _post(self, body: bytes, where: Endpoint) -> dict:
+    def _post(self, body: bytes, where: Endpoint, agent: str | None = None) -> dict:
         """The server's reply as a JSON object, or _Transport saying what went wrong."""
-        req = urllib.request.Request(where.url, data=body, headers=self._headers, method="POST")
+        headers = self._headers if not agent else {**self._headers, **identity(agent)}
         with where.slots:  # (the deadline starts once a slot is ours: when the request is sent)
-            data = self._exchange(req, self.timeout, where)
+            data = self._exchange("POST", where.url, body, headers, self.timeout, where)
         if isinstance(data, dict):  # a stream, read into a reply
             return data
         if len(data) > MAX_RESPONSE_BYTES:
@@ -245,10 +252,9 @@ class OpenAIBackend:
             raise _Transport(f"the response is not an OpenAI chat completion: {_excerpt(data)}")
         return reply
 
-
-    def _exchange(self, req: urllib.request.Request, seconds: float, where: Endpoint,
-                  read: bool = True) -> bytes | dict:
-        """Send `req` and read its reply (at most MAX_RESPONSE_BYTES + 1 bytes; a stream of
+    def _exchange(self, method: str, url: str, body: bytes | None, headers: dict[str, str], seconds: float,
+                  where: Endpoint, read: bool = True) -> bytes | dict:
+        """Send the request and read its reply (at most MAX_RESPONSE_BYTES + 1 bytes; a stream of
         server-sent events is read into the reply it adds up to, a dict), all within `seconds`;
         _Transport saying what went wrong, or Stopped."""
         exchange = Exchange(seconds)
@@ -259,21 +265,22 @@ class OpenAIBackend:
                 raise Stopped
             with exchange:
                 try:
-                    with where.opener.open(req, timeout=seconds) as resp:
-                        if read and resp.headers.get_content_type() == "text/event-stream":
-                            data = read_stream(resp, MAX_RESPONSE_BYTES)
-                        else:
-                            data = resp.read(MAX_RESPONSE_BYTES + 1) if read else b""
-                except urllib.error.HTTPError as e:
-                    failure = _http_failure(e)  # (reads the error's body: still within the deadline)
-                except urllib.error.URLError as e:
-                    failure = _Transport(_describe(e.reason, seconds))
-                except (OSError, http.client.HTTPException) as e:  # timeouts and resets while reading
-                    failure = _Transport(_describe(e, seconds))
+                    with where.client.stream(method, url, content=body, headers=headers, timeout=seconds) as resp:
+                        if not 200 <= resp.status_code < 300:
+                            failure = _http_failure(resp)  # (reads the error's body: still within the deadline)
+                        elif read and resp.headers.get("content-type", "").startswith("text/event-stream"):
+                            chunks = resp.iter_bytes()
+                            data, failure = read_stream(chunks, MAX_RESPONSE_BYTES), None
+                            _rest(chunks)
+                        elif read:
+                            data, failure = _head(resp.iter_bytes(), MAX_RESPONSE_BYTES + 1), None
+                        else:  # (read all the same, a short body: its connection then stays in the pool)
+                            _head(resp.iter_bytes(), 65536)
+                            data, failure = b"", None
+                except httpx2.HTTPError as e:  # refused, reset, timed out (connecting, sending, reading), undecodable
+                    failure = _Transport(_describe(_cause(e), seconds))
                 except StreamError as e:
                     failure = _Transport(str(e))
-                else:
-                    failure = None
         finally:
             current.exchange = None
             self._live.pop(id(exchange), None)
@@ -286,6 +293,35 @@ class OpenAIBackend:
         return data
 
 
+def _head(chunks: Iterator[bytes], limit: int) -> bytes:
+    """The first `limit` bytes of a body (the rest is not read: the connection is then dropped)."""
+    got = bytearray()
+    for chunk in chunks:
+        got += chunk
+        if len(got) >= limit:
+            break
+    return bytes(got[:limit])
+
+
+def _rest(body: Iterator[bytes]) -> None:
+    """Read a stream's end after [DONE], so its connection goes back to the pool; a server closing
+    it there instead (llama-cpp-python's, at times) has answered all the same."""
+    try:
+        _head(body, 65536)
+    except httpx2.HTTPError:
+        pass
+
+
+def _cause(e: BaseException) -> BaseException:
+    """The socket's own error under httpx's (ConnectError from ConnectionRefusedError, ...)."""
+    while e.__cause__ is not None or e.__context__ is not None:
+        inner = e.__cause__ or e.__context__
+        if isinstance(inner, OSError):
+            return inner
+        e = inner
+    return e
+
+
 def _excerpt(data: bytes | str, n: int = 300) -> str:
     text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
     text = " ".join(text.split())
@@ -293,7 +329,7 @@ def _excerpt(data: bytes | str, n: int = 300) -> str:
 
 
 def _describe(reason: object, timeout: float) -> str:
-    if isinstance(reason, (TimeoutError, socket.timeout)):
+    if isinstance(reason, (TimeoutError, socket.timeout, httpx2.TimeoutException)):
         return f"no answer within {timeout:g} s (timed out)"
     if isinstance(reason, ConnectionRefusedError):
         return "connection refused (is the server running?)"
@@ -304,26 +340,25 @@ def _describe(reason: object, timeout: float) -> str:
     return str(reason)
 
 
-def _http_failure(e: urllib.error.HTTPError) -> _Transport:
+def _http_failure(resp: httpx2.Response) -> _Transport:
     try:
-        body = e.read(2000).decode("utf-8", "replace")
-    except Exception:  # the body of an error is a courtesy
+        body = _head(resp.iter_bytes(), 2000).decode("utf-8", "replace")
+    except (httpx2.HTTPError, StreamError):  # the body of an error is a courtesy
         body = ""
-    finally:
-        e.close()
     detail = _excerpt(body)
-    if 300 <= e.code < 400:
-        where = e.headers.get("Location", "?") if e.headers else "?"
-        return _Transport(f"HTTP {e.code} redirect to {where} (set the base URL to the final address)", retry=False,
-                          status=e.code)
+    code = resp.status_code
+    if 300 <= code < 400:
+        where = resp.headers.get("Location", "?")
+        return _Transport(f"HTTP {code} redirect to {where} (set the base URL to the final address)", retry=False,
+                          status=code)
     wait = 0.0
-    if e.code == 429 and e.headers:
+    if code == 429:
         try:
-            wait = max(0.0, float(e.headers.get("Retry-After", "0")))
+            wait = max(0.0, float(resp.headers.get("Retry-After", "0")))
         except ValueError:
             wait = 0.0  # an HTTP date; the backoff will do
-    return _Transport(f"HTTP {e.code} {e.reason}: {detail}", retry=e.code == 429 or e.code >= 500, wait=wait,
-                      body=body, status=e.code)
+    return _Transport(f"HTTP {code} {resp.reason_phrase}: {detail}", retry=code == 429 or code >= 500, wait=wait,
+                      body=body, status=code)
 
 
 def _usage(reply: dict) -> tuple[int, int, int]:

@@ -19,7 +19,7 @@ text came (llama-cpp-python's server sends one per token and no usage).
 from __future__ import annotations
 
 import json
-from typing import BinaryIO
+from typing import Iterable, Iterator
 
 MAX_LINE = 1 << 20  # bytes of one line of the stream: a chunk is one token's delta, far below
 
@@ -28,22 +28,39 @@ class StreamError(Exception):
     """The stream is not a chat completion's, or the server reported an error inside it."""
 
 
-def read_stream(resp: BinaryIO, limit: int) -> dict:
-    """The chat completion a stream of server-sent events adds up to, reading at most `limit`
-    bytes: {"choices": [{"message": {"content", "refusal"?}, "finish_reason"}], "usage"?, "chunks"}."""
+def _lines(chunks: Iterable[bytes], limit: int) -> Iterator[bytes]:
+    """The lines of a body that arrives in pieces (each with its newline), at most `limit` bytes."""
+    read = 0
+    rest = b""
+    for chunk in chunks:
+        read += len(chunk)
+        if read > limit:
+            raise StreamError(f"the stream is over {limit} bytes")
+        buf, start = rest + chunk, 0
+        while (end := buf.find(b"\n", start)) >= 0:
+            yield buf[start:end + 1]
+            start = end + 1
+        rest = buf[start:]
+        if len(rest) > MAX_LINE:
+            raise StreamError(f"a line of the stream is over {MAX_LINE} bytes")
+    if rest:
+        yield rest
+
+
+def read_stream(body: Iterable[bytes], limit: int) -> dict:
+    """The chat completion a stream of server-sent events (its body, in pieces as they come) adds
+    up to, reading at most `limit` bytes: {"choices": [{"message": {"content", "refusal"?},
+    "finish_reason"}], "usage"?, "chunks"}."""
     text: list[str] = []
     refusal: list[str] = []
     finish = None
     usage = None
     chunks = 0
     seen = False  # any chunk with a choice
-    read = 0
     data: list[str] = []  # the data lines of the event being read
+    lines = _lines(body, limit)
     while True:
-        line = resp.readline(MAX_LINE + 1)
-        read += len(line)
-        if read > limit:
-            raise StreamError(f"the stream is over {limit} bytes")
+        line = next(lines, b"")
         if len(line) > MAX_LINE:
             raise StreamError(f"a line of the stream is over {MAX_LINE} bytes")
         end = not line
