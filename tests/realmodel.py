@@ -81,19 +81,24 @@ def start_server(model: Path, log: Path, n_ctx: int, extra: tuple[str, ...] = ()
         proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
                                  "--port", str(port), "--n_ctx", str(n_ctx), "--seed", "0", *extra],
                                 stdout=out, stderr=subprocess.STDOUT, preexec_fn=dies_with_parent())
-    url = f"http://127.0.0.1:{port}/v1"
+    return f"http://127.0.0.1:{port}/v1", wait_up(proc, f"http://127.0.0.1:{port}/v1", log,
+                                                  f"llama_cpp.server on {model.name}", wait)
+
+
+def wait_up(proc: subprocess.Popen, url: str, log: Path, what: str, wait: float) -> subprocess.Popen:
+    """`proc` once `url`/models answers; fails the test (with `log`'s tail) if it exits first or does
+    not come up in `wait` seconds (then it is killed)."""
     deadline = time.monotonic() + wait
     while True:
         if proc.poll() is not None:
-            pytest.fail(f"llama_cpp.server on {model.name} exited with {proc.returncode}:\n{tail(log)}", pytrace=False)
+            pytest.fail(f"{what} exited with {proc.returncode}:\n{tail(log)}", pytrace=False)
         try:
             urllib.request.urlopen(f"{url}/models", timeout=1).close()
-            return url, proc
+            return proc
         except OSError:
             if time.monotonic() > deadline:
                 stop(proc)
-                pytest.fail(f"llama_cpp.server on {model.name} did not come up in {wait:.0f} s:\n{tail(log)}",
-                            pytrace=False)
+                pytest.fail(f"{what} did not come up in {wait:.0f} s:\n{tail(log)}", pytrace=False)
             time.sleep(0.1)
 
 

@@ -22,7 +22,7 @@ import pytest
 
 from benchmarks.promptserver import ServerProcess, Telling
 from helpers import SMALLVILLE, query
-from realmodel import free_port, missing, stop
+from realmodel import free_port, missing, stop, wait_up
 from smalltown.cli.llama_server import dies_with_parent
 from smalltown.scripted import ScriptedBackend
 from smalltown.sim.open import create
@@ -49,18 +49,7 @@ def start_router(workers: list[str], log: Path, *extra: str, wait: float = 60) -
                                  "--health-check-interval-secs", "1", *extra, "--worker-urls", *workers],
                                 stdout=out, stderr=subprocess.STDOUT, preexec_fn=dies_with_parent())
     url = f"http://127.0.0.1:{port}/v1"
-    deadline = time.monotonic() + wait
-    while True:
-        if proc.poll() is not None:
-            raise AssertionError(f"vllm-router exited with {proc.returncode}: {log.read_text()[-2000:]}")
-        try:
-            urllib.request.urlopen(f"{url}/models", timeout=1).close()
-            return url, proc
-        except OSError:
-            if time.monotonic() > deadline:
-                stop(proc)
-                raise AssertionError(f"vllm-router did not come up in {wait:.0f} s: {log.read_text()[-2000:]}")
-            time.sleep(0.1)
+    return url, wait_up(proc, url, log, "vllm-router", wait)
 
 
 def hour(url: str, path: Path, at_third=lambda: None) -> str:
