@@ -25,8 +25,9 @@ MARKET = ROOT / "worlds" / "market.toml"
 WINDOW = timedelta(minutes=5)
 # (world, hours, the digest of the run without the setting: as before attention existed, but for
 # the calls each action names, added since, and Smallville's outgoing agents starting more talks
-# since the stand-in's chance to talk follows the speaker's extroversion: was "036a533e")
-RUNS = {"market": (MARKET, 8, "7076b8e9"), "smallville": (SMALLVILLE, 4, "7db2822c")}
+# since the stand-in's chance to talk follows the speaker's extroversion: was "036a533e"; the
+# market's since a decomposition's trade partners are read as the last tick ended: was "7076b8e9")
+RUNS = {"market": (MARKET, 8, "f916887a"), "smallville": (SMALLVILLE, 4, "7db2822c")}
 
 
 def person_questions(path: Path) -> dict[str, list[tuple[datetime, bool]]]:

@@ -102,4 +102,4 @@ def topics(out: MemeSummaryOut, names: frozenset[str] = frozenset()) -> list[dic
 MODULE = Module(
     "memes", "mind/memes.py", Clock("every N minutes", "one question per town, not per agent",
                                     "meme_every_minutes"), "memes",
-    "the goals windows of a town's people", "the save's memes rows", tasks=(MemeSummary,))
+    "the goals windows of a town's people (as the last tick ended)", "the save's memes rows", tasks=(MemeSummary,))

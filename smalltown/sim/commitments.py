@@ -30,12 +30,13 @@ def emit_outboxes(agents: list[Agent], changes: Changes) -> None:
             changes.changed.add(agent.name)
 
 
-def check(agents: list[Agent], sector_of: Callable[[str], str | None], world: World, now: datetime,
+def check(agents: list[Agent], sector_of: Callable[[Agent, str], str | None], world: World, now: datetime,
           window_minutes: int, changes: Changes, aware: bool = False) -> None:
     """Mark the promises whose place is reached in their window kept, those past it broken. With
     action awareness (`aware`), an agent keeping a promise to someone who is not there notices
-    (`sector_of`: where another agent was at the end of the last tick, sim/public.py; None: no such
-    agent): a group of the tick never reads where another group's agents are this tick."""
+    (`sector_of(agent, other)`: where the other is, None: no such agent; see phases.py
+    `_commitment_checks`: seen where it is now when in sight, else as the last tick ended, so a
+    group of the tick never reads where another group's agents are this tick)."""
     window = timedelta(minutes=window_minutes)
     for agent in agents:
         promises = agent.mind.state.commitments
@@ -48,7 +49,7 @@ def check(agents: list[Agent], sector_of: Callable[[str], str | None], world: Wo
             if sector == c.where and abs(now - c.by) <= window:
                 changes.emit(agent.name, "kept", f"{agent.name} keeps the promise to {c.to}: {c.what} at {c.where}",
                              **data)
-                other = sector_of(c.to) if aware else None
+                other = sector_of(agent, c.to) if aware else None
                 if other is not None and other != c.where:
                     absent.append(c)
             elif now > c.by + window:

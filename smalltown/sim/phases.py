@@ -185,7 +185,20 @@ def _each_tick(sim: Engine, tick: Tick) -> None:
 
 def _commitment_checks(sim: Engine, tick: Tick) -> None:
     s = sim.settings
-    commitments.check(tick.agents, sim.public.sector, sim.world, tick.now,
+    members = {a.name: a for a in tick.agents} if s.action_awareness else {}
+
+    def sector_of(agent: Agent, name: str) -> str | None:
+        # A partner in sight is where it is now (one who walks in with the promiser is there); one
+        # out of sight as the last tick ended (sim/public.py). In sight now means within reach as the
+        # last tick ended, so in this pass's group: lock-step and groups read the same.
+        other = members.get(name)
+        if other is not None and max(abs(other.tile[0] - agent.tile[0]),
+                                     abs(other.tile[1] - agent.tile[1])) <= s.vision_radius:
+            arena = sim.world.arena_at(other.tile)
+            return arena.sector if arena else ""
+        return sim.public.sector(name)
+
+    commitments.check(tick.agents, sector_of, sim.world, tick.now,
                       s.commitment_window_minutes, tick.changes, s.action_awareness)
 
 
