@@ -130,7 +130,8 @@ def _joined(raw: str | None, plan: str | None, old: _Kept | None) -> tuple:
         seen = old.plan  # (its parsed plan is shared: snapshots never change a state they read)
     else:
         value = json.loads(plan)
-        seen = (plan, value, json.dumps(value))
+        encoded = json.dumps(value)
+        seen = (plan, value, plan if encoded == plan else encoded)  # (one string kept, not two alike)
     whole["plan"] = seen[1]
     parts = {k: seen[2] if k == "plan" else json.dumps(v) for k, v in whole.items()}
     return _text(parts), whole, True, parts, seen
