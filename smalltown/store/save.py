@@ -1,4 +1,5 @@
-"""The save file: one self-contained SQLite database per run, committed once per tick.
+"""The save file: one self-contained SQLite database per run, committed once per tick (or per batch
+of ticks that asked no model, batch.py).
 
 The pieces live beside it: schema.py (tables, migrations), checks.py (what opening refuses),
 copy.py (copies, a new file built aside), snapshots.py (rewinding), save_reads.py (what it reads of
