@@ -40,8 +40,7 @@ def main() -> None:
         kinds: Counter[str] = Counter()
         until = sim.now + timedelta(days=args.days)
         t1, c1 = time.perf_counter(), time.process_time()
-        with sim.save.batched():  # (as `smalltown run --headless` commits)
-            sim.run_until(until, on_tick=lambda evs: kinds.update(e.kind for e in evs))
+        sim.run_until(until, on_tick=lambda evs: kinds.update(e.kind for e in evs))
         wall, cpu = time.perf_counter() - t1, time.process_time() - c1
         game = sim.tick * world.step_seconds
         calls = sim.save.count("llm_calls")

@@ -201,8 +201,7 @@ def run_headless(sim: Simulation, until: datetime, notice: str | None = None,
     t0 = time.perf_counter()
     failed = False
     try:
-        # (batched: ticks that asked no model are committed together, store/batch.py)
-        with RunProgress(console, sim, total), sim.save.batched():  # (drawn from sim, also while a call takes minutes)
+        with RunProgress(console, sim, total):  # (drawn from sim, also while a call takes minutes)
             sim.run_until(until, stop=stop.is_set, on_tick=lambda events: kinds.update(e.kind for e in events))
     except BaseException as e:
         failed = True  # (main says what went wrong, after the summary)

@@ -56,12 +56,6 @@ LEXICON: tuple[tuple[frozenset[str], tuple[str, ...], tuple[str, ...]], ...] = t
         ("fire burning smoke", "stove oven", "kitchen"),
         ("leak leaking flood overflowing", "sink shower toilet", "bathroom kitchen"),
     ))
-# act word -> the lexicon's entries holding it, in the lexicon's order (a step of a few words
-# meets few of them: `match` looks at those alone, adding in the same order)
-_ENTRIES: dict[str, tuple[int, ...]] = {}
-for _i, (_acts, _, _) in enumerate(LEXICON):
-    for _w in _acts:
-        _ENTRIES[_w] = (*_ENTRIES.get(_w, ()), _i)
 KIND_WORDS = {"sleep": "sleep", "morning": "shower", "meal": "eat", "work": "work", "leisure": "relax",
               "chores": "tidy", "evening": "relax", "party": "chat"}
 GENERIC = frozenset({"room", "area", "space", "corner", "window", "main", "small", "big", "old", "new"})
@@ -90,9 +84,10 @@ def match(step: frozenset[str], option: str, arena_level: bool = False) -> float
         arena, obj = obj, ""
     obj_s, arena_s = stem_set(obj), stem_set(arena)
     s = 0.0
-    for i in sorted({i for w in step for i in _ENTRIES.get(w, ())}):
-        acts, objs, arenas = LEXICON[i]
+    for acts, objs, arenas in LEXICON:
         hit = acts & step
+        if not hit:
+            continue
         weight = 1.0 if hit <= NOUNS else 2.0
         first = next((i for i, o in enumerate(objs) if o in obj_s), None)
         if first is not None:  # the lexicon lists the likeliest object first

@@ -1,5 +1,4 @@
-"""The save file: one self-contained SQLite database per run, committed once per tick (or per batch
-of ticks that asked no model, batch.py).
+"""The save file: one self-contained SQLite database per run, committed once per tick.
 
 The pieces live beside it: schema.py (tables, migrations), checks.py (what opening refuses),
 copy.py (copies, a new file built aside), snapshots.py (rewinding), save_reads.py (what it reads of
@@ -17,7 +16,6 @@ from typing import Any, Iterator
 import sqlite_utils
 
 from smalltown.store import writer
-from smalltown.store.batch import Batching
 from smalltown.store.checkpoint import Checkpointer, for_writer
 from smalltown.store.checks import check_contents, check_header, check_rows, is_save
 from smalltown.store.copy import Aside, take_lock
@@ -41,7 +39,7 @@ PAGE_SIZE = 16384
 
 
 @guarded
-class Save(Batching, SaveReads):
+class Save(SaveReads):
     # The writer lock this Save holds (an open to write, a new save), and a new save's build
     # (Aside) until it is published at its path.
     _lock: WriterLock | None = None
@@ -236,7 +234,6 @@ class Save(Batching, SaveReads):
     def close(self) -> None:
         """Close it and let go of its writer lock; a new save never published is removed. A
         writer folds its log into the file first (see `_fold_on_close`): the file alone is then the save."""
-        self.settle()
         self._stop_checkpointer()
         self._fold_on_close()
         self.conn.close()
@@ -264,7 +261,6 @@ class Save(Batching, SaveReads):
 
     def checkpoint(self) -> None:
         """Fold the write-ahead log into the file: the .sqlite alone is then the whole run."""
-        self.settle()
         self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     # --- writing ------------------------------------------------------------------------------
@@ -273,7 +269,6 @@ class Save(Batching, SaveReads):
     def transaction(self) -> Iterator[None]:
         """All or nothing. A write that fails (a full disk, a read-only file) rolls back and raises
         SaveError naming the file: the save stays as it was at its last commit."""
-        self.settle()  # (what a batch gathered first)
         try:
             self.conn.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as e:
@@ -301,21 +296,16 @@ class Save(Batching, SaveReads):
     def commit(self, changes: TickChanges, snapshot: bool = False) -> list[int]:
         """The one writer: `changes` as the save's rows (store/writer.py), in one transaction,
         with the snapshot of the state at `changes.tick` when asked. Returns the ids the save gave
-        the new conversations, in order. In a batch (`batched`), committed when due (store/batch.py)."""
-        if self._batch_seconds is not None:
-            return self._batch_commit(changes, snapshot)
+        the new conversations, in order."""
         with self.transaction():
             ids = writer.write(self.conn, changes)
             if snapshot:
                 self._write_snapshot(changes.tick, changes.time)
-        self._committed()
-        return ids
-
-    def _committed(self) -> None:
         if self._checkpointer is None:
             self._checkpointer = for_writer(self.conn)
         if self._checkpointer:
             self._checkpointer.committed()
+        return ids
 
     def _stop_checkpointer(self) -> None:
         if self._checkpointer:
@@ -366,7 +356,6 @@ class Save(Batching, SaveReads):
         `drop` (those it has), noted in meta `stripped` as `note` plus what was dropped; one file to
         share (no log beside it). Returns the rows dropped per table; an SQLite error is a SaveError
         naming `dst`, where the copy is going."""
-        self.settle()
         try:
             db = sqlite3.connect(out, isolation_level=None)
             try:

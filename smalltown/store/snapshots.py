@@ -54,10 +54,6 @@ class _Kept(NamedTuple):
     state: dict
     activity: object
     hash: str
-    # each key's JSON in the state's text (None: not known), for the next diff's check; and the
-    # plan's text, parsed and encoded (a plan changes a few times a day, its state every few minutes)
-    parts: dict[str, str] | None = None
-    plan: tuple[str, object, str] | None = None
 
 
 def build_snapshot(conn: sqlite3.Connection, tick: int, time: str,
@@ -84,14 +80,14 @@ def build_snapshot(conn: sqlite3.Connection, tick: int, time: str,
             agents.append([name, x, y, dest, action, address, old.activity])
             hashes[name], parsed[name] = old.hash, old
             continue
-        text, now, exact, parts, plan_seen = _joined(raw, plan, old)
+        text, now, exact = _plans.joined_parsed(raw, plan)
         activity = (now.get("action") or {}).get("activity") if isinstance(now, dict) else None
         agents.append([name, x, y, dest, action, address, activity])
         hashes[name] = _hash(text or "")
         if not isinstance(now, dict):
             states[name] = {"text": text}
             continue
-        parsed[name] = _Kept((raw, plan), now, activity, hashes[name], parts, plan_seen)
+        parsed[name] = _Kept((raw, plan), now, activity, hashes[name])
         before = None if old is None else old.state
         if before is None:
             states[name] = {"full": now} if exact or json.dumps(now) == text else {"text": text}
@@ -100,7 +96,7 @@ def build_snapshot(conn: sqlite3.Connection, tick: int, time: str,
             continue
         diff = {"set": {k: v for k, v in now.items() if k not in before or before[k] != v},
                 "drop": [k for k in before if k not in now]}
-        states[name] = diff if _encoded(_apply(before, diff), diff, parts, old.parts) == text else {"text": text}
+        states[name] = diff if json.dumps(_apply(before, diff)) == text else {"text": text}
     state = {
         "format": SNAPSHOT_FORMAT, "tick": tick, "time": time, "since": since, "meta": meta,
         "agents": agents, "states_base": base, "states": states, "hash": hashes,
@@ -111,43 +107,6 @@ def build_snapshot(conn: sqlite3.Connection, tick: int, time: str,
         "accessed": accessed.fetchall(),
     }
     return zlib.compress(json.dumps(state, separators=(",", ":")).encode(), 9), parsed
-
-
-def _joined(raw: str | None, plan: str | None, old: _Kept | None) -> tuple:
-    """`plans.joined_parsed(raw, plan)`, and (when the text is json.dumps's own) each key's JSON
-    and the plan (text, parsed, JSON), the plan parsed again only when its text changed since
-    `old`. The text is made of the keys' JSON as `json.dumps` joins them (", ", ": "), so it is
-    the same text, and the diff's check (`_encoded`) encodes no key again."""
-    if raw is None or plan is None:
-        return (*_plans.joined_parsed(raw, plan), None, None)
-    try:
-        whole = json.loads(raw)
-    except (TypeError, ValueError):
-        return (*_plans.joined_parsed(raw, plan), None, None)
-    if not isinstance(whole, dict):
-        return (*_plans.joined_parsed(raw, plan), None, None)
-    if old is not None and old.plan is not None and old.plan[0] == plan:
-        seen = old.plan  # (its parsed plan is shared: snapshots never change a state they read)
-    else:
-        value = json.loads(plan)
-        encoded = json.dumps(value)
-        seen = (plan, value, plan if encoded == plan else encoded)  # (one string kept, not two alike)
-    whole["plan"] = seen[1]
-    parts = {k: seen[2] if k == "plan" else json.dumps(v) for k, v in whole.items()}
-    return _text(parts), whole, True, parts, seen
-
-
-def _text(parts: dict[str, str]) -> str:
-    """`json.dumps` of a dict whose keys' values encode as `parts` says (str keys, its separators)."""
-    return "{" + ", ".join(f"{json.dumps(k)}: {v}" for k, v in parts.items()) + "}"
-
-
-def _encoded(applied: dict, diff: dict, parts: dict[str, str] | None, before: dict[str, str] | None) -> str:
-    """`json.dumps(applied)` (`_apply` of a diff): its set keys' JSON from `parts` (the new
-    state's), the others' from `before` (the previous state's), when both are known."""
-    if parts is None or before is None:
-        return json.dumps(applied)
-    return _text({k: parts[k] if k in diff["set"] else before[k] for k in applied})
 
 
 def _apply(before: dict, diff: dict) -> dict:
