@@ -130,6 +130,7 @@ class PromptServer(Loopback):
         self.cache = PrefixCache()
         self.slots = threading.BoundedSemaphore(model.slots) if model else None
         self.busy = 0  # slots decoding now
+        self.peak = 0  # the most slots ever decoding at once
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -200,6 +201,7 @@ class PromptServer(Loopback):
             with self.lock:
                 self.busy += 1
                 busy = self.busy
+                self.peak = max(self.peak, busy)
             try:
                 uncached = self.cache.uncached(key or "", prompt)
                 time.sleep(self.model.seconds(uncached, tokens(answer), busy))

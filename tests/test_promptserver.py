@@ -25,10 +25,10 @@ def test_the_slots_bound_the_requests_served_at_once():
         backend = retrying(Telling(server.url, timeout=10, max_concurrency=6, seed=1))
         with ThreadPoolExecutor(6) as pool:
             list(pool.map(lambda i: backend.answer(TASK, render(TASK), seed=i), range(6)))
-        ends = sorted(r.end for r in server.requests)
-        # 2 slots, 0.2 s each: 6 requests arriving at once end in 3 waves, not at once
-        assert ends[-1] - min(r.start for r in server.requests) >= 3 * 0.2 - 0.02
-        assert ends[1] < ends[2] - 0.15 and ends[3] < ends[4] - 0.15
+        # 2 slots, 0.2 s each: 6 requests arriving at once are served two at a time, in 3 waves at
+        # least (a loaded machine only makes it slower: no upper bound is asserted)
+        assert server.peak == 2
+        assert max(r.end for r in server.requests) - min(r.start for r in server.requests) >= 3 * 0.2 - 0.02
 
 
 def test_the_cached_prefix_is_counted_per_agent_and_the_answer_tokens_are_the_answers():
