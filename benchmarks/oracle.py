@@ -51,6 +51,7 @@ import math
 import re
 import sys
 from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -89,6 +90,16 @@ class Dag:
     def edge(self, a: int | None, b: int | None, kind: Wait) -> None:
         if a is not None and b is not None and a != b:
             self.preds[b].setdefault(a, kind)
+
+    def after(self, sources: Iterable[int], b: int, kind: Wait) -> None:
+        """`b` waits on every one of `sources`."""
+        for a in sources:
+            self.edge(a, b, kind)
+
+    def chain(self, ix: Sequence[int], kind: Wait) -> None:
+        """Each of `ix` waits on the one before it."""
+        for a, b in zip(ix, ix[1:]):
+            self.edge(a, b, kind)
 
 
 def load(reader: Reader, since: int = -1) -> list[Node]:
@@ -142,12 +153,10 @@ def dependencies(reader: Reader, nodes: list[Node]) -> Dag:
         if n.job:
             jobs[(n.agent, n.asked, n.tick)].append(i)
     for ix in own.at.values():
-        for a, b in zip(ix, ix[1:]):
-            dag.edge(a, b, Wait.OWN)
+        dag.chain(ix, Wait.OWN)
     jobs_of: dict[str, list[tuple[int, int]]] = defaultdict(list)  # agent -> (asked, first call), by asked
     for (agent, asked, due), ix in jobs.items():
-        for a, b in zip(ix, ix[1:]):
-            dag.edge(a, b, Wait.OWN)
+        dag.chain(ix, Wait.OWN)
         dag.edge(every.last_before(agent, asked), ix[0], Wait.OWN)
         for j in every.at.get(agent, []):  # its jobs applied at the tick it was asked
             if nodes[j].job and nodes[j].tick == asked and j < ix[0]:
@@ -212,21 +221,18 @@ def _barriers(dag: Dag, own: _Lines, reaches) -> None:
             dag.edge(revision, i, Wait.BARRIER)
             feedback.append(i)
         elif n.task == "amendments":
-            for j in feedback:
-                dag.edge(j, i, Wait.BARRIER)
+            dag.after(feedback, i, Wait.BARRIER)
             feedback, votes, amendments = [], [], i
         elif n.task == "vote":
             dag.edge(amendments, i, Wait.BARRIER)
             votes.append(i)
         elif n.task == "revise_constitution":
-            for j in votes:
-                dag.edge(j, i, Wait.BARRIER)
+            dag.after(votes, i, Wait.BARRIER)
             votes, revision = [], i
             for agent in own.at:
                 reaches(i, agent, n.tick + 1, Wait.BARRIER)
         elif n.task == "meme_summary":
-            for j in goals.values():
-                dag.edge(j, i, Wait.BARRIER)
+            dag.after(goals.values(), i, Wait.BARRIER)
         if n.task == GOALS:
             goals[n.agent] = i
 

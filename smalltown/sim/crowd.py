@@ -24,21 +24,19 @@ class Crowd:
         self._pool: ThreadPoolExecutor | None = None
         self._workers = 0
         # counts the phases (and the stretches between them): the call log is ordered by phase, then
-        # agent; the current pass's (sim/passes.py) while one runs
-        self._phase = 0
+        # agent; the current pass's (sim/passes.py) while one runs, else this one (a command's)
+        self._own = _Counter()
+
+    def _counter(self) -> "passes.Pass | _Counter":
+        return passes.current() or self._own
 
     @property
     def phase(self) -> int:
-        p = passes.current()
-        return p.phase if p is not None else self._phase
+        return self._counter().phase
 
     @phase.setter
     def phase(self, value: int) -> None:
-        p = passes.current()
-        if p is not None:
-            p.phase = value
-        else:
-            self._phase = value
+        self._counter().phase = value
 
     @property
     def workers(self) -> int:
@@ -49,18 +47,12 @@ class Crowd:
         `fn` may touch only its own item's minds, and must not call `each` (the pool is not nested).
         Every item finishes (or the run stops) before this returns or raises: Stopped first, else
         the first failure in item order."""
-        p = passes.current()  # (the counter, read once: this is called ~4 times a tick)
-        if p is None:
-            self._phase += 1
-            try:
-                return self._each(items, fn)
-            finally:
-                self._phase += 1
-        p.phase += 1
+        counter = self._counter()  # (read once: this is called ~4 times a tick)
+        counter.phase += 1
         try:
             return self._each(items, fn)
         finally:
-            p.phase += 1
+            counter.phase += 1
 
     def _each(self, items: Sequence[T], fn: Callable[[T], R]) -> list[R]:
         workers = min(len(items), self.workers)
@@ -110,3 +102,9 @@ class Crowd:
     def close(self) -> None:
         if self._pool is not None:  # a stopped run does not wait on a worker stuck in a backend
             self._pool.shutdown(wait=not self.stopping(), cancel_futures=True)
+
+
+class _Counter:
+    """The crowd's phase counter outside any pass (a command's questions)."""
+
+    phase = 0

@@ -27,7 +27,7 @@ from smalltown.sim.crowd import Crowd
 from smalltown.sim.economy import Economy
 from smalltown.sim.encounters import Encounters
 from smalltown.sim.memes import Memes
-from smalltown.sim import heard, passes
+from smalltown.sim import heard
 from smalltown.sim.movement import Movement
 from smalltown.sim.changes import Changes
 from smalltown.sim.perception import perceive_all
@@ -263,12 +263,9 @@ STRIDE, SUB = 10**8, 10**6
 
 def run(sim: Engine, tick: Tick) -> None:
     """The tick's phases over `tick.agents`, in order (`sim.tick_phases`)."""
-    p, changes = passes.current(), tick.changes
+    changes = tick.changes
     for i, phase in enumerate(sim.tick_phases.phases, 1):
-        if p is not None:
-            p.phase = i * STRIDE
-        else:
-            sim.crowd.phase = i * STRIDE
+        sim.crowd.phase = i * STRIDE  # (the current pass's counter: sim/crowd.py)
         changes.phase = i
         phase.run(sim, tick)
 
